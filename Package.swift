@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "ringd",
+    products: [
+        .executable(name: "ringd", targets: ["ringd"]),
+        .executable(name: "ws-echo", targets: ["ws-echo"]),
+        .library(name: "SignalProtocol", targets: ["SignalProtocol"]),
+        .library(name: "SignalServer", targets: ["SignalServer"]),
+    ],
+    targets: [
+        .target(name: "CShim", path: "Sources/CShim"),
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(name: "SignalProtocol", path: "Sources/Protocol"),
+        .target(
+            name: "SignalServer",
+            dependencies: ["SignalProtocol", "CShim", "COpenSSL"],
+            path: "Sources/SignalServer"
+        ),
+        .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
+        .executableTarget(name: "ws-echo", dependencies: ["SignalServer"], path: "Sources/ws-echo"),
+        .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
+        .testTarget(name: "SignalServerTests", dependencies: ["SignalServer", "SignalProtocol", "CShim"]),
+    ]
+)

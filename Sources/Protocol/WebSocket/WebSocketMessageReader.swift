@@ -1,0 +1,187 @@
+/// A complete WebSocket data message.
+public struct WebSocketMessage: Hashable, Sendable {
+    /// The kind of message.
+    public enum Kind: Hashable, Sendable {
+        /// UTF-8 text, already validated.
+        case text
+        /// Arbitrary bytes.
+        case binary
+    }
+
+    /// Text or binary.
+    public var kind: Kind
+    /// The whole payload, unmasked and reassembled from its fragments.
+    public var payload: [UInt8]
+
+    /// A message of `kind` carrying `payload`.
+    public init(kind: Kind, payload: [UInt8]) {
+        self.kind = kind
+        self.payload = payload
+    }
+
+    /// A text message.
+    public static func text(_ string: String) -> WebSocketMessage {
+        WebSocketMessage(kind: .text, payload: Array(string.utf8))
+    }
+
+    /// The payload as a string (text messages are validated UTF-8).
+    public var text: String { String(decoding: payload, as: UTF8.self) }
+}
+
+/// Turns a byte stream into messages and control frames (RFC 6455 §5.4–5.5):
+/// reassembles fragments with control frames interleaved, validates text as
+/// UTF-8 across fragments (failing at the first invalid byte), validates close
+/// frames, and enforces the message size limit as soon as a frame header
+/// reveals a length.
+public struct WebSocketMessageReader: Sendable {
+    /// Something the peer said.
+    public enum Event: Hashable, Sendable {
+        /// A complete text or binary message.
+        case message(WebSocketMessage)
+        /// A ping with its payload (answer it with a pong carrying the same bytes).
+        case ping([UInt8])
+        /// A pong with its payload.
+        case pong([UInt8])
+        /// A valid close frame: its code (nil when the frame had none) and reason.
+        case close(code: WebSocketCloseCode?, reason: String)
+    }
+
+    /// The message being reassembled between its first and last data frame.
+    enum Message: Sendable {
+        /// No data message is in progress.
+        case none
+        /// A message of `kind` has `payload` so far; text carries its validator.
+        case assembling(kind: WebSocketMessage.Kind, payload: [UInt8], utf8: UTF8Validator)
+    }
+
+    /// The frame whose payload is arriving.
+    enum Frame: Sendable {
+        /// Between frames.
+        case none
+        /// A data frame (first or continuation); `fin` ends the message.
+        case data(fin: Bool)
+        /// A control frame, buffered whole (at most 125 bytes).
+        case control(WebSocketOpcode, payload: [UInt8])
+    }
+
+    private var decoder: WebSocketFrameDecoder
+    private var message: Message = .none
+    private var frame: Frame = .none
+    /// The largest message accepted, in bytes; bigger ones fail with 1009.
+    public let maxMessageBytes: Int
+
+    /// A reader for the given end of the connection.
+    public init(role: WebSocketRole, maxMessageBytes: Int) {
+        decoder = WebSocketFrameDecoder(role: role)
+        self.maxMessageBytes = maxMessageBytes
+    }
+
+    /// Adds received bytes.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        decoder.append(bytes)
+    }
+
+    /// Adds received bytes.
+    public mutating func append<Bytes: Sequence<UInt8>>(contentsOf bytes: Bytes) {
+        decoder.append(contentsOf: bytes)
+    }
+
+    /// The next event, nil when more bytes are needed. A thrown error means
+    /// the connection must fail with the error's close code.
+    public mutating func next() throws(WebSocketProtocolError) -> Event? {
+        while let event = try decoder.next() {
+            switch event {
+            case .header(let header):
+                try begin(header)
+            case .payload(let chunk, let isFrameEnd):
+                if let result = try consume(chunk, isFrameEnd: isFrameEnd) { return result }
+            }
+        }
+        return nil
+    }
+
+    private mutating func begin(_ header: WebSocketFrameHeader) throws(WebSocketProtocolError) {
+        if header.opcode.isControl {
+            frame = .control(header.opcode, payload: [])
+            return
+        }
+        var received = 0
+        switch (header.opcode, message) {
+        case (.continuation, .none):
+            throw WebSocketProtocolError(.protocolError, "continuation frame without a message to continue")
+        case (.continuation, .assembling(_, let payload, _)):
+            received = payload.count
+        case (_, .assembling):
+            throw WebSocketProtocolError(.protocolError, "new message started before the previous one ended")
+        case (let opcode, .none):
+            message = .assembling(kind: opcode == .text ? .text : .binary, payload: [], utf8: UTF8Validator())
+        }
+        if header.payloadLength > maxMessageBytes - received {
+            throw WebSocketProtocolError(.messageTooBig, "message exceeds \(maxMessageBytes) bytes")
+        }
+        frame = .data(fin: header.fin)
+    }
+
+    private mutating func consume(_ chunk: [UInt8], isFrameEnd: Bool) throws(WebSocketProtocolError) -> Event? {
+        switch frame {
+        case .none:
+            return nil
+        case .control(let opcode, var payload):
+            payload.append(contentsOf: chunk)
+            guard isFrameEnd else {
+                frame = .control(opcode, payload: payload)
+                return nil
+            }
+            frame = .none
+            return try controlEvent(opcode, payload)
+        case .data(let fin):
+            guard case .assembling(let kind, var payload, var utf8) = message else { return nil }
+            message = .none
+            if kind == .text && !utf8.feed(chunk) {
+                throw WebSocketProtocolError(.invalidPayload, "text message is not valid UTF-8")
+            }
+            payload.append(contentsOf: chunk)
+            guard isFrameEnd else {
+                message = .assembling(kind: kind, payload: payload, utf8: utf8)
+                return nil
+            }
+            frame = .none
+            guard fin else {
+                message = .assembling(kind: kind, payload: payload, utf8: utf8)
+                return nil
+            }
+            if kind == .text && !utf8.isAtBoundary {
+                throw WebSocketProtocolError(.invalidPayload, "text message ends inside a UTF-8 sequence")
+            }
+            return .message(WebSocketMessage(kind: kind, payload: payload))
+        }
+    }
+
+    private func controlEvent(_ opcode: WebSocketOpcode, _ payload: [UInt8]) throws(WebSocketProtocolError) -> Event {
+        switch opcode {
+        case .ping:
+            return .ping(payload)
+        case .pong:
+            return .pong(payload)
+        default:
+            return try Self.parseClose(payload)
+        }
+    }
+
+    /// Validates a close frame's payload: empty, or a legal code plus a UTF-8 reason.
+    static func parseClose(_ payload: [UInt8]) throws(WebSocketProtocolError) -> Event {
+        if payload.isEmpty { return .close(code: nil, reason: "") }
+        guard payload.count >= 2 else {
+            throw WebSocketProtocolError(.protocolError, "close frame with a one-byte payload")
+        }
+        let code = WebSocketCloseCode(rawValue: UInt16(payload[0]) << 8 | UInt16(payload[1]))
+        guard code.isValidOnWire else {
+            throw WebSocketProtocolError(.protocolError, "invalid close code \(code.rawValue)")
+        }
+        let reason = payload[2...]
+        guard UTF8Validator.isValid(reason) else {
+            throw WebSocketProtocolError(.invalidPayload, "close reason is not valid UTF-8")
+        }
+        return .close(code: code, reason: String(decoding: reason, as: UTF8.self))
+    }
+}

@@ -1,0 +1,142 @@
+import SignalProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads a configuration file and `RINGD_*` environment overrides into a
+/// ``ServerConfig``, rejecting unknown keys and bad values with messages that
+/// name the file and the key.
+public enum ConfigLoader {
+    /// One configuration key: its dotted path and how to apply a value.
+    struct Key: Sendable {
+        /// The dotted path, e.g. `listen.port`.
+        let path: String
+        /// What the value must be, for messages.
+        let expectation: String
+        /// Applies a value; false when it does not meet the expectation.
+        let apply: @Sendable (inout ServerConfig, JSONValue) -> Bool
+
+        /// The environment variable overriding this key: `RINGD_` plus the
+        /// path in upper snake case (`listen.port` → `RINGD_LISTEN_PORT`).
+        var environmentName: String {
+            var name = "RINGD_"
+            for character in path {
+                if character == "." {
+                    name += "_"
+                } else if character.isUppercase {
+                    name += "_" + String(character)
+                } else {
+                    name += character.uppercased()
+                }
+            }
+            return name
+        }
+    }
+
+    static func integer(_ path: String, _ field: WritableKeyPath<ServerConfig, Int> & Sendable, _ range: ClosedRange<Int>) -> Key {
+        Key(path: path, expectation: "an integer from \(range.lowerBound) to \(range.upperBound)") { config, value in
+            guard let number = value.integerValue, number >= range.lowerBound, number <= range.upperBound else { return false }
+            config[keyPath: field] = Int(number)
+            return true
+        }
+    }
+
+    static func seconds(_ path: String, _ field: WritableKeyPath<ServerConfig, Double> & Sendable) -> Key {
+        Key(path: path, expectation: "a number of seconds from 0.01 to 86400") { config, value in
+            let number: Double
+            switch value {
+            case .integer(let integer): number = Double(integer)
+            case .double(let double): number = double
+            default: return false
+            }
+            guard number >= 0.01 && number <= 86400 else { return false }
+            config[keyPath: field] = number
+            return true
+        }
+    }
+
+    /// Every key the configuration accepts.
+    static let keys: [Key] = [
+        Key(path: "listen.host", expectation: "a non-empty host name or address") { config, value in
+            guard let host = value.stringValue, !host.isEmpty else { return false }
+            config.host = host
+            return true
+        },
+        integer("listen.port", \.port, 0 ... 65535),
+        integer("threads", \.threads, 0 ... 256),
+        Key(path: "logLevel", expectation: "one of error, warning, info, debug") { config, value in
+            guard let name = value.stringValue, let level = Log.Level(name: name) else { return false }
+            config.logLevel = level
+            return true
+        },
+        integer("http.maxBodyBytes", \.maxRequestBodyBytes, 0 ... 64 * 1024 * 1024),
+        seconds("ws.handshakeTimeoutSeconds", \.handshakeTimeout),
+        integer("ws.maxMessageBytes", \.maxMessageBytes, 125 ... 64 * 1024 * 1024),
+        seconds("ws.pingIntervalSeconds", \.pingInterval),
+        seconds("ws.pingTimeoutSeconds", \.pingTimeout),
+        integer("limits.maxConnections", \.maxConnections, 1 ... 10_000_000),
+        integer("limits.outboundSoftLimitBytes", \.outboundSoftLimit, 1024 ... 1 << 30),
+        integer("limits.outboundHardLimitBytes", \.outboundHardLimit, 1024 ... 1 << 30),
+    ]
+
+    /// Loads `path` (a missing file is an error) and then the environment.
+    public static func load(path: String, environment: [String: String]) throws(ConfigError) -> ServerConfig {
+        guard let bytes = readFile(path) else { throw ConfigError("\(path): cannot read the configuration file") }
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(bytes)
+        } catch {
+            throw ConfigError("\(path): invalid JSON: \(error)")
+        }
+        guard document.objectMembers != nil else { throw ConfigError("\(path): the configuration must be a JSON object") }
+        var config = ServerConfig()
+        try apply(document, prefix: "", to: &config, source: path)
+        for key in keys {
+            guard let text = environment[key.environmentName] else { continue }
+            let value = (try? JSONValue.parse(text)) ?? .string(text)
+            guard key.apply(&config, value) else {
+                throw ConfigError("\(key.environmentName): \"\(key.path)\" must be \(key.expectation), got \"\(text)\"")
+            }
+        }
+        try validate(config, source: path)
+        return config
+    }
+
+    private static func apply(_ object: JSONValue, prefix: String, to config: inout ServerConfig,
+                              source: String) throws(ConfigError) {
+        for (name, value) in object.objectMembers ?? [] {
+            let path = prefix.isEmpty ? name : "\(prefix).\(name)"
+            if let key = keys.first(where: { $0.path == path }) {
+                guard key.apply(&config, value) else {
+                    throw ConfigError("\(source): \"\(path)\" must be \(key.expectation), got \(value.serialized)")
+                }
+            } else if value.objectMembers != nil, keys.contains(where: { $0.path.hasPrefix(path + ".") }) {
+                try apply(value, prefix: path, to: &config, source: source)
+            } else {
+                throw ConfigError("\(source): unknown key \"\(path)\"")
+            }
+        }
+    }
+
+    private static func validate(_ config: ServerConfig, source: String) throws(ConfigError) {
+        if config.pingTimeout <= config.pingInterval {
+            throw ConfigError("\(source): \"ws.pingTimeoutSeconds\" must be greater than \"ws.pingIntervalSeconds\"")
+        }
+        if config.outboundHardLimit <= config.outboundSoftLimit {
+            throw ConfigError("\(source): \"limits.outboundHardLimitBytes\" must be greater than \"limits.outboundSoftLimitBytes\"")
+        }
+    }
+
+    /// The whole file, or nil if it cannot be read. Start-up only.
+    static func readFile(_ path: String) -> [UInt8]? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            bytes.append(contentsOf: chunk[0 ..< count])
+            if count < chunk.count { return ferror(file) == 0 ? bytes : nil }
+        }
+    }
+}

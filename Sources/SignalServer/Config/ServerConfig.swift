@@ -1,0 +1,54 @@
+/// The daemon's configuration: `config.json` at the repository root holds the
+/// defaults, `--config PATH` another file, and `RINGD_*` environment variables
+/// override single keys (see ``ConfigLoader``).
+public struct ServerConfig: Sendable {
+    /// The address to listen on (`listen.host`).
+    public var host = "127.0.0.1"
+    /// The TCP port (`listen.port`); 0 picks a free one.
+    public var port = 8787
+    /// Event-loop threads (`threads`); 0 means one per CPU.
+    public var threads = 0
+    /// How much to log (`logLevel`).
+    public var logLevel = Log.Level.info
+    /// The largest HTTP request body (`http.maxBodyBytes`; 413 beyond).
+    public var maxRequestBodyBytes = 64 * 1024
+    /// Seconds a request, the WebSocket upgrade included, may take to arrive
+    /// (`ws.handshakeTimeoutSeconds`); also how long an idle keep-alive
+    /// connection stays open.
+    public var handshakeTimeout = 10.0
+    /// The largest WebSocket message (`ws.maxMessageBytes`; 1009 beyond).
+    public var maxMessageBytes = 64 * 1024
+    /// Seconds of silence before the server pings (`ws.pingIntervalSeconds`).
+    public var pingInterval = 15.0
+    /// Seconds of silence after which a peer is dropped (`ws.pingTimeoutSeconds`).
+    public var pingTimeout = 40.0
+    /// Open connections accepted at once (`limits.maxConnections`); more are refused with 503.
+    public var maxConnections = 100_000
+    /// Queued outbound bytes above which the server stops reading from a peer
+    /// (`limits.outboundSoftLimitBytes`).
+    public var outboundSoftLimit = 256 * 1024
+    /// Queued outbound bytes above which a peer is dropped (`limits.outboundHardLimitBytes`).
+    public var outboundHardLimit = 4 * 1024 * 1024
+
+    /// The defaults, as shipped in `config.json`.
+    public init() {}
+
+    /// The WebSocket part of the configuration.
+    public var webSocket: WebSocketSettings {
+        WebSocketSettings(maxMessageBytes: maxMessageBytes, pingInterval: pingInterval, pingTimeout: pingTimeout)
+    }
+
+    /// The per-connection outbound limits.
+    var backpressure: BackpressureLimits {
+        BackpressureLimits(softLimit: outboundSoftLimit, hardLimit: outboundHardLimit)
+    }
+
+    /// The number of loops to run: `threads`, or one per CPU when 0.
+    public var resolvedThreads: Int {
+        threads > 0 ? threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

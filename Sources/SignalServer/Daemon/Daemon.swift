@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a server as a foreground daemon: raises the descriptor limit, takes
+/// SIGINT/SIGTERM on the main thread, prints the readiness line, and shuts
+/// down gracefully on a signal.
+public enum Daemon {
+    /// Starts a server and blocks until SIGINT or SIGTERM has stopped it.
+    /// Returns the process exit status.
+    public static func run(config: ServerConfig, program: String,
+                           makeRouter: @escaping @Sendable (ServerContext) -> HTTPRouter) -> Int32 {
+        Log.level = config.logLevel
+        signal(SIGPIPE, SIG_IGN)
+        raiseDescriptorLimit()
+        // Block the stop signals before any loop thread exists so every
+        // thread inherits the mask and only `sigwait` below receives them.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, number) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+        let server: Server
+        do {
+            server = try Server(config: config, makeRouter: makeRouter)
+        } catch {
+            printError("\(program): cannot start: \(error)")
+            return 1
+        }
+        Log.info("\(program) \(RingdVersion.current) listening on \(server.address) with \(config.resolvedThreads) loop(s)")
+        writeLine("listening \(server.url)", to: STDOUT_FILENO)
+
+        while true {
+            var received: Int32 = 0
+            sigwait(&signals, &received)
+            if received == SIGHUP { continue }
+            Log.info("\(program): signal \(received), shutting down")
+            break
+        }
+        server.shutdown()
+        server.wait()
+        Log.info("\(program): stopped")
+        return 0
+    }
+
+    /// Writes one line to standard error.
+    public static func printError(_ message: String) {
+        writeLine(message, to: STDERR_FILENO)
+    }
+
+    /// Writes `line` and a newline to `descriptor` in one call, unbuffered, so
+    /// a reader waiting for it sees it at once.
+    static func writeLine(_ line: String, to descriptor: Int32) {
+        let bytes = Array((line + "\n").utf8)
+        bytes.withUnsafeBytes { _ = write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    /// Raises the soft limit on open descriptors to the hard limit, so the
+    /// connection limit, not the default 1024, bounds the server.
+    static func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}

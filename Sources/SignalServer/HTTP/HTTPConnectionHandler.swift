@@ -1,0 +1,84 @@
+import SignalProtocol
+
+/// Speaks HTTP/1.1 on a fresh connection: parses requests (pipelined or
+/// kept alive), routes them, and hands the connection to a ``WebSocket`` on a
+/// successful upgrade. A request must arrive in full within the handshake
+/// timeout of the connection's start or of the previous response.
+final class HTTPConnectionHandler: ConnectionHandler {
+    private let connection: Connection
+    private let router: HTTPRouter
+    private let settings: ServerConfig
+    private var parser: HTTPRequestParser
+    private var deadline: TimerID?
+
+    init(connection: Connection, router: HTTPRouter, settings: ServerConfig) {
+        self.connection = connection
+        self.router = router
+        self.settings = settings
+        parser = HTTPRequestParser(maxBodyBytes: settings.maxRequestBodyBytes)
+        armDeadline()
+    }
+
+    private func armDeadline() {
+        if let timer = deadline { connection.loop.cancel(timer) }
+        deadline = connection.loop.schedule(after: settings.handshakeTimeout) { [weak self] in
+            self?.timedOut()
+        }
+    }
+
+    private func timedOut() {
+        deadline = nil
+        if parser.hasPartialRequest {
+            send(.error(.requestTimeout, "the request did not arrive within \(settings.handshakeTimeout)s"),
+                 keepAlive: false)
+        } else {
+            connection.closeAfterFlush()
+        }
+    }
+
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        parser.append(bytes)
+        do {
+            while connection.state == .open, connection.handler === self, let request = try parser.next() {
+                handle(request)
+            }
+        } catch {
+            Log.debug("\(connection.peer): bad request: \(error)")
+            send(.error(error.status, error.message), keepAlive: false)
+        }
+    }
+
+    func connectionDidClose(_ connection: Connection) {
+        if let timer = deadline { connection.loop.cancel(timer) }
+        deadline = nil
+    }
+
+    private func handle(_ request: HTTPRequest) {
+        switch router.route(request) {
+        case .respond(let response):
+            send(response, keepAlive: request.keepAlive)
+            if request.keepAlive { armDeadline() }
+        case .webSocket(let responder):
+            switch WebSocketHandshake.respond(to: request) {
+            case .failure(let error):
+                send(error.response, keepAlive: false)
+            case .success(let response):
+                upgrade(response, responder)
+            }
+        }
+    }
+
+    private func upgrade(_ response: HTTPResponse, _ responder: WebSocketResponder) {
+        if let timer = deadline { connection.loop.cancel(timer) }
+        deadline = nil
+        connection.write(response.serialized(keepAlive: true))
+        let socket = WebSocket(connection: connection, responder: responder, settings: settings.webSocket)
+        connection.handler = socket
+        socket.start(buffered: parser.takeBufferedBytes())
+    }
+
+    private func send(_ response: HTTPResponse, keepAlive: Bool) {
+        connection.write(response.serialized(keepAlive: keepAlive))
+        if !keepAlive { connection.closeAfterFlush() }
+    }
+}

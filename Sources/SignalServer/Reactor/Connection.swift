@@ -1,0 +1,194 @@
+import CShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The protocol currently spoken on a connection (HTTP, then maybe WebSocket).
+protocol ConnectionHandler: AnyObject {
+    /// Bytes arrived; they are valid only during the call.
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer)
+    /// The connection is closed: by the peer (EOF, reset), by an error, or
+    /// locally. Called once; the handler is released afterwards.
+    func connectionDidClose(_ connection: Connection)
+}
+
+/// Limits on what one connection may queue for sending.
+struct BackpressureLimits {
+    /// Above this many queued bytes the connection stops reading from the peer.
+    var softLimit: Int
+    /// Above this many queued bytes the peer is too slow and the connection is dropped.
+    var hardLimit: Int
+}
+
+/// One accepted TCP connection on one event loop: non-blocking reads into the
+/// loop's shared buffer, queued `writev` writes, backpressure, and an orderly
+/// close that flushes, half-closes and lingers briefly for the peer's FIN.
+final class Connection: Selectable {
+    /// How the connection is closing.
+    enum State {
+        /// Reading and writing.
+        case open
+        /// No more writes; closes once the queued bytes are out.
+        case flushing
+        /// Write side shut down; reading and discarding until the peer's EOF.
+        case lingering
+        /// The descriptor is closed.
+        case closed
+    }
+
+    /// The loop the connection lives on.
+    let loop: EventLoop
+    /// The peer's address, for logs.
+    let peer: SocketAddress
+    /// The protocol handler; replaced on upgrade, released on close.
+    var handler: ConnectionHandler?
+    /// Called once after the descriptor is closed.
+    var onClose: ((Connection) -> Void)?
+
+    private let socket: FileDescriptor
+    private let limits: BackpressureLimits
+    private var outbound = OutboundBuffer()
+    private(set) var state: State = .open
+    private var readingPaused = false
+    private var registeredEvents: UInt32 = 0
+    private var closeTimer: TimerID?
+
+    /// How long a closing connection may take to flush and see the peer's FIN.
+    static let closeTimeout = 5.0
+
+    init(socket: FileDescriptor, peer: SocketAddress, loop: EventLoop, limits: BackpressureLimits) {
+        self.socket = socket
+        self.peer = peer
+        self.loop = loop
+        self.limits = limits
+    }
+
+    /// Starts watching the socket.
+    func start() throws(SystemError) {
+        registeredEvents = CSHIM_EPOLLIN
+        try loop.register(socket.rawValue, events: registeredEvents, handler: self)
+    }
+
+    /// Bytes queued and not yet written.
+    var pendingOutboundBytes: Int { outbound.pendingBytes }
+
+    // MARK: Writing
+
+    /// Queues chunks for sending, in order, and writes what the socket takes now.
+    func write(_ chunks: [UInt8]...) {
+        guard state == .open else { return }
+        for chunk in chunks { outbound.append(chunk) }
+        if outbound.pendingBytes > limits.hardLimit {
+            Log.warning("\(peer): dropped, \(outbound.pendingBytes) bytes queued for a peer that does not read")
+            abort()
+            return
+        }
+        flush()
+    }
+
+    private func flush() {
+        do {
+            if try outbound.flush(to: socket.rawValue) {
+                if state == .flushing { startLingering() }
+            }
+        } catch {
+            Log.debug("\(peer): \(error)")
+            abort()
+            return
+        }
+        updateInterest()
+    }
+
+    // MARK: Closing
+
+    /// Closes after the queued bytes are written, then waits briefly for the
+    /// peer to close its side so the last bytes are not lost to a reset.
+    func closeAfterFlush() {
+        guard state == .open else { return }
+        state = .flushing
+        closeTimer = loop.schedule(after: Self.closeTimeout) { [weak self] in self?.abort() }
+        if outbound.isEmpty { startLingering() } else { updateInterest() }
+    }
+
+    /// Closes now, discarding anything queued.
+    func abort() {
+        guard state != .closed else { return }
+        state = .closed
+        if let timer = closeTimer { loop.cancel(timer) }
+        outbound.discard()
+        loop.deregister(socket.rawValue)
+        socket.close()
+        let handler = self.handler
+        self.handler = nil
+        handler?.connectionDidClose(self)
+        onClose?(self)
+        onClose = nil
+    }
+
+    private func startLingering() {
+        state = .lingering
+        _ = shutdown(socket.rawValue, Int32(SHUT_WR))
+        readingPaused = false
+        updateInterest()
+    }
+
+    // MARK: Events
+
+    func handleEvents(_ events: UInt32) {
+        if events & CSHIM_EPOLLOUT != 0 {
+            flush()
+        }
+        guard state != .closed else { return }
+        let hangup = events & (CSHIM_EPOLLHUP | CSHIM_EPOLLERR) != 0
+        if readingPaused {
+            // Not reading, so a hang-up would be reported again and again.
+            if hangup { abort() }
+        } else if hangup || events & CSHIM_EPOLLIN != 0 {
+            read()
+        }
+    }
+
+    private func read() {
+        let buffer = loop.readBuffer
+        let result: IOResult<Int>
+        do {
+            result = try syscall("read") { Glibc.read(socket.rawValue, buffer.baseAddress, buffer.count) }
+        } catch {
+            Log.debug("\(peer): \(error)")
+            abort()
+            return
+        }
+        switch result {
+        case .wouldBlock:
+            return
+        case .processed(0):
+            abort()
+        case .processed(let count):
+            guard state == .open else { return }
+            handler?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0 ..< count]))
+            updateInterest()
+        }
+    }
+
+    /// Watches for writability only while bytes are queued, and for
+    /// readability only while the peer is not being held back.
+    private func updateInterest() {
+        guard state != .closed else { return }
+        let pending = outbound.pendingBytes
+        if pending > limits.softLimit {
+            readingPaused = true
+        } else if readingPaused && pending <= limits.softLimit / 2 {
+            readingPaused = false
+        }
+        var events: UInt32 = readingPaused ? 0 : CSHIM_EPOLLIN
+        if pending > 0 { events |= CSHIM_EPOLLOUT }
+        guard events != registeredEvents else { return }
+        registeredEvents = events
+        do {
+            try loop.modify(socket.rawValue, events: events)
+        } catch {
+            Log.warning("\(peer): \(error)")
+            abort()
+        }
+    }
+}

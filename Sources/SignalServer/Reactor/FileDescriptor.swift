@@ -1,0 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Owns a file descriptor and closes it exactly once: explicitly with
+/// ``close()``, or when the last reference goes away.
+final class FileDescriptor {
+    /// The raw descriptor, -1 once closed.
+    private(set) var rawValue: Int32
+
+    /// Takes ownership of `rawValue`.
+    init(_ rawValue: Int32) { self.rawValue = rawValue }
+
+    /// Whether the descriptor is still open.
+    var isOpen: Bool { rawValue >= 0 }
+
+    /// Closes the descriptor now. EINTR is not retried: on Linux the
+    /// descriptor is released even then.
+    func close() {
+        guard rawValue >= 0 else { return }
+        _ = Glibc.close(rawValue)
+        rawValue = -1
+    }
+
+    deinit { close() }
+}

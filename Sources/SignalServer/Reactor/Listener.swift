@@ -1,0 +1,99 @@
+import CShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A listening TCP socket on one event loop. Every loop binds its own socket
+/// to the same address with SO_REUSEPORT, so the kernel spreads connections
+/// over the loops with no hand-off between threads.
+final class Listener: Selectable {
+    /// The address actually bound (with the real port when 0 was asked for).
+    let address: SocketAddress
+    private let socket: FileDescriptor
+    private let loop: EventLoop
+    private let onAccept: (FileDescriptor, SocketAddress) -> Void
+    private var paused = false
+
+    /// How long accepting pauses when the process is out of descriptors, so
+    /// the loop does not spin on a listener it cannot serve.
+    static let descriptorExhaustionPause = 0.1
+
+    /// Binds and listens on `address`, calling `onAccept` for each new connection.
+    init(address: SocketAddress, loop: EventLoop,
+         onAccept: @escaping (FileDescriptor, SocketAddress) -> Void) throws {
+        let fd = FileDescriptor(try syscallExpectingResult("socket") {
+            Glibc.socket(address.family, CSHIM_SOCK_STREAM, 0)
+        })
+        var one: Int32 = 1
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        _ = try syscallExpectingResult("setsockopt(SO_REUSEADDR)") {
+            setsockopt(fd.rawValue, SOL_SOCKET, SO_REUSEADDR, &one, size)
+        }
+        _ = try syscallExpectingResult("setsockopt(SO_REUSEPORT)") {
+            setsockopt(fd.rawValue, SOL_SOCKET, CSHIM_SO_REUSEPORT, &one, size)
+        }
+        _ = try address.withSockAddr { pointer, length in
+            try syscallExpectingResult("bind") { bind(fd.rawValue, pointer, length) }
+        }
+        _ = try syscallExpectingResult("listen") { listen(fd.rawValue, 1024) }
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = try withUnsafeMutablePointer(to: &bound) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                try syscallExpectingResult("getsockname") { getsockname(fd.rawValue, address, &length) }
+            }
+        }
+        self.address = SocketAddress(storage: bound, length: length)
+        self.socket = fd
+        self.loop = loop
+        self.onAccept = onAccept
+        try loop.register(fd.rawValue, events: CSHIM_EPOLLIN, handler: self)
+    }
+
+    /// Stops accepting and closes the socket.
+    func close() {
+        loop.deregister(socket.rawValue)
+        socket.close()
+    }
+
+    func handleEvents(_ events: UInt32) {
+        // Accept a bounded batch per wake-up so one loop's listener cannot
+        // starve its connections; level-triggered epoll reports the rest.
+        for _ in 0 ..< 64 where socket.isOpen && !paused {
+            var peer = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let result: IOResult<Int32>
+            do {
+                result = try withUnsafeMutablePointer(to: &peer) { pointer throws(SystemError) in
+                    try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
+                        try syscall("accept4") { cshim_accept(socket.rawValue, address, &length) }
+                    }
+                }
+            } catch {
+                handleAcceptError(error)
+                continue
+            }
+            guard case .processed(let fd) = result else { return }
+            var one: Int32 = 1
+            _ = setsockopt(fd, CSHIM_IPPROTO_TCP, CSHIM_TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            onAccept(FileDescriptor(fd), SocketAddress(storage: peer, length: length))
+        }
+    }
+
+    private func handleAcceptError(_ error: SystemError) {
+        switch error.code {
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+            Log.warning("accept paused for \(Self.descriptorExhaustionPause)s: \(error)")
+            paused = true
+            try? loop.modify(socket.rawValue, events: 0)
+            loop.schedule(after: Self.descriptorExhaustionPause) { [weak self] in
+                guard let self, self.socket.isOpen else { return }
+                self.paused = false
+                try? self.loop.modify(self.socket.rawValue, events: CSHIM_EPOLLIN)
+            }
+        default:
+            // ECONNABORTED, EPROTO and friends concern one connection only.
+            Log.debug("accept4: \(error)")
+        }
+    }
+}

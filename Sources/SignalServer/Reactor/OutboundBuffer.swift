@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bytes waiting to be written to a socket: a queue of chunks written with
+/// `writev`, so a frame header and its payload leave in one call. Holds no
+/// memory while empty.
+struct OutboundBuffer {
+    private var chunks: [[UInt8]] = []
+    /// How much of the first chunk was already written.
+    private var offset = 0
+    /// Bytes queued and not yet written.
+    private(set) var pendingBytes = 0
+
+    /// Whether nothing is waiting.
+    var isEmpty: Bool { pendingBytes == 0 }
+
+    /// Queues a chunk behind everything already queued.
+    mutating func append(_ chunk: [UInt8]) {
+        guard !chunk.isEmpty else { return }
+        chunks.append(chunk)
+        pendingBytes += chunk.count
+    }
+
+    /// Writes as much as the socket takes. Returns true when everything was
+    /// written, false when the socket would block with bytes still queued.
+    mutating func flush(to fd: Int32) throws -> Bool {
+        while !chunks.isEmpty {
+            let batch = min(chunks.count, 64)
+            let result = try withIOVecs(batch) { iovecs in
+                try syscall("writev") { writev(fd, iovecs.baseAddress, Int32(iovecs.count)) }
+            }
+            switch result {
+            case .wouldBlock:
+                return false
+            case .processed(let written):
+                consume(written)
+            }
+        }
+        return true
+    }
+
+    /// Forgets everything queued (the connection is being aborted).
+    mutating func discard() {
+        chunks = []
+        offset = 0
+        pendingBytes = 0
+    }
+
+    private mutating func consume(_ written: Int) {
+        var left = written
+        pendingBytes -= written
+        while left > 0 {
+            let available = chunks[0].count - offset
+            if left >= available {
+                left -= available
+                chunks.removeFirst()
+                offset = 0
+            } else {
+                offset += left
+                left = 0
+            }
+        }
+        if chunks.isEmpty { chunks = [] }
+    }
+
+    /// Builds iovecs over the first `count` chunks (the first from `offset`)
+    /// and runs `body` with them. Each chunk's storage is pinned by its own
+    /// `withUnsafeBytes` scope, nested one per chunk, so every pointer is
+    /// valid for the whole call.
+    private func withIOVecs<R>(_ count: Int, _ body: (UnsafeBufferPointer<iovec>) throws -> R) throws -> R {
+        var iovecs = [iovec](repeating: iovec(), count: count)
+        return try pin(0, count, &iovecs, body)
+    }
+
+    private func pin<R>(_ index: Int, _ count: Int, _ iovecs: inout [iovec],
+                        _ body: (UnsafeBufferPointer<iovec>) throws -> R) throws -> R {
+        if index == count {
+            return try iovecs.withUnsafeBufferPointer { try body($0) }
+        }
+        let start = index == 0 ? offset : 0
+        return try chunks[index].withUnsafeBytes { bytes in
+            iovecs[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start),
+                                  iov_len: bytes.count - start)
+            return try pin(index + 1, count, &iovecs, body)
+        }
+    }
+}

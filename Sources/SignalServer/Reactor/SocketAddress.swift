@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An IPv4 or IPv6 socket address.
+public struct SocketAddress: Sendable, CustomStringConvertible {
+    private var storage: sockaddr_storage
+    /// The length of the address in `storage`.
+    let length: socklen_t
+
+    init(storage: sockaddr_storage, length: socklen_t) {
+        self.storage = storage
+        self.length = length
+    }
+
+    /// Resolves a numeric host or a name (at start-up, never on a loop thread)
+    /// and a port into the first address found.
+    public static func resolve(host: String, port: Int) throws(ConfigError) -> SocketAddress {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var result: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &result)
+        guard status == 0, let first = result, let address = first.pointee.ai_addr else {
+            let reason = status == 0 ? "no address" : String(cString: gai_strerror(status))
+            throw ConfigError("cannot resolve listen host \"\(host)\": \(reason)")
+        }
+        defer { freeaddrinfo(result) }
+        var storage = sockaddr_storage()
+        let length = first.pointee.ai_addrlen
+        withUnsafeMutableBytes(of: &storage) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(length)))
+        }
+        return SocketAddress(storage: storage, length: length)
+    }
+
+    /// The address family (AF_INET or AF_INET6).
+    var family: Int32 { Int32(storage.ss_family) }
+
+    /// The port number.
+    public var port: Int {
+        withUnsafeBytes(of: storage) { raw in
+            if family == AF_INET6 {
+                return Int(UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port))
+            }
+            return Int(UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port))
+        }
+    }
+
+    /// The numeric host.
+    public var host: String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        withUnsafeBytes(of: storage) { raw in
+            if family == AF_INET6 {
+                var address = raw.load(as: sockaddr_in6.self).sin6_addr
+                _ = inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count))
+            } else {
+                var address = raw.load(as: sockaddr_in.self).sin_addr
+                _ = inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
+            }
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `host:port`, with brackets around an IPv6 host.
+    public var description: String {
+        family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// Runs `body` with the address as a `sockaddr` pointer.
+    func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
+        var copy = storage
+        return try withUnsafePointer(to: &copy) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, length) }
+        }
+    }
+
+    /// This address with another port.
+    func with(port: Int) -> SocketAddress {
+        var copy = storage
+        // sin_port and sin6_port both sit right after the 2-byte family.
+        withUnsafeMutableBytes(of: &copy) { raw in
+            raw.storeBytes(of: in_port_t(UInt16(port).bigEndian), toByteOffset: 2, as: in_port_t.self)
+        }
+        return SocketAddress(storage: copy, length: length)
+    }
+}

@@ -1,0 +1,45 @@
+import Synchronization
+
+/// Counters shared by every loop of a server.
+public final class ServerStats: Sendable {
+    private let connections = Atomic<Int>(0)
+    /// When the server started.
+    public let startedAt = Deadline.now()
+
+    /// Connections open right now.
+    public var openConnections: Int { connections.load(ordering: .relaxed) }
+
+    /// Counts a new connection if fewer than `limit` are open; false when full.
+    func admit(limit: Int) -> Bool {
+        let after = connections.wrappingAdd(1, ordering: .relaxed).newValue
+        if after > limit {
+            connections.wrappingSubtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// Counts a closed connection.
+    func release() {
+        connections.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Seconds since start.
+    public var uptimeSeconds: Double { Deadline.now().seconds(since: startedAt) }
+}
+
+/// What a router is given when the server creates it on a loop.
+public struct ServerContext {
+    /// The loop the router serves.
+    public let loop: EventLoop
+    /// The server's configuration.
+    public let config: ServerConfig
+    /// The server's counters.
+    public let stats: ServerStats
+}
+
+/// The daemon's version, reported by `/healthz`.
+public enum RingdVersion {
+    /// The current version.
+    public static let current = "0.1.0"
+}

@@ -1,0 +1,152 @@
+import SignalProtocol
+
+/// A server-side WebSocket connection (RFC 6455) on one event loop: reads
+/// frames through ``WebSocketMessageReader``, answers pings, runs the close
+/// handshake, pings a quiet peer and drops a silent one.
+public final class WebSocket: ConnectionHandler {
+    /// Where the connection stands in its lifetime.
+    enum State {
+        /// Messages flow both ways.
+        case open
+        /// The server sent a close frame and waits for the peer's.
+        case closeSent
+        /// The close handshake finished or the connection failed.
+        case closed
+    }
+
+    /// The peer's address.
+    public var peer: SocketAddress { connection.peer }
+    /// The event loop this connection lives on.
+    public var loop: EventLoop { connection.loop }
+
+    private let connection: Connection
+    private let responder: WebSocketResponder
+    private let settings: WebSocketSettings
+    private var reader: WebSocketMessageReader
+    private(set) var state: State = .open
+    private var lastHeard = Deadline.now()
+    private var keepAliveTimer: TimerID?
+    private var closeTimer: TimerID?
+
+    init(connection: Connection, responder: WebSocketResponder, settings: WebSocketSettings) {
+        self.connection = connection
+        self.responder = responder
+        self.settings = settings
+        reader = WebSocketMessageReader(role: .server, maxMessageBytes: settings.maxMessageBytes)
+    }
+
+    /// Starts the keep-alive timer, tells the responder, and reads any bytes
+    /// that arrived with the upgrade request.
+    func start(buffered: [UInt8]) {
+        scheduleKeepAlive()
+        responder.webSocketDidOpen(self)
+        guard !buffered.isEmpty, state != .closed else { return }
+        reader.append(contentsOf: buffered)
+        readEvents()
+    }
+
+    // MARK: Sending
+
+    /// Sends a text message.
+    public func send(text: String) {
+        send(WebSocketMessage(kind: .text, payload: Array(text.utf8)))
+    }
+
+    /// Sends a message; header and payload leave in one `writev`.
+    public func send(_ message: WebSocketMessage) {
+        guard state == .open else { return }
+        let opcode: WebSocketOpcode = message.kind == .text ? .text : .binary
+        connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: message.payload.count), message.payload)
+    }
+
+    /// Starts the close handshake; the connection closes when the peer answers
+    /// or after the close timeout.
+    public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") {
+        guard state == .open else { return }
+        state = .closeSent
+        sendControl(.close, WebSocketFrameEncoder.closePayload(code: code, reason: reason))
+        closeTimer = loop.schedule(after: settings.closeTimeout) { [weak self] in
+            self?.finish(code: code, closeTransport: true)
+        }
+    }
+
+    private func sendControl(_ opcode: WebSocketOpcode, _ payload: [UInt8]) {
+        connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: payload.count), payload)
+    }
+
+    // MARK: Receiving
+
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        lastHeard = Deadline.now()
+        reader.append(bytes)
+        readEvents()
+    }
+
+    func connectionDidClose(_ connection: Connection) {
+        finish(code: .abnormalClosure, closeTransport: false)
+    }
+
+    private func readEvents() {
+        do {
+            while state != .closed, let event = try reader.next() {
+                handle(event)
+            }
+        } catch {
+            Log.debug("\(peer): failing WebSocket: \(error)")
+            if state == .open {
+                sendControl(.close, WebSocketFrameEncoder.closePayload(code: error.closeCode, reason: error.reason))
+            }
+            finish(code: error.closeCode, closeTransport: true)
+        }
+    }
+
+    private func handle(_ event: WebSocketMessageReader.Event) {
+        switch event {
+        case .message(let message):
+            if state == .open { responder.webSocket(self, didReceive: message) }
+        case .ping(let payload):
+            if state == .open { sendControl(.pong, payload) }
+        case .pong:
+            break
+        case .close(let code, _):
+            if state == .open {
+                // Echo the peer's code (RFC 6455 §5.5.1); an empty close is answered empty.
+                sendControl(.close, code.map { WebSocketFrameEncoder.closePayload(code: $0, reason: "") } ?? [])
+            }
+            finish(code: code ?? .noStatusReceived, closeTransport: true)
+        }
+    }
+
+    /// Ends the connection once: stops timers, closes the transport after the
+    /// queued frames are out, and tells the responder.
+    private func finish(code: WebSocketCloseCode, closeTransport: Bool) {
+        guard state != .closed else { return }
+        state = .closed
+        if let timer = keepAliveTimer { loop.cancel(timer) }
+        if let timer = closeTimer { loop.cancel(timer) }
+        if closeTransport { connection.closeAfterFlush() }
+        responder.webSocketDidClose(self, code: code)
+    }
+
+    // MARK: Keep-alive
+
+    private func scheduleKeepAlive() {
+        keepAliveTimer = loop.schedule(after: settings.pingInterval) { [weak self] in self?.keepAlive() }
+    }
+
+    /// Pings a peer quiet for a ping interval; gives up on one silent past the timeout.
+    private func keepAlive() {
+        guard state == .open else { return }
+        let silence = Deadline.now().seconds(since: lastHeard)
+        if silence >= settings.pingTimeout {
+            Log.debug("\(peer): silent for \(silence)s, closing")
+            sendControl(.close, WebSocketFrameEncoder.closePayload(code: .goingAway, reason: "ping timeout"))
+            finish(code: .goingAway, closeTransport: true)
+            return
+        }
+        if silence >= settings.pingInterval * 0.5 {
+            sendControl(.ping, [])
+        }
+        scheduleKeepAlive()
+    }
+}

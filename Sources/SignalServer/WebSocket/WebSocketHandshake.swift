@@ -1,0 +1,62 @@
+import COpenSSL
+import SignalProtocol
+
+/// The server side of the WebSocket opening handshake (RFC 6455 §4.2).
+public enum WebSocketHandshake {
+    /// The GUID appended to the client's key (RFC 6455 §1.3).
+    static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+    /// The `Sec-WebSocket-Accept` value for a client key: base64(SHA-1(key + GUID)).
+    public static func acceptValue(forKey key: String) -> String {
+        let input = Array((key + guid).utf8)
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = input.withUnsafeBytes { bytes in
+            EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, EVP_sha1(), nil)
+        }
+        precondition(ok == 1, "OpenSSL SHA-1 failed")
+        return Base64.encode(digest.prefix(Int(length)))
+    }
+
+    /// Checks an upgrade request. Returns the 101 response to send, or the
+    /// error response explaining what is wrong (400, 405 or 426).
+    public static func respond(to request: HTTPRequest) -> Result<HTTPResponse, HTTPResponseError> {
+        guard request.method == "GET" else {
+            return .failure(HTTPResponseError(.error(.methodNotAllowed, "WebSocket upgrades use GET",
+                                                     headers: HTTPHeaders([("Allow", "GET")]))))
+        }
+        guard request.headers.tokens("Upgrade").contains("websocket") else {
+            return .failure(HTTPResponseError(.error(.upgradeRequired, "this resource speaks WebSocket only",
+                                                     headers: HTTPHeaders([("Upgrade", "websocket")]))))
+        }
+        guard request.minorVersion >= 1 else {
+            return .failure(HTTPResponseError(.error(.badRequest, "WebSocket upgrades need HTTP/1.1")))
+        }
+        guard request.headers.tokens("Connection").contains("upgrade") else {
+            return .failure(HTTPResponseError(.error(.badRequest, "the Connection header must contain \"upgrade\"")))
+        }
+        guard request.headers.values("Sec-WebSocket-Version") == ["13"] else {
+            return .failure(HTTPResponseError(.error(.upgradeRequired, "only WebSocket version 13 is supported",
+                                                     headers: HTTPHeaders([("Sec-WebSocket-Version", "13")]))))
+        }
+        let keys = request.headers.values("Sec-WebSocket-Key")
+        guard keys.count == 1, let key = keys.first, Base64.decode(key)?.count == 16 else {
+            return .failure(HTTPResponseError(.error(.badRequest,
+                                                     "Sec-WebSocket-Key must be the base64 of 16 bytes")))
+        }
+        return .success(HTTPResponse(status: .switchingProtocols, headers: HTTPHeaders([
+            ("Upgrade", "websocket"),
+            ("Connection", "Upgrade"),
+            ("Sec-WebSocket-Accept", acceptValue(forKey: key)),
+        ])))
+    }
+}
+
+/// An error response to send as it is.
+public struct HTTPResponseError: Error, Sendable {
+    /// The response explaining the error.
+    public let response: HTTPResponse
+
+    /// Wraps `response`.
+    public init(_ response: HTTPResponse) { self.response = response }
+}

@@ -52,15 +52,19 @@ public enum Daemon {
     /// a reader waiting for it sees it at once.
     static func writeLine(_ line: String, to descriptor: Int32) {
         let bytes = Array((line + "\n").utf8)
-        bytes.withUnsafeBytes { _ = write(descriptor, $0.baseAddress, $0.count) }
+        _ = bytes.withUnsafeBytes { buffer in
+            try? syscall("write") { write(descriptor, buffer.baseAddress, buffer.count) }
+        }
     }
 
     /// Raises the soft limit on open descriptors to the hard limit, so the
     /// connection limit, not the default 1024, bounds the server.
     static func raiseDescriptorLimit() {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        let resource = Int32(RLIMIT_NOFILE.rawValue)
+        guard (try? syscallExpectingResult("getrlimit") { getrlimit(resource, &limit) }) != nil,
+              limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = limit.rlim_max
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        _ = try? syscallExpectingResult("setrlimit") { setrlimit(resource, &limit) }
     }
 }

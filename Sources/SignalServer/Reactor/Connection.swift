@@ -127,7 +127,7 @@ final class Connection: Selectable {
 
     private func startLingering() {
         state = .lingering
-        _ = shutdown(socket.rawValue, Int32(SHUT_WR))
+        _ = try? syscall("shutdown") { shutdown(socket.rawValue, Int32(SHUT_WR)) }
         readingPaused = false
         updateInterest()
     }

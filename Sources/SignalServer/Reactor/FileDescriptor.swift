@@ -18,7 +18,7 @@ final class FileDescriptor {
     /// descriptor is released even then.
     func close() {
         guard rawValue >= 0 else { return }
-        _ = Glibc.close(rawValue)
+        closeDescriptor(rawValue)
         rawValue = -1
     }
 

@@ -13,6 +13,8 @@ final class Listener: Selectable {
     private let loop: EventLoop
     private let onAccept: (FileDescriptor, SocketAddress) -> Void
     private var paused = false
+    /// Whether the current run of descriptor exhaustion was already logged.
+    private var exhaustionLogged = false
 
     /// How long accepting pauses when the process is out of descriptors, so
     /// the loop does not spin on a listener it cannot serve.
@@ -74,8 +76,11 @@ final class Listener: Selectable {
                 continue
             }
             guard case .processed(let fd) = result else { return }
+            exhaustionLogged = false
             var one: Int32 = 1
-            _ = setsockopt(fd, CSHIM_IPPROTO_TCP, CSHIM_TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            _ = try? syscall("setsockopt(TCP_NODELAY)") {
+                setsockopt(fd, CSHIM_IPPROTO_TCP, CSHIM_TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            }
             onAccept(FileDescriptor(fd), SocketAddress(storage: peer, length: length))
         }
     }
@@ -83,7 +88,10 @@ final class Listener: Selectable {
     private func handleAcceptError(_ error: SystemError) {
         switch error.code {
         case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-            Log.warning("accept paused for \(Self.descriptorExhaustionPause)s: \(error)")
+            if !exhaustionLogged {
+                Log.warning("out of descriptors, accepting in \(Self.descriptorExhaustionPause)s steps: \(error)")
+                exhaustionLogged = true
+            }
             paused = true
             try? loop.modify(socket.rawValue, events: 0)
             loop.schedule(after: Self.descriptorExhaustionPause) { [weak self] in

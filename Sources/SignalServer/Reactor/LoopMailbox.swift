@@ -19,7 +19,7 @@ public final class LoopMailbox: Sendable {
         eventFD = try syscallExpectingResult("eventfd") { cshim_eventfd() }
     }
 
-    deinit { close(eventFD) }
+    deinit { closeDescriptor(eventFD) }
 
     /// Queues `task` for the loop and wakes it if it was not already woken.
     public func submit(_ task: @escaping Task) {

@@ -43,6 +43,13 @@ func syscall<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws
     }
 }
 
+/// Closes a descriptor. Not retried on EINTR: Linux releases the descriptor
+/// even then, and a retry could close a descriptor another thread just opened.
+@inline(__always)
+func closeDescriptor(_ fd: Int32) {
+    _ = close(fd)
+}
+
 /// Runs a system call for which "would block" is itself a failure (set-up
 /// calls on blocking paths): as ``syscall(_:_:)``, but throws on EAGAIN too.
 @inline(__always)

@@ -34,7 +34,9 @@ struct JSONParser {
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
-        guard UTF8Validator.isValid(bytes) else { throw error("invalid UTF-8") }
+        if let offset = UTF8Validator.firstInvalidOffset(bytes) {
+            throw JSONParseError(offset: offset, message: "invalid UTF-8")
+        }
         skipWhitespace()
         let value = try parseValue()
         skipWhitespace()

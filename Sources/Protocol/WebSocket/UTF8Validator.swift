@@ -32,7 +32,6 @@ public struct UTF8Validator: Sendable {
     @discardableResult
     public mutating func feed<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
         for byte in bytes where !step(byte) {
-            state = .invalid
             return false
         }
         return state != .invalid
@@ -46,11 +45,29 @@ public struct UTF8Validator: Sendable {
 
     /// Validates a whole, self-contained byte sequence.
     public static func isValid<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
-        var validator = UTF8Validator()
-        return validator.feed(bytes) && validator.isAtBoundary
+        firstInvalidOffset(bytes) == nil
     }
 
+    /// The offset of the first byte that makes `bytes` invalid UTF-8 (the
+    /// count of bytes when they end inside a character); nil when valid.
+    public static func firstInvalidOffset<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Int? {
+        var validator = UTF8Validator()
+        var offset = 0
+        for byte in bytes {
+            guard validator.step(byte) else { return offset }
+            offset += 1
+        }
+        return validator.isAtBoundary ? nil : offset
+    }
+
+    /// Consumes one byte; on an invalid one moves to `.invalid` and returns false.
     private mutating func step(_ byte: UInt8) -> Bool {
+        let valid = advance(byte)
+        if !valid { state = .invalid }
+        return valid
+    }
+
+    private mutating func advance(_ byte: UInt8) -> Bool {
         switch state {
         case .invalid:
             return false

@@ -195,3 +195,16 @@ struct MessageReaderSizeTests {
         #expect(run.events.count == 5)
     }
 }
+
+@Suite("WebSocketMessageReader: after an error")
+struct MessageReaderFailureTests {
+    @Test("stays failed: later valid frames are not reported")
+    func staysFailed() throws {
+        var reader = WebSocketMessageReader(role: .server, maxMessageBytes: 1024)
+        let key = WebSocketMaskKey(1, 2, 3, 4)
+        reader.append(contentsOf: WebSocketFrameEncoder.frame(.text, payload: [0xC0, 0x80], maskKey: key))
+        reader.append(contentsOf: WebSocketFrameEncoder.frame(.text, payload: Array("ok".utf8), maskKey: key))
+        #expect(throws: WebSocketProtocolError.self) { try reader.next() }
+        #expect(try reader.next() == nil)
+    }
+}

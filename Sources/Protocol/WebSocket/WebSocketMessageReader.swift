@@ -65,6 +65,7 @@ public struct WebSocketMessageReader: Sendable {
     }
 
     private var decoder: WebSocketFrameDecoder
+    private var failed = false
     private var message: Message = .none
     private var frame: Frame = .none
     /// The largest message accepted, in bytes; bigger ones fail with 1009.
@@ -88,16 +89,23 @@ public struct WebSocketMessageReader: Sendable {
 
     /// The next event, nil when more bytes are needed. A thrown error means
     /// the connection must fail with the error's close code.
+    /// After an error the reader stays failed and returns nil.
     public mutating func next() throws(WebSocketProtocolError) -> Event? {
-        while let event = try decoder.next() {
-            switch event {
-            case .header(let header):
-                try begin(header)
-            case .payload(let chunk, let isFrameEnd):
-                if let result = try consume(chunk, isFrameEnd: isFrameEnd) { return result }
+        guard !failed else { return nil }
+        do {
+            while let event = try decoder.next() {
+                switch event {
+                case .header(let header):
+                    try begin(header)
+                case .payload(let chunk, let isFrameEnd):
+                    if let result = try consume(chunk, isFrameEnd: isFrameEnd) { return result }
+                }
             }
+            return nil
+        } catch {
+            failed = true
+            throw error
         }
-        return nil
     }
 
     private mutating func begin(_ header: WebSocketFrameHeader) throws(WebSocketProtocolError) {

@@ -38,7 +38,10 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// Whether part of a request has arrived but not all of it.
-    public var hasPartialRequest: Bool { !buffer.isEmpty }
+    public var hasPartialRequest: Bool {
+        if case .body = state { return true }
+        return !buffer.isEmpty
+    }
 
     /// Adds received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
@@ -65,7 +68,7 @@ public struct HTTPRequestParser: Sendable {
         case .head(let scanned):
             skipLeadingEmptyLines()
             guard let end = findEndOfHead(from: scanned) else {
-                if buffer.count > maxHeaderBytes {
+                if shortestPossibleHead > maxHeaderBytes {
                     throw fail(.headersTooLarge, "header block exceeds \(maxHeaderBytes) bytes")
                 }
                 state = .head(scanned: max(0, buffer.count - 3))
@@ -91,6 +94,17 @@ public struct HTTPRequestParser: Sendable {
     private mutating func fail(_ status: HTTPStatus, _ message: String) -> HTTPParseError {
         state = .failed
         return HTTPParseError(status: status, message: message)
+    }
+
+    /// The length of the shortest head the buffered bytes can still become:
+    /// a trailing LF or LF CR may already be part of the final empty line,
+    /// which does not count towards the limit. Judging by this keeps the
+    /// limit independent of how the bytes were split.
+    private var shortestPossibleHead: Int {
+        let count = buffer.count
+        if count >= 2 && buffer[count - 2] == 0x0A && buffer[count - 1] == 0x0D { return count - 1 }
+        if count >= 1 && buffer[count - 1] == 0x0A { return count }
+        return count + 1
     }
 
     /// RFC 9112 §2.2: ignore empty lines before the request line.
@@ -175,7 +189,10 @@ public struct HTTPRequestParser: Sendable {
         }
         let lengths = Set(request.headers.values("Content-Length").flatMap { $0.split(separator: ",") }
             .map { $0.trimmingWhitespace() })
-        guard let text = lengths.first else { return 0 }
+        guard let text = lengths.first else {
+            if request.headers["Content-Length"] != nil { throw fail(.badRequest, "invalid Content-Length") }
+            return 0
+        }
         guard lengths.count == 1, !text.isEmpty, text.utf8.allSatisfy({ Self.digit($0) != nil }) else {
             throw fail(.badRequest, "invalid Content-Length")
         }

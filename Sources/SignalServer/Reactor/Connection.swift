@@ -78,12 +78,11 @@ final class Connection: Selectable {
     func write(_ chunks: [UInt8]...) {
         guard state == .open else { return }
         for chunk in chunks { outbound.append(chunk) }
+        flush()
         if outbound.pendingBytes > limits.hardLimit {
             Log.warning("\(peer): dropped, \(outbound.pendingBytes) bytes queued for a peer that does not read")
             abort()
-            return
         }
-        flush()
     }
 
     private func flush() {

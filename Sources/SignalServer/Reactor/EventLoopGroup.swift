@@ -59,6 +59,9 @@ public final class EventLoopGroup: Sendable {
 
     /// Blocks until every loop has exited.
     public func wait() {
-        for done in finished { done.wait() }
+        for done in finished {
+            done.wait()
+            done.signal()
+        }
     }
 }

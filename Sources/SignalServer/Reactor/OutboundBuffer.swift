@@ -2,8 +2,9 @@
 import Glibc
 #endif
 
-/// Bytes waiting to be written to a socket: a queue of chunks written with
-/// `writev`, so a frame header and its payload leave in one call. Holds no
+/// Bytes waiting to be written to a socket: a queue of chunks gathered into
+/// one `sendmsg` (the socket form of `writev`), so a frame header and its
+/// payload leave in one call. Holds no
 /// memory while empty.
 struct OutboundBuffer {
     private var chunks: [[UInt8]] = []
@@ -22,13 +23,17 @@ struct OutboundBuffer {
         pendingBytes += chunk.count
     }
 
-    /// Writes as much as the socket takes. Returns true when everything was
+    /// Writes as much as the socket takes, with `sendmsg` and MSG_NOSIGNAL so a
+    /// peer that reset never raises SIGPIPE in a process embedding the server. Returns true when everything was
     /// written, false when the socket would block with bytes still queued.
     mutating func flush(to fd: Int32) throws -> Bool {
         while !chunks.isEmpty {
             let batch = min(chunks.count, 64)
             let result = try withIOVecs(batch) { iovecs in
-                try syscall("writev") { writev(fd, iovecs.baseAddress, Int32(iovecs.count)) }
+                var message = msghdr()
+                message.msg_iov = UnsafeMutablePointer(mutating: iovecs.baseAddress)
+                message.msg_iovlen = iovecs.count
+                return try syscall("sendmsg") { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
             }
             switch result {
             case .wouldBlock:

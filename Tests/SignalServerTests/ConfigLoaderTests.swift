@@ -1,0 +1,163 @@
+import SignalProtocol
+import SignalServer
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A temporary configuration file, removed by ``remove()``.
+struct TempConfigFile {
+    let path: String
+
+    init(_ contents: String) throws {
+        var template = Array("/tmp/ringd-config-test-XXXXXX.json".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 5) }
+        guard fd >= 0 else { throw TestSocketError("mkstemps failed") }
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let bytes = Array(contents.utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == bytes.count else { throw TestSocketError("short write to \(path)") }
+    }
+
+    func remove() { unlink(path) }
+}
+
+/// Loads `contents` as a configuration file; returns the config or the error.
+func loadConfig(_ contents: String, environment: [String: String] = [:]) throws -> Result<ServerConfig, ConfigError> {
+    let file = try TempConfigFile(contents)
+    defer { file.remove() }
+    return Result { () throws(ConfigError) in try ConfigLoader.load(path: file.path, environment: environment) }
+}
+
+/// The error message of a load that must fail.
+func configError(_ contents: String, environment: [String: String] = [:],
+                 sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    switch try loadConfig(contents, environment: environment) {
+    case .success:
+        Issue.record("the configuration loaded", sourceLocation: sourceLocation)
+        return ""
+    case .failure(let error):
+        return error.message
+    }
+}
+
+@Suite struct ConfigLoaderTests {
+    /// The repository's `config.json`, found from this file's location.
+    static let repositoryConfig: String = {
+        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3) // Tests/SignalServerTests/ConfigLoaderTests.swift
+        return parts.joined(separator: "/") + "/config.json"
+    }()
+
+    @Test func repositoryDefaultsLoadAndMatchServerConfig() throws {
+        let config = try ConfigLoader.load(path: Self.repositoryConfig, environment: [:])
+        let defaults = ServerConfig()
+        #expect(config.host == defaults.host)
+        #expect(config.port == defaults.port)
+        #expect(config.threads == defaults.threads)
+        #expect(config.logLevel == defaults.logLevel)
+        #expect(config.maxRequestBodyBytes == defaults.maxRequestBodyBytes)
+        #expect(config.handshakeTimeout == defaults.handshakeTimeout)
+        #expect(config.maxMessageBytes == defaults.maxMessageBytes)
+        #expect(config.pingInterval == defaults.pingInterval)
+        #expect(config.pingTimeout == defaults.pingTimeout)
+        #expect(config.maxConnections == defaults.maxConnections)
+        #expect(config.outboundSoftLimit == defaults.outboundSoftLimit)
+        #expect(config.outboundHardLimit == defaults.outboundHardLimit)
+    }
+
+    @Test func everyKeyIsApplied() throws {
+        let config = try loadConfig("""
+            {"listen": {"host": "0.0.0.0", "port": 9000}, "threads": 3, "logLevel": "debug",
+             "http": {"maxBodyBytes": 100},
+             "ws": {"maxMessageBytes": 2048, "handshakeTimeoutSeconds": 2.5,
+                    "pingIntervalSeconds": 1, "pingTimeoutSeconds": 3},
+             "limits": {"maxConnections": 50, "outboundSoftLimitBytes": 2048, "outboundHardLimitBytes": 4096}}
+            """).get()
+        #expect(config.host == "0.0.0.0")
+        #expect(config.port == 9000)
+        #expect(config.threads == 3)
+        #expect(config.logLevel == .debug)
+        #expect(config.maxRequestBodyBytes == 100)
+        #expect(config.maxMessageBytes == 2048)
+        #expect(config.handshakeTimeout == 2.5)
+        #expect(config.pingInterval == 1)
+        #expect(config.pingTimeout == 3)
+        #expect(config.maxConnections == 50)
+        #expect(config.outboundSoftLimit == 2048)
+        #expect(config.outboundHardLimit == 4096)
+    }
+
+    @Test func emptyObjectGivesTheDefaults() throws {
+        let config = try loadConfig("{}").get()
+        #expect(config.port == ServerConfig().port)
+        #expect(config.maxMessageBytes == ServerConfig().maxMessageBytes)
+    }
+
+    @Test func unknownKeyIsNamed() throws {
+        let message = try configError(#"{"ws": {"maxMesageBytes": 1000}}"#)
+        #expect(message.contains("ws.maxMesageBytes"), "\(message)")
+        let top = try configError(#"{"listen": {"port": 1}, "colour": "blue"}"#)
+        #expect(top.contains("colour"), "\(top)")
+    }
+
+    @Test(arguments: [#""abc""#, "70000", "-1", "80.5", "null", "true"])
+    func badPortIsNamed(value: String) throws {
+        let message = try configError(#"{"listen": {"port": \#(value)}}"#)
+        #expect(message.contains("listen.port"), "\(message)")
+    }
+
+    @Test func otherBadValuesAreNamed() throws {
+        #expect(try configError(#"{"logLevel": "loud"}"#).contains("logLevel"))
+        #expect(try configError(#"{"ws": {"maxMessageBytes": 10}}"#).contains("ws.maxMessageBytes"))
+        #expect(try configError(#"{"ws": {"pingIntervalSeconds": "5"}}"#).contains("ws.pingIntervalSeconds"))
+        #expect(try configError(#"{"listen": {"host": ""}}"#).contains("listen.host"))
+        #expect(try configError(#"{"listen": 8080}"#).contains("listen"))
+    }
+
+    @Test func inconsistentValuesAreRejected() throws {
+        let ping = try configError(#"{"ws": {"pingIntervalSeconds": 10, "pingTimeoutSeconds": 5}}"#)
+        #expect(ping.contains("ws.pingTimeoutSeconds"), "\(ping)")
+        let limits = try configError(#"{"limits": {"outboundSoftLimitBytes": 8192, "outboundHardLimitBytes": 4096}}"#)
+        #expect(limits.contains("limits.outboundHardLimitBytes"), "\(limits)")
+    }
+
+    @Test func environmentOverridesTheFile() throws {
+        let config = try loadConfig(#"{"listen": {"port": 9000}, "ws": {"maxMessageBytes": 4096}}"#, environment: [
+            "RINGD_LISTEN_PORT": "0",
+            "RINGD_WS_MAX_MESSAGE_BYTES": "2048",
+            "RINGD_LOG_LEVEL": "warning",
+            "RINGD_LISTEN_HOST": "::1",
+            "UNRELATED": "x",
+        ]).get()
+        #expect(config.port == 0)
+        #expect(config.maxMessageBytes == 2048)
+        #expect(config.logLevel == .warning)
+        #expect(config.host == "::1")
+    }
+
+    @Test func badEnvironmentValueNamesVariableAndKey() throws {
+        let message = try configError("{}", environment: ["RINGD_LISTEN_PORT": "abc"])
+        #expect(message.contains("RINGD_LISTEN_PORT"), "\(message)")
+        #expect(message.contains("listen.port"), "\(message)")
+        let range = try configError("{}", environment: ["RINGD_LISTEN_PORT": "70000"])
+        #expect(range.contains("listen.port"), "\(range)")
+    }
+
+    @Test(arguments: ["{", #"{"listen": {"port": 1,}}"#, "", "[1, 2]", "// comment\n{}"])
+    func invalidJSONOrNonObjectIsAnError(text: String) throws {
+        let message = try configError(text)
+        #expect(!message.isEmpty)
+        #expect(message.contains("/tmp/ringd-config-test-"), "the message names the file: \(message)")
+    }
+
+    @Test func missingFileIsNamed() throws {
+        let path = "/tmp/ringd-no-such-config-\(UInt32.random(in: 0 ... .max)).json"
+        #expect {
+            _ = try ConfigLoader.load(path: path, environment: [:])
+        } throws: { error in
+            (error as? ConfigError)?.message.contains(path) == true
+        }
+    }
+}

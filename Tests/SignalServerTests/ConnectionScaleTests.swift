@@ -1,0 +1,72 @@
+import SignalProtocol
+import SignalServer
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Raises this process's soft descriptor limit to its hard limit; returns the
+/// soft limit in force afterwards.
+@discardableResult
+func raiseDescriptorLimit() -> UInt {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+    if limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    return UInt(limit.rlim_cur)
+}
+
+/// Many simultaneous connections, and the connection limit.
+@Suite struct ConnectionScaleTests {
+    @Test func thousandWebSocketsAreCountedAndReleased() throws {
+        let count = 1000
+        // Each connection costs two descriptors here (client and server end).
+        let limit = raiseDescriptorLimit()
+        try #require(limit >= UInt(2 * count + 200), "RLIMIT_NOFILE is only \(limit)")
+        let server = try TestServer(ringd: testConfig())
+        defer { server.stop() }
+        var sockets: [TestWebSocket] = []
+        defer { for socket in sockets { socket.close() } }
+        for _ in 0 ..< count {
+            sockets.append(try TestWebSocket.connect(port: server.port, path: "/v1/ws"))
+        }
+        #expect(server.server.stats.openConnections == count)
+        let reported = try #require(try healthConnections(port: server.port))
+        #expect(reported >= Int64(count))
+        // Every connection is still served.
+        for socket in sockets.prefix(10) + sockets.suffix(10) {
+            try socket.send(.ping, [1])
+            #expect(try socket.nextEvent() == .pong([1]))
+        }
+        for socket in sockets { socket.close() }
+        sockets = []
+        #expect(waitUntil(timeout: 10) { server.server.stats.openConnections == 0 },
+                "\(server.server.stats.openConnections) connections still counted")
+        #expect(try healthConnections(port: server.port) == 1)
+    }
+
+    @Test func connectionsOverMaxConnectionsAreRefusedWith503() throws {
+        let server = try TestServer(ringd: testConfig { $0.maxConnections = 2 })
+        defer { server.stop() }
+        let first = try TestSocket(port: server.port)
+        defer { first.close() }
+        let second = try TestSocket(port: server.port)
+        defer { second.close() }
+        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 2 })
+        let third = try TestSocket(port: server.port)
+        defer { third.close() }
+        let refused = try third.readResponse()
+        #expect(refused.status == 503)
+        #expect(try jsonBody(refused)["error"]?["code"] == .string("ERR_UNAVAILABLE"))
+        #expect(third.closesWithin(5))
+        // Once one closes, a new connection is admitted again.
+        first.close()
+        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 1 })
+        let fourth = try TestSocket(port: server.port)
+        defer { fourth.close() }
+        #expect(try fourth.get("/healthz").status == 200)
+    }
+}

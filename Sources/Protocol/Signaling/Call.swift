@@ -1,0 +1,93 @@
+/// A call between two users, as the wire protocol shows it.
+public struct Call: Hashable, Sendable {
+    /// Opaque, unique, 128 random bits; both parties' media stacks join it.
+    public var sessionId: String
+    /// Audio or video.
+    public var callType: CallType
+    /// Where the call stands.
+    public var status: CallStatus
+    /// The caller's uid.
+    public var initiator: String
+    /// The callee's uid.
+    public var receiver: String
+    /// Milliseconds since the Unix epoch.
+    public var initiatedAt: Int64
+    /// When it was accepted, if it was.
+    public var acceptedAt: Int64?
+    /// When it reached its terminal status.
+    public var endedAt: Int64?
+    /// The callee device that accepted.
+    public var acceptedBy: String?
+    /// The uid whose request made the terminal change; nil when the server made it.
+    public var endedBy: String?
+    /// Why it ended; nil while live.
+    public var endReason: EndReason?
+    /// The ring timeout in seconds.
+    public var timeout: Int
+    /// The caller's metadata (a JSON object), if any.
+    public var metadata: JSONValue?
+
+    /// A call with every field given.
+    public init(sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
+                initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil, acceptedBy: String? = nil,
+                endedBy: String? = nil, endReason: EndReason? = nil, timeout: Int, metadata: JSONValue? = nil) {
+        self.sessionId = sessionId
+        self.callType = callType
+        self.status = status
+        self.initiator = initiator
+        self.receiver = receiver
+        self.initiatedAt = initiatedAt
+        self.acceptedAt = acceptedAt
+        self.endedAt = endedAt
+        self.acceptedBy = acceptedBy
+        self.endedBy = endedBy
+        self.endReason = endReason
+        self.timeout = timeout
+        self.metadata = metadata
+    }
+
+    /// For ended calls: from accept to end, in milliseconds.
+    public var durationMs: Int64? {
+        guard status == .ended, let acceptedAt, let endedAt else { return nil }
+        return max(0, endedAt - acceptedAt)
+    }
+
+    /// Whether `uid` is the initiator or the receiver.
+    public func isParty(_ uid: String) -> Bool { uid == initiator || uid == receiver }
+
+    /// The other party, seen from `uid`.
+    public func otherParty(of uid: String) -> String { uid == initiator ? receiver : initiator }
+
+    /// The call's direction seen from `uid`.
+    public func direction(for uid: String) -> CallDirection { uid == initiator ? .outgoing : .incoming }
+
+    /// Whether the call counts as missed for `uid`: incoming and ended
+    /// unanswered, cancelled or busy.
+    public func isMissed(for uid: String) -> Bool {
+        uid == receiver && (status == .unanswered || status == .cancelled || status == .busy)
+    }
+}
+
+/// A call as it appears in one user's history.
+public struct CallLog: Hashable, Sendable {
+    /// The call.
+    public var call: Call
+    /// Incoming or outgoing, for the user.
+    public var direction: CallDirection
+    /// Whether the user missed it.
+    public var missed: Bool
+
+    /// The log entry of `call` for `uid`.
+    public init(call: Call, for uid: String) {
+        self.call = call
+        direction = call.direction(for: uid)
+        missed = call.isMissed(for: uid)
+    }
+
+    /// An entry with explicit fields (as decoded).
+    public init(call: Call, direction: CallDirection, missed: Bool) {
+        self.call = call
+        self.direction = direction
+        self.missed = missed
+    }
+}

@@ -1,0 +1,133 @@
+extension Call {
+    /// The wire form of the call (see docs/PROTOCOL.md).
+    public var json: JSONValue {
+        .object([
+            ("sessionId", .string(sessionId)),
+            ("callType", .string(callType.rawValue)),
+            ("receiverType", .string("user")),
+            ("status", .string(status.rawValue)),
+            ("initiator", .object([("uid", .string(initiator))])),
+            ("receiver", .object([("uid", .string(receiver))])),
+            ("initiatedAt", .integer(initiatedAt)),
+            ("acceptedAt", acceptedAt.map(JSONValue.integer) ?? .null),
+            ("endedAt", endedAt.map(JSONValue.integer) ?? .null),
+            ("durationMs", durationMs.map(JSONValue.integer) ?? .null),
+            ("acceptedBy", acceptedBy.map(JSONValue.string) ?? .null),
+            ("endedBy", endedBy.map(JSONValue.string) ?? .null),
+            ("endReason", endReason.map { .string($0.rawValue) } ?? .null),
+            ("timeout", .integer(Int64(timeout))),
+            ("metadata", metadata ?? .null),
+        ])
+    }
+
+    /// Decodes the wire form; fails naming the first field that is missing or wrong.
+    public init(json: JSONValue) throws(SignalError) {
+        let fields = JSONFields(json)
+        sessionId = try fields.string("sessionId")
+        callType = try fields.enumeration("callType", CallType.self)
+        status = try fields.enumeration("status", CallStatus.self)
+        initiator = try fields.nested("initiator").string("uid")
+        receiver = try fields.nested("receiver").string("uid")
+        initiatedAt = try fields.integer("initiatedAt")
+        acceptedAt = try fields.optionalInteger("acceptedAt")
+        endedAt = try fields.optionalInteger("endedAt")
+        acceptedBy = try fields.optionalString("acceptedBy")
+        endedBy = try fields.optionalString("endedBy")
+        endReason = try fields.optionalEnumeration("endReason", EndReason.self)
+        timeout = Int(try fields.integer("timeout"))
+        metadata = json["metadata"].flatMap { $0 == .null ? nil : $0 }
+    }
+}
+
+extension CallLog {
+    /// The wire form: the call's fields plus `direction` and `missed`.
+    public var json: JSONValue {
+        guard case .object(var members) = call.json else { return call.json }
+        members.append(("direction", .string(direction.rawValue)))
+        members.append(("missed", .bool(missed)))
+        return .object(members)
+    }
+
+    /// Decodes the wire form.
+    public init(json: JSONValue) throws(SignalError) {
+        let fields = JSONFields(json)
+        self.init(call: try Call(json: json),
+                  direction: try fields.enumeration("direction", CallDirection.self),
+                  missed: try fields.bool("missed"))
+    }
+}
+
+/// Reads typed fields out of a JSON object, failing with ``SignalErrorCode/validation``
+/// and a message that names the field.
+public struct JSONFields {
+    /// The object read from.
+    public let value: JSONValue
+
+    /// The fields of `value`.
+    public init(_ value: JSONValue) {
+        self.value = value
+    }
+
+    private func invalid(_ name: String, _ expectation: String) -> SignalError {
+        SignalError(.validation, "\(name) must be \(expectation)")
+    }
+
+    /// Whether the field is present and not null.
+    public func has(_ name: String) -> Bool {
+        guard let field = value[name] else { return false }
+        return field != .null
+    }
+
+    /// A required string.
+    public func string(_ name: String) throws(SignalError) -> String {
+        guard let text = value[name]?.stringValue else { throw invalid(name, "a string") }
+        return text
+    }
+
+    /// An optional string (absent or null gives nil).
+    public func optionalString(_ name: String) throws(SignalError) -> String? {
+        guard has(name) else { return nil }
+        return try string(name)
+    }
+
+    /// A required integer.
+    public func integer(_ name: String) throws(SignalError) -> Int64 {
+        guard let number = value[name]?.integerValue else { throw invalid(name, "an integer") }
+        return number
+    }
+
+    /// An optional integer.
+    public func optionalInteger(_ name: String) throws(SignalError) -> Int64? {
+        guard has(name) else { return nil }
+        return try integer(name)
+    }
+
+    /// A required boolean.
+    public func bool(_ name: String) throws(SignalError) -> Bool {
+        guard let flag = value[name]?.boolValue else { throw invalid(name, "true or false") }
+        return flag
+    }
+
+    /// A required string from a fixed set.
+    public func enumeration<E: RawRepresentable & CaseIterable>(_ name: String, _ type: E.Type) throws(SignalError) -> E
+    where E.RawValue == String {
+        let options = E.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let text = value[name]?.stringValue, let result = E(rawValue: text) else {
+            throw invalid(name, "one of \(options)")
+        }
+        return result
+    }
+
+    /// An optional string from a fixed set.
+    public func optionalEnumeration<E: RawRepresentable & CaseIterable>(_ name: String, _ type: E.Type) throws(SignalError) -> E?
+    where E.RawValue == String {
+        guard has(name) else { return nil }
+        return try enumeration(name, type)
+    }
+
+    /// A required nested object.
+    public func nested(_ name: String) throws(SignalError) -> JSONFields {
+        guard let object = value[name], object.objectMembers != nil else { throw invalid(name, "an object") }
+        return JSONFields(object)
+    }
+}

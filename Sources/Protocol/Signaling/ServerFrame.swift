@@ -1,0 +1,51 @@
+/// A frame the server sends: a request's result, or a call event.
+public enum ServerFrame: Hashable, Sendable {
+    /// The result of the request with `id` (nil for results no request asked
+    /// for: header authentication, auth timeout, unparseable frames).
+    case result(id: String?, Result<JSONValue, SignalError>)
+    /// A call changed.
+    case call(Call)
+
+    /// The wire form.
+    public var json: JSONValue {
+        switch self {
+        case .result(let id, .success(let data)):
+            return .object([("type", .string("result")), ("id", id.map(JSONValue.string) ?? .null),
+                            ("ok", .bool(true)), ("data", data)])
+        case .result(let id, .failure(let error)):
+            return .object([("type", .string("result")), ("id", id.map(JSONValue.string) ?? .null),
+                            ("ok", .bool(false)),
+                            ("error", .object([("code", .string(error.code.rawValue)),
+                                               ("message", .string(error.message))]))])
+        case .call(let call):
+            return .object([("type", .string("call")), ("call", call.json)])
+        }
+    }
+
+    /// The wire form as UTF-8 bytes.
+    public var encoded: [UInt8] {
+        var bytes: [UInt8] = []
+        json.write(into: &bytes)
+        return bytes
+    }
+
+    /// Decodes a frame (client side).
+    public init(json: JSONValue) throws(SignalError) {
+        let fields = JSONFields(json)
+        switch try fields.string("type") {
+        case "call":
+            self = .call(try Call(json: try fields.nested("call").value))
+        case "result":
+            let id = try fields.optionalString("id")
+            if try fields.bool("ok") {
+                self = .result(id: id, .success(json["data"] ?? .null))
+            } else {
+                let error = try fields.nested("error")
+                self = .result(id: id, .failure(SignalError(SignalErrorCode(rawValue: try error.string("code")),
+                                                            try error.string("message"))))
+            }
+        case let other:
+            throw SignalError(.unknownType, "unknown frame type \"\(other)\"")
+        }
+    }
+}

@@ -2,7 +2,7 @@
 # build needs first (through sudo when not root), so a fresh machine works.
 
 SWIFT ?= swift
-APT_PACKAGES := pkg-config libssl-dev zlib1g-dev
+APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libsqlite3-dev
 CONFIG ?= config.json
 
 .PHONY: all deps build run test conformance clean

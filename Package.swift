@@ -23,10 +23,17 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(name: "SignalProtocol", path: "Sources/Protocol"),
+        .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "COpenSSL"], path: "Sources/Crypto"),
         .target(
             name: "SignalServer",
-            dependencies: ["SignalProtocol", "CShim", "COpenSSL"],
+            dependencies: ["SignalProtocol", "SignalCrypto", "CShim", "CSQLite"],
             path: "Sources/SignalServer"
         ),
         .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),

@@ -45,7 +45,7 @@ do {
     Daemon.printError("ringd: \(error)")
     exit(1)
 }
-exit(Daemon.run(config: config, program: "ringd") { RingdRouter(context: $0) })
+exit(Daemon.run(config: config, program: "ringd") { try Ringd(config: config) })
 
 /// The process environment as a dictionary.
 func environmentVariables() -> [String: String] {

@@ -27,6 +27,13 @@ final class EchoRouter: HTTPRouter {
     func route(_ request: HTTPRequest) -> HTTPRoute { .webSocket(EchoResponder()) }
 }
 
+/// The echo server as an application: nothing to do around shutdown.
+struct EchoApplication: ServerApplication {
+    func makeRouter(_ context: ServerContext) -> HTTPRouter { EchoRouter() }
+    func stop() {}
+    func close() {}
+}
+
 var config = ServerConfig()
 config.port = 9001
 config.maxMessageBytes = 64 * 1024 * 1024
@@ -63,4 +70,4 @@ while let argument = arguments.popFirst() {
         exit(2)
     }
 }
-exit(Daemon.run(config: config, program: "ws-echo") { _ in EchoRouter() })
+exit(Daemon.run(config: config, program: "ws-echo") { EchoApplication() })

@@ -33,7 +33,6 @@ import Testing
         defer { server.stop() }
         let socket = try TestWebSocket.connect(port: server.port, path: "/v1/ws")
         defer { socket.close() }
-        try socket.send(text: "ignored")
         try socket.sendClose(1000)
         #expect(try socket.nextClose() == .normalClosure)
         #expect(socket.seesEOF())

@@ -59,4 +59,24 @@ public enum Base64 {
         default: return nil
         }
     }
+
+    /// The unpadded base64url text (RFC 4648 §5) of `bytes`, for tokens and cursors.
+    public static func encodeURL<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        String(encode(bytes).compactMap { character -> Character? in
+            switch character {
+            case "+": return "-"
+            case "/": return "_"
+            case "=": return nil
+            default: return character
+            }
+        })
+    }
+
+    /// The bytes of unpadded base64url `text`; nil unless it is canonical.
+    public static func decodeURL(_ text: String) -> [UInt8]? {
+        guard !text.contains(where: { $0 == "+" || $0 == "/" || $0 == "=" }) else { return nil }
+        var standard = String(text.map { $0 == "-" ? "+" : ($0 == "_" ? "/" : $0) })
+        while standard.utf8.count % 4 != 0 { standard += "=" }
+        return decode(standard)
+    }
 }

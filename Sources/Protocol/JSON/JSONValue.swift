@@ -78,6 +78,15 @@ public enum JSONValue: Hashable, Sendable {
         return nil
     }
 
+    /// How deeply arrays and objects nest: 0 for a scalar, 1 for a flat array or object.
+    public var depth: Int {
+        switch self {
+        case .array(let values): return 1 + (values.map(\.depth).max() ?? 0)
+        case .object(let members): return 1 + (members.map(\.value.depth).max() ?? 0)
+        default: return 0
+        }
+    }
+
     /// A short name of the value's kind, for error messages.
     public var kindName: String {
         switch self {

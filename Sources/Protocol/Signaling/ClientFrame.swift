@@ -17,6 +17,8 @@ public struct CallLogFilter: Hashable, Sendable {
 
     /// The default page size.
     public static let defaultLimit = 30
+    /// The page sizes accepted.
+    public static let limitRange = 1 ... 100
 
     /// A filter; everything optional.
     public init(limit: Int = defaultLimit, cursor: String? = nil, callType: CallType? = nil, status: CallStatus? = nil,
@@ -92,10 +94,19 @@ public struct ClientFrame: Hashable, Sendable {
         public let id: String?
         /// What is wrong.
         public let error: SignalError
+
+        /// A refusal of the frame with `id` (if it had a usable one).
+        public init(id: String?, error: SignalError) {
+            self.id = id
+            self.error = error
+        }
     }
 
     /// The largest `metadata` object accepted, serialized.
     public static let maxMetadataBytes = 4096
+    /// The deepest nesting accepted inside `metadata`, so every frame that
+    /// carries it back stays within ``JSONValue/maxDepth``.
+    public static let maxMetadataDepth = 32
 
     /// Parses a text frame.
     public static func parse(_ bytes: [UInt8]) throws(ParseError) -> ClientFrame {
@@ -173,6 +184,9 @@ public struct ClientFrame: Hashable, Sendable {
         guard encoded.count <= maxMetadataBytes else {
             throw SignalError(.validation, "metadata must be at most \(maxMetadataBytes) bytes of JSON")
         }
+        guard value.depth <= maxMetadataDepth else {
+            throw SignalError(.validation, "metadata must be nested at most \(maxMetadataDepth) levels deep")
+        }
         return value
     }
 
@@ -180,7 +194,9 @@ public struct ClientFrame: Hashable, Sendable {
     public static func callLogFilter(_ fields: JSONFields) throws(SignalError) -> CallLogFilter {
         var filter = CallLogFilter()
         if let limit = try fields.optionalInteger("limit") {
-            guard (1 ... 100).contains(limit) else { throw SignalError(.validation, "limit must be from 1 to 100") }
+            guard CallLogFilter.limitRange.contains(Int(limit)) else {
+                throw SignalError(.validation, "limit must be from 1 to 100")
+            }
             filter.limit = Int(limit)
         }
         filter.cursor = try fields.optionalString("cursor")

@@ -13,6 +13,8 @@ public enum ConfigLoader {
         let path: String
         /// What the value must be, for messages.
         let expectation: String
+        /// Whether the value is a secret, never echoed in messages.
+        var isSecret = false
         /// Applies a value; false when it does not meet the expectation.
         let apply: @Sendable (inout ServerConfig, JSONValue) -> Bool
 
@@ -55,6 +57,22 @@ public enum ConfigLoader {
         }
     }
 
+    /// A list of non-empty strings: a JSON array, or (from the environment) a
+    /// comma-separated string.
+    static func keyList(_ path: String, _ field: WritableKeyPath<ServerConfig, [String]> & Sendable) -> Key {
+        Key(path: path, expectation: "a list of non-empty strings", isSecret: true) { config, value in
+            let items: [String]?
+            switch value {
+            case .array(let values): items = values.map { $0.stringValue ?? "" }
+            case .string(let text): items = text.split(separator: ",").map { $0.trimmingWhitespace() }
+            default: items = nil
+            }
+            guard let items, items.allSatisfy({ !$0.isEmpty }) else { return false }
+            config[keyPath: field] = items
+            return true
+        }
+    }
+
     /// Every key the configuration accepts.
     static let keys: [Key] = [
         Key(path: "listen.host", expectation: "a non-empty host name or address") { config, value in
@@ -75,6 +93,32 @@ public enum ConfigLoader {
         seconds("ws.pingIntervalSeconds", \.pingInterval),
         seconds("ws.pingTimeoutSeconds", \.pingTimeout),
         integer("limits.maxConnections", \.maxConnections, 1 ... 10_000_000),
+        integer("limits.devicesPerUser", \.devicesPerUser, 1 ... 1000),
+        integer("limits.requestsPerSecond", \.requestsPerSecond, 1 ... 1_000_000),
+        integer("limits.requestBurst", \.requestBurst, 1 ... 1_000_000),
+        keyList("auth.authKeys", \.authKeys),
+        keyList("auth.apiKeys", \.apiKeys),
+        Key(path: "auth.tokenSecret", expectation: "a string of at least 16 bytes, or null", isSecret: true) { config, value in
+            switch value {
+            case .null: config.tokenSecret = nil
+            case .string(let secret) where secret.utf8.count >= 16: config.tokenSecret = secret
+            default: return false
+            }
+            return true
+        },
+        seconds("auth.timeoutSeconds", \.authTimeout),
+        Key(path: "store.path", expectation: "a non-empty path") { config, value in
+            guard let path = value.stringValue, !path.isEmpty else { return false }
+            config.storePath = path
+            return true
+        },
+        Key(path: "store.synchronous", expectation: "normal or full") { config, value in
+            guard let mode = value.stringValue, mode == "normal" || mode == "full" else { return false }
+            config.storeSynchronousFull = mode == "full"
+            return true
+        },
+        integer("calls.ringTimeoutSeconds", \.ringTimeout, 1 ... 300),
+        seconds("calls.reconnectGraceSeconds", \.reconnectGrace),
         integer("limits.outboundSoftLimitBytes", \.outboundSoftLimit, 1024 ... 1 << 30),
         integer("limits.outboundHardLimitBytes", \.outboundHardLimit, 1024 ... 1 << 30),
     ]
@@ -93,9 +137,11 @@ public enum ConfigLoader {
         try apply(document, prefix: "", to: &config, source: path)
         for key in keys {
             guard let text = environment[key.environmentName] else { continue }
+            // A value reads as JSON when it is JSON (numbers, lists), else as a string.
             let value = (try? JSONValue.parse(text)) ?? .string(text)
-            guard key.apply(&config, value) else {
-                throw ConfigError("\(key.environmentName): \"\(key.path)\" must be \(key.expectation), got \"\(text)\"")
+            guard key.apply(&config, value) || key.apply(&config, .string(text)) else {
+                let shown = key.isSecret ? "" : ", got \"\(text)\""
+                throw ConfigError("\(key.environmentName): \"\(key.path)\" must be \(key.expectation)\(shown)")
             }
         }
         try validate(config, source: path)
@@ -108,7 +154,8 @@ public enum ConfigLoader {
             let path = prefix.isEmpty ? name : "\(prefix).\(name)"
             if let key = keys.first(where: { $0.path == path }) {
                 guard key.apply(&config, value) else {
-                    throw ConfigError("\(source): \"\(path)\" must be \(key.expectation), got \(value.serialized)")
+                    let shown = key.isSecret ? "" : ", got \(value.serialized)"
+                    throw ConfigError("\(source): \"\(path)\" must be \(key.expectation)\(shown)")
                 }
             } else if value.objectMembers != nil, keys.contains(where: { $0.path.hasPrefix(path + ".") }) {
                 try apply(value, prefix: path, to: &config, source: source)

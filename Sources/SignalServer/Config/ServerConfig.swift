@@ -30,6 +30,38 @@ public struct ServerConfig: Sendable {
     /// Queued outbound bytes above which a peer is dropped (`limits.outboundHardLimitBytes`).
     public var outboundHardLimit = 4 * 1024 * 1024
 
+    /// Development keys any uid may log in with (`auth.authKeys`).
+    public var authKeys = ["ringd-dev-auth-key"]
+    /// Keys for the REST API, header `X-Api-Key` (`auth.apiKeys`).
+    public var apiKeys = ["ringd-dev-api-key"]
+    /// The HMAC-SHA256 key for tokens (`auth.tokenSecret`); nil: generated on
+    /// first start and kept in the data directory.
+    public var tokenSecret: String?
+    /// Seconds a new WebSocket connection has to authenticate (`auth.timeoutSeconds`).
+    public var authTimeout = 5.0
+    /// The SQLite database (`store.path`); its directory is the data directory.
+    public var storePath = "data/ringd.sqlite"
+    /// Whether every commit is synced to the disk (`store.synchronous`: `normal`
+    /// survives a process kill, `full` also a power loss).
+    public var storeSynchronousFull = false
+    /// Ring timeout when `initiateCall` gives none (`calls.ringTimeoutSeconds`).
+    public var ringTimeout = 45
+    /// Seconds a user whose devices all went away may take to come back
+    /// before their live call ends (`calls.reconnectGraceSeconds`).
+    public var reconnectGrace = 10.0
+    /// Devices one user may have connected at once (`limits.devicesPerUser`).
+    public var devicesPerUser = 10
+    /// Requests per second a connection may make on average (`limits.requestsPerSecond`).
+    public var requestsPerSecond = 20
+    /// Requests a connection may make in a burst (`limits.requestBurst`).
+    public var requestBurst = 40
+
+    /// The directory holding the store and the generated token secret.
+    public var dataDirectory: String {
+        guard let slash = storePath.lastIndex(of: "/") else { return "." }
+        return slash == storePath.startIndex ? "/" : String(storePath[..<slash])
+    }
+
     /// The defaults, as shipped in `config.json`.
     public init() {}
 

@@ -9,7 +9,7 @@ public enum Daemon {
     /// Starts a server and blocks until SIGINT or SIGTERM has stopped it.
     /// Returns the process exit status.
     public static func run(config: ServerConfig, program: String,
-                           makeRouter: @escaping @Sendable (ServerContext) -> HTTPRouter) -> Int32 {
+                           application makeApplication: () throws -> ServerApplication) -> Int32 {
         Log.level = config.logLevel
         signal(SIGPIPE, SIG_IGN)
         raiseDescriptorLimit()
@@ -22,7 +22,7 @@ public enum Daemon {
 
         let server: Server
         do {
-            server = try Server(config: config, makeRouter: makeRouter)
+            server = try Server(config: config, application: try makeApplication())
         } catch {
             printError("\(program): cannot start: \(error)")
             return 1

@@ -10,6 +10,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private let settings: ServerConfig
     private var parser: HTTPRequestParser
     private var deadline: TimerID?
+    /// The keep-alive flag of a request whose response is deferred; while
+    /// set, further requests wait.
+    private var deferredKeepAlive: Bool?
 
     init(connection: Connection, router: HTTPRouter, settings: ServerConfig) {
         self.connection = connection
@@ -38,8 +41,13 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
         parser.append(bytes)
+        processRequests()
+    }
+
+    private func processRequests() {
         do {
-            while connection.state == .open, connection.handler === self, let request = try parser.next() {
+            while connection.state == .open, connection.handler === self, deferredKeepAlive == nil,
+                  let request = try parser.next() {
                 handle(request)
             }
         } catch {
@@ -58,6 +66,11 @@ final class HTTPConnectionHandler: ConnectionHandler {
         case .respond(let response):
             send(response, keepAlive: request.keepAlive)
             if request.keepAlive { armDeadline() }
+        case .later(let start):
+            if let timer = deadline { connection.loop.cancel(timer) }
+            deadline = nil
+            deferredKeepAlive = request.keepAlive
+            start(HTTPResponseSink(mailbox: connection.loop.mailbox, handler: LoopBound(self, on: connection.loop)))
         case .webSocket(let responder):
             switch WebSocketHandshake.respond(to: request) {
             case .failure(let error):
@@ -66,6 +79,16 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 upgrade(response, responder)
             }
         }
+    }
+
+    /// Writes a deferred response and goes on with any requests that waited.
+    func finishDeferred(_ response: HTTPResponse) {
+        guard let keepAlive = deferredKeepAlive, connection.state == .open else { return }
+        deferredKeepAlive = nil
+        send(response, keepAlive: keepAlive)
+        guard keepAlive else { return }
+        armDeadline()
+        processRequests()
     }
 
     private func upgrade(_ response: HTTPResponse, _ responder: WebSocketResponder) {

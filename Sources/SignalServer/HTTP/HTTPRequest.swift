@@ -16,12 +16,18 @@ public struct HTTPRequest: Sendable {
         String(target.prefix { $0 != "?" })
     }
 
+    /// The value of the query parameter `name` (the first one).
+    public func queryValue(_ name: String) -> String? {
+        query.first(where: { $0.name == name })?.value
+    }
+
     /// The query parameters, percent-decoded, in order.
     public var query: [(name: String, value: String)] {
         guard let mark = target.firstIndex(of: "?") else { return [] }
         return target[target.index(after: mark)...].split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (Self.percentDecode(parts[0]), parts.count > 1 ? Self.percentDecode(parts[1]) : "")
+            return (Self.percentDecode(parts[0], plusIsSpace: true),
+                    parts.count > 1 ? Self.percentDecode(parts[1], plusIsSpace: true) : "")
         }
     }
 
@@ -32,12 +38,13 @@ public struct HTTPRequest: Sendable {
         return minorVersion >= 1 || options.contains("keep-alive")
     }
 
-    /// `%XX` and `+` decoding; invalid escapes are kept as written.
-    static func percentDecode(_ text: Substring) -> String {
+    /// `%XX` decoding (and `+` as a space in query strings); invalid escapes
+    /// are kept as written.
+    static func percentDecode(_ text: Substring, plusIsSpace: Bool) -> String {
         var out: [UInt8] = []
         var bytes = Array(text.utf8)[...]
         while let byte = bytes.popFirst() {
-            if byte == UInt8(ascii: "+") {
+            if byte == UInt8(ascii: "+") && plusIsSpace {
                 out.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%"), bytes.count >= 2,
                       let value = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16) {

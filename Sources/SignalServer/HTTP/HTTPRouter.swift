@@ -5,6 +5,23 @@ public enum HTTPRoute {
     /// Complete the WebSocket handshake (or answer why it fails) and hand the
     /// connection to this responder.
     case webSocket(WebSocketResponder)
+    /// Answer later, from any thread, through the sink (for work that must
+    /// not run on the loop, such as a store query). Further requests on the
+    /// connection wait for this response.
+    case later(@Sendable (HTTPResponseSink) -> Void)
+}
+
+/// Where a deferred response goes: back to the connection's loop, which
+/// writes it if the connection is still open.
+public struct HTTPResponseSink: Sendable {
+    let mailbox: LoopMailbox
+    let handler: LoopBound<HTTPConnectionHandler>
+
+    /// Sends the response (once; from any thread).
+    public func send(_ response: HTTPResponse) {
+        let handler = self.handler
+        mailbox.submit { loop in handler.value(on: loop)?.finishDeferred(response) }
+    }
 }
 
 /// Decides what each request gets. One router per event loop, called on
@@ -14,29 +31,62 @@ public protocol HTTPRouter: AnyObject {
     func route(_ request: HTTPRequest) -> HTTPRoute
 }
 
-/// A table of exact paths and methods that answers 404 for unknown paths and
-/// 405 (with `Allow`) for known paths with another method.
+/// The parameters a path pattern captured: `{uid}` in `/v1/users/{uid}` gives `["uid": …]`.
+public typealias PathParameters = [String: String]
+
+/// A table of path patterns and methods that answers 404 for unknown paths
+/// and 405 (with `Allow`) for known paths with another method. A pattern
+/// segment `{name}` matches any one non-empty segment (percent-decoded).
 public struct RouteTable {
-    private var routes: [String: [(method: String, handler: (HTTPRequest) -> HTTPRoute)]] = [:]
+    /// One path pattern and its handlers by method.
+    private struct Entry {
+        let segments: [Substring]
+        var handlers: [(method: String, handler: (HTTPRequest, PathParameters) -> HTTPRoute)]
+
+        /// The captured parameters when `path` matches this pattern.
+        func match(_ path: [Substring]) -> PathParameters? {
+            guard path.count == segments.count else { return nil }
+            var parameters: PathParameters = [:]
+            for (pattern, segment) in zip(segments, path) {
+                if pattern.hasPrefix("{") && pattern.hasSuffix("}") {
+                    guard !segment.isEmpty else { return nil }
+                    parameters[String(pattern.dropFirst().dropLast())] = HTTPRequest.percentDecode(segment, plusIsSpace: false)
+                } else if pattern != segment {
+                    return nil
+                }
+            }
+            return parameters
+        }
+    }
+
+    private var entries: [Entry] = []
 
     /// An empty table.
     public init() {}
 
-    /// Routes `method` on `path` to `handler`.
-    public mutating func add(_ method: String, _ path: String, _ handler: @escaping (HTTPRequest) -> HTTPRoute) {
-        routes[path, default: []].append((method, handler))
+    /// Routes `method` on paths matching `pattern` to `handler`.
+    public mutating func add(_ method: String, _ pattern: String,
+                             _ handler: @escaping (HTTPRequest, PathParameters) -> HTTPRoute) {
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: false)
+        if let index = entries.firstIndex(where: { $0.segments == segments }) {
+            entries[index].handlers.append((method, handler))
+        } else {
+            entries.append(Entry(segments: segments, handlers: [(method, handler)]))
+        }
     }
 
     /// The route for `request`.
     public func route(_ request: HTTPRequest) -> HTTPRoute {
-        guard let handlers = routes[request.path] else {
+        let path = request.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard let (entry, parameters) = entries.lazy.compactMap({ entry in entry.match(path).map { (entry, $0) } }).first
+        else {
             return .respond(.error(.notFound, "no resource at \(request.path)"))
         }
-        guard let match = handlers.first(where: { $0.method == request.method }) else {
-            let allowed = handlers.map(\.method).joined(separator: ", ")
+        guard let match = entry.handlers.first(where: { $0.method == request.method }) else {
+            let allowed = entry.handlers.map(\.method).joined(separator: ", ")
             return .respond(.error(.methodNotAllowed, "\(request.path) allows \(allowed)",
                                    headers: HTTPHeaders([("Allow", allowed)])))
         }
-        return match.handler(request)
+        return match.handler(request, parameters)
     }
 }

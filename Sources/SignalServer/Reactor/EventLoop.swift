@@ -32,7 +32,8 @@ public final class EventLoop {
     private var nextGeneration: UInt32 = 1
     private var stopping = false
     private var shutdownHandlers: [() -> Void] = []
-    private var owned: [AnyObject] = []
+    /// Per-loop state of the layers above, one object per type.
+    private var attachments: [ObjectIdentifier: AnyObject] = [:]
 
     /// The tag of the loop's own descriptors (mailbox, timer) in epoll data.
     private static let internalGeneration: UInt32 = 0
@@ -102,10 +103,15 @@ public final class EventLoop {
 
     // MARK: Running
 
-    /// Keeps `object` alive as long as the loop (for per-loop state that
-    /// nothing else references).
-    func keepAlive(_ object: AnyObject) {
-        owned.append(object)
+    /// Keeps `object` as this loop's state of its type, for as long as the
+    /// loop lives; work handed to the loop finds it with ``attachment(_:)``.
+    public func attach<T: AnyObject>(_ object: T) {
+        attachments[ObjectIdentifier(T.self)] = object
+    }
+
+    /// The attached object of type `T`, if any.
+    public func attachment<T: AnyObject>(_ type: T.Type) -> T? {
+        attachments[ObjectIdentifier(type)] as? T
     }
 
     /// Registers `handler` to run when the loop is asked to stop, before it exits.

@@ -1,32 +1,38 @@
 import SignalProtocol
 
-/// The routes of `ringd`: `GET /healthz` and the WebSocket endpoint `GET /v1/ws`.
+/// The routes of `ringd`: `GET /healthz`, the WebSocket endpoint `GET /v1/ws`
+/// and the REST API (``RestRoutes``).
 public final class RingdRouter: HTTPRouter {
     private var table = RouteTable()
 
     /// A router for one loop of a server.
-    public init(context: ServerContext) {
+    init(context: ServerContext, service: SignalingService) {
         let stats = context.stats
-        table.add("GET", "/healthz") { _ in
-            .respond(.json(.ok, .object([
-                ("status", .string("ok")),
-                ("version", .string(RingdVersion.current)),
-                ("uptimeSeconds", .integer(Int64(stats.uptimeSeconds))),
-                ("connections", .integer(Int64(stats.openConnections))),
-            ])))
+        let signaling = service.register(context.loop)
+        table.add("GET", "/healthz") { _, _ in .respond(stats.healthResponse) }
+        table.add("GET", "/v1/ws") { request, _ in
+            guard let authorization = request.headers["Authorization"] else {
+                return .webSocket(SignalingSession(loop: signaling, headerIdentity: nil))
+            }
+            guard authorization.lowercased().hasPrefix("bearer ") else {
+                return .respond(.error(.unauthorized, "Authorization must be \"Bearer <token>\""))
+            }
+            let token = String(authorization.dropFirst("bearer ".count)).trimmingWhitespace()
+            switch service.tokens.verify(token, now: service.now) {
+            case .failure(let error):
+                return .respond(.error(.unauthorized, error.message))
+            case .success(let uid):
+                let deviceId = request.queryValue("deviceId")
+                if let deviceId, !Identifier.isValid(deviceId) {
+                    return .respond(.error(.badRequest, "deviceId must be 1 to 100 characters of A-Z a-z 0-9 . _ - @"))
+                }
+                return .webSocket(SignalingSession(loop: signaling, headerIdentity: (uid, deviceId)))
+            }
         }
-        table.add("GET", "/v1/ws") { _ in .webSocket(SignalingPlaceholder()) }
+        RestRoutes.add(to: &table, service: service)
     }
 
     public func route(_ request: HTTPRequest) -> HTTPRoute {
         table.route(request)
     }
-}
-
-/// Holds `/v1/ws` connections open until the ringing protocol serves them;
-/// messages are accepted and ignored.
-final class SignalingPlaceholder: WebSocketResponder {
-    func webSocketDidOpen(_ socket: WebSocket) {}
-    func webSocket(_ socket: WebSocket, didReceive message: WebSocketMessage) {}
-    func webSocketDidClose(_ socket: WebSocket, code: WebSocketCloseCode) {}
 }

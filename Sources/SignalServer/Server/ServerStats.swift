@@ -1,3 +1,4 @@
+import SignalProtocol
 import Synchronization
 
 /// Counters shared by every loop of a server.
@@ -26,6 +27,16 @@ public final class ServerStats: Sendable {
 
     /// Seconds since start.
     public var uptimeSeconds: Double { Deadline.now().seconds(since: startedAt) }
+
+    /// The `GET /healthz` answer: status, version, uptime, open connections.
+    public var healthResponse: HTTPResponse {
+        .json(.ok, .object([
+            ("status", .string("ok")),
+            ("version", .string(RingdVersion.current)),
+            ("uptimeSeconds", .integer(Int64(uptimeSeconds))),
+            ("connections", .integer(Int64(openConnections))),
+        ]))
+    }
 }
 
 /// What a router is given when the server creates it on a loop.

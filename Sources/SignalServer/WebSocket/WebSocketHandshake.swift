@@ -1,21 +1,11 @@
-import COpenSSL
+import SignalCrypto
 import SignalProtocol
 
 /// The server side of the WebSocket opening handshake (RFC 6455 §4.2).
 public enum WebSocketHandshake {
-    /// The GUID appended to the client's key (RFC 6455 §1.3).
-    static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-
     /// The `Sec-WebSocket-Accept` value for a client key: base64(SHA-1(key + GUID)).
     public static func acceptValue(forKey key: String) -> String {
-        let input = Array((key + guid).utf8)
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let ok = input.withUnsafeBytes { bytes in
-            EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, EVP_sha1(), nil)
-        }
-        precondition(ok == 1, "OpenSSL SHA-1 failed")
-        return Base64.encode(digest.prefix(Int(length)))
+        Crypto.webSocketAccept(forKey: key)
     }
 
     /// Checks an upgrade request. Returns the 101 response to send, or the

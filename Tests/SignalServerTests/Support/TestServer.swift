@@ -80,18 +80,18 @@ func floodPayload(_ sequence: UInt32, size: Int) -> [UInt8] {
 /// Serves `/healthz` as ringd does and sends every other path to a
 /// ``TestResponder`` as a WebSocket.
 final class TestRouter: HTTPRouter {
-    private let health: RingdRouter
+    private let stats: ServerStats
     private let recorder: EventRecorder
     private let behavior: ResponderBehavior
 
     init(context: ServerContext, recorder: EventRecorder, behavior: ResponderBehavior) {
-        health = RingdRouter(context: context)
+        stats = context.stats
         self.recorder = recorder
         self.behavior = behavior
     }
 
     func route(_ request: HTTPRequest) -> HTTPRoute {
-        if request.path == "/healthz" { return health.route(request) }
+        if request.path == "/healthz" { return .respond(stats.healthResponse) }
         return .webSocket(TestResponder(recorder: recorder, behavior: behavior))
     }
 }
@@ -121,11 +121,19 @@ final class TestServer {
 
     var port: Int { server.address.port }
 
-    /// A server with ringd's own router.
+    /// A real ringd (store in a fresh temporary directory unless the config names one).
     init(ringd config: ServerConfig) throws {
         Self.prepareProcess()
-        server = try Server(config: config) { RingdRouter(context: $0) }
+        var config = config
+        if config.storePath == ServerConfig().storePath {
+            config.storePath = "/tmp/ringd-tests-\(SessionID.random())/ringd.sqlite"
+            temporaryDirectory = config.dataDirectory
+        }
+        server = try Server(config: config, application: try Ringd(config: config))
     }
+
+    /// The store directory this server created, removed when it is released.
+    private var temporaryDirectory: String?
 
     /// A server with a ``TestRouter`` whose WebSocket responders behave as asked.
     init(config: ServerConfig = testConfig(), behavior: ResponderBehavior = .echo) throws {
@@ -165,7 +173,10 @@ final class TestServer {
         return waitUntil(timeout: timeout) { exited.isSet }
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) }
+    }
 
     /// Once per process: the server writes with `writev`, so a peer that
     /// resets would raise SIGPIPE and kill the test process (the daemon

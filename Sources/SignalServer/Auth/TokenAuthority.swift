@@ -1,0 +1,96 @@
+import SignalCrypto
+import SignalProtocol
+import Synchronization
+
+/// Mints and verifies auth tokens: `v1.<payload>.<signature>`, both parts
+/// base64url, the payload a JSON object `{"sub":uid,"iat":ms,"exp":ms,"jti":id}`
+/// and the signature HMAC-SHA256 over `v1.<payload>` with the server's secret.
+///
+/// Verifying reads no database: the only lookup is the in-memory revocation
+/// time of the token's user (tokens issued at or before it are revoked).
+public final class TokenAuthority: Sendable {
+    private let secret: [UInt8]
+    private let revocations: Mutex<[String: Int64]>
+
+    /// An authority signing with `secret`, with the revocations loaded from the store.
+    public init(secret: [UInt8], revocations: [String: Int64]) {
+        self.secret = secret
+        self.revocations = Mutex(revocations)
+    }
+
+    /// A token for `uid` valid for `ttlSeconds` from `now` (ms since the epoch).
+    /// It is issued strictly after the user's last revocation, so a token
+    /// minted in the same millisecond as a revocation still works.
+    public func mint(uid: String, ttlSeconds: Int64, now: Int64) -> (token: String, expiresAt: Int64) {
+        let issuedAt = max(now, (revocations.withLock { $0[uid] } ?? now - 1) + 1)
+        let expiresAt = now + ttlSeconds * 1000
+        let payload = JSONValue.object([
+            ("sub", .string(uid)), ("iat", .integer(issuedAt)), ("exp", .integer(expiresAt)),
+            ("jti", .string(SessionID.random())),
+        ])
+        var bytes: [UInt8] = []
+        payload.write(into: &bytes)
+        let signed = "v1." + Base64.encodeURL(bytes)
+        return (signed + "." + Base64.encodeURL(sign(Array(signed.utf8))), expiresAt)
+    }
+
+    /// The uid a token was issued to, or why it is not accepted.
+    public func verify(_ token: String, now: Int64) -> Result<String, SignalError> {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "v1",
+              let payloadBytes = Base64.decodeURL(String(parts[1])),
+              let signature = Base64.decodeURL(String(parts[2])) else {
+            return .failure(SignalError(.authFailed, "malformed token"))
+        }
+        let expected = sign(Array("v1.\(parts[1])".utf8))
+        guard Crypto.constantTimeEqual(signature, expected) else {
+            return .failure(SignalError(.authFailed, "token signature does not verify"))
+        }
+        guard let payload = try? JSONValue.parse(payloadBytes), let uid = payload["sub"]?.stringValue,
+              let issuedAt = payload["iat"]?.integerValue, let expiresAt = payload["exp"]?.integerValue else {
+            return .failure(SignalError(.authFailed, "malformed token payload"))
+        }
+        guard now < expiresAt else { return .failure(SignalError(.authFailed, "token expired")) }
+        if let revokedAt = revocations.withLock({ $0[uid] }), issuedAt <= revokedAt {
+            return .failure(SignalError(.authFailed, "token revoked"))
+        }
+        return .success(uid)
+    }
+
+    /// Revokes every token of `uid` issued at or before `at`.
+    public func revoke(uid: String, at: Int64) {
+        revocations.withLock { $0[uid] = max($0[uid] ?? 0, at) }
+    }
+
+    private func sign(_ message: [UInt8]) -> [UInt8] {
+        Crypto.hmacSHA256(key: secret, message: message)
+    }
+}
+
+/// The keys that grant access: development auth keys for uid + authKey
+/// logins and API keys for the REST API. Compared in constant time.
+public struct AccessKeys: Sendable {
+    /// Keys any uid may log in with (development).
+    public let authKeys: [String]
+    /// Keys for the REST API (`X-Api-Key`).
+    public let apiKeys: [String]
+
+    /// Keys with the given values.
+    public init(authKeys: [String], apiKeys: [String]) {
+        self.authKeys = authKeys
+        self.apiKeys = apiKeys
+    }
+
+    /// Whether `key` is one of the auth keys.
+    public func isAuthKey(_ key: String) -> Bool { Self.contains(authKeys, key) }
+
+    /// Whether `key` is one of the API keys.
+    public func isAPIKey(_ key: String) -> Bool { Self.contains(apiKeys, key) }
+
+    private static func contains(_ keys: [String], _ key: String) -> Bool {
+        let candidate = Array(key.utf8)
+        return keys.reduce(false) { found, known in
+            Crypto.constantTimeEqual(Array(known.utf8), candidate) || found
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// A token bucket: `burst` requests at once, refilled at `rate` per second.
+struct RateLimiter {
+    private let rate: Double
+    private let burst: Double
+    private var tokens: Double
+    private var last: Deadline
+
+    /// A full bucket.
+    init(rate: Int, burst: Int, now: Deadline = .now()) {
+        self.rate = Double(rate)
+        self.burst = Double(burst)
+        tokens = Double(burst)
+        last = now
+    }
+
+    /// Takes a token if one is left; false means the request is over the limit.
+    mutating func allow(now: Deadline = .now()) -> Bool {
+        tokens = min(burst, tokens + max(0, now.seconds(since: last)) * rate)
+        last = now
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+}

@@ -1,0 +1,222 @@
+import SignalProtocol
+import Synchronization
+
+/// Drives the ``CallStateMachine`` for every loop of a server: feeds it
+/// requests, presence changes and timers; commits each change to the store
+/// before anyone hears of it; then delivers results, events and closes to the
+/// devices' loops.
+///
+/// Ordering: every input is applied under one lock and its output queued to
+/// the store's single writer inside that lock, so outputs are committed and
+/// delivered in the order the changes happened; each loop's mailbox keeps
+/// that order per device.
+public final class SignalingService: Sendable {
+    /// The configuration in force.
+    public let config: ServerConfig
+    /// The durable store.
+    public let store: CallStore
+    /// Token minting and verification.
+    public let tokens: TokenAuthority
+    /// Auth and API keys.
+    public let keys: AccessKeys
+
+    /// The machine, and whether the service stopped taking requests.
+    private struct Core: Sendable {
+        var machine: CallStateMachine
+        var stopping = false
+    }
+
+    private let core: Mutex<Core>
+    private let mailboxes = Mutex<[Int: LoopMailbox]>([:])
+    private let clock: @Sendable () -> Int64
+
+    /// A service over `store`. `clock` gives milliseconds since the Unix epoch.
+    public init(config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys,
+                clock: @escaping @Sendable () -> Int64 = WallClock.milliseconds) {
+        self.config = config
+        self.store = store
+        self.tokens = tokens
+        self.keys = keys
+        self.clock = clock
+        let settings = SignalingSettings(defaultRingTimeout: config.ringTimeout,
+                                         reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
+                                         maxDevicesPerUser: config.devicesPerUser)
+        core = Mutex(Core(machine: CallStateMachine(settings: settings)))
+    }
+
+    /// Milliseconds since the Unix epoch, from the service's clock.
+    public var now: Int64 { clock() }
+
+    /// Sets up signaling on `loop` (called on that loop, before it serves).
+    func register(_ loop: EventLoop) -> SignalingLoop {
+        if let existing = loop.attachment(SignalingLoop.self) { return existing }
+        let state = SignalingLoop(index: loop.index, service: self)
+        loop.attach(state)
+        let mailbox = loop.mailbox
+        mailboxes.withLock { $0[loop.index] = mailbox }
+        return state
+    }
+
+    // MARK: Inputs
+
+    /// A device authenticated.
+    func connect(_ device: Device, requestId: String?) {
+        apply(refusing: (device.address, requestId)) { machine, now in
+            machine.connect(device, requestId: requestId, now: now)
+        }
+    }
+
+    /// A device's connection closed.
+    func disconnect(_ device: Device) {
+        apply(evenWhenStopping: true) { machine, now in machine.disconnect(device, now: now) }
+    }
+
+    /// A call request from an authenticated device.
+    func handle(_ request: ClientRequest, id: String, from device: Device) {
+        apply(refusing: (device.address, id)) { machine, now in machine.handle(request, id: id, from: device, now: now) }
+    }
+
+    /// A page of the device's user's call history, answered from the store.
+    func callLogs(_ filter: CallLogFilter, id: String, from device: Device) {
+        store.callLogs(for: device.uid, query: filter) { [self] result in
+            let reply: Result<JSONValue, SignalError> = result.map(\.json).mapError(\.signalError)
+            deliver([(device.address, .frame(ServerFrame.result(id: id, reply).encoded))])
+        }
+    }
+
+    /// The live call with `sessionId`, if any (for the REST API).
+    func liveCall(sessionId: String) -> Call? {
+        core.withLock { $0.machine.liveCall(sessionId: sessionId) }
+    }
+
+    private func timerFired(_ timer: SignalingTimer) {
+        apply { machine, now in machine.timerFired(timer, now: now) }
+    }
+
+    /// Stops taking requests, ends every live call with `server_shutdown`,
+    /// tells the devices, and waits until that is committed. Deliveries are
+    /// queued on the loops ahead of anything asked of them afterwards.
+    public func shutdown() {
+        apply(evenWhenStopping: true) { machine, now in machine.shutdown(now: now) }
+        core.withLock { $0.stopping = true }
+        store.flush()
+    }
+
+    // MARK: Effects
+
+    /// Applies one input under the lock and queues its output to the store
+    /// inside the lock, so outputs commit in the order of the changes. Once
+    /// stopping, requests are refused with `ERR_UNAVAILABLE` at `refusing`.
+    private func apply(evenWhenStopping: Bool = false, refusing requester: (DeviceAddress, String?)? = nil,
+                       _ input: (inout CallStateMachine, Int64) -> SignalingOutput) {
+        let refused: Bool = core.withLock { core in
+            guard evenWhenStopping || !core.stopping else { return true }
+            let output = input(&core.machine, clock())
+            store.save(output.saves) { [self] result in perform(output.actions, committed: result) }
+            return false
+        }
+        if refused, let (address, id) = requester {
+            let error = SignalError(.unavailable, "the server is shutting down")
+            deliver([(address, .frame(ServerFrame.result(id: id, .failure(error)).encoded))])
+        }
+    }
+
+    /// Runs after the output's saves were committed (on the store's thread).
+    private func perform(_ actions: [SignalingAction], committed: Result<Void, StoreError>) {
+        if case .failure(let error) = committed {
+            Log.error("store commit failed, the change is not durable: \(error)")
+        }
+        var deliveries: [(DeviceAddress, Delivery)] = []
+        var eventFrames: [Call: [UInt8]] = [:]
+        for action in actions {
+            switch action {
+            case .reply(let address, let id, let result):
+                let reply = committed.isSuccess ? result
+                    : .failure(SignalError(.internalError, "the store failed; try again"))
+                deliveries.append((address, .frame(ServerFrame.result(id: id, reply).encoded)))
+            case .event(let address, let call) where committed.isSuccess:
+                let frame = eventFrames[call] ?? ServerFrame.call(call).encoded
+                eventFrames[call] = frame
+                deliveries.append((address, .frame(frame)))
+            case .close(let address, let code, let reason):
+                deliveries.append((address, .close(code: code, reason: reason)))
+            case .schedule(let timer, let at):
+                schedule(timer, at: at)
+            case .resolveSession(let address, let id, let sessionId, let uid):
+                resolve(sessionId, for: uid, replyTo: address, id: id)
+            case .event:
+                break
+            }
+        }
+        deliver(deliveries)
+    }
+
+    /// Answers a request about a session that is not live, from the store.
+    private func resolve(_ sessionId: String, for uid: String, replyTo address: DeviceAddress, id: String) {
+        store.call(sessionId: sessionId) { [self] result in
+            let error: SignalError
+            switch result {
+            case .success(let call?) where call.isParty(uid):
+                error = SignalError(.terminated, "call \(sessionId) already ended (\(call.status.rawValue))")
+            case .success(.some):
+                error = SignalError(.notAParty, "\(uid) is not a party of call \(sessionId)")
+            case .success(nil):
+                error = SignalError(.sessionNotFound, "no call \(sessionId)")
+            case .failure(let failure):
+                error = failure.signalError
+            }
+            deliver([(address, .frame(ServerFrame.result(id: id, .failure(error)).encoded))])
+        }
+    }
+
+    private func schedule(_ timer: SignalingTimer, at: Int64) {
+        let delay = Double(max(0, at - clock())) / 1000
+        guard let mailbox = mailboxes.withLock({ $0.sorted { $0.key < $1.key }.first?.value }) else { return }
+        mailbox.submit { [self] loop in
+            loop.schedule(after: delay) { [self] in timerFired(timer) }
+        }
+    }
+
+    /// Hands deliveries to the loops of their devices, one mailbox task per loop.
+    private func deliver(_ deliveries: [(DeviceAddress, Delivery)]) {
+        guard !deliveries.isEmpty else { return }
+        var byLoop: [Int: [(UInt64, Delivery)]] = [:]
+        for (address, delivery) in deliveries {
+            byLoop[address.loop, default: []].append((address.connection, delivery))
+        }
+        let boxes = mailboxes.withLock { $0 }
+        for (index, batch) in byLoop {
+            boxes[index]?.submit { loop in loop.attachment(SignalingLoop.self)?.deliver(batch) }
+        }
+    }
+}
+
+/// Something for one device's connection.
+enum Delivery: Sendable {
+    /// A text frame, already encoded.
+    case frame([UInt8])
+    /// Close the WebSocket with this code.
+    case close(code: UInt16, reason: String)
+}
+
+/// The wall clock in milliseconds since the Unix epoch.
+public enum WallClock {
+    /// Now.
+    @Sendable public static func milliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
+
+extension Result {
+    /// Whether this is a success.
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

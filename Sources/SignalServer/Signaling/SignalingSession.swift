@@ -1,0 +1,151 @@
+import SignalProtocol
+
+/// One `/v1/ws` connection: authenticates it (first frame, or a token on the
+/// upgrade request), rate-limits it, and passes its requests to the
+/// ``SignalingService``. Lives on its connection's loop.
+final class SignalingSession: WebSocketResponder {
+    /// Where the session stands.
+    enum State {
+        /// Waiting for the auth frame until the timer fires.
+        case awaitingAuth(TimerID?)
+        /// Authenticated as this device.
+        case authenticated(Device)
+        /// The connection is closed (or closing after a failure).
+        case closed
+    }
+
+    /// The close code for a connection that did not authenticate.
+    static let authFailedCloseCode = WebSocketCloseCode(rawValue: 4001)
+
+    private let loopState: SignalingLoop
+    private var service: SignalingService { loopState.service }
+    private let headerIdentity: (uid: String, deviceId: String?)?
+    private var socket: WebSocket?
+    private var address: DeviceAddress?
+    private var state: State = .awaitingAuth(nil)
+    private var limiter: RateLimiter
+
+    /// A session; `headerIdentity` when the upgrade request carried a valid token.
+    init(loop: SignalingLoop, headerIdentity: (uid: String, deviceId: String?)?) {
+        loopState = loop
+        self.headerIdentity = headerIdentity
+        limiter = RateLimiter(rate: loop.service.config.requestsPerSecond, burst: loop.service.config.requestBurst)
+    }
+
+    func webSocketDidOpen(_ socket: WebSocket) {
+        self.socket = socket
+        let address = loopState.add(self)
+        self.address = address
+        if let identity = headerIdentity {
+            authenticate(uid: identity.uid, deviceId: identity.deviceId, requestId: nil)
+            return
+        }
+        let timer = socket.loop.schedule(after: service.config.authTimeout) { [weak self] in
+            self?.refuse(id: nil, SignalError(.authTimeout, "no auth frame within \(self?.service.config.authTimeout ?? 0)s"))
+        }
+        state = .awaitingAuth(timer)
+    }
+
+    func webSocket(_ socket: WebSocket, didReceive message: WebSocketMessage) {
+        let parsed: Result<ClientFrame, ClientFrame.ParseError>
+        if message.kind == .text {
+            parsed = Result { () throws(ClientFrame.ParseError) in try ClientFrame.parse(message.payload) }
+        } else {
+            parsed = .failure(ClientFrame.ParseError(
+                id: nil, error: SignalError(.badRequest, "frames must be text frames holding JSON")))
+        }
+        // Every frame of an authenticated connection counts, well-formed or not.
+        if case .authenticated = state, !limiter.allow() {
+            let id = (try? parsed.get())?.id
+            return send(.result(id: id, .failure(SignalError(.rateLimited, "too many requests; slow down"))))
+        }
+        let frame: ClientFrame
+        switch parsed {
+        case .success(let value): frame = value
+        case .failure(let error): return fail(id: error.id, error.error)
+        }
+        switch state {
+        case .closed:
+            return
+        case .awaitingAuth:
+            guard case .auth(let credentials, let deviceId) = frame.request else {
+                return refuse(id: frame.id, SignalError(.authRequired, "the first frame must be auth"))
+            }
+            switch verify(credentials) {
+            case .success(let uid): authenticate(uid: uid, deviceId: deviceId, requestId: frame.id)
+            case .failure(let error): refuse(id: frame.id, error)
+            }
+        case .authenticated(let device):
+            switch frame.request {
+            case .auth:
+                send(.result(id: frame.id, .failure(SignalError(.alreadyAuthenticated, "this connection is authenticated"))))
+            case .getCallLogs(let filter):
+                service.callLogs(filter, id: frame.id, from: device)
+            default:
+                service.handle(frame.request, id: frame.id, from: device)
+            }
+        }
+    }
+
+    func webSocketDidClose(_ socket: WebSocket, code: WebSocketCloseCode) {
+        if case .awaitingAuth(let timer?) = state { socket.loop.cancel(timer) }
+        if case .authenticated(let device) = state { service.disconnect(device) }
+        state = .closed
+        if let address { loopState.remove(address) }
+    }
+
+    /// Delivers something the service sent this device.
+    func deliver(_ delivery: Delivery) {
+        switch delivery {
+        case .frame(let bytes):
+            socket?.send(WebSocketMessage(kind: .text, payload: bytes))
+        case .close(let code, let reason):
+            socket?.close(code: WebSocketCloseCode(rawValue: code), reason: reason)
+        }
+    }
+
+    // MARK: Authentication
+
+    private func verify(_ credentials: Credentials) -> Result<String, SignalError> {
+        switch credentials {
+        case .authKey(let uid, let key):
+            guard Identifier.isValid(uid) else {
+                return .failure(SignalError(.validation, "uid must be 1 to 100 characters of A-Z a-z 0-9 . _ - @"))
+            }
+            guard service.keys.isAuthKey(key) else { return .failure(SignalError(.authFailed, "unknown auth key")) }
+            return .success(uid)
+        case .token(let token):
+            return service.tokens.verify(token, now: service.now)
+        }
+    }
+
+    private func authenticate(uid: String, deviceId: String?, requestId: String?) {
+        guard let address else { return }
+        if case .awaitingAuth(let timer?) = state { socket?.loop.cancel(timer) }
+        let device = Device(uid: uid, deviceId: deviceId ?? "d-" + String(SessionID.random().prefix(16)), address: address)
+        state = .authenticated(device)
+        service.connect(device, requestId: requestId)
+    }
+
+    /// Answers an unauthenticated connection's failure, then closes it with 4001.
+    private func refuse(id: String?, _ error: SignalError) {
+        guard case .awaitingAuth(let timer) = state else { return }
+        if let timer { socket?.loop.cancel(timer) }
+        state = .closed
+        send(.result(id: id, .failure(error)))
+        socket?.close(code: Self.authFailedCloseCode, reason: error.code.rawValue)
+    }
+
+    /// Answers a bad frame: before authentication it ends the connection, after it the connection stays.
+    private func fail(id: String?, _ error: SignalError) {
+        if case .awaitingAuth = state {
+            refuse(id: id, error)
+        } else {
+            send(.result(id: id, .failure(error)))
+        }
+    }
+
+    private func send(_ frame: ServerFrame) {
+        socket?.send(WebSocketMessage(kind: .text, payload: frame.encoded))
+    }
+}

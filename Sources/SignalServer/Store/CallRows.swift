@@ -1,0 +1,165 @@
+import SignalProtocol
+
+/// Calls in the `calls` table and both parties' `call_log` rows.
+extension StoreConnection {
+    /// The `calls` columns a ``Call`` is decoded from, in the order
+    /// ``decodeCall(_:)`` reads them (columns 0 through 12), each qualified
+    /// with `prefix` (e.g. `"c."`).
+    static func callColumns(prefix: String) -> String {
+        ["session_id", "call_type", "status", "initiator", "receiver", "initiated_at", "accepted_at", "ended_at",
+         "accepted_by", "ended_by", "end_reason", "timeout", "metadata"]
+            .map { prefix + $0 }
+            .joined(separator: ", ")
+    }
+
+    /// Inserts a call or replaces every field of the stored one, except its
+    /// parties: a snapshot naming other parties returns no row.
+    private static let upsertCallSQL = """
+        INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, accepted_at,
+                           ended_at, accepted_by, ended_by, end_reason, timeout, metadata)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+        ON CONFLICT (session_id) DO UPDATE SET
+            call_type = excluded.call_type, status = excluded.status, initiated_at = excluded.initiated_at,
+            accepted_at = excluded.accepted_at, ended_at = excluded.ended_at, accepted_by = excluded.accepted_by,
+            ended_by = excluded.ended_by, end_reason = excluded.end_reason, timeout = excluded.timeout,
+            metadata = excluded.metadata
+        WHERE initiator = excluded.initiator AND receiver = excluded.receiver
+        RETURNING seq
+        """
+
+    /// Inserts one party's log row, or updates what can change on a later
+    /// save (a row already up to date is left untouched).
+    private static let upsertLogSQL = """
+        INSERT INTO call_log (uid, seq, direction, peer, call_type, status, missed)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+        ON CONFLICT (uid, seq) DO UPDATE SET
+            call_type = excluded.call_type, status = excluded.status, missed = excluded.missed
+        WHERE call_type != excluded.call_type OR status != excluded.status OR missed != excluded.missed
+        """
+
+    /// One call by session id.
+    private static let callBySessionSQL = "SELECT \(callColumns(prefix: "")) FROM calls WHERE session_id = ?1"
+
+    /// The live calls, oldest first; the condition matches the `calls_live`
+    /// partial index word for word, so SQLite uses it.
+    private static let liveCallsSQL = """
+        SELECT \(callColumns(prefix: "")) FROM calls WHERE status IN ('initiated', 'ongoing') ORDER BY seq
+        """
+
+    /// Saves the snapshot `call` by session id (insert or full update) and
+    /// keeps both parties' log rows in step: the initiator's is outgoing with
+    /// the receiver as peer, the receiver's incoming with the initiator as
+    /// peer, each missed as ``Call/isMissed(for:)`` says. A call's parties
+    /// never change: a snapshot naming others fails with
+    /// ``StoreErrorCode/callConflict``. (A call to oneself, which the protocol
+    /// refuses, would keep one row, the initiator's.)
+    func save(_ call: Call) throws(StoreError) {
+        let seq = try reportingSQLiteErrors { () throws(SQLiteError) -> Int64? in
+            let statement = try database.statement(Self.upsertCallSQL)
+            defer { statement.reset() }
+            try statement.bind(call.sessionId, at: 1)
+            try statement.bind(call.callType.rawValue, at: 2)
+            try statement.bind(call.status.rawValue, at: 3)
+            try statement.bind(call.initiator, at: 4)
+            try statement.bind(call.receiver, at: 5)
+            try statement.bind(call.initiatedAt, at: 6)
+            try statement.bind(call.acceptedAt, at: 7)
+            try statement.bind(call.endedAt, at: 8)
+            try statement.bind(call.acceptedBy, at: 9)
+            try statement.bind(call.endedBy, at: 10)
+            try statement.bind(call.endReason?.rawValue, at: 11)
+            try statement.bind(Int64(call.timeout), at: 12)
+            try statement.bind(call.metadata?.serialized, at: 13)
+            return try statement.step() == .row ? statement.int64(at: 0) : nil
+        }
+        guard let seq else {
+            throw StoreError(.callConflict, "call \(call.sessionId) is stored with other parties than \(call.initiator) and \(call.receiver)")
+        }
+        try reportingSQLiteErrors { () throws(SQLiteError) in
+            try saveLog(call, seq: seq, uid: call.initiator)
+            try saveLog(call, seq: seq, uid: call.receiver)
+        }
+    }
+
+    /// Upserts the log row of `call` (stored as `seq`) for party `uid`.
+    private func saveLog(_ call: Call, seq: Int64, uid: String) throws(SQLiteError) {
+        let statement = try database.statement(Self.upsertLogSQL)
+        try statement.bind(uid, at: 1)
+        try statement.bind(seq, at: 2)
+        try statement.bind(call.direction(for: uid).rawValue, at: 3)
+        try statement.bind(call.otherParty(of: uid), at: 4)
+        try statement.bind(call.callType.rawValue, at: 5)
+        try statement.bind(call.status.rawValue, at: 6)
+        try statement.bind(Int64(call.isMissed(for: uid) ? 1 : 0), at: 7)
+        try statement.run()
+    }
+
+    /// The stored call with `sessionId`, or nil.
+    func call(sessionId: String) throws(StoreError) -> Call? {
+        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
+            let statement = try database.statement(Self.callBySessionSQL)
+            try statement.bind(sessionId, at: 1)
+            return statement
+        }
+        defer { statement.reset() }
+        guard try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row else { return nil }
+        return try Self.decodeCall(statement)
+    }
+
+    /// Ends every live call: `initiated` ones become `cancelled`, `ongoing`
+    /// ones `ended`, with `endedAt` = `now`, `endReason` = `reason` and no
+    /// `endedBy` (the server ended them). Returns them as saved, oldest first.
+    func closeLiveCalls(reason: EndReason, now: Int64) throws(StoreError) -> [Call] {
+        var closed: [Call] = []
+        for var call in try liveCalls() {
+            call.status = call.status == .initiated ? .cancelled : .ended
+            call.endedAt = now
+            call.endReason = reason
+            call.endedBy = nil
+            try save(call)
+            closed.append(call)
+        }
+        return closed
+    }
+
+    /// The calls still `initiated` or `ongoing`, oldest first.
+    private func liveCalls() throws(StoreError) -> [Call] {
+        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in try database.statement(Self.liveCallsSQL) }
+        defer { statement.reset() }
+        var calls: [Call] = []
+        while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
+            calls.append(try Self.decodeCall(statement))
+        }
+        return calls
+    }
+
+    /// The ``Call`` in columns 0 through 12 of the current row (see
+    /// ``callColumns(prefix:)``). Fails on a value this build does not know.
+    static func decodeCall(_ row: SQLiteStatement) throws(StoreError) -> Call {
+        guard let sessionId = row.string(at: 0), let initiator = row.string(at: 3), let receiver = row.string(at: 4)
+        else { throw StoreError(.corruptRow, "a call row lacks its session id or parties") }
+        func corrupt(_ what: String, _ value: String?) -> StoreError {
+            StoreError(.corruptRow, "call \(sessionId) has \(what) \(value.map { "'\($0)'" } ?? "NULL")")
+        }
+        let typeText = row.string(at: 1), statusText = row.string(at: 2), reasonText = row.string(at: 10)
+        guard let callType = typeText.flatMap(CallType.init(rawValue:)) else { throw corrupt("call type", typeText) }
+        guard let status = statusText.flatMap(CallStatus.init(rawValue:)) else { throw corrupt("status", statusText) }
+        var endReason: EndReason?
+        if let reasonText {
+            guard let reason = EndReason(rawValue: reasonText) else { throw corrupt("end reason", reasonText) }
+            endReason = reason
+        }
+        var metadata: JSONValue?
+        if let metadataText = row.string(at: 12) {
+            do throws(JSONParseError) {
+                metadata = try JSONValue.parse(metadataText)
+            } catch {
+                throw StoreError(.corruptRow, "call \(sessionId) has unreadable metadata: \(error)")
+            }
+        }
+        return Call(sessionId: sessionId, callType: callType, status: status, initiator: initiator, receiver: receiver,
+                    initiatedAt: row.int64(at: 5), acceptedAt: row.optionalInt64(at: 6), endedAt: row.optionalInt64(at: 7),
+                    acceptedBy: row.string(at: 8), endedBy: row.string(at: 9), endReason: endReason,
+                    timeout: Int(truncatingIfNeeded: row.int64(at: 11)), metadata: metadata)
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import SignalProtocol
+import Synchronization
+
+/// The durable store of calls, call histories and token revocations: one
+/// SQLite database (WAL) owned by one writer thread. Event loops never touch
+/// the disk: every operation is a job queued for the writer, which runs
+/// everything queued at once in one transaction (group commit; see
+/// ``StoreWriter``).
+///
+/// Ordering: jobs run in the order they were queued, so a read sees every
+/// write queued before it. Completions are called on the writer thread,
+/// after the batch committed, in queue order; they must be quick and must
+/// not call the blocking methods (``flush()``, ``close()``,
+/// ``loadRevocations()``, ``closeLiveCalls(reason:now:)``), which would wait
+/// for the thread they run on. A job queued after ``close()`` is refused:
+/// its completion gets ``StoreErrorCode/closed`` at once, on the caller's thread.
+public final class CallStore: Sendable {
+    private let queue: StoreQueue
+    /// Signalled once the writer thread has exited and closed the database.
+    private let finished: DispatchSemaphore
+
+    /// Opens the database at `path` (creating the file and its directory if
+    /// missing) and migrates it, on the writer thread, which then stays to
+    /// serve jobs. `synchronousFull` trades an fsync per commit for
+    /// surviving power loss; without it, committed data survives a process
+    /// crash but the last commits may be lost on power loss.
+    public init(path: String, synchronousFull: Bool = false) throws(StoreError) {
+        let queue = StoreQueue()
+        let finished = DispatchSemaphore(value: 0)
+        let opened = DispatchSemaphore(value: 0)
+        let failure = Mutex<StoreError?>(nil)
+        let thread = Thread {
+            queue.registerWriterThread()
+            Self.serve(path: path, synchronousFull: synchronousFull, queue: queue, opened: opened, failure: failure)
+            finished.signal()
+        }
+        thread.name = "ringd-store"
+        thread.start()
+        opened.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+        self.queue = queue
+        self.finished = finished
+    }
+
+    /// The writer thread's body: opens the connection, reports the outcome,
+    /// serves jobs until the store closes. The connection is closed when
+    /// this returns.
+    private static func serve(path: String, synchronousFull: Bool, queue: StoreQueue, opened: DispatchSemaphore,
+                              failure: borrowing Mutex<StoreError?>) {
+        let connection: StoreConnection
+        do throws(StoreError) {
+            connection = try StoreConnection(path: path, synchronousFull: synchronousFull)
+        } catch {
+            failure.withLock { $0 = error }
+            opened.signal()
+            return
+        }
+        opened.signal()
+        StoreWriter(connection: connection, queue: queue).run()
+    }
+
+    deinit { close() }
+
+    /// Saves full snapshots of `calls`, inserting new ones and replacing
+    /// stored ones by session id, and keeps both parties' call log entries
+    /// in step (direction, peer, status, missed). All or nothing: if one call
+    /// fails (e.g. ``StoreErrorCode/callConflict``: a snapshot may not
+    /// change a call's parties), none is saved.
+    public func save(_ calls: [Call], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        submit(writes: !calls.isEmpty, { connection throws(StoreError) in
+            for call in calls { try connection.save(call) }
+        }, completion: completion)
+    }
+
+    /// Fetches one page of `uid`'s call history, newest first. A query with
+    /// an unknown cursor fails with ``StoreErrorCode/badCursor`` and one with
+    /// a limit out of range with ``StoreErrorCode/badQuery``.
+    public func callLogs(for uid: String, query: CallLogFilter,
+                         completion: @escaping @Sendable (Result<CallLogPage, StoreError>) -> Void) {
+        submit(writes: false, { connection throws(StoreError) in
+            try connection.callLogs(for: uid, query: query)
+        }, completion: completion)
+    }
+
+    /// Fetches the call with `sessionId`; nil if none is stored.
+    public func call(sessionId: String, completion: @escaping @Sendable (Result<Call?, StoreError>) -> Void) {
+        submit(writes: false, { connection throws(StoreError) in
+            try connection.call(sessionId: sessionId)
+        }, completion: completion)
+    }
+
+    /// Records that `uid`'s tokens issued at or before `revokedAt` (ms) are
+    /// invalid. Revocations only move forward: an earlier time than the one
+    /// stored changes nothing.
+    public func saveRevocation(uid: String, revokedAt: Int64,
+                               completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        submit(writes: true, { connection throws(StoreError) in
+            try reportingSQLiteErrors { () throws(SQLiteError) in
+                try connection.saveRevocation(uid: uid, revokedAt: revokedAt)
+            }
+        }, completion: completion)
+    }
+
+    /// Every stored revocation, uid to `revokedAt`. Blocks until read (for
+    /// start-up).
+    public func loadRevocations() throws(StoreError) -> [String: Int64] {
+        try wait(writes: false) { connection throws(StoreError) in try connection.revocations() }
+    }
+
+    /// Ends every live call in one transaction: `initiated` ones become
+    /// `cancelled`, `ongoing` ones `ended`, with `endedAt` = `now`,
+    /// `endReason` = `reason` and no `endedBy`; their call log entries follow.
+    /// Returns the calls as saved, oldest first. Blocks until committed (for
+    /// start-up recovery and shutdown).
+    public func closeLiveCalls(reason: EndReason, now: Int64) throws(StoreError) -> [Call] {
+        try wait(writes: true) { connection throws(StoreError) in
+            try connection.closeLiveCalls(reason: reason, now: now)
+        }
+    }
+
+    /// Blocks until every job queued before the call has completed (its
+    /// completion returned). Returns at once on the writer thread, where it
+    /// cannot wait.
+    public func flush() {
+        guard !queue.isWriterThread else { return }
+        let done = DispatchSemaphore(value: 0)
+        submit(writes: false, { _ throws(StoreError) in }, completion: { _ in done.signal() })
+        done.wait()
+    }
+
+    /// Runs every job queued so far, refuses new ones, stops the writer
+    /// thread and closes the database; blocks until all that is done.
+    /// Idempotent. On the writer thread (from a completion) it does not wait:
+    /// the thread finishes the current batch and the queue, then exits.
+    public func close() {
+        queue.stop()
+        guard !queue.isWriterThread else { return }
+        finished.wait()
+        finished.signal()
+    }
+
+    /// The number of batches the writer has run: each write batch is one
+    /// transaction, however many jobs it held.
+    public var batchCount: Int { queue.batchCount }
+
+    /// Queues a job running `body`, or refuses it (``StoreErrorCode/closed``).
+    private func submit<Value: Sendable>(writes: Bool,
+                                         _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
+                                         completion: @escaping @Sendable (Result<Value, StoreError>) -> Void) {
+        let job = StoreJob(writes: writes, body: body, completion: completion)
+        guard queue.push(job) else {
+            job.fail(StoreError(.closed, "the call store is closed"))
+            return
+        }
+    }
+
+    /// Queues a job running `body` and blocks until it completed.
+    private func wait<Value: Sendable>(writes: Bool,
+                                       _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value)
+        throws(StoreError) -> Value {
+        guard !queue.isWriterThread else {
+            throw StoreError(.reentrant, "a blocking call store method was called from a store completion")
+        }
+        let outcome = Mutex<Result<Value, StoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        submit(writes: writes, body) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        guard let result = outcome.withLock({ $0 }) else {
+            throw StoreError(.closed, "the call store finished without running the job")
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,70 @@
+/// The store's database as the writer thread uses it: the connection, the
+/// transaction statements the group commit needs, and the revocation table.
+/// Calls and call logs are in extensions. Lives and dies on the writer
+/// thread, like the ``SQLiteDatabase`` it owns.
+final class StoreConnection {
+    /// The open, migrated database.
+    let database: SQLiteDatabase
+
+    /// Creates the file's directory if missing, opens (creating) the database
+    /// and brings it up to date (see ``StoreSchema/prepare(_:synchronousFull:)``).
+    init(path: String, synchronousFull: Bool) throws(StoreError) {
+        try StoreDirectory.createParent(of: path)
+        database = try reportingSQLiteErrors { () throws(SQLiteError) in try SQLiteDatabase(path: path) }
+        try StoreSchema.prepare(database, synchronousFull: synchronousFull)
+    }
+
+    /// Starts a write transaction, taking the write lock at once so the
+    /// commit cannot fail for want of it.
+    func begin() throws(SQLiteError) { try database.statement("BEGIN IMMEDIATE").run() }
+
+    /// Commits the open transaction.
+    func commit() throws(SQLiteError) { try database.statement("COMMIT").run() }
+
+    /// Rolls the open transaction back, if SQLite has not done so already.
+    func rollback() throws(SQLiteError) {
+        guard database.isInTransaction else { return }
+        try database.statement("ROLLBACK").run()
+    }
+
+    /// Marks the point a failed job rolls back to (jobs run one at a time, so
+    /// one name serves every job).
+    func savepoint() throws(SQLiteError) { try database.statement("SAVEPOINT job").run() }
+
+    /// Keeps the job's changes in the enclosing transaction.
+    func releaseSavepoint() throws(SQLiteError) { try database.statement("RELEASE job").run() }
+
+    /// Undoes the job's changes and drops its savepoint.
+    func rollbackToSavepoint() throws(SQLiteError) {
+        try database.statement("ROLLBACK TO job").run()
+        try releaseSavepoint()
+    }
+
+    /// Whether a transaction is still open; false after SQLite aborted one.
+    var isInTransaction: Bool { database.isInTransaction }
+
+    /// Records that tokens of `uid` issued at or before `revokedAt` are
+    /// invalid. A revocation only moves forward: an older one is ignored.
+    func saveRevocation(uid: String, revokedAt: Int64) throws(SQLiteError) {
+        let statement = try database.statement("""
+            INSERT INTO revocations (uid, revoked_at) VALUES (?1, ?2)
+            ON CONFLICT (uid) DO UPDATE SET revoked_at = max(revoked_at, excluded.revoked_at)
+            """)
+        try statement.bind(uid, at: 1)
+        try statement.bind(revokedAt, at: 2)
+        try statement.run()
+    }
+
+    /// Every revocation: uid to the time before which its tokens are invalid.
+    func revocations() throws(StoreError) -> [String: Int64] {
+        try reportingSQLiteErrors { () throws(SQLiteError) in
+            let statement = try database.statement("SELECT uid, revoked_at FROM revocations")
+            defer { statement.reset() }
+            var revocations: [String: Int64] = [:]
+            while try statement.step() == .row {
+                if let uid = statement.string(at: 0) { revocations[uid] = statement.int64(at: 1) }
+            }
+            return revocations
+        }
+    }
+}

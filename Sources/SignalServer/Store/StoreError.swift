@@ -1,0 +1,60 @@
+/// A stable code of a call store failure. Open, like ``SignalErrorCode``.
+public struct StoreErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The code string, e.g. `STORE_BAD_CURSOR`.
+    public let rawValue: String
+
+    /// A code from its string.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
+    /// A call log cursor was not one the store issued; the request is invalid (400).
+    public static let badCursor = StoreErrorCode(rawValue: "STORE_BAD_CURSOR")
+    /// A call log query parameter is out of range (the message names it); the request is invalid (400).
+    public static let badQuery = StoreErrorCode(rawValue: "STORE_BAD_QUERY")
+    /// The store was closed; the operation did not run.
+    public static let closed = StoreErrorCode(rawValue: "STORE_CLOSED")
+    /// SQLite failed; the message starts with its code, e.g. `SQLITE_FULL`.
+    public static let database = StoreErrorCode(rawValue: "STORE_DATABASE")
+    /// The database directory could not be created.
+    public static let directory = StoreErrorCode(rawValue: "STORE_DIRECTORY")
+    /// A stored row holds a value this version cannot decode.
+    public static let corruptRow = StoreErrorCode(rawValue: "STORE_CORRUPT_ROW")
+    /// The database was migrated by a newer version of the server.
+    public static let schemaTooNew = StoreErrorCode(rawValue: "STORE_SCHEMA_TOO_NEW")
+    /// A save would change the parties of a stored call; the save did not happen.
+    public static let callConflict = StoreErrorCode(rawValue: "STORE_CALL_CONFLICT")
+    /// A blocking method was called on the store's writer thread (from a
+    /// completion), where waiting would deadlock; it did not run.
+    public static let reentrant = StoreErrorCode(rawValue: "STORE_REENTRANT")
+}
+
+/// A call store failure: a stable code and a human-readable message.
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The stable code.
+    public let code: StoreErrorCode
+    /// What went wrong, for people (and logs).
+    public let message: String
+
+    /// An error with `code` and `message`.
+    public init(_ code: StoreErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// A ``StoreErrorCode/database`` error describing `error`.
+    init(_ error: SQLiteError) {
+        self.init(.database, error.description)
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// Runs `body`, reporting a SQLite failure as a ``StoreErrorCode/database`` error.
+func reportingSQLiteErrors<Value>(_ body: () throws(SQLiteError) -> Value) throws(StoreError) -> Value {
+    do throws(SQLiteError) {
+        return try body()
+    } catch {
+        throw StoreError(error)
+    }
+}

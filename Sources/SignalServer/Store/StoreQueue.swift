@@ -1,0 +1,130 @@
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A unit of store work: queued by any thread, run on the writer thread.
+struct StoreJob: Sendable {
+    /// Whether the job writes; a batch with a writing job runs in a transaction.
+    let writes: Bool
+    /// Does the work on the writer's connection; the outcome is reported
+    /// only once the batch committed.
+    let run: @Sendable (StoreConnection) -> StoreJobOutcome
+    /// Reports `error` instead of the outcome: the batch failed, or the job
+    /// was refused.
+    let fail: @Sendable (StoreError) -> Void
+
+    /// A job running `body` and handing its result to `completion`.
+    init<Value: Sendable>(writes: Bool, body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
+                          completion: @escaping @Sendable (Result<Value, StoreError>) -> Void) {
+        self.writes = writes
+        run = { connection in
+            let result = Result { () throws(StoreError) in try body(connection) }
+            let error: StoreError? = if case .failure(let error) = result { error } else { nil }
+            return StoreJobOutcome(error: error) { completion(result) }
+        }
+        fail = { completion(.failure($0)) }
+    }
+}
+
+/// What a job did, held until its batch commits.
+struct StoreJobOutcome {
+    /// The job's own failure (its changes were rolled back), if it failed.
+    let error: StoreError?
+    /// Calls the job's completion with its result.
+    let report: () -> Void
+}
+
+/// The store's job queue: a locked FIFO that any thread appends to and the
+/// writer thread drains a whole batch at a time, plus the semaphore that
+/// wakes the writer. The part of the store other threads share with it.
+final class StoreQueue: Sendable {
+    /// The queue proper, under the lock.
+    private struct State {
+        /// Jobs not yet taken, oldest first.
+        var jobs: [StoreJob] = []
+        /// Whether the writer found the queue empty and waits for `wake`.
+        var writerWaiting = false
+        /// Whether the store is closing: no job is accepted any more.
+        var stopping = false
+    }
+
+    /// What the writer does next.
+    private enum Next {
+        /// Runs these jobs as one batch.
+        case batch([StoreJob])
+        /// Sleeps until woken.
+        case wait
+        /// Exits: the store is closing and every job was run.
+        case exit
+    }
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let writerThread = Atomic<UInt>(0)
+    private let batches = Atomic<Int>(0)
+
+    /// Appends `job`, waking the writer if it sleeps. False (the job is not
+    /// queued) once the store is closing.
+    func push(_ job: StoreJob) -> Bool {
+        let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopping else { return (false, false) }
+            state.jobs.append(job)
+            let sleeping = state.writerWaiting
+            state.writerWaiting = false
+            return (true, sleeping)
+        }
+        if mustWake { wake.signal() }
+        return accepted
+    }
+
+    /// Refuses jobs from now on; the writer runs those already queued, then exits.
+    func stop() {
+        let mustWake = state.withLock { state in
+            state.stopping = true
+            let sleeping = state.writerWaiting
+            state.writerWaiting = false
+            return sleeping
+        }
+        if mustWake { wake.signal() }
+    }
+
+    /// For the writer: every queued job, as one batch, sleeping while there
+    /// is none; nil once the store is closing and the queue is empty.
+    func nextBatch() -> [StoreJob]? {
+        while true {
+            let next = state.withLock { state -> Next in
+                if !state.jobs.isEmpty {
+                    let batch = state.jobs
+                    state.jobs = []
+                    return .batch(batch)
+                }
+                if state.stopping { return .exit }
+                state.writerWaiting = true
+                return .wait
+            }
+            switch next {
+            case .batch(let batch):
+                batches.add(1, ordering: .relaxed)
+                return batch
+            case .exit:
+                return nil
+            case .wait:
+                wake.wait()
+            }
+        }
+    }
+
+    /// The number of batches handed to the writer so far.
+    var batchCount: Int { batches.load(ordering: .relaxed) }
+
+    /// Records the calling thread as the writer thread.
+    func registerWriterThread() {
+        writerThread.store(UInt(pthread_self()), ordering: .releasing)
+    }
+
+    /// Whether the caller is the writer thread (running a completion), where
+    /// waiting for the store would wait for itself.
+    var isWriterThread: Bool { writerThread.load(ordering: .acquiring) == UInt(pthread_self()) }
+}

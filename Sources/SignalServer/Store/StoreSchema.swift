@@ -1,0 +1,117 @@
+/// One step of the schema's history: the SQL that takes the database from
+/// the previous version to ``version``.
+struct StoreMigration {
+    /// The `PRAGMA user_version` after this step.
+    let version: Int64
+    /// The statements of the step; they run in one transaction.
+    let sql: String
+}
+
+/// The store's schema: connection settings and the ordered migrations.
+enum StoreSchema {
+    /// How long a statement waits for a lock held by another connection (a
+    /// backup tool, the sqlite3 shell) before failing with `SQLITE_BUSY`.
+    static let busyTimeoutMilliseconds: Int32 = 5000
+
+    /// Every migration, oldest first; versions count up from 1. Append only:
+    /// a released step never changes, a change is a new step.
+    static let migrations: [StoreMigration] = [
+        StoreMigration(version: 1, sql: """
+            -- One row per call, the full snapshot the server last saved. seq
+            -- orders calls by first save and never reuses a value
+            -- (AUTOINCREMENT), which keyset pagination relies on.
+            CREATE TABLE calls (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                session_id TEXT NOT NULL UNIQUE,
+                call_type TEXT NOT NULL,
+                status TEXT NOT NULL,
+                initiator TEXT NOT NULL,
+                receiver TEXT NOT NULL,
+                initiated_at INTEGER NOT NULL,
+                accepted_at INTEGER,
+                ended_at INTEGER,
+                accepted_by TEXT,
+                ended_by TEXT,
+                end_reason TEXT,
+                timeout INTEGER NOT NULL,
+                metadata TEXT
+            );
+            -- Live calls only, for recovery at start-up and shutdown; terminal
+            -- calls, nearly all of the table, stay out of it.
+            CREATE INDEX calls_live ON calls (status) WHERE status IN ('initiated', 'ongoing');
+
+            -- Each party's view of a call: two rows per call, keyed for
+            -- "this user's calls, newest first". The filters of a history
+            -- query each have an index that keeps the seq order: peer and
+            -- status lead their own (uid, _, seq) index, and missed has a
+            -- partial one. Direction and call type have two values each, so
+            -- an index would at best halve the rows read: they filter the
+            -- scan instead, of the primary key's (uid, seq) or of another
+            -- filter's index.
+            CREATE TABLE call_log (
+                uid TEXT NOT NULL,
+                seq INTEGER NOT NULL REFERENCES calls (seq),
+                direction TEXT NOT NULL,
+                peer TEXT NOT NULL,
+                call_type TEXT NOT NULL,
+                status TEXT NOT NULL,
+                missed INTEGER NOT NULL,
+                PRIMARY KEY (uid, seq)
+            ) WITHOUT ROWID;
+            CREATE INDEX call_log_peer ON call_log (uid, peer, seq);
+            CREATE INDEX call_log_status ON call_log (uid, status, seq);
+            CREATE INDEX call_log_missed ON call_log (uid, seq) WHERE missed = 1;
+
+            -- Tokens of uid issued at or before revoked_at (ms) are invalid.
+            CREATE TABLE revocations (
+                uid TEXT PRIMARY KEY,
+                revoked_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            """),
+    ]
+
+    /// The schema version this build writes.
+    static var latestVersion: Int64 { migrations.last?.version ?? 0 }
+
+    /// Configures a freshly opened connection and brings its schema up to
+    /// date: WAL journal, `synchronous` NORMAL (a committed transaction
+    /// survives a process kill; the last ones may be lost on power loss) or
+    /// FULL (they survive power loss too, at an fsync per commit), the busy
+    /// timeout, foreign keys, then every migration the file has not had yet.
+    static func prepare(_ database: SQLiteDatabase, synchronousFull: Bool) throws(StoreError) {
+        database.setBusyTimeout(milliseconds: busyTimeoutMilliseconds)
+        let mode = try reportingSQLiteErrors { () throws(SQLiteError) in
+            let mode = try database.scalarText("PRAGMA journal_mode = WAL")
+            try database.execute("PRAGMA synchronous = \(synchronousFull ? "FULL" : "NORMAL")")
+            try database.execute("PRAGMA foreign_keys = ON")
+            return mode
+        }
+        guard mode?.lowercased() == "wal" else {
+            throw StoreError(.database, "\(database.path) cannot use WAL (journal mode \(mode ?? "unknown"))")
+        }
+        try migrate(database)
+    }
+
+    /// Runs the migrations newer than the file's `user_version`, each in its
+    /// own transaction that also sets `user_version`, so an interrupted
+    /// migration leaves the file at the previous version.
+    static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
+        let current = try reportingSQLiteErrors { () throws(SQLiteError) in
+            try database.scalarInt64("PRAGMA user_version") ?? 0
+        }
+        guard current <= latestVersion else {
+            throw StoreError(.schemaTooNew, "\(database.path) has schema version \(current); this build knows up to \(latestVersion)")
+        }
+        for migration in migrations where migration.version > current {
+            do throws(SQLiteError) {
+                try database.execute("BEGIN IMMEDIATE")
+                try database.execute(migration.sql)
+                try database.execute("PRAGMA user_version = \(migration.version)")
+                try database.execute("COMMIT")
+            } catch {
+                if database.isInTransaction { try? database.execute("ROLLBACK") }
+                throw StoreError(.database, "migration to version \(migration.version) failed: \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+/// The writer thread's loop: takes every queued job at once and runs the
+/// batch in one transaction (group commit), so a burst of saves costs one
+/// commit, and with `synchronous = FULL` one fsync, instead of one each.
+///
+/// Within a batch, jobs run in queue order, so a read sees every write queued
+/// before it. A writing job that fails rolls back alone and gets its own
+/// error; the rest of the batch still commits. For that the batch first runs
+/// straight through; if a writing job fails (rare: a bug or a full disk), the
+/// transaction is rolled back and the batch replayed with each writing job
+/// under a savepoint. Jobs have no effect but on the database until they
+/// report, so a replay is safe. (Savepoints on every job would cost about a
+/// third of the throughput.)
+///
+/// Completions run only after COMMIT, in queue order, on the writer thread.
+/// If the transaction itself fails (BEGIN, COMMIT, or an error that made
+/// SQLite abort it), it is rolled back and every job of the batch gets that
+/// error, reads included: they may have seen the lost writes. A batch without
+/// writes runs without a transaction.
+final class StoreWriter {
+    private let connection: StoreConnection
+    private let queue: StoreQueue
+
+    /// A writer over `connection` draining `queue`.
+    init(connection: StoreConnection, queue: StoreQueue) {
+        self.connection = connection
+        self.queue = queue
+    }
+
+    /// Runs batches until the store closes and the queue is empty.
+    func run() {
+        while let batch = queue.nextBatch() { execute(batch) }
+    }
+
+    /// Runs one batch and reports every job's outcome.
+    private func execute(_ batch: [StoreJob]) {
+        guard batch.contains(where: \.writes) else {
+            let outcomes = batch.map { $0.run(connection) }
+            for outcome in outcomes { outcome.report() }
+            return
+        }
+        let outcomes: [StoreJobOutcome]
+        do throws(StoreError) {
+            outcomes = try runTransaction(batch, isolated: false)
+        } catch {
+            Log.error("call store: a batch of \(batch.count) jobs was rolled back: \(error)")
+            for job in batch { job.fail(error) }
+            return
+        }
+        for outcome in outcomes { outcome.report() }
+    }
+
+    /// Runs `batch` between BEGIN IMMEDIATE and COMMIT. When `isolated`, each
+    /// writing job runs under a savepoint that its failure rolls back to.
+    /// Otherwise a writing job's failure rolls the whole transaction back and
+    /// the batch is replayed isolated. Rolls back and throws when the
+    /// transaction fails.
+    private func runTransaction(_ batch: [StoreJob], isolated: Bool) throws(StoreError) -> [StoreJobOutcome] {
+        do throws(StoreError) {
+            try reportingSQLiteErrors { () throws(SQLiteError) in try connection.begin() }
+            var outcomes: [StoreJobOutcome] = []
+            outcomes.reserveCapacity(batch.count)
+            for job in batch {
+                let savepoint = isolated && job.writes
+                if savepoint {
+                    try reportingSQLiteErrors { () throws(SQLiteError) in try connection.savepoint() }
+                }
+                let outcome = job.run(connection)
+                if let error = outcome.error, !connection.isInTransaction {
+                    throw StoreError(error.code, "the transaction was aborted: \(error.message)")
+                }
+                if outcome.error != nil, job.writes, !isolated {
+                    try reportingSQLiteErrors { () throws(SQLiteError) in try connection.rollback() }
+                    return try runTransaction(batch, isolated: true)
+                }
+                if savepoint {
+                    try reportingSQLiteErrors { () throws(SQLiteError) in
+                        if outcome.error == nil {
+                            try connection.releaseSavepoint()
+                        } else {
+                            try connection.rollbackToSavepoint()
+                        }
+                    }
+                }
+                outcomes.append(outcome)
+            }
+            try reportingSQLiteErrors { () throws(SQLiteError) in try connection.commit() }
+            return outcomes
+        } catch {
+            do throws(SQLiteError) {
+                try connection.rollback()
+            } catch let rollbackError {
+                Log.error("call store: rollback failed: \(rollbackError)")
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,283 @@
+@testable import SignalServer
+import SignalProtocol
+import Synchronization
+import Testing
+
+/// Session ids "s1", "s2", … in the order the machine asks for them.
+final class SequentialSessionIds: Sendable {
+    private let counter = Mutex(0)
+
+    func next() -> String {
+        counter.withLock { count in
+            count += 1
+            return "s\(count)"
+        }
+    }
+}
+
+/// A ``CallStateMachine`` on a manual clock, in the spirit of hummingbird's
+/// `MockClock`: it owns the machine, the current time and the timers the
+/// machine scheduled. `advance(by:)` / `advance(to:)` move the clock and fire
+/// every due timer in deadline order (ties in scheduling order), each at its
+/// own deadline. Every output is recorded in ``outputs``.
+final class MachineHarness {
+    private(set) var machine: CallStateMachine
+    /// Milliseconds since the Unix epoch.
+    private(set) var now: Int64
+    /// Timers scheduled and not yet fired, in scheduling order.
+    private(set) var pendingTimers: [(timer: SignalingTimer, at: Int64)] = []
+    /// Every output the machine produced, in order.
+    private(set) var outputs: [SignalingOutput] = []
+    let settings: SignalingSettings
+    private var nextConnection: UInt64 = 1
+    private var nextRequest = 0
+
+    static let start: Int64 = 1_700_000_000_000
+
+    init(settings: SignalingSettings = SignalingSettings(), now: Int64 = MachineHarness.start) {
+        let ids = SequentialSessionIds()
+        self.settings = settings
+        self.now = now
+        machine = CallStateMachine(settings: settings, makeSessionId: { ids.next() })
+    }
+
+    // MARK: Devices
+
+    /// A device of `uid` at a fresh address (not connected yet).
+    func newDevice(_ uid: String, _ deviceId: String, loop: Int = 0) -> Device {
+        defer { nextConnection += 1 }
+        return Device(uid: uid, deviceId: deviceId, address: DeviceAddress(loop: loop, connection: nextConnection))
+    }
+
+    @discardableResult
+    func connect(_ device: Device, requestId: String? = "auth") -> SignalingOutput {
+        record(machine.connect(device, requestId: requestId, now: now))
+    }
+
+    /// A new device of `uid`, connected; records an issue unless the connect succeeded.
+    @discardableResult
+    func online(_ uid: String, _ deviceId: String = "d1", sourceLocation: SourceLocation = #_sourceLocation) -> Device {
+        let device = newDevice(uid, deviceId)
+        let output = connect(device)
+        if case .success = output.reply(to: device) {} else {
+            Issue.record("connecting \(uid)/\(deviceId) failed: \(output.actions)", sourceLocation: sourceLocation)
+        }
+        return device
+    }
+
+    @discardableResult
+    func disconnect(_ device: Device) -> SignalingOutput {
+        record(machine.disconnect(device, now: now))
+    }
+
+    // MARK: Requests
+
+    /// Sends `request` from `device` with a fresh request id (or `id`).
+    @discardableResult
+    func send(_ request: ClientRequest, from device: Device, id: String? = nil) -> SignalingOutput {
+        nextRequest += 1
+        return record(machine.handle(request, id: id ?? "r\(nextRequest)", from: device, now: now))
+    }
+
+    @discardableResult
+    func initiate(from device: Device, to receiver: String, callType: CallType = .audio, timeout: Int? = nil,
+                  metadata: JSONValue? = nil) -> SignalingOutput {
+        send(.initiateCall(receiverId: receiver, callType: callType, timeout: timeout, metadata: metadata), from: device)
+    }
+
+    /// Starts a call and returns its session id; records an issue when the result has no call.
+    @discardableResult
+    func ring(from device: Device, to receiver: String, timeout: Int? = nil,
+              sourceLocation: SourceLocation = #_sourceLocation) -> String {
+        let output = initiate(from: device, to: receiver, timeout: timeout)
+        guard let call = output.resultCall(to: device) else {
+            Issue.record("initiateCall failed: \(output.actions)", sourceLocation: sourceLocation)
+            return "none"
+        }
+        return call.sessionId
+    }
+
+    @discardableResult func accept(_ sessionId: String, by device: Device) -> SignalingOutput {
+        send(.acceptCall(sessionId: sessionId), from: device)
+    }
+
+    @discardableResult func reject(_ sessionId: String, by device: Device, status: CallStatus = .rejected) -> SignalingOutput {
+        send(.rejectCall(sessionId: sessionId, status: status), from: device)
+    }
+
+    @discardableResult func cancel(_ sessionId: String, by device: Device) -> SignalingOutput {
+        send(.cancelCall(sessionId: sessionId), from: device)
+    }
+
+    @discardableResult func end(_ sessionId: String, by device: Device) -> SignalingOutput {
+        send(.endCall(sessionId: sessionId), from: device)
+    }
+
+    @discardableResult func shutdown() -> SignalingOutput {
+        record(machine.shutdown(now: now))
+    }
+
+    // MARK: Clock
+
+    /// Moves the clock by `millis`, firing due timers.
+    @discardableResult
+    func advance(by millis: Int64) -> SignalingOutput {
+        advance(to: now + millis)
+    }
+
+    /// Moves the clock to `deadline`, firing every timer due by then in
+    /// deadline order, each at its deadline. Returns the merged output.
+    @discardableResult
+    func advance(to deadline: Int64) -> SignalingOutput {
+        precondition(deadline >= now, "the manual clock only moves forward")
+        var merged = SignalingOutput()
+        while let index = nextDueTimer(by: deadline) {
+            let (timer, at) = pendingTimers.remove(at: index)
+            now = max(now, at)
+            merged.append(record(machine.timerFired(timer, now: now)))
+        }
+        now = deadline
+        return merged
+    }
+
+    /// Fires `timer` right now, whatever its deadline (as a driver with a
+    /// clock skew or a stale timer would); the pending list is untouched.
+    @discardableResult
+    func fire(_ timer: SignalingTimer) -> SignalingOutput {
+        record(machine.timerFired(timer, now: now))
+    }
+
+    /// The deadline of the pending timer `timer`, if any.
+    func deadline(of timer: SignalingTimer) -> Int64? {
+        pendingTimers.first { $0.timer == timer }?.at
+    }
+
+    private func nextDueTimer(by deadline: Int64) -> Int? {
+        var best: Int?
+        for (index, entry) in pendingTimers.enumerated() where entry.at <= deadline {
+            if best == nil || entry.at < pendingTimers[best!].at { best = index }
+        }
+        return best
+    }
+
+    private func record(_ output: SignalingOutput) -> SignalingOutput {
+        outputs.append(output)
+        for case .schedule(let timer, let at) in output.actions {
+            pendingTimers.append((timer, at))
+        }
+        return output
+    }
+
+    // MARK: Queries over everything recorded
+
+    /// Every event `device` received so far, in order.
+    func allEvents(to device: Device) -> [Call] {
+        outputs.flatMap { $0.events(to: device) }
+    }
+
+    /// Every save so far, in order.
+    var allSaves: [Call] { outputs.flatMap(\.saves) }
+}
+
+// MARK: - Reading outputs
+
+extension SignalingOutput {
+    mutating func append(_ other: SignalingOutput) {
+        saves += other.saves
+        actions += other.actions
+    }
+
+    /// Replies in order, with their address and request id.
+    var replies: [(address: DeviceAddress, id: String?, result: Result<JSONValue, SignalError>)] {
+        actions.compactMap {
+            if case .reply(let address, let id, let result) = $0 { return (address, id, result) }
+            return nil
+        }
+    }
+
+    /// The one reply to `device` (nil when there is none or more than one).
+    func reply(to device: Device) -> Result<JSONValue, SignalError>? {
+        let mine = replies.filter { $0.address == device.address }
+        return mine.count == 1 ? mine[0].result : nil
+    }
+
+    /// The error code of the reply to `device`, if it is an error.
+    func errorCode(to device: Device) -> SignalErrorCode? {
+        if case .failure(let error)? = reply(to: device) { return error.code }
+        return nil
+    }
+
+    /// The data of a successful reply to `device`.
+    func resultData(to device: Device) -> JSONValue? {
+        if case .success(let data)? = reply(to: device) { return data }
+        return nil
+    }
+
+    /// The `call` member of a successful reply to `device`, decoded.
+    func resultCall(to device: Device) -> Call? {
+        guard let json = resultData(to: device)?["call"], json != .null else { return nil }
+        return try? Call(json: json)
+    }
+
+    /// Events in order, with their address.
+    var events: [(address: DeviceAddress, call: Call)] {
+        actions.compactMap {
+            if case .event(let address, let call) = $0 { return (address, call) }
+            return nil
+        }
+    }
+
+    func events(to device: Device) -> [Call] {
+        events.filter { $0.address == device.address }.map(\.call)
+    }
+
+    /// The set of addresses that got at least one event.
+    var eventAddresses: Set<DeviceAddress> { Set(events.map(\.address)) }
+
+    var schedules: [(timer: SignalingTimer, at: Int64)] {
+        actions.compactMap {
+            if case .schedule(let timer, let at) = $0 { return (timer, at) }
+            return nil
+        }
+    }
+
+    var closes: [(address: DeviceAddress, code: UInt16, reason: String)] {
+        actions.compactMap {
+            if case .close(let address, let code, let reason) = $0 { return (address, code, reason) }
+            return nil
+        }
+    }
+
+    var resolutions: [(address: DeviceAddress, id: String, sessionId: String, uid: String)] {
+        actions.compactMap {
+            if case .resolveSession(let address, let id, let sessionId, let uid) = $0 { return (address, id, sessionId, uid) }
+            return nil
+        }
+    }
+
+    /// Nothing saved and nothing to do.
+    var isEmpty: Bool { saves.isEmpty && actions.isEmpty }
+}
+
+/// Addresses of `devices`, as a set.
+func addresses(_ devices: Device...) -> Set<DeviceAddress> {
+    Set(devices.map(\.address))
+}
+
+// MARK: - Fixtures
+
+extension MachineHarness {
+    /// alice on "a-phone" and "a-laptop", bob on "b-phone" and "b-laptop", all connected.
+    static func aliceAndBob(settings: SignalingSettings = SignalingSettings())
+        -> (MachineHarness, a1: Device, a2: Device, b1: Device, b2: Device) {
+        let harness = MachineHarness(settings: settings)
+        let a1 = harness.online("alice", "a-phone")
+        let a2 = harness.online("alice", "a-laptop")
+        let b1 = harness.online("bob", "b-phone")
+        let b2 = harness.online("bob", "b-laptop")
+        return (harness, a1, a2, b1, b2)
+    }
+
+    /// The live call of `uid`.
+    func live(_ uid: String) -> Call? { machine.liveCall(of: uid) }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import SignalProtocol
+import SignalServer
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SignalingIntegration {
+    /// The real `ringd` binary: a burst of calls, `kill -9`, a restart on the
+    /// same store; every call a client heard of is there as it was told, and
+    /// nothing is left live. Also SIGTERM: exit 0 and no live call left.
+    @Suite("SignalingIntegration: crash recovery (ringd binary)")
+    struct CrashRecoveryTests {
+        static let pairs = 8
+
+        /// One caller/callee pair running initiate → accept → end until the server dies.
+        static func runPair(_ index: Int, port: Int, ledger: Ledger) {
+            defer { ledger.workerExited() }
+            do {
+                let caller = try Device.open(port: port, uid: "caller\(index)", deviceId: "c\(index)")
+                let callee = try Device.open(port: port, uid: "callee\(index)", deviceId: "e\(index)")
+                defer { caller.drop(); callee.drop() }
+                func expect(_ call: Snapshot, _ sessionId: String, _ status: CallStatus, _ step: String) throws {
+                    ledger.record(call)
+                    guard call.sessionId == sessionId, call.status == status else {
+                        throw ClientError("pair \(index) \(step): expected \(status), got \(call)")
+                    }
+                }
+                while !ledger.crashed.isSet {
+                    let initiated = try caller.initiate(to: "callee\(index)", "video").call()
+                    let sessionId = initiated.sessionId
+                    try expect(initiated, sessionId, .initiated, "initiate")
+                    try expect(try callee.nextEvent(timeout: 10), sessionId, .initiated, "ring")
+                    try expect(try callee.accept(sessionId).call(), sessionId, .ongoing, "accept")
+                    try expect(try caller.nextEvent(timeout: 10), sessionId, .ongoing, "accepted event")
+                    try expect(try caller.end(sessionId).call(), sessionId, .ended, "end")
+                    try expect(try callee.nextEvent(timeout: 10), sessionId, .ended, "ended event")
+                    ledger.completed()
+                }
+            } catch {
+                ledger.failed("pair \(index): \(error)")
+            }
+        }
+
+        @Test("kill -9 during a burst: the restart keeps every call as told and closes live ones")
+        func killDuringBurst() throws {
+            let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
+            let directory = makeStoreDirectory()
+            defer { removeDirectory(directory) }
+            let limits = ["RINGD_LIMITS_REQUESTS_PER_SECOND": "100000", "RINGD_LIMITS_REQUEST_BURST": "100000"]
+            let first = try RingdProcess(binary: binary, directory: directory, environment: limits)
+            defer { first.stop() }
+
+            // Two calls certainly live at the crash: one ringing, one ongoing.
+            let ledger = Ledger()
+            let r1 = try Device.open(port: first.port, uid: "ringer", deviceId: "r1")
+            let r2 = try Device.open(port: first.port, uid: "rung", deviceId: "r2")
+            let ringing = try r1.initiate(to: "rung").call()
+            #expect(ringing.timeout == 30, "RINGD_CALLS_RING_TIMEOUT_SECONDS applies")
+            ledger.record(ringing)
+            ledger.record(try r2.nextEvent())
+            let h1 = try Device.open(port: first.port, uid: "holder", deviceId: "h1")
+            let h2 = try Device.open(port: first.port, uid: "held", deviceId: "h2")
+            let holdId = try h1.initiate(to: "held").call().sessionId
+            let held = try h2.accept(holdId).call()
+            ledger.record(held)
+            defer { [r1, r2, h1, h2].forEach { $0.drop() } }
+
+            let port = first.port
+            for index in 0 ..< Self.pairs {
+                Thread { Self.runPair(index, port: port, ledger: ledger) }.start()
+            }
+            let enough = waitUntil(timeout: 20) { ledger.completedCount >= 150 || ledger.exitedCount == Self.pairs }
+            #expect(enough && ledger.completedCount >= 150, "only \(ledger.completedCount) calls completed")
+            ledger.crashed.set()
+            first.signal(SIGKILL)
+            #expect(first.waitForExit(timeout: 10))
+            #expect(first.process.terminationReason == .uncaughtSignal)
+            #expect(waitUntil(timeout: 15) { ledger.exitedCount == Self.pairs }, "burst threads did not stop")
+            #expect(ledger.failureList.isEmpty, "failures before the crash: \(ledger.failureList)")
+
+            let second = try RingdProcess(binary: binary, directory: directory)
+            defer { second.stop() }
+            let told = ledger.statuses
+            #expect(told.count >= 152)
+            let terminal: Set<String> = ["ended", "rejected", "busy", "cancelled", "unanswered"]
+            var restartClosed = 0
+            for (sessionId, statuses) in told {
+                let response = try rest(port: second.port, "GET", "/v1/calls/\(sessionId)")
+                #expect(response.status == 200, "\(sessionId) told \(statuses) is missing: \(response)")
+                guard let stored = response.json, let call = try? Call(json: stored) else { continue }
+                #expect(call.status.isTerminal, "\(sessionId) is still \(call.status) after the restart")
+                if statuses.contains("ongoing") {
+                    #expect(call.acceptedAt != nil, "\(sessionId) was told ongoing but acceptedAt is null")
+                }
+                let heardTerminal = Set(statuses.filter(terminal.contains))
+                #expect(heardTerminal.count <= 1, "\(sessionId): clients heard \(statuses)")
+                if let heard = heardTerminal.first {
+                    #expect(call.status.rawValue == heard, "\(sessionId): told \(heard), stored \(stored.serialized)")
+                    #expect(call.endReason != .serverRestart)
+                }
+                if call.endReason == .serverRestart {
+                    restartClosed += 1
+                    #expect(call.status == (call.acceptedAt == nil ? .cancelled : .ended), "\(stored.serialized)")
+                    #expect(call.endedBy == nil && call.endedAt != nil)
+                }
+            }
+            #expect(restartClosed >= 2)
+            let ringingNow = try #require(try rest(port: second.port, "GET", "/v1/calls/\(ringing.sessionId)").json)
+            #expect(ringingNow["status"] == .string("cancelled") && ringingNow["endReason"] == .string("server_restart"))
+            let heldNow = try #require(try rest(port: second.port, "GET", "/v1/calls/\(holdId)").json)
+            #expect(heldNow["status"] == .string("ended") && heldNow["endReason"] == .string("server_restart"))
+            #expect(heldNow["acceptedAt"] == held.json["acceptedAt"] && heldNow["durationMs"]?.integerValue != nil)
+            // The recovery updated the history too (the missed filter reads the stored flag).
+            let missed = try rest(port: second.port, "GET", "/v1/users/rung/calls?callStatus=missed")
+            #expect(sessionIds(missed.json) == [ringing.sessionId], "\(missed)")
+            let restartEnded = try rest(port: second.port, "GET", "/v1/users/held/calls?callStatus=ended")
+            #expect(sessionIds(restartEnded.json) == [holdId])
+            // Nobody is in a call on the new server, and it serves calls.
+            let holder = try Device.open(port: second.port, uid: "holder", deviceId: "h1")
+            defer { holder.close() }
+            #expect(try holder.activeCall() == nil)
+            #expect(try holder.initiate(to: "held").call().status == .initiated)
+        }
+
+        @Test("SIGTERM: devices are told server_shutdown, ringd exits 0 and leaves no live call")
+        func sigterm() throws {
+            let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
+            let directory = makeStoreDirectory()
+            defer { removeDirectory(directory) }
+            let first = try RingdProcess(binary: binary, directory: directory)
+            defer { first.stop() }
+            let a = try Device.open(port: first.port, uid: "alice", deviceId: "a1")
+            let b = try Device.open(port: first.port, uid: "bob", deviceId: "b1")
+            let c = try Device.open(port: first.port, uid: "carol", deviceId: "c1")
+            let d = try Device.open(port: first.port, uid: "dave", deviceId: "d1")
+            defer { [a, b, c, d].forEach { $0.close() } }
+            let ringingId = try a.initiate(to: "bob").call().sessionId
+            _ = try b.waitForEvent(ringingId, .initiated)
+            let ongoingId = try c.initiate(to: "dave").call().sessionId
+            _ = try d.accept(ongoingId).call()
+            _ = try c.waitForEvent(ongoingId, .ongoing)
+
+            first.signal(SIGTERM)
+            for (device, sessionId, status) in [(a, ringingId, CallStatus.cancelled), (b, ringingId, .cancelled),
+                                                (c, ongoingId, .ended), (d, ongoingId, .ended)] {
+                #expect(try device.nextClose(timeout: 10) == .goingAway, "\(device)")
+                let event = device.bufferedEvents.last
+                #expect(event?.sessionId == sessionId && event?.status == status && event?.endReason == .serverShutdown,
+                        "\(device) heard \(device.bufferedEvents)")
+                device.close()
+            }
+            #expect(first.waitForExit(timeout: 10), "ringd did not exit after SIGTERM")
+            #expect(first.process.terminationReason == .exit && first.process.terminationStatus == 0,
+                    "exit \(first.process.terminationStatus); log: \(first.log)")
+
+            let second = try RingdProcess(binary: binary, directory: directory)
+            defer { second.stop() }
+            for (sessionId, status) in [(ringingId, "cancelled"), (ongoingId, "ended")] {
+                let stored = try #require(try rest(port: second.port, "GET", "/v1/calls/\(sessionId)").json)
+                #expect(stored["status"] == .string(status) && stored["endReason"] == .string("server_shutdown"),
+                        "a graceful stop must leave nothing for the restart to close: \(stored.serialized)")
+            }
+            second.signal(SIGTERM)
+            #expect(second.waitForExit(timeout: 10))
+            #expect(second.process.terminationStatus == 0)
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import SignalProtocol
+import SignalServer
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SignalingIntegration {
+    /// Where the built `ringd` executable may be: next to the test bundle,
+    /// else `.build/debug/ringd` under the package root.
+    static func ringdCandidates(filePath: String = #filePath) -> [String] {
+        var candidates: [String] = []
+        for argument in [ProcessInfo.processInfo.arguments.first, CommandLine.arguments.first] {
+            guard let argument, let slash = argument.lastIndex(of: "/") else { continue }
+            candidates.append(String(argument[..<slash]) + "/ringd")
+        }
+        var root = filePath
+        for _ in 0 ..< 4 {
+            guard let slash = root.lastIndex(of: "/") else { break }
+            root = String(root[..<slash])
+        }
+        candidates.append(root + "/.build/debug/ringd")
+        return candidates
+    }
+
+    /// The `ringd` executable, if one was built.
+    static func ringdBinary() -> String? {
+        ringdCandidates().first { access($0, X_OK) == 0 }
+    }
+
+    /// A `ringd` child process on a free port, with its store in `directory`.
+    /// Killed (SIGKILL) by ``stop()`` or when released.
+    final class RingdProcess {
+        let process = Process()
+        private(set) var port = 0
+        let directory: String
+
+        init(binary: String, directory: String, environment extra: [String: String] = [:]) throws {
+            self.directory = directory
+            let configPath = directory + "/config.json"
+            guard FileManager.default.createFile(atPath: configPath, contents: Data("{}".utf8)) else {
+                throw ClientError("cannot write \(configPath)")
+            }
+            let logPath = directory + "/ringd.log"
+            if !FileManager.default.fileExists(atPath: logPath) {
+                _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+            }
+            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
+            environment["RINGD_LISTEN_PORT"] = "0"
+            environment["RINGD_STORE_PATH"] = directory + "/ringd.sqlite"
+            environment["RINGD_CALLS_RING_TIMEOUT_SECONDS"] = "30"
+            environment["RINGD_THREADS"] = "2"
+            environment.merge(extra) { $1 }
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["--config", configPath]
+            process.environment = environment
+            let stdout = Pipe()
+            process.standardOutput = stdout
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+            log.seekToEndOfFile()
+            process.standardError = log
+            try process.run()
+            port = try Self.readReadiness(stdout.fileHandleForReading.fileDescriptor, timeout: 15)
+        }
+
+        /// Reads stdout until `listening ws://127.0.0.1:PORT`; returns PORT.
+        private static func readReadiness(_ fd: Int32, timeout: Double) throws -> Int {
+            let deadline = monotonicSeconds() + timeout
+            var text = ""
+            while monotonicSeconds() < deadline {
+                var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&pfd, 1, 50)
+                guard ready > 0 else { continue }
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count <= 0 { throw ClientError("ringd closed stdout before listening; got \(text.debugDescription)") }
+                text += String(decoding: chunk[0 ..< count], as: UTF8.self)
+                for line in text.split(separator: "\n") where line.hasPrefix("listening ws://127.0.0.1:") {
+                    if let port = Int(line.dropFirst("listening ws://127.0.0.1:".count)) { return port }
+                }
+            }
+            throw ClientError("no readiness line from ringd within \(timeout)s; got \(text.debugDescription)")
+        }
+
+        var pid: Int32 { process.processIdentifier }
+        var isRunning: Bool { process.isRunning }
+
+        func signal(_ number: Int32) { _ = kill(pid, number) }
+
+        /// Whether the process exited within `timeout`.
+        func waitForExit(timeout: Double) -> Bool {
+            waitUntil(timeout: timeout) { !process.isRunning }
+        }
+
+        /// Kills the process (if still running) and reaps it.
+        func stop() {
+            guard process.isRunning else { return }
+            signal(SIGKILL)
+            _ = waitForExit(timeout: 10)
+        }
+
+        /// The server's log so far (stderr), for failure messages.
+        var log: String {
+            (try? String(contentsOfFile: directory + "/ringd.log", encoding: .utf8)) ?? ""
+        }
+
+        deinit { stop() }
+    }
+
+    /// What the clients of a burst were told: sessionId → every status heard
+    /// (results and events), plus failures seen before the crash.
+    final class Ledger: Sendable {
+        private let told = Mutex<[String: [String]]>([:])
+        private let failures = Mutex<[String]>([])
+        private let done = Atomic<Int>(0)
+        private let exited = Atomic<Int>(0)
+        let crashed = Flag()
+
+        func record(_ call: Snapshot) {
+            told.withLock { $0[call.sessionId, default: []].append(call.status.rawValue) }
+        }
+
+        func completed() { done.add(1, ordering: .relaxed) }
+        func workerExited() { exited.add(1, ordering: .relaxed) }
+
+        /// A failure is only one if it happened before the crash.
+        func failed(_ message: String) {
+            if !crashed.isSet { failures.withLock { $0.append(message) } }
+        }
+
+        var completedCount: Int { done.load(ordering: .relaxed) }
+        var exitedCount: Int { exited.load(ordering: .relaxed) }
+        var statuses: [String: [String]] { told.withLock { $0 } }
+        var failureList: [String] { failures.withLock { $0 } }
+    }
+}

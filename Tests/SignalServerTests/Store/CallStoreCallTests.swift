@@ -1,0 +1,220 @@
+import SignalProtocol
+@testable import SignalServer
+import Synchronization
+import Testing
+
+/// Saving calls, reading them back, both parties' call log rows, and the
+/// start-up/shutdown closing of live calls.
+@Suite struct CallStoreCallTests {
+    /// The stored call_log row of `uid` for `sessionId`: direction, peer, call type, status, missed.
+    private func logRow(_ path: String, _ uid: String, _ sessionId: String) throws -> [String] {
+        let database = try SQLiteDatabase(path: path)
+        let statement = try database.statement("""
+            SELECT l.direction, l.peer, l.call_type, l.status, l.missed FROM call_log AS l
+            JOIN calls AS c ON c.seq = l.seq WHERE l.uid = ?1 AND c.session_id = ?2
+            """)
+        try statement.bind(uid, at: 1)
+        try statement.bind(sessionId, at: 2)
+        defer { statement.reset() }
+        guard try statement.step() == .row else { return [] }
+        return (0 ..< 4).map { statement.string(at: $0) ?? "NULL" } + [String(statement.int64(at: 4))]
+    }
+
+    @Test func roundTripsEveryFieldIncludingMetadataAndNulls() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        let metadata = JSONValue.object([
+            ("title", .string("Standup ☎️ \"quoted\"\n")), ("count", .integer(-3)), ("ratio", .double(0.25)),
+            ("flags", .array([.bool(true), .null, .object([])])),
+        ])
+        let full = Call(sessionId: "full", callType: .video, status: .ended, initiator: "alice", receiver: "bob",
+                        initiatedAt: 1_700_000_000_123, acceptedAt: 1_700_000_001_000, endedAt: 1_700_000_060_000,
+                        acceptedBy: "bob-tablet", endedBy: "bob", endReason: .hangup, timeout: 45, metadata: metadata)
+        let bare = Call(sessionId: "bare", callType: .audio, status: .initiated, initiator: "carol", receiver: "dave",
+                        initiatedAt: 0, timeout: 30)
+        let emptyMetadata = Call(sessionId: "empty", callType: .audio, status: .rejected, initiator: "x", receiver: "y",
+                                 initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeout: 0,
+                                 metadata: .object([]))
+        try store.saveAndWait([full, bare, emptyMetadata])
+        #expect(try store.fetch("full") == full)
+        #expect(try store.fetch("bare") == bare)
+        #expect(try store.fetch("empty") == emptyMetadata)
+        #expect(try store.fetch("missing") == nil)
+        for reason in EndReason.allCases {
+            var call = full
+            call.endReason = reason
+            try store.saveAndWait([call])
+            #expect(try store.fetch("full")?.endReason == reason)
+        }
+    }
+
+    @Test func upsertReplacesTheSnapshotAndKeepsItsPlace() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        var call = storedCall(1, status: .initiated)
+        try store.saveAndWait([call, storedCall(2)])
+        call.status = .ongoing
+        call.acceptedAt = call.initiatedAt + 2000
+        call.acceptedBy = "bob-phone"
+        try store.saveAndWait([call])
+        call.status = .ended
+        call.endedAt = call.initiatedAt + 9000
+        call.endedBy = "bob"
+        call.endReason = .hangup
+        call.metadata = .object([("note", .string("added later"))])
+        try store.saveAndWait([call])
+        #expect(try store.fetch(call.sessionId) == call)
+        let logs = try store.logs("alice").logs
+        #expect(logs.map(\.call) == [storedCall(2), call])
+        // Clearing optional fields writes NULLs.
+        call.metadata = nil
+        call.endedBy = nil
+        try store.saveAndWait([call])
+        #expect(try store.fetch(call.sessionId) == call)
+    }
+
+    @Test func logsBothPartiesWithDirectionPeerAndMissed() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        let answered = storedCall(1, "alice", "bob", type: .video, status: .ended)
+        let unanswered = storedCall(2, "alice", "bob", status: .unanswered)
+        try store.saveAndWait([answered, unanswered])
+
+        let alice = try store.logs("alice").logs
+        #expect(alice == [CallLog(call: unanswered, direction: .outgoing, missed: false),
+                          CallLog(call: answered, direction: .outgoing, missed: false)])
+        let bob = try store.logs("bob").logs
+        #expect(bob == [CallLog(call: unanswered, direction: .incoming, missed: true),
+                        CallLog(call: answered, direction: .incoming, missed: false)])
+        #expect(try store.logs("carol").logs.isEmpty)
+
+        store.flush()
+        let path = directory.databasePath
+        #expect(try logRow(path, "alice", "session-1") == ["outgoing", "bob", "video", "ended", "0"])
+        #expect(try logRow(path, "bob", "session-1") == ["incoming", "alice", "video", "ended", "0"])
+        #expect(try logRow(path, "alice", "session-2") == ["outgoing", "bob", "audio", "unanswered", "0"])
+        #expect(try logRow(path, "bob", "session-2") == ["incoming", "alice", "audio", "unanswered", "1"])
+    }
+
+    @Test func logRowsFollowLaterSaves() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        var call = storedCall(1, status: .initiated)
+        try store.saveAndWait([call])
+        #expect(try store.logs("bob", CallLogFilter(missedOnly: true)).logs.isEmpty)
+        #expect(try store.logs("bob", CallLogFilter(status: .initiated)).logs.count == 1)
+        call.status = .cancelled
+        call.endedAt = call.initiatedAt + 5000
+        call.endReason = .cancelled
+        try store.saveAndWait([call])
+        #expect(try store.logs("bob", CallLogFilter(missedOnly: true)).logs.map(\.call) == [call])
+        #expect(try store.logs("bob", CallLogFilter(status: .initiated)).logs.isEmpty)
+        #expect(try store.logs("alice", CallLogFilter(status: .cancelled)).logs.map(\.missed) == [false])
+        #expect(try logRow(directory.databasePath, "bob", "session-1") == ["incoming", "alice", "audio", "cancelled", "1"])
+    }
+
+    @Test func aSaveMayNotChangeTheParties() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        try store.saveAndWait([storedCall(1)])
+        var moved = storedCall(1)
+        moved.receiver = "mallory"
+        moved.status = .rejected
+        let result = try waitForResult { store.save([moved], completion: $0) }
+        #expect(throws: StoreError.self) { try result.get() }
+        if case .failure(let error) = result { #expect(error.code == .callConflict) }
+        #expect(try store.fetch("session-1") == storedCall(1))
+        #expect(try store.logs("mallory").logs.isEmpty)
+    }
+
+    /// A failing job in a batch rolls back alone: the jobs around it, in the
+    /// same transaction, commit, and a read after it sees the writes before
+    /// it but nothing of it; a multi-call save that fails saves none.
+    @Test func aFailingJobDoesNotSpoilItsBatch() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        try store.saveAndWait([storedCall(1)])
+        var conflicting = storedCall(1)
+        conflicting.initiator = "eve"
+        let gate = try WriterGate(store)
+        let batchesBefore = store.batchCount
+        let first = Mutex<Result<Void, StoreError>?>(nil), middle = Mutex<Result<Void, StoreError>?>(nil)
+        let counter = CompletionCounter()
+        store.save([storedCall(2)]) { result in first.withLock { $0 = result }; counter.signal() }
+        store.save([storedCall(3), conflicting]) { result in middle.withLock { $0 = result }; counter.signal() }
+        let seen = Mutex<[String]>([])
+        store.callLogs(for: "alice", query: CallLogFilter()) { result in
+            seen.withLock { $0 = (try? result.get())?.logs.map(\.call.sessionId) ?? ["failed"] }
+            counter.signal()
+        }
+        let badCursor = Mutex<StoreErrorCode?>(nil)
+        store.callLogs(for: "alice", query: CallLogFilter(cursor: "bad")) { result in
+            if case .failure(let error) = result { badCursor.withLock { $0 = error.code } }
+            counter.signal()
+        }
+        let last = try waitForResult { completion in
+            store.save([storedCall(4)], completion: completion)
+            gate.release()
+        }
+        #expect(counter.wait(for: 4))
+        #expect(store.batchCount - batchesBefore == 1)
+        #expect(seen.withLock { $0 } == ["session-2", "session-1"])
+        #expect(badCursor.withLock { $0 } == .badCursor)
+        #expect(throws: Never.self) { try first.withLock { $0 }?.get() }
+        #expect(throws: Never.self) { try last.get() }
+        #expect(middle.withLock { $0 }.flatMap { try? $0.get() } == nil)
+        #expect(try store.fetch("session-2") != nil)
+        #expect(try store.fetch("session-3") == nil)
+        #expect(try store.fetch("session-4") != nil)
+        #expect(try store.fetch("session-1") == storedCall(1))
+    }
+
+    @Test func closeLiveCallsEndsLiveCallsOnlyAndPersists() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let ringing = storedCall(1, "alice", "bob", status: .initiated)
+        let ongoing = storedCall(2, "carol", "dave", type: .video, status: .ongoing)
+        let terminal = CallStatus.allCases.filter(\.isTerminal).enumerated().map { offset, status in
+            storedCall(10 + offset, "erin", "frank", status: status)
+        }
+        let store = try CallStore(path: directory.databasePath)
+        try store.saveAndWait([ringing, ongoing] + terminal)
+        let closed = try store.closeLiveCalls(reason: .serverRestart, now: 1_800_000_000_000)
+
+        var cancelled = ringing
+        cancelled.status = .cancelled
+        cancelled.endedAt = 1_800_000_000_000
+        cancelled.endReason = .serverRestart
+        cancelled.endedBy = nil
+        var ended = ongoing
+        ended.status = .ended
+        ended.endedAt = 1_800_000_000_000
+        ended.endReason = .serverRestart
+        ended.endedBy = nil
+        #expect(closed == [cancelled, ended])
+        #expect(try store.closeLiveCalls(reason: .serverShutdown, now: 1_900_000_000_000).isEmpty)
+        store.close()
+
+        let reopened = try CallStore(path: directory.databasePath)
+        defer { reopened.close() }
+        #expect(try reopened.fetch("session-1") == cancelled)
+        #expect(try reopened.fetch("session-2") == ended)
+        for call in terminal { #expect(try reopened.fetch(call.sessionId) == call) }
+        #expect(try reopened.logs("bob", CallLogFilter(missedOnly: true)).logs.map(\.call) == [cancelled])
+        #expect(try reopened.logs("dave", CallLogFilter(status: .ended)).logs.map(\.call) == [ended])
+        #expect(try reopened.logs("alice", CallLogFilter(status: .initiated)).logs.isEmpty)
+        #expect(try reopened.closeLiveCalls(reason: .serverRestart, now: 0).isEmpty)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import SignalProtocol
+@testable import SignalServer
+import Testing
+
+/// Opening, migrating, reopening and closing the store's database file.
+@Suite struct CallStoreSchemaTests {
+    /// The names of the tables and indexes in the database at `path`.
+    private func schemaNames(_ path: String) throws -> Set<String> {
+        let database = try SQLiteDatabase(path: path)
+        let statement = try database.statement("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")
+        defer { statement.reset() }
+        var names: Set<String> = []
+        while try statement.step() == .row { names.insert(statement.string(at: 0) ?? "") }
+        return names
+    }
+
+    @Test func createsDirectoryAndSchemaInWALMode() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/nested/deeper/calls.db"
+        let store = try CallStore(path: path)
+        try store.saveAndWait([storedCall(1)])
+        store.close()
+
+        let database = try SQLiteDatabase(path: path)
+        #expect(try database.scalarInt64("PRAGMA user_version") == StoreSchema.latestVersion)
+        #expect(StoreSchema.latestVersion == 1)
+        #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
+        let names = try schemaNames(path)
+        for name in ["calls", "call_log", "revocations", "calls_live", "call_log_peer", "call_log_status",
+                     "call_log_missed"] {
+            #expect(names.contains(name), "\(name)")
+        }
+    }
+
+    @Test func reopeningKeepsDataAndVersion() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let first = try CallStore(path: directory.databasePath)
+        try first.saveAndWait([storedCall(1), storedCall(2, "carol", "alice")])
+        first.close()
+
+        let second = try CallStore(path: directory.databasePath)
+        defer { second.close() }
+        #expect(try second.fetch("session-1") == storedCall(1))
+        #expect(try second.logs("alice").logs.map(\.call.sessionId) == ["session-2", "session-1"])
+        try second.saveAndWait([storedCall(3)])
+        #expect(try second.logs("alice").logs.count == 3)
+    }
+
+    @Test func synchronousFullOpensAndSaves() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath, synchronousFull: true)
+        defer { store.close() }
+        try store.saveAndWait([storedCall(1)])
+        #expect(try store.fetch("session-1") == storedCall(1))
+    }
+
+    @Test func refusesASchemaFromANewerVersion() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        try CallStore(path: directory.databasePath).close()
+        try SQLiteDatabase(path: directory.databasePath).execute("PRAGMA user_version = 99")
+        let error = try #require(throws: StoreError.self) { try CallStore(path: directory.databasePath) }
+        #expect(error.code == .schemaTooNew)
+    }
+
+    @Test func reportsAFileThatIsNotADatabase() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: directory.databasePath))
+        let error = try #require(throws: StoreError.self) { try CallStore(path: directory.databasePath) }
+        #expect(error.code == .database)
+        #expect(error.message.contains("SQLITE_NOTADB"))
+    }
+
+    @Test func reportsADirectoryPathBlockedByAFile() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        try Data("x".utf8).write(to: URL(fileURLWithPath: directory.path + "/file"))
+        let nested = try #require(throws: StoreError.self) { try CallStore(path: directory.path + "/file/sub/calls.db") }
+        #expect(nested.code == .directory)
+        let direct = try #require(throws: StoreError.self) { try CallStore(path: directory.path + "/file/calls.db") }
+        #expect(direct.code == .directory)
+    }
+
+    @Test func revocationsPersistAndOnlyMoveForward() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let first = try CallStore(path: directory.databasePath)
+        #expect(try first.loadRevocations().isEmpty)
+        try waitForResult { first.saveRevocation(uid: "alice", revokedAt: 1000, completion: $0) }.get()
+        try waitForResult { first.saveRevocation(uid: "bob", revokedAt: 2000, completion: $0) }.get()
+        try waitForResult { first.saveRevocation(uid: "alice", revokedAt: 500, completion: $0) }.get()
+        #expect(try first.loadRevocations() == ["alice": 1000, "bob": 2000])
+        first.close()
+
+        let second = try CallStore(path: directory.databasePath)
+        defer { second.close() }
+        #expect(try second.loadRevocations() == ["alice": 1000, "bob": 2000])
+        try waitForResult { second.saveRevocation(uid: "alice", revokedAt: 3000, completion: $0) }.get()
+        #expect(try second.loadRevocations() == ["alice": 3000, "bob": 2000])
+    }
+
+    /// A completion means committed: another connection (as another process
+    /// after a crash would) sees the data while the store is still open and
+    /// was never closed.
+    @Test func committedDataIsInTheFileWithoutClose() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        try store.saveAndWait([storedCall(1)])
+        try waitForResult { store.saveRevocation(uid: "alice", revokedAt: 42, completion: $0) }.get()
+        #expect(directory.contains("calls.db-wal"))
+
+        let other = try CallStore(path: directory.databasePath)
+        defer { other.close() }
+        #expect(try other.fetch("session-1") == storedCall(1))
+        #expect(try other.loadRevocations() == ["alice": 42])
+        let raw = try SQLiteDatabase(path: directory.databasePath)
+        #expect(try raw.scalarInt64("SELECT count(*) FROM call_log") == 2)
+    }
+
+    @Test func closeCheckpointsAndIsIdempotent() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath)
+        try store.saveAndWait([storedCall(1)])
+        #expect(directory.contains("calls.db-wal"))
+        store.close()
+        store.close()
+        // The last connection to close checkpoints the WAL and deletes it.
+        #expect(!directory.contains("calls.db-wal"))
+        let refused = try waitForResult { store.save([storedCall(2)], completion: $0) }
+        #expect(throws: StoreError(.closed, "the call store is closed")) { try refused.get() }
+        #expect(throws: StoreError.self) { try store.loadRevocations() }
+        store.flush()
+    }
+
+    @Test func releasingTheStoreStopsTheThreadAndClosesTheFile() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        do {
+            let store = try CallStore(path: directory.databasePath)
+            try store.saveAndWait([storedCall(1)])
+            #expect(directory.contains("calls.db-wal"))
+        }
+        #expect(!directory.contains("calls.db-wal"))
+        let reopened = try CallStore(path: directory.databasePath)
+        defer { reopened.close() }
+        #expect(try reopened.fetch("session-1") == storedCall(1))
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import SignalProtocol
+import SignalServer
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure of the store test harness itself (a timeout, a temp directory).
+struct StoreTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A fresh directory under /tmp for one test's database files, removed with
+/// everything in it by ``remove()``.
+struct StoreTestDirectory {
+    let path: String
+
+    init() throws {
+        var template = Array("/tmp/ringd-store-tests-XXXXXX".utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw StoreTestFailure("mkdtemp failed: errno \(errno)")
+        }
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The path of a database file in the directory.
+    var databasePath: String { path + "/calls.db" }
+
+    /// Whether `name` exists in the directory.
+    func contains(_ name: String) -> Bool { FileManager.default.fileExists(atPath: path + "/" + name) }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// How long a test waits for any one store completion.
+let storeTestTimeout: Double = 20
+
+/// Starts an asynchronous store operation and waits, at most
+/// ``storeTestTimeout`` seconds, for its completion.
+func waitForResult<Value: Sendable>(
+    _ start: (@escaping @Sendable (Result<Value, StoreError>) -> Void) -> Void
+) throws -> Result<Value, StoreError> {
+    let outcome = Mutex<Result<Value, StoreError>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    start { result in
+        outcome.withLock { $0 = result }
+        done.signal()
+    }
+    guard done.wait(timeout: .now() + storeTestTimeout) == .success, let result = outcome.withLock({ $0 }) else {
+        throw StoreTestFailure("no completion within \(storeTestTimeout) s")
+    }
+    return result
+}
+
+/// Counts completions from many threads and waits for all of them.
+final class CompletionCounter: Sendable {
+    private let remaining: DispatchSemaphore = DispatchSemaphore(value: 0)
+
+    func signal() { remaining.signal() }
+
+    /// Waits until `count` completions arrived; false on timeout.
+    func wait(for count: Int) -> Bool {
+        let deadline = DispatchTime.now() + storeTestTimeout
+        for _ in 0 ..< count {
+            guard remaining.wait(timeout: deadline) == .success else { return false }
+        }
+        return true
+    }
+}
+
+/// Parks the store's writer thread inside a completion until ``release()``,
+/// so that every job queued meanwhile is run as one batch.
+final class WriterGate: Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let gate = DispatchSemaphore(value: 0)
+
+    /// Returns once the writer is parked.
+    init(_ store: CallStore) throws {
+        store.call(sessionId: "") { [entered, gate] _ in
+            entered.signal()
+            gate.wait()
+        }
+        guard entered.wait(timeout: .now() + storeTestTimeout) == .success else {
+            throw StoreTestFailure("the writer did not reach the gate")
+        }
+    }
+
+    func release() { gate.signal() }
+}
+
+/// Blocking conveniences for tests.
+extension CallStore {
+    func saveAndWait(_ calls: [Call]) throws {
+        try waitForResult { save(calls, completion: $0) }.get()
+    }
+
+    func logs(_ uid: String, _ query: CallLogFilter = CallLogFilter()) throws -> CallLogPage {
+        try waitForResult { callLogs(for: uid, query: query, completion: $0) }.get()
+    }
+
+    func fetch(_ sessionId: String) throws -> Call? {
+        try waitForResult { call(sessionId: sessionId, completion: $0) }.get()
+    }
+
+    /// Every page of `uid`'s history for `query`, concatenated.
+    func allLogs(_ uid: String, _ query: CallLogFilter) throws -> [CallLog] {
+        var query = query
+        var logs: [CallLog] = []
+        while true {
+            let page = try self.logs(uid, query)
+            logs += page.logs
+            guard let next = page.next else { return logs }
+            query.cursor = next
+        }
+    }
+}
+
+/// A terminal call number `index` from `initiator` to `receiver`, its times
+/// derived from `index`.
+func storedCall(_ index: Int, _ initiator: String = "alice", _ receiver: String = "bob",
+                type: CallType = .audio, status: CallStatus = .ended) -> Call {
+    let start = 1_700_000_000_000 + Int64(index) * 1000
+    let answered = status == .ended || status == .ongoing
+    return Call(sessionId: "session-\(index)", callType: type, status: status, initiator: initiator,
+                receiver: receiver, initiatedAt: start, acceptedAt: answered ? start + 100 : nil,
+                endedAt: status.isTerminal ? start + 500 : nil, acceptedBy: answered ? "\(receiver)-phone" : nil,
+                endedBy: status.isTerminal ? initiator : nil, endReason: endReason(for: status), timeout: 30)
+}
+
+/// The end reason a call that reached `status` normally has.
+private func endReason(for status: CallStatus) -> EndReason? {
+    switch status {
+    case .initiated, .ongoing: return nil
+    case .ended: return .hangup
+    case .rejected: return .rejected
+    case .busy: return .busy
+    case .cancelled: return .cancelled
+    case .unanswered: return .timeout
+    }
+}

@@ -57,10 +57,7 @@ public struct ServerConfig: Sendable {
     public var requestBurst = 40
 
     /// The directory holding the store and the generated token secret.
-    public var dataDirectory: String {
-        guard let slash = storePath.lastIndex(of: "/") else { return "." }
-        return slash == storePath.startIndex ? "/" : String(storePath[..<slash])
-    }
+    public var dataDirectory: String { FileSystem.parentDirectory(of: storePath) }
 
     /// The defaults, as shipped in `config.json`.
     public init() {}

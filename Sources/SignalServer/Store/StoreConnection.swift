@@ -9,7 +9,11 @@ final class StoreConnection {
     /// Creates the file's directory if missing, opens (creating) the database
     /// and brings it up to date (see ``StoreSchema/prepare(_:synchronousFull:)``).
     init(path: String, synchronousFull: Bool) throws(StoreError) {
-        try StoreDirectory.createParent(of: path)
+        do throws(SystemError) {
+            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+        } catch {
+            throw StoreError(.directory, "cannot create the directory of \(path): \(error)")
+        }
         database = try reportingSQLiteErrors { () throws(SQLiteError) in try SQLiteDatabase(path: path) }
         try StoreSchema.prepare(database, synchronousFull: synchronousFull)
     }

@@ -4,20 +4,31 @@ import Glibc
 
 /// The few file-system operations start-up needs, through the syscall helper.
 public enum FileSystem {
-    /// Creates `path` and its missing parents (like `mkdir -p`).
-    public static func makeDirectories(_ path: String) throws(SystemError) {
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") {
-            prefix += component
-            let result = try? syscallExpectingResult("mkdir") { mkdir(prefix, 0o755) }
-            if result == nil {
-                var info = stat()
-                guard stat(prefix, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-                    throw SystemError(call: "mkdir \(prefix)", code: errno)
-                }
-            }
-            prefix += "/"
+    /// Creates `directory` and every missing parent, like `mkdir -p`;
+    /// directories that exist already are fine.
+    public static func makeDirectories(_ directory: String) throws(SystemError) {
+        var prefixes: [String] = []
+        for index in directory.indices where directory[index] == "/" && index != directory.startIndex {
+            prefixes.append(String(directory[..<index]))
         }
+        if !directory.isEmpty { prefixes.append(directory) }
+        for prefix in prefixes {
+            do throws(SystemError) {
+                _ = try syscallExpectingResult("mkdir") { mkdir(prefix, 0o755) }
+            } catch where error.code == EEXIST {
+                continue
+            }
+        }
+        guard !directory.isEmpty else { return }
+        var info = stat()
+        _ = try syscallExpectingResult("stat") { stat(directory, &info) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw SystemError(call: "mkdir \(directory)", code: ENOTDIR) }
+    }
+
+    /// The directory part of a file path ("." for a bare file name).
+    public static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// Writes a new file with `mode`; fails if it exists.

@@ -30,15 +30,16 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "SignalProtocol", path: "Sources/Protocol"),
+        .target(name: "SignalSystem", path: "Sources/System"),
         .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "COpenSSL"], path: "Sources/Crypto"),
         .target(
             name: "SignalServer",
-            dependencies: ["SignalProtocol", "SignalCrypto", "CShim", "CSQLite"],
+            dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto", "CShim", "CSQLite"],
             path: "Sources/SignalServer"
         ),
         .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
         .executableTarget(name: "ws-echo", dependencies: ["SignalServer"], path: "Sources/ws-echo"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
-        .testTarget(name: "SignalServerTests", dependencies: ["SignalServer", "SignalProtocol", "CShim"]),
+        .testTarget(name: "SignalServerTests", dependencies: ["SignalServer", "SignalProtocol", "SignalSystem", "CShim"]),
     ]
 )

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalSystem
 
 /// Runs a server as a foreground daemon: raises the descriptor limit, takes
 /// SIGINT/SIGTERM on the main thread, prints the readiness line, and shuts

@@ -2,6 +2,7 @@ import CShim
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalSystem
 
 /// The protocol currently spoken on a connection (HTTP, then maybe WebSocket).
 protocol ConnectionHandler: AnyObject {

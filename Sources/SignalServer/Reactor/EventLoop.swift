@@ -2,6 +2,7 @@ import CShim
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalSystem
 
 /// Something registered with an event loop for readiness on a descriptor.
 protocol Selectable: AnyObject {

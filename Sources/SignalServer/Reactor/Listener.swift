@@ -2,6 +2,7 @@ import CShim
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalSystem
 
 /// A listening TCP socket on one event loop. Every loop binds its own socket
 /// to the same address with SO_REUSEPORT, so the kernel spreads connections

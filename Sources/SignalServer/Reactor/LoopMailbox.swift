@@ -3,6 +3,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalSystem
 
 /// Work handed to an event loop from any thread: a locked queue plus an
 /// eventfd that wakes the loop. The only part of a loop other threads touch.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalSystem
 
 /// Bytes waiting to be written to a socket: a queue of chunks gathered into
 /// one `sendmsg` (the socket form of `writev`), so a frame header and its

@@ -1,3 +1,4 @@
+import SignalSystem
 /// Identifies a scheduled timer so it can be cancelled.
 public struct TimerID: Hashable, Sendable {
     let rawValue: UInt64

@@ -1,4 +1,5 @@
 import Synchronization
+import SignalSystem
 
 /// What a server runs: its routes, and its part in shutting down.
 public protocol ServerApplication: Sendable {
@@ -33,7 +34,7 @@ public final class Server: Sendable {
     private let application: ServerApplication
     private let closed = Mutex(false)
 
-    /// Binds and starts serving `application`. Throws ``ConfigError`` when the
+    /// Binds and starts serving `application`. Throws ``ResolveError`` when the
     /// address cannot be resolved and ``SystemError`` when it cannot be bound.
     public init(config: ServerConfig, application: ServerApplication) throws {
         let requested = try SocketAddress.resolve(host: config.host, port: config.port)

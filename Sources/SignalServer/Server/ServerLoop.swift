@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalSystem
 
 /// A server's presence on one event loop: its listener, its router and its
 /// open connections, which it closes on shutdown.

@@ -1,5 +1,6 @@
 import SignalProtocol
 import Synchronization
+import SignalSystem
 
 /// Counters shared by every loop of a server.
 public final class ServerStats: Sendable {

@@ -1,3 +1,4 @@
+import SignalSystem
 /// A token bucket: `burst` requests at once, refilled at `rate` per second.
 struct RateLimiter {
     private let rate: Double

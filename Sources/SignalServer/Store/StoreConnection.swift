@@ -1,3 +1,4 @@
+import SignalSystem
 /// The store's database as the writer thread uses it: the connection, the
 /// transaction statements the group commit needs, and the revocation table.
 /// Calls and call logs are in extensions. Lives and dies on the writer

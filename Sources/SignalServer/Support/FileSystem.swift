@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalSystem
 
 /// The few file-system operations start-up needs, through the syscall helper.
 public enum FileSystem {

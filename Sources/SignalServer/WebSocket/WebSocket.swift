@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalSystem
 
 /// A server-side WebSocket connection (RFC 6455) on one event loop: reads
 /// frames through ``WebSocketMessageReader``, answers pings, runs the close

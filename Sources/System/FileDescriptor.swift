@@ -4,19 +4,19 @@ import Glibc
 
 /// Owns a file descriptor and closes it exactly once: explicitly with
 /// ``close()``, or when the last reference goes away.
-final class FileDescriptor {
+public final class FileDescriptor {
     /// The raw descriptor, -1 once closed.
-    private(set) var rawValue: Int32
+    public private(set) var rawValue: Int32
 
     /// Takes ownership of `rawValue`.
-    init(_ rawValue: Int32) { self.rawValue = rawValue }
+    public init(_ rawValue: Int32) { self.rawValue = rawValue }
 
     /// Whether the descriptor is still open.
-    var isOpen: Bool { rawValue >= 0 }
+    public var isOpen: Bool { rawValue >= 0 }
 
     /// Closes the descriptor now. EINTR is not retried: on Linux the
     /// descriptor is released even then.
-    func close() {
+    public func close() {
         guard rawValue >= 0 else { return }
         closeDescriptor(rawValue)
         rawValue = -1

@@ -21,7 +21,7 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The outcome of a call on a non-blocking descriptor.
-enum IOResult<Value> {
+public enum IOResult<Value> {
     /// The call did its work and returned `Value`.
     case processed(Value)
     /// The descriptor is not ready (EAGAIN/EWOULDBLOCK); wait for readiness.
@@ -32,7 +32,7 @@ enum IOResult<Value> {
 /// EINTR, reports EAGAIN/EWOULDBLOCK as `.wouldBlock`, and throws any other
 /// failure as a ``SystemError`` naming the call.
 @inline(__always)
-func syscall<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws(SystemError) -> IOResult<T> {
+public func syscall<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws(SystemError) -> IOResult<T> {
     while true {
         let result = body()
         if result != -1 { return .processed(result) }
@@ -46,14 +46,14 @@ func syscall<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws
 /// Closes a descriptor. Not retried on EINTR: Linux releases the descriptor
 /// even then, and a retry could close a descriptor another thread just opened.
 @inline(__always)
-func closeDescriptor(_ fd: Int32) {
+public func closeDescriptor(_ fd: Int32) {
     _ = close(fd)
 }
 
 /// Runs a system call for which "would block" is itself a failure (set-up
 /// calls on blocking paths): as ``syscall(_:_:)``, but throws on EAGAIN too.
 @inline(__always)
-func syscallExpectingResult<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws(SystemError) -> T {
+public func syscallExpectingResult<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws(SystemError) -> T {
     switch try syscall(name, body) {
     case .processed(let value): return value
     case .wouldBlock: throw SystemError(call: "\(name)", code: EAGAIN)

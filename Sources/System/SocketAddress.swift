@@ -6,16 +6,16 @@ import Glibc
 public struct SocketAddress: Sendable, CustomStringConvertible {
     private var storage: sockaddr_storage
     /// The length of the address in `storage`.
-    let length: socklen_t
+    public let length: socklen_t
 
-    init(storage: sockaddr_storage, length: socklen_t) {
+    public init(storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage
         self.length = length
     }
 
     /// Resolves a numeric host or a name (at start-up, never on a loop thread)
     /// and a port into the first address found.
-    public static func resolve(host: String, port: Int) throws(ConfigError) -> SocketAddress {
+    public static func resolve(host: String, port: Int) throws(ResolveError) -> SocketAddress {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -24,7 +24,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         let status = getaddrinfo(host, String(port), &hints, &result)
         guard status == 0, let first = result, let address = first.pointee.ai_addr else {
             let reason = status == 0 ? "no address" : String(cString: gai_strerror(status))
-            throw ConfigError("cannot resolve listen host \"\(host)\": \(reason)")
+            throw ResolveError(host: host, reason: reason)
         }
         defer { freeaddrinfo(result) }
         var storage = sockaddr_storage()
@@ -36,7 +36,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// The address family (AF_INET or AF_INET6).
-    var family: Int32 { Int32(storage.ss_family) }
+    public var family: Int32 { Int32(storage.ss_family) }
 
     /// The port number.
     public var port: Int {
@@ -69,7 +69,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// Runs `body` with the address as a `sockaddr` pointer.
-    func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
+    public func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
         var copy = storage
         return try withUnsafePointer(to: &copy) { pointer in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, length) }
@@ -77,7 +77,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// This address with another port.
-    func with(port: Int) -> SocketAddress {
+    public func with(port: Int) -> SocketAddress {
         var copy = storage
         // sin_port and sin6_port both sit right after the 2-byte family.
         withUnsafeMutableBytes(of: &copy) { raw in
@@ -85,4 +85,14 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         }
         return SocketAddress(storage: copy, length: length)
     }
+}
+
+/// A host name or address that did not resolve.
+public struct ResolveError: Error, Sendable, CustomStringConvertible {
+    /// The host asked for.
+    public let host: String
+    /// Why it did not resolve (from `gai_strerror`).
+    public let reason: String
+
+    public var description: String { "cannot resolve \"\(host)\": \(reason)" }
 }

@@ -171,7 +171,8 @@ public final class SignalingService: Sendable {
 
     private func schedule(_ timer: SignalingTimer, at: Int64) {
         let delay = Double(max(0, at - clock())) / 1000
-        guard let mailbox = mailboxes.withLock({ $0.sorted { $0.key < $1.key }.first?.value }) else { return }
+        // Timers run on loop 0 (any loop would do; one keeps them in one heap).
+        guard let mailbox = mailboxes.withLock({ $0[0] }) else { return }
         mailbox.submit { [self] loop in
             loop.schedule(after: delay) { [self] in timerFired(timer) }
         }

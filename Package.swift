@@ -6,8 +6,10 @@ let package = Package(
     products: [
         .executable(name: "ringd", targets: ["ringd"]),
         .executable(name: "ws-echo", targets: ["ws-echo"]),
+        .executable(name: "ringctl", targets: ["ringctl"]),
         .library(name: "SignalProtocol", targets: ["SignalProtocol"]),
         .library(name: "SignalServer", targets: ["SignalServer"]),
+        .library(name: "SignalClient", targets: ["SignalClient"]),
     ],
     targets: [
         .target(name: "CShim", path: "Sources/CShim"),
@@ -37,9 +39,12 @@ let package = Package(
             dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto", "CShim", "CSQLite"],
             path: "Sources/SignalServer"
         ),
+        .target(name: "SignalClient", dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/SignalClient"),
         .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
         .executableTarget(name: "ws-echo", dependencies: ["SignalServer"], path: "Sources/ws-echo"),
+        .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem"], path: "Sources/ringctl"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
+        .testTarget(name: "SignalClientTests", dependencies: ["SignalClient", "SignalServer", "SignalProtocol", "SignalSystem"]),
         .testTarget(name: "SignalServerTests", dependencies: ["SignalServer", "SignalProtocol", "SignalSystem", "CShim"]),
     ]
 )

@@ -1,0 +1,15 @@
+import SignalProtocol
+
+/// Something the server pushed, or a change of the connection.
+public enum ClientEvent: Sendable, Equatable {
+    /// A `{"type":"call"}` event; every one arrives, in order.
+    case call(Call)
+    /// The connection was lost; reconnecting is on and being tried.
+    case reconnecting(ClientError)
+    /// Authenticated again, as the same device, within the reconnect window;
+    /// `activeCall` is the user's live call from the new auth result.
+    case reconnected(activeCall: Call?)
+    /// Final, no events follow: closed by ``SignalClient/close()``, by the
+    /// server (the error carries its close code), or lost for good.
+    case disconnected(ClientError)
+}

@@ -1,0 +1,28 @@
+/// How ``SignalClient/connect(to:credentials:options:)`` connects and behaves afterwards.
+public struct ConnectOptions: Sendable {
+    /// The device id to authenticate as (1–100 of `A-Z a-z 0-9 . _ - @`); nil lets the server assign one.
+    public var deviceId: String?
+    /// Whether to reconnect after an unexpected loss of the connection.
+    public var reconnect: Bool
+    /// Seconds to keep trying to reconnect (the server's default grace period is 10).
+    public var reconnectWindow: Double
+    /// Seconds a request, the `auth` frame included, may wait for its result.
+    public var requestTimeout: Double
+    /// Seconds the TCP connection and, separately, the WebSocket upgrade may take.
+    public var connectTimeout: Double
+    /// Seconds of silence from the server after which the client pings it; a
+    /// server that then stays silent as long again is treated as lost (and,
+    /// with ``reconnect``, reconnected to). The server pings quiet clients
+    /// itself every 15 s by default, so a healthy connection is never silent this long.
+    public var keepAliveInterval: Double = 30
+
+    /// Options; every one has a default.
+    public init(deviceId: String? = nil, reconnect: Bool = false, reconnectWindow: Double = 10,
+                requestTimeout: Double = 10, connectTimeout: Double = 5) {
+        self.deviceId = deviceId
+        self.reconnect = reconnect
+        self.reconnectWindow = reconnectWindow
+        self.requestTimeout = requestTimeout
+        self.connectTimeout = connectTimeout
+    }
+}

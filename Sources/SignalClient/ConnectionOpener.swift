@@ -1,0 +1,98 @@
+import SignalProtocol
+import SignalSystem
+
+/// What a successful `auth` result says.
+struct AuthResult: Sendable {
+    /// The authenticated uid.
+    var uid: String
+    /// The device id, as given or as the server assigned it.
+    var deviceId: String
+    /// The user's live call, if any.
+    var activeCall: Call?
+}
+
+/// An upgraded, authenticated connection whose reader has not started yet.
+struct OpenedConnection: Sendable {
+    /// Sends frames.
+    var sender: WebSocketSender
+    /// Receives frames, holding any bytes read past the auth result.
+    var receiver: WebSocketReceiver
+    /// The auth result.
+    var auth: AuthResult
+}
+
+/// Opens a connection and authenticates it, blocking the calling thread
+/// (run it off the caller's executor; see ``runBlocking(_:)``).
+enum ConnectionOpener {
+    /// The id of the auth frame (the first request on every connection).
+    static let authRequestID = "1"
+
+    /// Connects, upgrades and sends `auth`, waiting `requestTimeout` for its result.
+    /// An error result throws the server's code (and the connection is closed).
+    static func open(_ endpoint: ServerEndpoint, credentials: ClientCredentials, deviceId: String?,
+                     connectTimeout: Double, requestTimeout: Double) throws(ClientError) -> OpenedConnection {
+        let (socket, leftover) = try WebSocketUpgrade.open(endpoint, timeout: connectTimeout)
+        let sender = WebSocketSender(socket: socket, sendTimeout: requestTimeout)
+        var receiver = WebSocketReceiver(socket: socket, leftover: leftover)
+        do {
+            try sender.sendText(RequestFrame.auth(id: authRequestID, credentials: credentials, deviceId: deviceId))
+            let auth = try awaitAuthResult(&receiver, sender: sender,
+                                           deadline: Deadline.now().adding(seconds: requestTimeout))
+            return OpenedConnection(sender: sender, receiver: receiver, auth: auth)
+        } catch {
+            sender.sendClose(code: .normalClosure)
+            socket.close()
+            throw error
+        }
+    }
+
+    private static func awaitAuthResult(_ receiver: inout WebSocketReceiver, sender: WebSocketSender,
+                                        deadline: Deadline) throws(ClientError) -> AuthResult {
+        while true {
+            let event: WebSocketMessageReader.Event
+            do {
+                event = try receiver.next(until: deadline)
+            } catch {
+                throw authFailure(error, sender: sender)
+            }
+            switch event {
+            case .message(let message):
+                guard message.kind == .text, let json = try? JSONValue.parse(message.payload),
+                      let frame = try? ServerFrame(json: json) else {
+                    throw .protocolViolation("the server answered auth with a frame that is not a result")
+                }
+                switch frame {
+                case .result(let id, .success(let data)) where id == authRequestID || id == nil:
+                    return try ResultDecoding.auth(data)
+                case .result(let id, .failure(let error)) where id == authRequestID || id == nil:
+                    throw ClientError(code: error.code.rawValue, message: error.message)
+                case .result, .call:
+                    continue
+                }
+            case .ping(let payload):
+                try sender.sendPong(payload)
+            case .pong:
+                continue
+            case .close(let code, let reason):
+                sender.sendClose(code: code)
+                let detail = reason.isEmpty ? "" : " (\(reason))"
+                throw .closed("the server closed the connection during auth with code \(code?.rawValue ?? 1005)\(detail)",
+                              closeCode: code?.rawValue)
+            }
+        }
+    }
+
+    private static func authFailure(_ failure: WebSocketReceiver.Failure, sender: WebSocketSender) -> ClientError {
+        switch failure {
+        case .socket(.timedOut):
+            return .timeout("no auth result in time")
+        case .socket(.endOfStream):
+            return .closed("the server closed the connection during auth")
+        case .socket(.system(let error)):
+            return .closed("the connection was lost during auth: \(error)")
+        case .protocolViolation(let error):
+            sender.sendClose(code: error.closeCode, reason: error.reason)
+            return .protocolViolation("the server broke the WebSocket protocol: \(error.reason)")
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import SignalProtocol
+import SignalSystem
+
+/// The REST API, for servers that hold an API key (`auth.apiKeys`): tokens
+/// and health. Every call runs one HTTP/1.1 exchange on a fresh connection
+/// (`Connection: close`) on a thread of its own.
+public struct RestClient: Sendable {
+    /// The server.
+    public let endpoint: ServerEndpoint
+    /// The `X-Api-Key` sent with every request except ``health()``; nil sends none.
+    public let apiKey: String?
+    /// Seconds the connect and, separately, the whole exchange may take.
+    public var timeout: Double = 10
+
+    /// A client of the REST API at `endpoint` (its path is ignored).
+    public init(endpoint: ServerEndpoint, apiKey: String?) {
+        self.endpoint = endpoint
+        self.apiKey = apiKey
+    }
+
+    /// `GET /healthz`: `status`, `version`, `uptimeSeconds`, `connections`. Needs no key.
+    public func health() async throws(ClientError) -> JSONValue {
+        try await exchange("GET", "/healthz", sendKey: false, expecting: 200)
+    }
+
+    /// `POST /v1/users/{uid}/tokens`: a token for `uid`, valid `ttlSeconds`
+    /// (server default 24 h), and when it expires (milliseconds since the epoch).
+    public func mintToken(uid: String, ttlSeconds: Int64? = nil) async throws(ClientError) -> (token: String, expiresAt: Int64) {
+        let body = ttlSeconds.map { JSONValue.object([("ttlSeconds", .integer($0))]) }
+        let json = try await exchange("POST", "/v1/users/\(Self.pathSegment(uid))/tokens", body: body, expecting: 201)
+        guard let token = json["authToken"]?.stringValue, let expiresAt = json["expiresAt"]?.integerValue else {
+            throw .protocolViolation("the token response lacks authToken or expiresAt")
+        }
+        return (token, expiresAt)
+    }
+
+    /// `DELETE /v1/users/{uid}/tokens`: every token issued to `uid` so far stops working.
+    public func revokeTokens(uid: String) async throws(ClientError) {
+        _ = try await exchange("DELETE", "/v1/users/\(Self.pathSegment(uid))/tokens", expecting: 204)
+    }
+
+    /// Runs one request off the caller's thread; a status other than
+    /// `expecting` throws ``ClientErrorCode/http`` with the server's message.
+    private func exchange(_ method: String, _ path: String, body: JSONValue? = nil, sendKey: Bool = true,
+                          expecting status: Int) async throws(ClientError) -> JSONValue {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(endpoint.hostAndPort)\r\nConnection: close\r\n"
+            + "Accept: application/json\r\n"
+        if sendKey, let apiKey { head += "X-Api-Key: \(apiKey)\r\n" }
+        var payload: [UInt8] = []
+        body?.write(into: &payload)
+        if body != nil || method == "POST" {
+            head += "Content-Type: application/json\r\nContent-Length: \(payload.count)\r\n"
+        }
+        let request = Array((head + "\r\n").utf8) + payload
+        let endpoint = self.endpoint, timeout = self.timeout
+        let (responseHead, responseBody) = try await runBlocking { () throws(ClientError) -> (HTTPResponseHead, [UInt8]) in
+            try Self.send(request, to: endpoint, timeout: timeout)
+        }
+        guard responseHead.status == status else {
+            let message = HTTPResponseReader.errorMessage(in: responseBody).message
+            throw ClientError(code: ClientErrorCode.http,
+                              message: message.isEmpty ? "HTTP \(responseHead.status) \(responseHead.reason)" : message,
+                              httpStatus: responseHead.status)
+        }
+        guard !responseBody.isEmpty else { return .null }
+        do {
+            return try JSONValue.parse(responseBody)
+        } catch {
+            throw .protocolViolation("the response body is not JSON: \(error)")
+        }
+    }
+
+    /// Connects, sends `request` and reads the whole response (blocking).
+    private static func send(_ request: [UInt8], to endpoint: ServerEndpoint,
+                             timeout: Double) throws(ClientError) -> (HTTPResponseHead, [UInt8]) {
+        let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
+        defer { socket.close() }
+        let deadline = Deadline.now().adding(seconds: timeout)
+        do {
+            try socket.sendAll(request, deadline: deadline)
+        } catch {
+            throw .closed("sending the request failed: \(error)")
+        }
+        var reader = HTTPResponseReader(socket: socket)
+        let head = try reader.readHead(until: deadline)
+        return (head, try reader.readBody(of: head, until: deadline))
+    }
+
+    /// `text` percent-encoded for one path segment (uids are already safe; this guards the rest).
+    static func pathSegment(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "@"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,115 @@
+/// Where the server is: parsed from `ws://host:port`, `ws://host:port/v1/ws`,
+/// `http://host:port` or `host:port` (default port 8787, default path `/v1/ws`;
+/// an IPv6 host goes in brackets). `wss://` and `https://` are refused:
+/// TLS is not supported yet.
+public struct ServerEndpoint: Sendable, Hashable {
+    /// The host name or numeric address (IPv6 without brackets).
+    public let host: String
+    /// The TCP port.
+    public let port: Int
+    /// The WebSocket path, starting with `/`.
+    public let path: String
+
+    /// The port used when the URL names none.
+    public static let defaultPort = 8787
+    /// The path used when the URL names none.
+    public static let defaultPath = "/v1/ws"
+
+    /// Parses `url`; throws ``ClientErrorCode/badURL`` naming what is wrong.
+    public init(url: String) throws(ClientError) {
+        var rest = Substring(url.trimmed)
+        if let schemeEnd = rest.firstRange(of: "://") {
+            let scheme = rest[..<schemeEnd.lowerBound].lowercased()
+            switch scheme {
+            case "ws", "http":
+                break
+            case "wss", "https":
+                throw Self.bad("TLS is not supported yet")
+            default:
+                throw Self.bad("unsupported scheme \"\(scheme)\" (use ws:// or http://)")
+            }
+            rest = rest[schemeEnd.upperBound...]
+        }
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        let pathPart = rest[authorityEnd...]
+        guard !pathPart.contains("#") else { throw Self.bad("a server URL has no fragment") }
+        (host, port) = try Self.parseAuthority(authority, url: url)
+        if pathPart.isEmpty || pathPart == "/" {
+            path = Self.defaultPath
+        } else if pathPart.hasPrefix("/") {
+            guard pathPart.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw Self.bad("the path must be printable ASCII without spaces")
+            }
+            path = String(pathPart)
+        } else {
+            throw Self.bad("the path must start with /")
+        }
+    }
+
+    /// An endpoint from its parts.
+    public init(host: String, port: Int = defaultPort, path: String = defaultPath) {
+        self.host = host
+        self.port = port
+        self.path = path
+    }
+
+    /// `ws://host:port/path`.
+    public var webSocketURL: String { "ws://\(hostAndPort)\(path)" }
+
+    /// `host:port`, with brackets around an IPv6 host (the `Host` header's form).
+    public var hostAndPort: String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    private static func parseAuthority(_ authority: Substring, url: String) throws(ClientError) -> (String, Int) {
+        guard !authority.isEmpty else { throw bad("no host in \"\(url)\"") }
+        guard !authority.contains("@") else { throw bad("user information is not supported") }
+        let hostPart: Substring
+        let portPart: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw bad("unclosed [ in the host") }
+            hostPart = authority[authority.index(after: authority.startIndex) ..< close]
+            let after = authority[authority.index(after: close)...]
+            if after.isEmpty {
+                portPart = nil
+            } else if after.hasPrefix(":") {
+                portPart = after.dropFirst()
+            } else {
+                throw bad("unexpected text after the IPv6 address")
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            guard authority.firstIndex(of: ":") == colon else {
+                throw bad("an IPv6 host must be written in brackets, e.g. [::1]:8787")
+            }
+            hostPart = authority[..<colon]
+            portPart = authority[authority.index(after: colon)...]
+        } else {
+            hostPart = authority
+            portPart = nil
+        }
+        guard !hostPart.isEmpty else { throw bad("no host in \"\(url)\"") }
+        guard hostPart.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "/" }) else {
+            throw bad("invalid host \"\(hostPart)\"")
+        }
+        guard let portPart else { return (String(hostPart), defaultPort) }
+        guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
+              let port = Int(portPart), (1 ... 65535).contains(port) else {
+            throw bad("invalid port \"\(portPart)\" (1 to 65535)")
+        }
+        return (String(hostPart), port)
+    }
+
+    private static func bad(_ message: String) -> ClientError {
+        ClientError(code: ClientErrorCode.badURL, message: message)
+    }
+}
+
+extension String {
+    /// The text without leading and trailing whitespace.
+    var trimmed: String {
+        guard let first = firstIndex(where: { !$0.isWhitespace }),
+              let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(self[first ... last])
+    }
+}

@@ -1,0 +1,192 @@
+import SignalProtocol
+import SignalSystem
+import Synchronization
+
+/// One connected, authenticated device of one user.
+///
+/// Requests are `async` and fail with ``ClientError``: the server's code, or a
+/// `CLIENT_…` code. Call events and connection changes arrive on ``events``;
+/// the same call events in CometChat's vocabulary on ``notifications``.
+/// Closing with ``close()`` (or losing the connection for good) ends both streams.
+public final class SignalClient: Sendable {
+    /// How long ``close()`` waits for the server's close frame and TCP close.
+    static let closeTimeout = 3.0
+    /// The waits between reconnect attempts; the last repeats.
+    static let reconnectBackoff = [0.1, 0.25, 0.5, 1.0]
+    /// How many undelivered notifications ``notifications`` keeps (the newest).
+    public static let notificationBufferSize = 256
+
+    /// The authenticated uid (from the auth result, so also for token credentials).
+    public let uid: String
+    /// The device id, as given in ``ConnectOptions/deviceId`` or as the server assigned it;
+    /// reconnects authenticate as this same device.
+    public let deviceId: String
+    /// The user's live call when the client connected (`activeCall` of the auth result).
+    public let initialActiveCall: Call?
+    /// Call events and connection changes, in order. Single consumer; finishes
+    /// after ``ClientEvent/disconnected(_:)``. Buffers without bound until read.
+    public let events: AsyncStream<ClientEvent>
+    /// Every call event that has a CometChat listener, as ``CallNotification``
+    /// (the same events as ``events``, mapped with ``CallNotification/init(call:uid:deviceId:)``).
+    /// Single consumer; finishes with ``events``. Keeps only the newest
+    /// ``notificationBufferSize`` undelivered notifications, so a client that
+    /// never reads it holds bounded memory.
+    public let notifications: AsyncStream<CallNotification>
+
+    let endpoint: ServerEndpoint
+    let credentials: ClientCredentials
+    let options: ConnectOptions
+    let eventSink: AsyncStream<ClientEvent>.Continuation
+    let notificationSink: AsyncStream<CallNotification>.Continuation
+    let state: Mutex<ClientState>
+
+    /// Where the client's connection stands.
+    enum Phase {
+        /// Connected and authenticated.
+        case connected(ClientConnection)
+        /// The connection was lost; the task tries to open a new one.
+        case reconnecting(Task<Void, Never>)
+        /// Closed for good; ``ClientEvent/disconnected(_:)`` was sent.
+        case finished
+    }
+
+    /// The client's mutable state, behind ``state``.
+    struct ClientState {
+        /// The connection's phase.
+        var phase: Phase
+        /// Whether ``close()`` was called.
+        var closing = false
+    }
+
+    /// Connects to `endpoint`, upgrades to a WebSocket and authenticates with
+    /// `credentials`. An error result throws the server's code (e.g.
+    /// `ERR_AUTH_FAILED`); see ``ClientErrorCode`` for the client's own.
+    public static func connect(to endpoint: ServerEndpoint, credentials: ClientCredentials,
+                               options: ConnectOptions = ConnectOptions()) async throws(ClientError) -> SignalClient {
+        let opened = try await runBlocking { () throws(ClientError) -> OpenedConnection in
+            try ConnectionOpener.open(endpoint, credentials: credentials, deviceId: options.deviceId,
+                                      connectTimeout: options.connectTimeout, requestTimeout: options.requestTimeout)
+        }
+        let connection = ClientConnection(opened, options: options)
+        let client = SignalClient(endpoint: endpoint, credentials: credentials, options: options, connection: connection)
+        client.startReading(connection, opened.receiver)
+        return client
+    }
+
+    private init(endpoint: ServerEndpoint, credentials: ClientCredentials, options: ConnectOptions,
+                 connection: ClientConnection) {
+        self.endpoint = endpoint
+        self.credentials = credentials
+        self.options = options
+        uid = connection.auth.uid
+        deviceId = connection.auth.deviceId
+        initialActiveCall = connection.auth.activeCall
+        (events, eventSink) = AsyncStream.makeStream(of: ClientEvent.self, bufferingPolicy: .unbounded)
+        (notifications, notificationSink) = AsyncStream.makeStream(
+            of: CallNotification.self, bufferingPolicy: .bufferingNewest(Self.notificationBufferSize))
+        state = Mutex(ClientState(phase: .connected(connection)))
+    }
+
+    deinit {
+        state.withLock { state in
+            switch state.phase {
+            case .connected(let connection): connection.abort()
+            case .reconnecting(let task): task.cancel()
+            case .finished: return
+            }
+            state.phase = .finished
+            finishStreams(.closed("the client was released"))
+        }
+    }
+
+    /// Closes the connection: sends a close frame with 1000, waits (at most
+    /// ``closeTimeout`` seconds) for the server's close, then the events end
+    /// with ``ClientEvent/disconnected(_:)``. Stops reconnecting when it is under way.
+    public func close() async {
+        let connection = state.withLock { state -> ClientConnection? in
+            state.closing = true
+            switch state.phase {
+            case .connected(let connection):
+                return connection
+            case .reconnecting(let task):
+                task.cancel()
+                state.phase = .finished
+                finishStreams(.closed("closed by the client while reconnecting"))
+                return nil
+            case .finished:
+                return nil
+            }
+        }
+        guard let connection else { return }
+        connection.beginClose()
+        let watchdog = Task {
+            try? await Task.sleep(for: .seconds(Self.closeTimeout))
+            guard !Task.isCancelled else { return }
+            connection.abort()
+        }
+        await connection.waitUntilClosed()
+        watchdog.cancel()
+    }
+
+    /// Sends request `type` on the current connection and returns its result's data.
+    func perform(_ type: String, _ parameters: [(key: String, value: JSONValue)] = []) async throws(ClientError) -> JSONValue {
+        let current = state.withLock { state -> Result<ClientConnection, ClientError> in
+            switch state.phase {
+            case .connected where state.closing: return .failure(.closed("the client is closing"))
+            case .connected(let connection): return .success(connection)
+            case .reconnecting: return .failure(.closed("the connection was lost; reconnecting"))
+            case .finished: return .failure(.closed("the client is disconnected"))
+            }
+        }
+        return try await current.get().request(type, parameters).get()
+    }
+
+    /// Starts `connection`'s reader, delivering its events to this client.
+    func startReading(_ connection: ClientConnection, _ receiver: WebSocketReceiver) {
+        connection.start(receiver, onCall: { [weak self] call in
+            self?.deliver(call)
+        }, onClose: { [weak self, weak connection] error in
+            guard let self, let connection else { return }
+            self.connectionClosed(connection, error: error)
+        })
+    }
+
+    private func deliver(_ call: Call) {
+        eventSink.yield(.call(call))
+        if let notification = CallNotification(call: call, uid: uid, deviceId: deviceId) {
+            notificationSink.yield(notification)
+        }
+    }
+
+    /// The reader of `connection` ended with `error`: finish, or start reconnecting.
+    private func connectionClosed(_ connection: ClientConnection, error: ClientError) {
+        state.withLock { state in
+            guard case .connected(let current) = state.phase, current === connection else { return }
+            guard !state.closing, options.reconnect, Self.isWorthReconnecting(after: error) else {
+                state.phase = .finished
+                finishStreams(error)
+                return
+            }
+            eventSink.yield(.reconnecting(error))
+            state.phase = .reconnecting(Task { [weak self] in await self?.reconnect(after: error) })
+        }
+    }
+
+    /// Whether a lost connection may come back: not when the server refused
+    /// the device (4001) or replaced it with a newer connection (4003).
+    private static func isWorthReconnecting(after error: ClientError) -> Bool {
+        error.closeCode != 4001 && error.closeCode != 4003
+    }
+
+    /// Ends both streams with ``ClientEvent/disconnected(_:)`` (call with the state locked).
+    func finishStreams(_ error: ClientError) {
+        eventSink.yield(.disconnected(error))
+        eventSink.finish()
+        notificationSink.finish()
+    }
+
+    /// Drops the TCP connection without a close handshake, as a network failure would (for tests).
+    func dropConnectionForTesting() {
+        if case .connected(let connection) = state.withLock({ $0.phase }) { connection.abort() }
+    }
+}

@@ -1,0 +1,223 @@
+/// The `--help` texts.
+enum Help {
+    /// The help of `command`, or of ringctl itself.
+    static func text(for command: Subcommand?) -> String {
+        switch command {
+        case nil: main
+        case .answer: answer
+        case .call: call
+        case .logs: logs
+        case .token: token
+        case .revoke: revoke
+        case .status: status
+        }
+    }
+
+    /// The global options, shown by every help.
+    private static let globalOptions = """
+    global options (before or after the command; flag, else variable, else default):
+      --server URL      ringd's address (RINGCTL_SERVER; ws://127.0.0.1:8787)
+      --as UID          who you are, with the auth key (RINGCTL_UID)
+      --auth-key KEY    development auth key (RINGCTL_AUTH_KEY; ringd-dev-auth-key)
+      --token TOKEN     log in with a minted token instead of --as (RINGCTL_TOKEN)
+      --api-key KEY     REST API key, for token and revoke (RINGCTL_API_KEY; ringd-dev-api-key)
+      --device ID       this device's id (default: ringd assigns one)
+      --json            one JSON object per line on stdout for every event and outcome,
+                        e.g. {"event":"ended","outcome":"ended","call":{…},"exitCode":0}
+      -h, --help        this help
+    """
+
+    /// The exit statuses of the call commands.
+    private static let callExitCodes = """
+    exit codes:
+      0    the call connected and ended normally (other commands: success)
+      1    server or network error: ringd unreachable, credentials refused, a failed
+           request, or a call ended by connection loss or server shutdown
+      2    usage error
+      3    rejected
+      4    busy
+      5    unanswered (no answer before the ring timeout)
+      6    cancelled
+      130  interrupted: a second Ctrl-C (or SIGTERM) quits without waiting for ringd
+    """
+
+    /// The exit statuses of the other commands.
+    private static let plainExitCodes = """
+    exit codes: 0 success, 1 server or network error, 2 usage error, 130 interrupted
+    """
+
+    /// The help of ringctl itself.
+    private static let main = """
+    usage: ringctl [global options] COMMAND [options]
+
+    A command-line client of ringd, the two-party ringing server.
+
+    commands:
+      answer            wait for calls and accept, reject or decline them as busy
+      call UID          ring a user and follow the call until it ends
+      logs              your call history as a table
+      token UID         mint an auth token for a user (REST API key needed)
+      revoke UID        revoke every token of a user (REST API key needed)
+      status            server health and, with a user, that user's active call
+
+    answer, call and logs need a user: --as UID (or RINGCTL_UID), or --token.
+    `ringctl COMMAND --help` shows a command's options.
+
+    \(globalOptions)
+
+    --json events: waiting, incoming, ringing, connected, ended (with outcome and
+    exitCode), missed, reconnecting, reconnected, stopped, error (with code, message
+    and exitCode), log and logs, token, revoked, health, activeCall.
+
+    \(callExitCodes)
+
+    examples:
+      ringctl --as bob answer                 # in one terminal
+      ringctl --as alice call bob             # in another
+      ringctl --as alice logs --status missed
+      ringctl --json --as bob answer --auto-accept --hangup-after 5 --once
+      ringctl token bob --ttl 3600
+    """
+
+    /// The help of `ringctl answer`.
+    private static let answer = """
+    usage: ringctl [global options] answer [options]
+
+    Waits for calls to the user. Each ring prints
+      incoming video call from alice · session <id> — [a]ccept [r]eject [b]usy
+    and is answered by one key press on a terminal (a, r or b; h hangs up a
+    connected call), by a line (a, r, b or h and Enter) otherwise, or by a flag.
+    A ring that is cancelled, answered on another device or times out is
+    reported, and waiting goes on. Ctrl-C ends a connected call (telling ringd)
+    and exits with its outcome; otherwise it exits 0, leaving a ringing call
+    ringing (another device may still answer it).
+
+    options:
+      --auto-accept           accept every call at once
+      --accept-after SECONDS  accept every call after SECONDS
+      --auto-reject           reject every call
+      --busy                  decline every call as busy
+      --hangup-after SECONDS  hang up SECONDS after a call connects
+      --once                  exit after the first call is over, with its outcome:
+                              accepted and ended 0, rejected 3, busy 4,
+                              timed out 5, cancelled by the caller 6,
+                              answered on another device 0
+
+    \(globalOptions)
+
+    \(callExitCodes)
+
+    examples:
+      ringctl --as bob answer
+      ringctl --as bob answer --accept-after 2 --hangup-after 10 --once
+      ringctl --as bob --json answer --busy
+    """
+
+    /// The help of `ringctl call`.
+    private static let call = """
+    usage: ringctl [global options] call UID [options]
+
+    Rings UID and follows the call: shows the ringing with the seconds elapsed,
+    `connected · session <id>` when UID accepts, and how it ended, e.g.
+    `ended · 12.4 s · by alice (hangup)`, `rejected by bob`, `busy · bob is in
+    another call`, `no answer after 45 s`, `cancelled by alice`.
+    Ctrl-C while ringing cancels the call; Ctrl-C in the call hangs up; either
+    way ringd confirms before ringctl exits. A second Ctrl-C quits at once.
+
+    options:
+      --type audio|video      the call type (default video)
+      --timeout SECONDS       ring at most SECONDS, 1–300 (default: ringd's, 45)
+      --metadata JSON         a JSON object sent with the call (at most 4 KiB)
+      --hangup-after SECONDS  hang up SECONDS after the call connects
+
+    \(globalOptions)
+
+    \(callExitCodes)
+
+    examples:
+      ringctl --as alice call bob
+      ringctl --as alice call bob --type audio --timeout 20
+      ringctl --as alice call bob --metadata '{"topic":"standup"}' --hangup-after 30
+      ringctl --as alice --json call bob; echo "exit $?"
+    """
+
+    /// The help of `ringctl logs`.
+    private static let logs = """
+    usage: ringctl [global options] logs [options]
+
+    The user's call history, newest first: time (local), direction (in/out),
+    the other party, type, status, duration, and `missed` for incoming calls
+    that were not answered (unanswered, cancelled or busy).
+
+    options:
+      --status S              only calls with status S (initiated, ongoing, ended,
+                              rejected, busy, cancelled, unanswered) or missed ones
+      --direction incoming|outgoing
+      --with UID              only calls with UID
+      --type audio|video
+      --limit N               at most N calls, 1–100 (default 30); with --all, per page
+      --all                   every call, page after page
+
+    \(globalOptions)
+
+    \(plainExitCodes)
+
+    examples:
+      ringctl --as alice logs
+      ringctl --as bob logs --status missed --all
+      ringctl --as alice --json logs --with bob --limit 5
+    """
+
+    /// The help of `ringctl token`.
+    private static let token = """
+    usage: ringctl [global options] token UID [--ttl SECONDS]
+
+    Mints an auth token for UID through the REST API (POST /v1/users/UID/tokens,
+    with the API key). Prints the token and, on a terminal, when it expires;
+    `--json` gives both. Log in with it: ringctl --token TOKEN …
+
+    options:
+      --ttl SECONDS           the token's lifetime (default: ringd's, 24 h)
+
+    \(globalOptions)
+
+    \(plainExitCodes)
+
+    examples:
+      ringctl token bob
+      TOKEN=$(ringctl token bob --ttl 3600) && ringctl --token "$TOKEN" answer
+    """
+
+    /// The help of `ringctl revoke`.
+    private static let revoke = """
+    usage: ringctl [global options] revoke UID
+
+    Revokes every token issued to UID so far through the REST API (DELETE
+    /v1/users/UID/tokens, with the API key). Open connections stay open.
+
+    \(globalOptions)
+
+    \(plainExitCodes)
+
+    examples:
+      ringctl revoke bob
+      ringctl --server ws://ringd.example:8787 --api-key "$KEY" revoke bob
+    """
+
+    /// The help of `ringctl status`.
+    private static let status = """
+    usage: ringctl [global options] status
+
+    Shows ringd's health (GET /healthz) and, when a user is given (--as, --token
+    or their variables), that user's active call.
+
+    \(globalOptions)
+
+    \(plainExitCodes)
+
+    examples:
+      ringctl status
+      ringctl --as bob status
+      ringctl --json status
+    """
+}

@@ -1,0 +1,125 @@
+import SignalClient
+import SignalProtocol
+
+/// A request that moves a call on.
+enum CallAction: Sendable, Equatable {
+    /// Accept a ringing call (callee).
+    case accept
+    /// Decline a ringing call as `rejected` or `busy` (callee).
+    case reject(CallStatus)
+    /// Give up a ringing call (caller).
+    case cancel
+    /// Hang up an ongoing call (either party).
+    case end
+
+    /// The status a call must have for the action to make sense.
+    var applies: CallStatus { self == .end ? .ongoing : .initiated }
+
+    /// The action in words, for messages.
+    var name: String {
+        switch self {
+        case .accept: "accept"
+        case .reject(let status): status == .busy ? "busy" : "reject"
+        case .cancel: "cancel"
+        case .end: "hang-up"
+        }
+    }
+}
+
+/// What a call or answer session is made of: the connection, the output, the
+/// inbox, and how requests are sent and missed changes recovered.
+struct Session: Sendable {
+    /// How long ringctl waits for ringd to confirm a request.
+    static let confirmationSeconds = 5.0
+    /// Errors meaning the call changed before the request arrived; its state
+    /// is then read back from the call history.
+    private static let staleCodes: Set<String> = [
+        "ERR_CALL_TERMINATED", "ERR_CALL_ONGOING", "ERR_CALL_NOT_STARTED", "ERR_CALL_USER_ALREADY_JOINED",
+    ]
+
+    /// The connection to ringd.
+    let client: SignalClient
+    /// Where output goes.
+    let console: Console
+    /// The server URL, for messages.
+    let server: String
+    /// The session's single queue of inputs.
+    let inbox = Inbox()
+
+    /// Starts feeding the inbox with client events and the first stop signal.
+    func start() {
+        inbox.forward(client)
+        let inbox = inbox
+        let console = console
+        StopSignals.onFirstSignal {
+            console.eraseInterruptEcho()
+            inbox.post(.stop)
+        }
+    }
+
+    /// Sends `action` for `call` and waits (bounded) for its result: the call's
+    /// new state. If the call had already changed, the new state comes from
+    /// the call history instead.
+    func send(_ action: CallAction, about call: Call) async -> Result<Call, Failure> {
+        let client = client
+        let sessionId = call.sessionId
+        let result = await bounded(seconds: Self.confirmationSeconds) { () async throws(ClientError) -> Call in
+            switch action {
+            case .accept: try await client.acceptCall(sessionId)
+            case .reject(let status): try await client.rejectCall(sessionId, status: status)
+            case .cancel: try await client.cancelCall(sessionId)
+            case .end: try await client.endCall(sessionId)
+            }
+        }
+        switch result {
+        case .success(let updated)?:
+            return .success(updated)
+        case .failure(let error)?:
+            if Self.staleCodes.contains(error.code), let latest = await latest(call) { return .success(latest) }
+            return .failure(Failure(error, server: server))
+        case nil:
+            let seconds = Int(Self.confirmationSeconds)
+            return .failure(Failure(code: "CLIENT_TIMEOUT", message: "ringd did not confirm the \(action.name) within \(seconds) s"))
+        }
+    }
+
+    /// The state ringd has for `call`, read from the user's call history.
+    func latest(_ call: Call) async -> Call? {
+        let filter = CallLogFilter(limit: 20, with: call.otherParty(of: client.uid))
+        let client = client
+        guard case .success(let page)? = await bounded(seconds: Self.confirmationSeconds, { () async throws(ClientError) in
+            try await client.getCallLogs(filter)
+        }) else { return nil }
+        return page.logs.first { $0.call.sessionId == call.sessionId }?.call
+    }
+
+    /// The state of `call` after a reconnection that found `activeCall` live:
+    /// that one if it is the same call, else what the history says.
+    func afterReconnecting(_ call: Call, activeCall: Call?) async -> Call? {
+        if let activeCall, activeCall.sessionId == call.sessionId { return activeCall }
+        return await latest(call)
+    }
+
+    /// Reports that the connection dropped and the client is reconnecting.
+    func reportReconnecting(_ error: ClientError) {
+        console.report("lost the connection to ringd (\(error.message)); reconnecting …", event: "reconnecting",
+                       [("code", .string(error.code)), ("message", .string(error.message))])
+    }
+
+    /// Reports that the client is connected again.
+    func reportReconnected(_ activeCall: Call?) {
+        console.report("reconnected", event: "reconnected", [("activeCall", activeCall?.json ?? .null)])
+    }
+
+    /// Reports that the connection is gone for good: one line on stderr and,
+    /// when `asEvent`, an `error` event (else the caller reports the lost call).
+    func reportDisconnected(_ error: ClientError, asEvent: Bool) {
+        console.fail(Failure(error, server: server), asEvent: asEvent)
+    }
+
+    /// Closes the connection, waiting a moment at most.
+    func close() async {
+        let client = client
+        _ = await bounded(seconds: 1) { () async throws(ClientError) in await client.close() }
+    }
+}

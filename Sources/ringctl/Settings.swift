@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SignalClient
+import SignalProtocol
+
+/// Where and as whom ringctl talks to ringd. Each setting comes from its flag,
+/// else its `RINGCTL_…` environment variable, else the default of the shipped
+/// config.json.
+struct Settings: Sendable {
+    /// The server when neither `--server` nor `RINGCTL_SERVER` is given.
+    static let defaultServer = "ws://127.0.0.1:8787"
+    /// The development auth key of the shipped config.json.
+    static let defaultAuthKey = "ringd-dev-auth-key"
+    /// The REST API key of the shipped config.json.
+    static let defaultAPIKey = "ringd-dev-api-key"
+
+    /// The server URL as given.
+    let server: String
+    /// The parsed server URL.
+    let endpoint: ServerEndpoint
+    /// Who the user is, if `--as`, `--token` or their variables say.
+    let credentials: ClientCredentials?
+    /// The REST API key.
+    let apiKey: String
+    /// This device's id; nil lets ringd assign one.
+    let deviceId: String?
+
+    /// The settings of `arguments`, with `environment` looked up by variable name.
+    init(_ arguments: Arguments, environment: (String) -> String? = Settings.environment) throws(Failure) {
+        server = arguments.value("--server") ?? environment("RINGCTL_SERVER") ?? Self.defaultServer
+        do throws(ClientError) {
+            endpoint = try ServerEndpoint(url: server)
+        } catch {
+            throw arguments.usage("bad server URL \"\(server)\": \(error.message)")
+        }
+        apiKey = arguments.value("--api-key") ?? environment("RINGCTL_API_KEY") ?? Self.defaultAPIKey
+        deviceId = arguments.value("--device")
+        if let deviceId, !Identifier.isValid(deviceId) {
+            throw arguments.usage("\"\(deviceId)\" is not a valid device id (1–100 of A-Z a-z 0-9 . _ - @)")
+        }
+        credentials = try Self.credentials(arguments, environment: environment)
+    }
+
+    /// Flags beat variables: `--token`, then `--as`, then `RINGCTL_TOKEN`, then `RINGCTL_UID`.
+    private static func credentials(_ arguments: Arguments,
+                                    environment: (String) -> String?) throws(Failure) -> ClientCredentials? {
+        let token = arguments.value("--token")
+        let uid = arguments.value("--as")
+        if token != nil && uid != nil { throw arguments.usage("give --as or --token, not both") }
+        let key = arguments.value("--auth-key") ?? environment("RINGCTL_AUTH_KEY") ?? defaultAuthKey
+        if let token { return .token(token) }
+        if let uid { return try authKey(uid: uid, key: key, arguments) }
+        if let token = environment("RINGCTL_TOKEN") { return .token(token) }
+        if let uid = environment("RINGCTL_UID") { return try authKey(uid: uid, key: key, arguments) }
+        return nil
+    }
+
+    /// Auth-key credentials for a checked uid.
+    private static func authKey(uid: String, key: String, _ arguments: Arguments) throws(Failure) -> ClientCredentials {
+        guard Identifier.isValid(uid) else {
+            throw arguments.usage("\"\(uid)\" is not a valid uid (1–100 of A-Z a-z 0-9 . _ - @)")
+        }
+        return .authKey(uid: uid, key: key)
+    }
+
+    /// A process environment variable; an empty one counts as unset.
+    static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+
+    /// Connects to ringd with the user's credentials, which `command` requires.
+    func connect(for command: Subcommand, reconnect: Bool) async throws(Failure) -> SignalClient {
+        guard let credentials else {
+            throw Failure.usage("\(command.rawValue) needs a user: --as UID (or RINGCTL_UID), or --token TOKEN",
+                                command: command)
+        }
+        return try await connect(as: credentials, reconnect: reconnect)
+    }
+
+    /// Connects to ringd as `credentials`; with `reconnect`, the client comes
+    /// back by itself after a dropped connection.
+    func connect(as credentials: ClientCredentials, reconnect: Bool) async throws(Failure) -> SignalClient {
+        do throws(ClientError) {
+            return try await SignalClient.connect(to: endpoint, credentials: credentials,
+                                                  options: ConnectOptions(deviceId: deviceId, reconnect: reconnect))
+        } catch {
+            throw Failure(error, server: server)
+        }
+    }
+
+    /// A REST client for the server with the API key.
+    var rest: RestClient { RestClient(endpoint: endpoint, apiKey: apiKey) }
+}

@@ -1,0 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Times and lengths of time in words.
+enum TimeText {
+    /// `12.4 s` under a minute, then `3 min 5 s`, then `1 h 2 min`.
+    static func duration(milliseconds: Int64) -> String {
+        let tenths = (milliseconds + 50) / 100
+        guard tenths >= 600 else { return "\(tenths / 10).\(tenths % 10) s" }
+        let seconds = tenths / 10
+        guard seconds >= 3600 else { return "\(seconds / 60) min \(seconds % 60) s" }
+        return "\(seconds / 3600) h \(seconds % 3600 / 60) min"
+    }
+
+    /// `YYYY-MM-DD HH:MM:SS` in local time, for milliseconds since the Unix epoch.
+    static func local(milliseconds: Int64) -> String {
+        tzset()
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let length = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S", &parts)
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

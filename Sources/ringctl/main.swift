@@ -1,0 +1,1 @@
+Ringctl.main()

@@ -1,0 +1,57 @@
+import SignalClient
+import Testing
+
+@Suite("ServerEndpoint parsing")
+struct ServerEndpointTests {
+    @Test("every accepted form", arguments: [
+        ("ws://example.com:9000", "example.com", 9000, "/v1/ws"),
+        ("ws://example.com:9000/v1/ws", "example.com", 9000, "/v1/ws"),
+        ("ws://example.com:9000/", "example.com", 9000, "/v1/ws"),
+        ("http://127.0.0.1:8080", "127.0.0.1", 8080, "/v1/ws"),
+        ("HTTP://127.0.0.1:8080", "127.0.0.1", 8080, "/v1/ws"),
+        ("localhost:8787", "localhost", 8787, "/v1/ws"),
+        ("localhost", "localhost", 8787, "/v1/ws"),
+        ("ws://localhost", "localhost", 8787, "/v1/ws"),
+        ("ws://[::1]:9000/custom", "::1", 9000, "/custom"),
+        ("[::1]", "::1", 8787, "/v1/ws"),
+        ("  ws://host:1/v1/ws?deviceId=x  ", "host", 1, "/v1/ws?deviceId=x"),
+    ])
+    func accepted(_ input: String, _ host: String, _ port: Int, _ path: String) throws {
+        let endpoint = try ServerEndpoint(url: input)
+        #expect(endpoint.host == host)
+        #expect(endpoint.port == port)
+        #expect(endpoint.path == path)
+    }
+
+    @Test("webSocketURL and hostAndPort")
+    func urls() throws {
+        #expect(try ServerEndpoint(url: "localhost:9").webSocketURL == "ws://localhost:9/v1/ws")
+        #expect(try ServerEndpoint(url: "http://[::1]:9").webSocketURL == "ws://[::1]:9/v1/ws")
+        #expect(try ServerEndpoint(url: "[::1]:9").hostAndPort == "[::1]:9")
+    }
+
+    @Test("TLS is refused with CLIENT_BAD_URL", arguments: ["wss://example.com", "https://example.com:443/v1/ws"])
+    func tls(_ input: String) {
+        #expect(throws: ClientError(code: "CLIENT_BAD_URL", message: "TLS is not supported yet")) {
+            try ServerEndpoint(url: input)
+        }
+    }
+
+    @Test("malformed URLs give CLIENT_BAD_URL", arguments: [
+        "", "ws://", "ftp://host", "ws://host:0", "ws://host:65536", "ws://host:x", "ws://host:",
+        "ws://user@host", "::1", "ws://[::1", "ws://[::1]x", "ws://host:1path", "ws://ho st:1", "ws://host/a b",
+        "ws://host/#frag",
+    ])
+    func malformed(_ input: String) {
+        #expect {
+            try ServerEndpoint(url: input)
+        } throws: { error in
+            (error as? ClientError)?.code == ClientErrorCode.badURL
+        }
+    }
+
+    @Test("ClientError describes itself as CODE: message")
+    func description() {
+        #expect(ClientError(code: "ERR_X", message: "why").description == "ERR_X: why")
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import SignalProtocol
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The interactive path: `ringctl answer` on a real terminal (a tmux pane),
+/// accepting with a single key press.
+@Suite("EndToEnd: interactive answer")
+struct InteractiveAnswerTests {
+    /// Runs tmux with `arguments`; returns its stdout and exit status. Its
+    /// output goes to a file, not a pipe: the tmux server that the first
+    /// command starts would keep a pipe open for as long as it lives.
+    @discardableResult
+    private func tmux(_ arguments: [String]) throws -> (output: String, status: Int32) {
+        let path = "/tmp/ringctl-e2e-tmux-\(UUID().uuidString)"
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw TestSocketError("cannot create \(path)") }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["tmux"] + arguments
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        return (output, process.terminationStatus)
+    }
+
+    @Test("pressing a accepts: both sides print the same connected line")
+    func pressA() throws {
+        let ringctl = try #require(RingctlProcess.binary(), "ringctl is not built")
+        let ringd = try RingctlEndToEndTests.startRingd()
+        defer { ringd.stop() }
+        let name = "ringctl-e2e-\(UUID().uuidString.prefix(8))"
+        let command = "\(ringctl) --server ws://127.0.0.1:\(ringd.port) --as bob answer --once; sleep 30"
+        try #require(try tmux(["new-session", "-d", "-s", name, "-x", "200", "-y", "20", command]).status == 0,
+                     "tmux is needed for this test (make test installs it)")
+        defer { _ = try? tmux(["kill-session", "-t", name]) }
+        let screen = { (try? self.tmux(["capture-pane", "-p", "-t", name]).output) ?? "" }
+        #expect(waitUntil(timeout: 10) { screen().contains("waiting for calls as bob") }, "\(screen())")
+
+        let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob", "--hangup-after", "1"], port: ringd.port)
+        #expect(waitUntil(timeout: 10) { screen().contains("incoming video call from alice · session") }, "\(screen())")
+        try tmux(["send-keys", "-t", name, "a"])
+        #expect(alice.exitStatus() == 0, "\(alice.errorOutput)")
+        let session = try #require(alice.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue)
+        #expect(waitUntil(timeout: 10) { screen().contains("connected · session \(session)") }, "\(screen())")
+        #expect(waitUntil(timeout: 10) { screen().contains("ended") }, "\(screen())")
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import SignalProtocol
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `ringd` and `ringctl` as separate processes, the way users run them: every
+/// outcome's exit code on both sides, the session id both print, `--json`
+/// lines that parse, and the call log rows each side then sees.
+@Suite("EndToEnd: ringctl")
+struct RingctlEndToEndTests {
+    /// A fresh `ringd` process with its store in a temporary directory.
+    static func startRingd() throws -> SignalingIntegration.RingdProcess {
+        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
+        let directory = "/tmp/ringctl-e2e-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return try SignalingIntegration.RingdProcess(binary: binary, directory: directory)
+    }
+
+    /// A callee running `answer --once --json` with `flags`, once it waits for calls.
+    private func callee(_ flags: [String], port: Int) throws -> RingctlProcess {
+        let callee = try RingctlProcess(["--as", "bob", "--json", "answer", "--once"] + flags, port: port)
+        #expect(callee.waitForEvent("waiting") != nil, "callee never waited: \(callee.errorOutput)")
+        return callee
+    }
+
+    /// The newest call log row of `uid`, via `ringctl logs --json`.
+    private func newestLog(_ uid: String, port: Int) throws -> JSONValue {
+        let logs = try RingctlProcess(["--as", uid, "--json", "logs", "--limit", "1"], port: port)
+        #expect(logs.exitStatus() == 0, "\(logs.errorOutput)")
+        let row = try #require(logs.jsonLines.first { $0["event"]?.stringValue == "log" }, "no log row for \(uid)")
+        return try #require(row["log"])
+    }
+
+    /// Checks the newest row of both parties: same call, the status, the
+    /// direction, and whether bob missed it.
+    private func expectLogs(port: Int, sessionId: String?, status: String, bobMissed: Bool) throws {
+        let alice = try newestLog("alice", port: port), bob = try newestLog("bob", port: port)
+        for (row, direction) in [(alice, "outgoing"), (bob, "incoming")] {
+            #expect(row["status"]?.stringValue == status)
+            #expect(row["direction"]?.stringValue == direction)
+            if let sessionId { #expect(row["sessionId"]?.stringValue == sessionId) }
+        }
+        #expect(alice["missed"]?.boolValue == false)
+        #expect(bob["missed"]?.boolValue == bobMissed)
+    }
+
+    /// Every stdout line of a `--json` run is one JSON object.
+    private func expectJSONOnly(_ process: RingctlProcess) {
+        #expect(!process.output.isEmpty)
+        #expect(process.jsonLines.count == process.output.count, "non-JSON lines: \(process.output)")
+    }
+
+    @Test("accepted and hung up: both land on one session id and exit 0")
+    func accepted() throws {
+        let ringd = try Self.startRingd()
+        defer { ringd.stop() }
+        let bob = try callee(["--auto-accept", "--hangup-after", "1"], port: ringd.port)
+        let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob"], port: ringd.port)
+        #expect(alice.exitStatus() == 0, "\(alice.errorOutput)")
+        #expect(bob.exitStatus() == 0, "\(bob.errorOutput)")
+        let session = alice.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue
+        #expect(session != nil)
+        #expect(bob.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue == session)
+        #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == "ended")
+        expectJSONOnly(alice)
+        expectJSONOnly(bob)
+        try expectLogs(port: ringd.port, sessionId: session, status: "ended", bobMissed: false)
+    }
+
+    @Test("declined: rejected exits 3 and busy exits 4 on both sides, and both are logged", arguments: [
+        (["--auto-reject"], "rejected", Int32(3), false),
+        (["--busy"], "busy", Int32(4), true),
+    ])
+    func declined(flags: [String], status: String, exitCode: Int32, missed: Bool) throws {
+        let ringd = try Self.startRingd()
+        defer { ringd.stop() }
+        let bob = try callee(flags, port: ringd.port)
+        let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob"], port: ringd.port)
+        #expect(alice.exitStatus() == exitCode, "\(alice.errorOutput)")
+        #expect(bob.exitStatus() == exitCode, "\(bob.errorOutput)")
+        #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == status)
+        expectJSONOnly(alice)
+        let session = alice.waitForEvent("ringing", timeout: 0)?["call"]?["sessionId"]?.stringValue
+        try expectLogs(port: ringd.port, sessionId: session, status: status, bobMissed: missed)
+    }
+
+    @Test("unanswered: a short --timeout exits 5, bob missed it")
+    func unanswered() throws {
+        let ringd = try Self.startRingd()
+        defer { ringd.stop() }
+        let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob", "--timeout", "1"], port: ringd.port)
+        #expect(alice.exitStatus() == 5, "\(alice.errorOutput)")
+        #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == "unanswered")
+        try expectLogs(port: ringd.port, sessionId: nil, status: "unanswered", bobMissed: true)
+    }
+
+    @Test("cancelled: Ctrl-C while ringing tells the server, exits 6, bob missed it")
+    func cancelled() throws {
+        let ringd = try Self.startRingd()
+        defer { ringd.stop() }
+        let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob"], port: ringd.port)
+        let ringing = try #require(alice.waitForEvent("ringing"), "\(alice.errorOutput)")
+        alice.signal(SIGINT)
+        #expect(alice.exitStatus() == 6, "\(alice.errorOutput)")
+        #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == "cancelled")
+        try expectLogs(port: ringd.port, sessionId: ringing["call"]?["sessionId"]?.stringValue,
+                       status: "cancelled", bobMissed: true)
+    }
+
+    @Test("errors are one line with the server's code, and usage errors exit 2")
+    func errors() throws {
+        let ringd = try Self.startRingd()
+        defer { ringd.stop() }
+        let selfCall = try RingctlProcess(["--as", "alice", "call", "alice"], port: ringd.port)
+        #expect(selfCall.exitStatus() == 1)
+        #expect(selfCall.errorOutput.contains("ERR_CALLING_SELF"))
+        #expect(selfCall.errorOutput.split(separator: "\n").count == 1)
+        let usage = try RingctlProcess(["--as", "alice", "call", "bob", "--no-such-flag"], port: ringd.port)
+        #expect(usage.exitStatus() == 2)
+        let unreachable = try RingctlProcess(["--as", "alice", "call", "bob"], port: 1)
+        #expect(unreachable.exitStatus() == 1)
+        #expect(unreachable.errorOutput.contains("cannot reach ringd"))
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import SignalProtocol
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a child process wrote, collected by reader threads.
+final class CapturedOutput: Sendable {
+    /// Complete stdout lines so far.
+    let lines = Mutex<[String]>([])
+    /// All of stderr, once it closed.
+    let errors = Mutex<String>("")
+    /// Whether stdout reached its end.
+    let finished = Atomic<Bool>(false)
+}
+
+/// A `ringctl` child process whose stdout is read line by line as it comes.
+final class RingctlProcess {
+    private let process: Process
+    private let captured = CapturedOutput()
+
+    /// The built `ringctl`, next to the `ringd` the integration tests found.
+    static func binary() -> String? {
+        SignalingIntegration.ringdCandidates().map { String($0.dropLast("ringd".count)) + "ringctl" }
+            .first { access($0, X_OK) == 0 }
+    }
+
+    /// Starts `ringctl` with `arguments`, talking to the server on `port`.
+    init(_ arguments: [String], port: Int, stdin: Bool = false) throws {
+        guard let binary = Self.binary() else { throw TestSocketError("ringctl is not built") }
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--server", "ws://127.0.0.1:\(port)"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGCTL_") }
+        let output = Pipe(), errorOutput = Pipe()
+        process.standardOutput = output
+        process.standardError = errorOutput
+        process.standardInput = stdin ? Pipe() : FileHandle.nullDevice
+        try process.run()
+        let captured = self.captured
+        Thread {
+            let handle = output.fileHandleForReading
+            var pending = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    let line = String(decoding: pending[pending.startIndex ..< newline], as: UTF8.self)
+                    captured.lines.withLock { $0.append(line) }
+                    pending.removeSubrange(pending.startIndex ... newline)
+                }
+            }
+            captured.finished.store(true, ordering: .releasing)
+        }.start()
+        Thread {
+            let text = String(decoding: errorOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            captured.errors.withLock { $0 = text }
+        }.start()
+    }
+
+    /// Every stdout line so far.
+    var output: [String] { captured.lines.withLock { $0 } }
+
+    /// Standard error (complete once the process exited).
+    var errorOutput: String { captured.errors.withLock { $0 } }
+
+    /// The stdout lines parsed as JSON objects (`--json`).
+    var jsonLines: [JSONValue] { output.compactMap { try? JSONValue.parse($0) } }
+
+    /// Waits until a `--json` line with `"event": name` appears; returns it.
+    func waitForEvent(_ name: String, timeout: Double = 10) -> JSONValue? {
+        var found: JSONValue?
+        _ = waitUntil(timeout: timeout) {
+            found = jsonLines.first { $0["event"]?.stringValue == name }
+            return found != nil
+        }
+        return found
+    }
+
+    /// Sends a signal.
+    func signal(_ number: Int32) { _ = kill(process.processIdentifier, number) }
+
+    /// Waits for the exit; returns the status, nil on timeout (the process is then killed).
+    func exitStatus(timeout: Double = 20) -> Int32? {
+        guard waitUntil(timeout: timeout, { !process.isRunning && captured.finished.load(ordering: .acquiring) }) else {
+            signal(SIGKILL)
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { signal(SIGKILL) }
+    }
+}

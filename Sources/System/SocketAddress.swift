@@ -75,16 +75,6 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, length) }
         }
     }
-
-    /// This address with another port.
-    public func with(port: Int) -> SocketAddress {
-        var copy = storage
-        // sin_port and sin6_port both sit right after the 2-byte family.
-        withUnsafeMutableBytes(of: &copy) { raw in
-            raw.storeBytes(of: in_port_t(UInt16(port).bigEndian), toByteOffset: 2, as: in_port_t.self)
-        }
-        return SocketAddress(storage: copy, length: length)
-    }
 }
 
 /// A host name or address that did not resolve.

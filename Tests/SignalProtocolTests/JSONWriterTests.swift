@@ -129,14 +129,4 @@ struct JSONWriterTests {
         #expect(Set([a, b, .null]).count == 2)
         #expect(JSONValue.double(0.0).hashValue == JSONValue.double(-0.0).hashValue)
     }
-
-    @Test func kindNames() {
-        #expect(JSONValue.null.kindName == "null")
-        #expect(JSONValue.bool(false).kindName == "a boolean")
-        #expect(JSONValue.integer(1).kindName == "a number")
-        #expect(JSONValue.double(1).kindName == "a number")
-        #expect(JSONValue.string("").kindName == "a string")
-        #expect(JSONValue.array([]).kindName == "an array")
-        #expect(JSONValue.object([]).kindName == "an object")
-    }
 }

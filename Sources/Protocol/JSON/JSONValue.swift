@@ -86,16 +86,4 @@ public enum JSONValue: Hashable, Sendable {
         default: return 0
         }
     }
-
-    /// A short name of the value's kind, for error messages.
-    public var kindName: String {
-        switch self {
-        case .null: return "null"
-        case .bool: return "a boolean"
-        case .integer, .double: return "a number"
-        case .string: return "a string"
-        case .array: return "an array"
-        case .object: return "an object"
-        }
-    }
 }

@@ -70,9 +70,6 @@ final class Connection: Selectable {
         try loop.register(socket.rawValue, events: registeredEvents, handler: self)
     }
 
-    /// Bytes queued and not yet written.
-    var pendingOutboundBytes: Int { outbound.pendingBytes }
-
     // MARK: Writing
 
     /// Queues chunks for sending, in order, and writes what the socket takes now.

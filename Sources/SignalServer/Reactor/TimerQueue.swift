@@ -21,9 +21,6 @@ struct TimerQueue {
     private var actions: [UInt64: () -> Void] = [:]
     private var nextID: UInt64 = 1
 
-    /// How many timers are scheduled and not cancelled.
-    var count: Int { actions.count }
-
     /// Schedules `action` to run at `deadline`.
     mutating func schedule(at deadline: Deadline, _ action: @escaping () -> Void) -> TimerID {
         let id = nextID

@@ -85,12 +85,6 @@ public final class EventLoop {
 
     // MARK: Timers
 
-    /// Runs `action` on this loop at `deadline`.
-    @discardableResult
-    public func schedule(at deadline: Deadline, _ action: @escaping () -> Void) -> TimerID {
-        timers.schedule(at: deadline, action)
-    }
-
     /// Runs `action` on this loop after `seconds`.
     @discardableResult
     public func schedule(after seconds: Double, _ action: @escaping () -> Void) -> TimerID {

@@ -84,3 +84,19 @@ conformance: deps
 
 clean:
 	rm -rf .build
+
+# First load profile (docs/BENCHMARKS.md): ringbench spawns ringd on a free
+# port with a temporary store and raised rate limits, pinned to one CPU, and
+# drives 50 caller/callee pairs from another CPU. On a one-CPU machine:
+# make bench BENCH_SERVER_CPUS= BENCH_CLIENT_CPUS=
+BENCH_SERVER_CPUS ?= 1
+BENCH_CLIENT_CPUS ?= 0
+BENCH_ARGS ?= --pairs 50 --rate 500 --duration 10
+
+.PHONY: bench
+bench: deps
+	$(SWIFT) build -c release
+	@bin=$$($(SWIFT) build -c release --show-bin-path); \
+	pin="$(if $(BENCH_SERVER_CPUS),--server-cpus $(BENCH_SERVER_CPUS)) $(if $(BENCH_CLIENT_CPUS),--client-cpus $(BENCH_CLIENT_CPUS))"; \
+	echo "ringbench calls --spawn $$bin/ringd $$pin $(BENCH_ARGS)"; \
+	"$$bin/ringbench" calls --spawn "$$bin/ringd" $$pin $(BENCH_ARGS)

@@ -1,0 +1,206 @@
+import CShim
+#if canImport(Glibc)
+import Glibc
+#endif
+import SignalCrypto
+import SignalProtocol
+import SignalSystem
+
+/// One client WebSocket of the benchmark: a non-blocking socket that goes
+/// through connect, the HTTP upgrade and `auth`, then carries text messages.
+final class Peer {
+    /// Where the connection is in its life.
+    enum Phase { case connecting, upgrading, authenticating, ready, closed }
+
+    let fd: Int32
+    /// The peer's position in the loop, which is also its epoll token.
+    let index: Int
+    let uid: String
+    let pair: Int
+    let isCaller: Bool
+    var phase = Phase.connecting
+    let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
+    var handshake: [UInt8] = []
+    var reader = WebSocketMessageReader(role: .client, maxMessageBytes: 1 << 20)
+    var outbound: [UInt8] = []
+    var watchingWrite = true
+    /// The live call the auth result reported (a previous run's), if any.
+    var leftoverSession: String?
+
+    init(fd: Int32, index: Int, uid: String, pair: Int, isCaller: Bool) {
+        (self.fd, self.index, self.uid, self.pair, self.isCaller) = (fd, index, uid, pair, isCaller)
+    }
+}
+
+/// A single-threaded epoll loop driving many ``Peer``s: it owns every socket,
+/// does the upgrade and authentication, and hands authenticated text
+/// messages to `onMessage`.
+final class ClientLoop {
+    private let epoll: Int32
+    private(set) var peers: [Peer] = []
+    private let hostHeader: String
+    private var events = [cshim_event](repeating: cshim_event(), count: 256)
+    private var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// Called with each text message of an authenticated peer.
+    var onMessage: (Peer, [UInt8]) -> Void = { _, _ in }
+    /// Peers that failed, with why (connection refused, bad upgrade, auth error, closed).
+    private(set) var failures: [String] = []
+
+    init(host: String, port: Int) throws {
+        epoll = try syscallExpectingResult("epoll_create") { cshim_epoll_create() }
+        hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    deinit {
+        for peer in peers where peer.phase != .closed { closeDescriptor(peer.fd) }
+        closeDescriptor(epoll)
+    }
+
+    /// Opens a connection for `uid`; it authenticates as the loop runs.
+    func connect(to address: SocketAddress, uid: String, pair: Int, isCaller: Bool) throws {
+        let fd = try syscallExpectingResult("socket") { socket(address.family, CSHIM_SOCK_STREAM, 0) }
+        var one: Int32 = 1
+        _ = setsockopt(fd, CSHIM_IPPROTO_TCP, CSHIM_TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
+        if result != 0 && errno != EINPROGRESS {
+            let code = errno
+            closeDescriptor(fd)
+            throw SystemError(call: "connect", code: code)
+        }
+        let peer = Peer(fd: fd, index: peers.count, uid: uid, pair: pair, isCaller: isCaller)
+        _ = try syscallExpectingResult("epoll_ctl") {
+            cshim_epoll_ctl(epoll, CSHIM_EPOLL_CTL_ADD, fd, CSHIM_EPOLLIN | CSHIM_EPOLLOUT, UInt64(peers.count))
+        }
+        peers.append(peer)
+    }
+
+    /// How many peers are authenticated and open.
+    var readyCount: Int { peers.count { $0.phase == .ready } }
+
+    /// Sends one masked text frame.
+    func send(_ peer: Peer, _ text: String) {
+        guard peer.phase != .closed else { return }
+        let frame = WebSocketFrameEncoder.frame(.text, payload: Array(text.utf8), maskKey: .random())
+        write(peer, frame)
+    }
+
+    /// Waits up to `timeoutMS` for readiness and handles what is ready.
+    func poll(timeoutMS: Int32) {
+        let count = events.withUnsafeMutableBufferPointer { cshim_epoll_wait(epoll, $0.baseAddress, 256, timeoutMS) }
+        for index in 0..<max(0, Int(count)) {
+            let event = events[index]
+            let peer = peers[Int(event.data)]
+            if peer.phase == .closed { continue }
+            if event.events & CSHIM_EPOLLOUT != 0 { writable(peer) }
+            if event.events & (CSHIM_EPOLLIN | CSHIM_EPOLLERR | CSHIM_EPOLLHUP) != 0 { readable(peer) }
+        }
+    }
+
+    private func writable(_ peer: Peer) {
+        if peer.phase == .connecting {
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(peer.fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            guard error == 0 else { return fail(peer, "connect: \(String(cString: strerror(error)))") }
+            peer.phase = .upgrading
+            let request = "GET /v1/ws HTTP/1.1\r\nHost: \(hostHeader)\r\nUpgrade: websocket\r\n"
+                + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: \(peer.key)\r\n\r\n"
+            peer.outbound.append(contentsOf: request.utf8)
+        }
+        flush(peer)
+    }
+
+    private func write(_ peer: Peer, _ bytes: [UInt8]) {
+        peer.outbound.append(contentsOf: bytes)
+        if !peer.watchingWrite { flush(peer) }
+    }
+
+    private func flush(_ peer: Peer) {
+        while !peer.outbound.isEmpty {
+            let sent = peer.outbound.withUnsafeBytes { Glibc.send(peer.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent > 0 {
+                peer.outbound.removeFirst(sent)
+            } else if sent < 0 && (errno == EAGAIN || errno == EINTR) {
+                break
+            } else {
+                return fail(peer, "send: \(String(cString: strerror(errno)))")
+            }
+        }
+        let wantsWrite = !peer.outbound.isEmpty
+        if wantsWrite != peer.watchingWrite {
+            peer.watchingWrite = wantsWrite
+            let mask = CSHIM_EPOLLIN | (wantsWrite ? CSHIM_EPOLLOUT : 0)
+            _ = cshim_epoll_ctl(epoll, CSHIM_EPOLL_CTL_MOD, peer.fd, mask, UInt64(peer.index))
+        }
+    }
+
+    private func readable(_ peer: Peer) {
+        while peer.phase != .closed {
+            let count = readBuffer.withUnsafeMutableBytes { recv(peer.fd, $0.baseAddress, $0.count, 0) }
+            if count == 0 { return fail(peer, "server closed the connection") }
+            if count < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN { return }
+                return fail(peer, "recv: \(String(cString: strerror(errno)))")
+            }
+            let bytes = readBuffer[0..<count]
+            if peer.phase == .upgrading {
+                peer.handshake.append(contentsOf: bytes)
+                upgrade(peer)
+            } else {
+                peer.reader.append(contentsOf: bytes)
+            }
+            drainMessages(peer)
+            if count < readBuffer.count { return }
+        }
+    }
+
+    private func upgrade(_ peer: Peer) {
+        let end: [UInt8] = [13, 10, 13, 10]
+        guard let range = peer.handshake.firstRange(of: end) else { return }
+        let head = String(decoding: peer.handshake[..<range.lowerBound], as: UTF8.self)
+        let accept = "sec-websocket-accept: " + Crypto.webSocketAccept(forKey: peer.key).lowercased()
+        guard head.hasPrefix("HTTP/1.1 101"), head.lowercased().contains(accept) else {
+            return fail(peer, "upgrade refused: \(head.prefix(while: { $0 != "\r" }))")
+        }
+        peer.reader.append(contentsOf: peer.handshake[range.upperBound...])
+        peer.handshake = []
+        peer.phase = .authenticating
+        send(peer, #"{"type":"auth","id":"a","uid":"\#(peer.uid)","authKey":"ringd-dev-auth-key"}"#)
+    }
+
+    private func drainMessages(_ peer: Peer) {
+        while peer.phase == .authenticating || peer.phase == .ready {
+            let event: WebSocketMessageReader.Event?
+            do { event = try peer.reader.next() } catch { return fail(peer, "bad frame: \(error)") }
+            switch event {
+            case nil:
+                return
+            case .message(let message)?:
+                if peer.phase == .ready {
+                    onMessage(peer, message.payload)
+                } else if JSONScan.has(#""ok":true"#, in: message.payload) {
+                    peer.phase = .ready
+                    if JSONScan.has(#""activeCall":{"#, in: message.payload) {
+                        peer.leftoverSession = JSONScan.string(#""sessionId":""#, in: message.payload)
+                    }
+                } else {
+                    fail(peer, "auth failed: \(message.text)")
+                }
+            case .ping(let payload)?:
+                write(peer, WebSocketFrameEncoder.frame(.pong, payload: payload, maskKey: .random()))
+            case .pong?:
+                continue
+            case .close(let code, let reason)?:
+                fail(peer, "server closed: \(code.map { "\($0.rawValue)" } ?? "-") \(reason)")
+            }
+        }
+    }
+
+    private func fail(_ peer: Peer, _ reason: String) {
+        guard peer.phase != .closed else { return }
+        failures.append("\(peer.uid): \(reason)")
+        peer.phase = .closed
+        closeDescriptor(peer.fd)
+    }
+}

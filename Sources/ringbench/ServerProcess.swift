@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A ringd started by `--spawn`: on a free port, with a temporary store,
+/// raised rate limits, optionally pinned with `taskset`; stopped with SIGTERM.
+final class SpawnedServer {
+    let pid: pid_t
+    let url: String
+    let directory: String
+
+    /// Starts `path` and waits up to 10 s for its `listening ws://…` line.
+    init(path: String, cpus: String?) throws {
+        var template = Array("/tmp/ringbench.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw RunError(message: "mkdtemp failed") }
+        directory = String(cString: made)
+        var pipeFDs: [Int32] = [0, 0]
+        guard pipe(&pipeFDs) == 0 else { throw RunError(message: "pipe failed") }
+        var environment = [
+            "RINGD_LISTEN_PORT=0", "RINGD_STORE_PATH=\(directory)/ringd.sqlite", "RINGD_LOG_LEVEL=warning",
+            "RINGD_LIMITS_REQUESTS_PER_SECOND=100000", "RINGD_LIMITS_REQUEST_BURST=100000",
+        ]
+        if let cpus { environment.append("RINGD_THREADS=\(SpawnedServer.cpuCount(cpus))") }
+        var index = 0
+        while let entry = environ[index] {
+            let text = String(cString: entry)
+            if !text.hasPrefix("RINGD_") { environment.append(text) }
+            index += 1
+        }
+        let arguments = cpus.map { ["/usr/bin/taskset", "-c", $0, path] } ?? [path]
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "\(directory)/ringd.log", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
+        var child: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        let status = posix_spawn(&child, arguments[0], &actions, nil, argv, envp)
+        close(pipeFDs[1])
+        defer { close(pipeFDs[0]) }
+        guard status == 0 else { throw RunError(message: "cannot start \(path): \(String(cString: strerror(status)))") }
+        pid = child
+        var output = ""
+        var byte: UInt8 = 0
+        var pollFD = pollfd(fd: pipeFDs[0], events: Int16(POLLIN), revents: 0)
+        let deadline = monotonicNanos() + 10_000_000_000
+        while !output.hasSuffix("\n"), monotonicNanos() < deadline {
+            guard Glibc.poll(&pollFD, 1, 100) >= 0 else { break }
+            if pollFD.revents == 0 { continue }
+            guard read(pipeFDs[0], &byte, 1) == 1 else { break }
+            output.append(Character(UnicodeScalar(byte)))
+        }
+        guard output.hasPrefix("listening ws://") else {
+            kill(child, SIGKILL)
+            waitpid(child, nil, 0)
+            throw RunError(message: "ringd did not become ready (see \(directory)/ringd.log): \(output)")
+        }
+        url = String(output.dropFirst("listening ".count).dropLast())
+    }
+
+    /// Stops the server (SIGTERM), waits for it and removes its temporary directory.
+    func stop() {
+        kill(pid, SIGTERM)
+        waitpid(pid, nil, 0)
+        guard let listing = opendir(directory) else { return }
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { unlink("\(directory)/\(name)") }
+        }
+        closedir(listing)
+        rmdir(directory)
+    }
+
+    private static func cpuCount(_ list: String) -> Int {
+        (try? CPUSet(list).cpus.count) ?? 1
+    }
+}
+
+/// A CPU list like `0`, `1,3` or `0-2,5`, and pinning this process to it.
+struct CPUSet {
+    let cpus: [Int]
+
+    init(_ list: String) throws {
+        var cpus: [Int] = []
+        for part in list.split(separator: ",") {
+            let bounds = part.split(separator: "-").compactMap { Int($0) }
+            guard bounds.count == (part.contains("-") ? 2 : 1), bounds[0] <= bounds[bounds.count - 1] else {
+                throw RunError(message: "bad CPU list: \(list)")
+            }
+            cpus += Array(bounds[0]...bounds[bounds.count - 1])
+        }
+        guard !cpus.isEmpty, cpus.allSatisfy({ $0 < 1024 }) else { throw RunError(message: "bad CPU list: \(list)") }
+        self.cpus = cpus
+    }
+
+    /// Pins the calling process with `sched_setaffinity` (looked up at run
+    /// time: Glibc's Swift module hides the GNU declaration).
+    func pinCurrentProcess() throws {
+        typealias SetAffinity = @convention(c) (pid_t, Int, UnsafeRawPointer) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sched_setaffinity") else {
+            throw RunError(message: "sched_setaffinity not found")
+        }
+        var mask = [UInt64](repeating: 0, count: 16)
+        for cpu in cpus { mask[cpu / 64] |= 1 << UInt64(cpu % 64) }
+        let result = mask.withUnsafeBytes { unsafeBitCast(symbol, to: SetAffinity.self)(0, $0.count, $0.baseAddress!) }
+        guard result == 0 else { throw RunError(message: "sched_setaffinity: \(String(cString: strerror(errno)))") }
+    }
+}
+
+/// CPU time and memory of a process, from /proc.
+struct ProcessSample {
+    /// utime + stime in microseconds.
+    let cpuMicros: Double
+    /// VmRSS in KiB.
+    let rssKiB: Int
+
+    init(pid: Int32) throws {
+        guard let stat = ProcessSample.read("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else {
+            throw RunError(message: "cannot read /proc/\(pid)/stat")
+        }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the command: state is field 3, utime 14, stime 15 (1-based).
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            throw RunError(message: "unexpected /proc/\(pid)/stat")
+        }
+        cpuMicros = (user + system) * 1e6 / Double(sysconf(Int32(_SC_CLK_TCK)))
+        let status = ProcessSample.read("/proc/\(pid)/status") ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+        rssKiB = line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+    }
+
+    private static func read(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

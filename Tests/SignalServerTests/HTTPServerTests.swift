@@ -90,14 +90,8 @@ import Testing
                                config: ServerConfig = testConfig()) throws {
         let server = try TestServer(ringd: config)
         defer { server.stop() }
-        let socket = try TestSocket(port: server.port)
-        defer { socket.close() }
-        try socket.send(request)
-        let response = try socket.readResponse()
-        #expect(response.status == status)
-        #expect(response.header("Connection") == "close")
+        let response = try expectClosingRefusal(request, status: status, port: server.port)
         #expect(try jsonBody(response)["error"]?["code"] == .string(code))
-        #expect(try socket.readUntilEOF() == [])
     }
 
     @Test func malformedRequestLineIs400ThenClosed() throws {

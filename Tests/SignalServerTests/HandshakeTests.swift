@@ -44,13 +44,7 @@ import Testing
     private func expectRefusal(_ request: String, status: Int) throws -> TestHTTPResponse {
         let server = try TestServer()
         defer { server.stop() }
-        let socket = try TestSocket(port: server.port)
-        defer { socket.close() }
-        try socket.send(request)
-        let response = try socket.readResponse()
-        #expect(response.status == status)
-        #expect(response.header("Connection") == "close")
-        #expect(try socket.readUntilEOF() == [])
+        let response = try expectClosingRefusal(request, status: status, port: server.port)
         #expect(server.recorder.openCount == 0)
         return response
     }

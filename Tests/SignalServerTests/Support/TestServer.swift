@@ -202,3 +202,17 @@ func healthConnections(port: Int) throws -> Int64? {
     guard response.status == 200 else { return nil }
     return try jsonBody(response)["connections"]?.integerValue
 }
+
+/// Sends `request` on a fresh connection to `port` and expects a refusal:
+/// `status`, `Connection: close`, then the server closing TCP. Returns the response.
+@discardableResult
+func expectClosingRefusal(_ request: String, status: Int, port: Int) throws -> TestHTTPResponse {
+    let socket = try TestSocket(port: port)
+    defer { socket.close() }
+    try socket.send(request)
+    let response = try socket.readResponse()
+    #expect(response.status == status)
+    #expect(response.header("Connection") == "close")
+    #expect(try socket.readUntilEOF() == [])
+    return response
+}

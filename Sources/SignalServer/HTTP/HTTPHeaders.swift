@@ -15,9 +15,20 @@ public struct HTTPHeaders: Sendable, Sequence {
         fields.append((name, value))
     }
 
-    /// Every value of `name`, in order.
+    /// Every value of `name`, in order (names compared ASCII case-insensitively,
+    /// without allocating).
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        fields.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// Whether two field names are equal ignoring ASCII case (RFC 9110 §5.1).
+    private static func sameName(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.count == rhs.utf8.count
+            && zip(lhs.utf8, rhs.utf8).allSatisfy { $0 | 0x20 == $1 | 0x20 && ($0 == $1 || isLetter($0)) }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a") ... UInt8(ascii: "z")).contains(byte | 0x20)
     }
 
     /// The single value of `name`; nil when absent. Repeated fields are

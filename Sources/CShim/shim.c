@@ -1,7 +1,12 @@
 #define _GNU_SOURCE
 #include <sys/socket.h>
+#include <spawn.h>
 #include "CShim.h"
 
 int cshim_accept(int fd, struct sockaddr *addr, socklen_t *len) {
     return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+int cshim_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }

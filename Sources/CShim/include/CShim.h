@@ -1,8 +1,9 @@
 #ifndef RINGD_CSHIM_H
 #define RINGD_CSHIM_H
 
-/* What Glibc's Swift module does not expose: epoll, eventfd, timerfd and a
-   few socket constants. Thin on purpose: the Swift side owns every handle. */
+/* What Glibc's Swift module does not expose: epoll, eventfd, timerfd, a
+   few socket constants and closefrom for posix_spawn. Thin on purpose:
+   the Swift side owns every handle. */
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -12,6 +13,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdint.h>
+#include <spawn.h>
 
 static inline int cshim_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -44,6 +46,11 @@ static inline int cshim_epoll_wait(int epfd, cshim_event *out, int max, int time
    compiled in shim.c: defining _GNU_SOURCE here would change libc's types
    (fd_set) for every module that imports this one. */
 int cshim_accept(int fd, struct sockaddr *addr, socklen_t *len);
+
+/* posix_spawn_file_actions_addclosefrom_np: the child closes every
+   descriptor from `from` up, so a daemon it forks inherits none of ours.
+   A GNU extension, compiled in shim.c like cshim_accept. */
+int cshim_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 
 static inline int cshim_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 

@@ -9,25 +9,12 @@ import Glibc
 /// accepting with a single key press.
 @Suite("EndToEnd: interactive answer")
 struct InteractiveAnswerTests {
-    /// Runs tmux with `arguments` (bounded by `timeout(1)`, so a wedged tmux
-    /// fails the test instead of hanging the suite); returns its stdout and
-    /// exit status. Its output goes to a file, not a pipe: the tmux server
-    /// that the first command starts would keep a pipe open for as long as it lives.
+    /// Runs tmux with `arguments`, bounded so a wedged tmux fails the test
+    /// instead of hanging the suite; returns its stdout and exit status.
     @discardableResult
-    private func tmux(_ arguments: [String]) throws -> (output: String, status: Int32) {
-        let path = "/tmp/ringctl-e2e-tmux-\(UUID().uuidString)"
-        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw TestSocketError("cannot create \(path)") }
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["timeout", "10", "tmux"] + arguments
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        let output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        return (output, process.terminationStatus)
+    private func tmux(_ arguments: [String]) throws -> (output: String, status: Int32?) {
+        let outcome = try DetachedCommand.run(["tmux"] + arguments)
+        return (outcome.output, outcome.status)
     }
 
     @Test("pressing a accepts: both sides print the same connected line")

@@ -10,11 +10,20 @@ import Glibc
 @Suite("EndToEnd: interactive answer")
 struct InteractiveAnswerTests {
     /// Runs tmux with `arguments`, bounded so a wedged tmux fails the test
-    /// instead of hanging the suite; returns its stdout and exit status.
+    /// instead of hanging the suite; returns its stdout and exit status (nil
+    /// when it was killed). Its stdout goes to a file, and it inherits no
+    /// other descriptor: the tmux server the first command forks keeps
+    /// whatever it inherits for as long as it lives.
     @discardableResult
     private func tmux(_ arguments: [String]) throws -> (output: String, status: Int32?) {
-        let outcome = try DetachedCommand.run(["tmux"] + arguments)
-        return (outcome.output, outcome.status)
+        let path = "/tmp/ringctl-e2e-tmux-\(UUID().uuidString)"
+        defer { unlink(path) }
+        let child = try ChildProcess("tmux", arguments, stdout: .file(path))
+        let termination = child.wait(timeout: 10)
+        child.kill()
+        let output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        guard case .exited(let status) = termination else { return (output, nil) }
+        return (output, status)
     }
 
     @Test("pressing a accepts: both sides print the same connected line")

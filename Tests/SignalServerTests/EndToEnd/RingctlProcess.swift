@@ -18,7 +18,7 @@ final class CapturedOutput: Sendable {
 
 /// A `ringctl` child process whose stdout is read line by line as it comes.
 final class RingctlProcess {
-    private let process: Process
+    private let process: ChildProcess
     private let captured = CapturedOutput()
 
     /// The built `ringctl`, next to the `ringd` the integration tests found.
@@ -28,20 +28,17 @@ final class RingctlProcess {
     }
 
     /// Starts `ringctl` with `arguments`, talking to the server on `port`.
-    init(_ arguments: [String], port: Int, stdin: Bool = false) throws {
+    init(_ arguments: [String], port: Int) throws {
         guard let binary = Self.binary() else { throw TestSocketError("ringctl is not built") }
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--server", "ws://127.0.0.1:\(port)"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGCTL_") }
-        let output = Pipe(), errorOutput = Pipe()
-        process.standardOutput = output
-        process.standardError = errorOutput
-        process.standardInput = stdin ? Pipe() : FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(binary, ["--server", "ws://127.0.0.1:\(port)"] + arguments,
+                                   environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGCTL_") },
+                                   stdout: .pipe, stderr: .pipe)
+        guard let output = process.standardOutput, let errorOutput = process.standardError else {
+            throw TestSocketError("ringctl's output is not piped")
+        }
         let captured = self.captured
         Thread {
-            let handle = output.fileHandleForReading
+            let handle = output
             var pending = Data()
             while true {
                 let chunk = handle.availableData
@@ -56,7 +53,7 @@ final class RingctlProcess {
             captured.finished.store(true, ordering: .releasing)
         }.start()
         Thread {
-            let text = String(decoding: errorOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let text = String(decoding: errorOutput.readDataToEndOfFile(), as: UTF8.self)
             captured.errors.withLock { $0 = text }
         }.start()
     }
@@ -81,18 +78,16 @@ final class RingctlProcess {
     }
 
     /// Sends a signal.
-    func signal(_ number: Int32) { _ = kill(process.processIdentifier, number) }
+    func signal(_ number: Int32) { process.signal(number) }
 
     /// Waits for the exit; returns the status, nil on timeout (the process is then killed).
     func exitStatus(timeout: Double = 20) -> Int32? {
-        guard waitUntil(timeout: timeout, { !process.isRunning && captured.finished.load(ordering: .acquiring) }) else {
-            signal(SIGKILL)
+        guard waitUntil(timeout: timeout, { !process.isRunning && captured.finished.load(ordering: .acquiring) }),
+              case .exited(let status) = process.termination else {
+            process.kill()
             return nil
         }
-        return process.terminationStatus
+        return status
     }
 
-    deinit {
-        if process.isRunning { signal(SIGKILL) }
-    }
 }

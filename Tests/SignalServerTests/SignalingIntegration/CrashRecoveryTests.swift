@@ -76,7 +76,7 @@ extension SignalingIntegration {
             ledger.crashed.set()
             first.signal(SIGKILL)
             #expect(first.waitForExit(timeout: 10))
-            #expect(first.process.terminationReason == .uncaughtSignal)
+            #expect(first.process.termination == .signalled(SIGKILL))
             #expect(waitUntil(timeout: 15) { ledger.exitedCount == Self.pairs }, "burst threads did not stop")
             #expect(ledger.failureList.isEmpty, "failures before the crash: \(ledger.failureList)")
 
@@ -152,8 +152,8 @@ extension SignalingIntegration {
                 device.close()
             }
             #expect(first.waitForExit(timeout: 10), "ringd did not exit after SIGTERM")
-            #expect(first.process.terminationReason == .exit && first.process.terminationStatus == 0,
-                    "exit \(first.process.terminationStatus); log: \(first.log)")
+            #expect(first.process.termination == .exited(0),
+                    "ended \(String(describing: first.process.termination)); log: \(first.log)")
 
             let second = try RingdProcess(binary: binary, directory: directory)
             defer { second.stop() }
@@ -164,7 +164,7 @@ extension SignalingIntegration {
             }
             second.signal(SIGTERM)
             #expect(second.waitForExit(timeout: 10))
-            #expect(second.process.terminationStatus == 0)
+            #expect(second.process.termination == .exited(0))
         }
     }
 }

@@ -33,7 +33,7 @@ extension SignalingIntegration {
     /// A `ringd` child process on a free port, with its store in `directory`.
     /// Killed (SIGKILL) by ``stop()`` or when released.
     final class RingdProcess {
-        let process = Process()
+        let process: ChildProcess
         private(set) var port = 0
         let directory: String
 
@@ -43,26 +43,16 @@ extension SignalingIntegration {
             guard FileManager.default.createFile(atPath: configPath, contents: Data("{}".utf8)) else {
                 throw ClientError("cannot write \(configPath)")
             }
-            let logPath = directory + "/ringd.log"
-            if !FileManager.default.fileExists(atPath: logPath) {
-                _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-            }
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
             environment["RINGD_LISTEN_PORT"] = "0"
             environment["RINGD_STORE_PATH"] = directory + "/ringd.sqlite"
             environment["RINGD_CALLS_RING_TIMEOUT_SECONDS"] = "30"
             environment["RINGD_THREADS"] = "2"
             environment.merge(extra) { $1 }
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["--config", configPath]
-            process.environment = environment
-            let stdout = Pipe()
-            process.standardOutput = stdout
-            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-            log.seekToEndOfFile()
-            process.standardError = log
-            try process.run()
-            port = try Self.readReadiness(stdout.fileHandleForReading.fileDescriptor, timeout: 15)
+            process = try ChildProcess(binary, ["--config", configPath], environment: environment,
+                                       stdout: .pipe, stderr: .file(directory + "/ringd.log"))
+            let stdout = try #require(process.standardOutput)
+            port = try Self.readReadiness(stdout.fileDescriptor, timeout: 15)
         }
 
         /// Reads stdout until `listening ws://127.0.0.1:PORT`; returns PORT.
@@ -84,22 +74,18 @@ extension SignalingIntegration {
             throw ClientError("no readiness line from ringd within \(timeout)s; got \(text.debugDescription)")
         }
 
-        var pid: Int32 { process.processIdentifier }
+        var pid: Int32 { process.pid }
         var isRunning: Bool { process.isRunning }
 
-        func signal(_ number: Int32) { _ = kill(pid, number) }
+        func signal(_ number: Int32) { process.signal(number) }
 
         /// Whether the process exited within `timeout`.
         func waitForExit(timeout: Double) -> Bool {
-            waitUntil(timeout: timeout) { !process.isRunning }
+            process.wait(timeout: timeout) != nil
         }
 
         /// Kills the process (if still running) and reaps it.
-        func stop() {
-            guard process.isRunning else { return }
-            signal(SIGKILL)
-            _ = waitForExit(timeout: 10)
-        }
+        func stop() { process.kill() }
 
         /// The server's log so far (stderr), for failure messages.
         var log: String {

@@ -1,0 +1,121 @@
+import CShim
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process (`ringd`, `ringctl`, `tmux`) started with `posix_spawn`
+/// and reaped with `waitpid` on its pid alone, not Foundation's `Process`.
+///
+/// `Process` on Linux learns that a child exited when a socket it hands the
+/// child closes. Any process that inherits that socket (a daemon the child
+/// forks, like tmux's server, or a child another test spawns at the same
+/// moment) keeps it open, and `isRunning` stays true until that other
+/// process exits: seconds of lost time, or a `waitUntilExit()` that never
+/// returns. Here the child inherits stdin, stdout and stderr and nothing
+/// else, and exit is learned from `waitpid`.
+final class ChildProcess {
+    /// Where one of the child's standard streams goes.
+    enum Stream {
+        /// `/dev/null`.
+        case null
+        /// A pipe whose other end the parent holds.
+        case pipe
+        /// A file, appended to (created if missing).
+        case file(String)
+    }
+
+    /// How the child ended.
+    enum Termination: Equatable {
+        /// It called `exit` with this status.
+        case exited(Int32)
+        /// A signal killed it.
+        case signalled(Int32)
+    }
+
+    /// The child's process id.
+    let pid: pid_t
+    /// The parent's end of the child's stdin, when it is a pipe.
+    let standardInput: FileHandle?
+    /// The parent's end of the child's stdout, when it is a pipe.
+    let standardOutput: FileHandle?
+    /// The parent's end of the child's stderr, when it is a pipe.
+    let standardError: FileHandle?
+    private var ended: Termination?
+
+    /// Starts `executable` (a path, or a name looked up on `PATH`) with
+    /// `arguments`, in `environment` (this process's when nil).
+    init(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
+         stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var parentEnds: [Int32?] = [nil, nil, nil]
+        var childEnds: [Int32] = []
+        defer { childEnds.forEach { _ = close($0) } }
+        for (target, stream) in [stdin, stdout, stderr].enumerated() {
+            let fd = Int32(target)
+            switch stream {
+            case .null:
+                posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0)
+            case .file(let path):
+                posix_spawn_file_actions_addopen(&actions, fd, path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            case .pipe:
+                var ends: [Int32] = [0, 0]
+                guard pipe(&ends) == 0 else { throw TestSocketError("pipe: \(String(cString: strerror(errno)))") }
+                let (parent, child) = target == 0 ? (ends[1], ends[0]) : (ends[0], ends[1])
+                parentEnds[target] = parent
+                childEnds.append(child)
+                posix_spawn_file_actions_adddup2(&actions, child, fd)
+            }
+        }
+        let handles = parentEnds.map { $0.map { FileHandle(fileDescriptor: $0, closeOnDealloc: true) } }
+        guard cshim_spawn_addclosefrom(&actions, 3) == 0 else { throw TestSocketError("posix_spawn cannot close inherited descriptors") }
+        let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environmentLines.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        let spawned = posix_spawnp(&child, executable, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw TestSocketError("cannot run \(executable): \(String(cString: strerror(spawned)))") }
+        pid = child
+        (standardInput, standardOutput, standardError) = (handles[0], handles[1], handles[2])
+    }
+
+    /// How the child ended, or nil while it runs (reaps it once it exited).
+    var termination: Termination? {
+        if let ended { return ended }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        ended = Self.termination(status)
+        return ended
+    }
+
+    private static func termination(_ status: Int32) -> Termination {
+        (status & 0x7F) == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
+    }
+
+    /// Whether the child still runs.
+    var isRunning: Bool { termination == nil }
+
+    /// Waits up to `timeout` seconds for the child to end; nil if it still runs.
+    func wait(timeout: Double) -> Termination? {
+        _ = waitUntil(timeout: timeout) { termination != nil }
+        return termination
+    }
+
+    /// Sends `number` to the child, unless it was already reaped.
+    func signal(_ number: Int32) {
+        if ended == nil { _ = Glibc.kill(pid, number) }
+    }
+
+    /// Kills the child if it still runs, and reaps it.
+    func kill() {
+        guard isRunning else { return }
+        signal(SIGKILL)
+        var status: Int32 = 0
+        if waitpid(pid, &status, 0) == pid { ended = Self.termination(status) }
+    }
+
+    deinit { kill() }
+}

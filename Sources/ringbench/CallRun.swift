@@ -21,7 +21,14 @@ func processCPUMicros() -> Double {
 /// One caller/callee pair and the call it has in flight.
 struct Pair {
     /// Where the pair's current call is.
-    enum Step { case idle, ringing, ongoing, ending }
+    enum Step {
+        /// No call in flight: the pair may take its next slot.
+        case idle
+        /// `initiateCall` is sent; the caller waits for `ongoing`.
+        case ringing
+        /// `endCall` is sent; the callee waits for `ended`.
+        case ending
+    }
     var step = Step.idle
     var sessionID: String?
     var initiatedAt: UInt64 = 0
@@ -50,27 +57,25 @@ struct CallResults {
 /// accept → ongoing → end → ended.
 final class CallRun {
     private let loop: ClientLoop
-    private let options: Options
+    private let options: CallOptions
     private var pairs: [Pair]
     private var callers: [Peer] = []
-    private var callees: [Peer] = []
-    private(set) var results = CallResults()
+    private var results = CallResults()
 
-    init(options: Options) throws {
+    init(options: CallOptions) throws {
         self.options = options
-        loop = try ClientLoop(host: options.host, port: options.port)
+        loop = try ClientLoop(host: options.server.host, port: options.server.port)
         pairs = Array(repeating: Pair(), count: options.pairs)
     }
 
     /// Connects and authenticates every party; throws when any fails or it takes over 30 s.
     func connect() throws {
-        let address = try SocketAddress.resolve(host: options.host, port: options.port)
+        let address = try SocketAddress.resolve(host: options.server.host, port: options.server.port)
         for index in 0..<options.pairs {
             try loop.connect(to: address, uid: "benchcaller\(index)", pair: index, isCaller: true)
             try loop.connect(to: address, uid: "benchcallee\(index)", pair: index, isCaller: false)
         }
         callers = loop.peers.filter(\.isCaller)
-        callees = loop.peers.filter { !$0.isCaller }
         let deadline = monotonicNanos() + 30_000_000_000
         while loop.readyCount < loop.peers.count {
             if !loop.failures.isEmpty { throw RunError(message: "connecting: " + loop.failures.joined(separator: "; ")) }
@@ -96,12 +101,16 @@ final class CallRun {
         while monotonicNanos() < deadline { loop.poll(timeoutMS: 50) }
     }
 
-    /// Runs the load for `options.duration`, then waits up to `callTimeout` for calls in flight.
-    func run() {
+    /// Offers `rate` calls/s for `duration` seconds, then waits up to
+    /// `callTimeout` for the calls in flight, so every pair is idle again when
+    /// it returns; calls that did not finish count as `ERR_BENCH_TIMEOUT`.
+    func run(rate: Double, duration: Double) -> CallResults {
+        results = CallResults()
+        let failuresBefore = loop.failures.count
         let cpuBefore = processCPUMicros()
         let start = monotonicNanos()
-        let interval = 1e9 / options.rate
-        let loadEnd = start + UInt64(options.duration * 1e9)
+        let interval = 1e9 / rate
+        let loadEnd = start + UInt64(duration * 1e9)
         var slot = 0
         var nextSweep = start
         while true {
@@ -120,10 +129,11 @@ final class CallRun {
             let wait = now < loadEnd ? min(nextSlot, nextSweep) : nextSweep
             loop.poll(timeoutMS: Int32(clamping: wait > now ? (wait - now + 999_999) / 1_000_000 : 0))
         }
-        results.loadSeconds = options.duration
+        results.loadSeconds = duration
         results.clientCPUMicros = processCPUMicros() - cpuBefore
-        for pair in pairs where pair.step != .idle { results.failures["ERR_BENCH_TIMEOUT", default: 0] += 1 }
-        results.connectionErrors = loop.failures
+        for index in pairs.indices where pairs[index].step != .idle { fail(pair: index, code: "ERR_BENCH_TIMEOUT") }
+        results.connectionErrors = Array(loop.failures.dropFirst(failuresBefore))
+        return results
     }
 
     private func fire(pair index: Int, at now: UInt64) {

@@ -10,7 +10,18 @@ import SignalSystem
 /// through connect, the HTTP upgrade and `auth`, then carries text messages.
 final class Peer {
     /// Where the connection is in its life.
-    enum Phase { case connecting, upgrading, authenticating, ready, closed }
+    enum Phase {
+        /// The TCP connect is in progress.
+        case connecting
+        /// The upgrade request is sent; the 101 response has not arrived yet.
+        case upgrading
+        /// The `auth` request is sent; its result has not arrived yet.
+        case authenticating
+        /// Authenticated: messages go to the loop's `onMessage`.
+        case ready
+        /// Closed, for the reason recorded in the loop's failures.
+        case closed
+    }
 
     let fd: Int32
     /// The peer's position in the loop, which is also its epoll token.
@@ -45,6 +56,10 @@ final class ClientLoop {
     var onMessage: (Peer, [UInt8]) -> Void = { _, _ in }
     /// Peers that failed, with why (connection refused, bad upgrade, auth error, closed).
     private(set) var failures: [String] = []
+    /// How many peers are authenticated and open.
+    private(set) var readyCount = 0
+    /// Server pings answered with a pong.
+    private(set) var pingsAnswered = 0
 
     init(host: String, port: Int) throws {
         epoll = try syscallExpectingResult("epoll_create") { cshim_epoll_create() }
@@ -56,11 +71,21 @@ final class ClientLoop {
         closeDescriptor(epoll)
     }
 
-    /// Opens a connection for `uid`; it authenticates as the loop runs.
-    func connect(to address: SocketAddress, uid: String, pair: Int, isCaller: Bool) throws {
+    /// Opens a connection for `uid`, from `source` when given (its port left
+    /// to the kernel at connect time); it authenticates as the loop runs.
+    func connect(to address: SocketAddress, from source: SocketAddress? = nil, uid: String, pair: Int, isCaller: Bool) throws {
         let fd = try syscallExpectingResult("socket") { socket(address.family, CSHIM_SOCK_STREAM, 0) }
         var one: Int32 = 1
-        _ = setsockopt(fd, CSHIM_IPPROTO_TCP, CSHIM_TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        _ = setsockopt(fd, CSHIM_IPPROTO_TCP, CSHIM_TCP_NODELAY, &one, size)
+        if let source {
+            _ = setsockopt(fd, Int32(IPPROTO_IP), IP_BIND_ADDRESS_NO_PORT, &one, size)
+            guard source.withSockAddr({ bind(fd, $0, $1) }) == 0 else {
+                let code = errno
+                closeDescriptor(fd)
+                throw SystemError(call: "bind", code: code)
+            }
+        }
         let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if result != 0 && errno != EINPROGRESS {
             let code = errno
@@ -73,9 +98,6 @@ final class ClientLoop {
         }
         peers.append(peer)
     }
-
-    /// How many peers are authenticated and open.
-    var readyCount: Int { peers.count { $0.phase == .ready } }
 
     /// Sends one masked text frame.
     func send(_ peer: Peer, _ text: String) {
@@ -181,6 +203,7 @@ final class ClientLoop {
                     onMessage(peer, message.payload)
                 } else if JSONScan.has(#""ok":true"#, in: message.payload) {
                     peer.phase = .ready
+                    readyCount += 1
                     if JSONScan.has(#""activeCall":{"#, in: message.payload) {
                         peer.leftoverSession = JSONScan.string(#""sessionId":""#, in: message.payload)
                     }
@@ -189,6 +212,7 @@ final class ClientLoop {
                 }
             case .ping(let payload)?:
                 write(peer, WebSocketFrameEncoder.frame(.pong, payload: payload, maskKey: .random()))
+                pingsAnswered += 1
             case .pong?:
                 continue
             case .close(let code, let reason)?:
@@ -200,6 +224,7 @@ final class ClientLoop {
     private func fail(_ peer: Peer, _ reason: String) {
         guard peer.phase != .closed else { return }
         failures.append("\(peer.uid): \(reason)")
+        if peer.phase == .ready { readyCount -= 1 }
         peer.phase = .closed
         closeDescriptor(peer.fd)
     }

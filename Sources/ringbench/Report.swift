@@ -1,12 +1,15 @@
-/// The numbers of a run, as a table for people or one JSON object for scripts.
+/// The numbers of one fixed-rate run (or one `--max` step), as a table for
+/// people or one JSON object for scripts.
 struct Report {
-    let options: Options
+    let pairs: Int
+    let rate: Double
+    let duration: Double
     let results: CallResults
     let before: ProcessSample?
     let after: ProcessSample?
 
     /// Latency percentiles in milliseconds: p50, p90, p99, max.
-    private func percentiles(_ samples: [UInt64]) -> [Double] {
+    static func percentiles(_ samples: [UInt64]) -> [Double] {
         guard !samples.isEmpty else { return [0, 0, 0, 0] }
         let sorted = samples.sorted()
         return [0.50, 0.90, 0.99, 1.0].map { fraction in
@@ -15,23 +18,29 @@ struct Report {
         }
     }
 
-    private var achievedRate: Double { Double(results.completed) / results.loadSeconds }
+    /// Completed calls per second of load.
+    var achievedRate: Double { Double(results.completed) / results.loadSeconds }
 
-    private var serverCPUPerCall: Double? {
+    /// The setup latency's p99 in milliseconds (0 without any completed setup).
+    var setupP99Milliseconds: Double { Report.percentiles(results.setup)[2] }
+
+    /// Server CPU per completed call in microseconds, when the server was measured.
+    var serverCPUPerCall: Double? {
         guard let before, let after, results.completed > 0 else { return nil }
         return (after.cpuMicros - before.cpuMicros) / Double(results.completed)
     }
 
     /// ringbench's CPU use over the load, in percent of one CPU: near 100 means it is the bottleneck.
-    private var clientCPUPercent: Double { results.clientCPUMicros / (results.loadSeconds * 1e4) }
+    var clientCPUPercent: Double { results.clientCPUMicros / (results.loadSeconds * 1e4) }
 
     private var series: [(String, [UInt64])] {
         [("ring", results.ring), ("setup", results.setup), ("teardown", results.teardown)]
     }
 
     func table() -> String {
+        let format = { (value: Double) in TextFormat.number(value) }
         var lines = [
-            "ringbench calls: \(options.pairs) pairs, \(format(options.rate)) calls/s offered for \(format(options.duration)) s",
+            "ringbench calls: \(pairs) pairs, \(format(rate)) calls/s offered for \(format(duration)) s",
             "calls      attempted \(results.attempted)  completed \(results.completed)  failed \(results.failed)"
                 + "  missed slots \(results.missedSlots)",
             "throughput \(format(achievedRate)) calls/s completed",
@@ -40,53 +49,48 @@ struct Report {
         if results.failures["ERR_RATE_LIMITED"] != nil {
             lines.append("  (raise RINGD_LIMITS_REQUESTS_PER_SECOND and RINGD_LIMITS_REQUEST_BURST on the server)")
         }
-        lines.append("latency ms       p50       p90       p99       max")
+        return (lines + detailLines()).joined(separator: "\n")
+    }
+
+    /// The latency percentiles, the server's CPU and RSS, ringbench's CPU and the first connection errors.
+    func detailLines() -> [String] {
+        var lines = ["latency ms       p50       p90       p99       max"]
         for (name, samples) in series {
-            let values = percentiles(samples).map { pad(format($0, digits: 3), 10) }.joined()
-            lines.append(pad(name, 11, left: true) + values)
+            let values = Report.percentiles(samples).map { TextFormat.pad(TextFormat.number($0, digits: 3), 10) }.joined()
+            lines.append(TextFormat.pad(name, 11, left: true) + values)
         }
         if let perCall = serverCPUPerCall, let after {
-            lines.append("server     \(format(perCall)) µs CPU per call, RSS \(after.rssKiB / 1024) MiB")
+            lines.append("server     \(TextFormat.number(perCall)) µs CPU per call, RSS \(after.rssKiB / 1024) MiB")
         }
-        lines.append("client     \(format(clientCPUPercent)) % of one CPU during the load")
+        lines.append("client     \(TextFormat.number(clientCPUPercent)) % of one CPU during the load")
         for error in results.connectionErrors.prefix(5) { lines.append("connection \(error)") }
-        return lines.joined(separator: "\n")
+        return lines
     }
 
     func json() -> String {
+        "{" + jsonFields().joined(separator: ",") + "}"
+    }
+
+    /// The members of ``json()``, to embed in a larger object.
+    func jsonFields() -> [String] {
         var fields = [
-            "\"pairs\":\(options.pairs)", "\"rate\":\(options.rate)", "\"duration\":\(options.duration)",
+            "\"pairs\":\(pairs)", "\"rate\":\(rate)", "\"duration\":\(duration)",
             "\"attempted\":\(results.attempted)", "\"completed\":\(results.completed)", "\"failed\":\(results.failed)",
-            "\"missedSlots\":\(results.missedSlots)", "\"callsPerSecond\":\(format(achievedRate))",
+            "\"missedSlots\":\(results.missedSlots)", "\"callsPerSecond\":\(TextFormat.number(achievedRate))",
             "\"failures\":{" + results.failures.sorted(by: { $0.key < $1.key }).map { "\"\($0.key)\":\($0.value)" }
                 .joined(separator: ",") + "}",
         ]
         for (name, samples) in series {
-            let values = zip(["p50", "p90", "p99", "max"], percentiles(samples)).map { "\"\($0)\":\(format($1, digits: 3))" }
+            let values = zip(["p50", "p90", "p99", "max"], Report.percentiles(samples))
+                .map { "\"\($0)\":\(TextFormat.number($1, digits: 3))" }
             fields.append("\"\(name)Ms\":{" + values.joined(separator: ",") + "}")
         }
         if let perCall = serverCPUPerCall, let after {
-            fields.append("\"serverCpuMicrosPerCall\":\(format(perCall))")
+            fields.append("\"serverCpuMicrosPerCall\":\(TextFormat.number(perCall))")
             fields.append("\"serverRssKiB\":\(after.rssKiB)")
         }
-        fields.append("\"clientCpuPercent\":\(format(clientCPUPercent))")
+        fields.append("\"clientCpuPercent\":\(TextFormat.number(clientCPUPercent))")
         fields.append("\"connectionErrors\":\(results.connectionErrors.count)")
-        return "{" + fields.joined(separator: ",") + "}"
-    }
-
-    private func format(_ value: Double, digits: Int = 1) -> String {
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let rounded = (value * scale).rounded() / scale
-        let whole = Int(rounded)
-        guard digits > 0 else { return "\(whole)" }
-        let fraction = Int(((rounded - Double(whole)) * scale).rounded())
-        let text = String(fraction)
-        return "\(whole)." + String(repeating: "0", count: digits - text.count) + text
-    }
-
-    private func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
-        let padding = String(repeating: " ", count: max(0, width - text.count))
-        return left ? text + padding : padding + text
+        return fields
     }
 }

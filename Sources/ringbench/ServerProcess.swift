@@ -2,15 +2,17 @@
 import Glibc
 #endif
 
-/// A ringd started by `--spawn`: on a free port, with a temporary store,
+/// A ringd started by `--spawn`: on a free port, with a temporary store, an
+/// empty configuration file (the defaults, whatever the working directory),
 /// raised rate limits, optionally pinned with `taskset`; stopped with SIGTERM.
 final class SpawnedServer {
     let pid: pid_t
     let url: String
     let directory: String
 
-    /// Starts `path` and waits up to 10 s for its `listening ws://…` line.
-    init(path: String, cpus: String?) throws {
+    /// Starts `path` with the `RINGD_…=value` entries of `overrides` added to
+    /// its environment, and waits up to 10 s for its `listening ws://…` line.
+    init(path: String, cpus: String?, overrides: [String] = []) throws {
         var template = Array("/tmp/ringbench.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw RunError(message: "mkdtemp failed") }
         directory = String(cString: made)
@@ -21,13 +23,19 @@ final class SpawnedServer {
             "RINGD_LIMITS_REQUESTS_PER_SECOND=100000", "RINGD_LIMITS_REQUEST_BURST=100000",
         ]
         if let cpus { environment.append("RINGD_THREADS=\(SpawnedServer.cpuCount(cpus))") }
+        environment += overrides
         var index = 0
         while let entry = environ[index] {
             let text = String(cString: entry)
             if !text.hasPrefix("RINGD_") { environment.append(text) }
             index += 1
         }
-        let arguments = cpus.map { ["/usr/bin/taskset", "-c", $0, path] } ?? [path]
+        let config = "\(directory)/config.json"
+        guard let file = fopen(config, "w") else { throw RunError(message: "cannot write \(config)") }
+        fputs("{}\n", file)
+        fclose(file)
+        let command = [path, "--config", config]
+        let arguments = cpus.map { ["/usr/bin/taskset", "-c", $0] + command } ?? command
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -132,7 +140,8 @@ struct ProcessSample {
         rssKiB = line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
     }
 
-    private static func read(_ path: String) -> String? {
+    /// The text of a file, nil when it cannot be opened.
+    static func read(_ path: String) -> String? {
         guard let file = fopen(path, "r") else { return nil }
         defer { fclose(file) }
         var bytes: [UInt8] = []

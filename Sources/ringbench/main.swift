@@ -2,42 +2,103 @@
 import Glibc
 #endif
 
-/// `ringbench calls`: drives ringd with caller/callee pairs and reports
-/// throughput, latency and, given the server's pid, its CPU per call.
+/// `ringbench calls` drives ringd with caller/callee pairs at a fixed rate
+/// (or searches for the highest rate that passes, `--max`); `ringbench idle`
+/// holds many authenticated, quiet connections and measures the server's
+/// memory per connection.
 enum Ringbench {
+    static let usage = """
+    ringbench: ringd's load generator
+
+    \(CallOptions.usage)
+
+    \(IdleOptions.usage)
+    """
+
     static func main() -> Int32 {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        guard arguments.first == "calls", !arguments.contains("--help") else {
-            print(Options.usage)
-            return arguments.isEmpty || arguments.contains("--help") ? 0 : 64
-        }
-        var options: Options
-        do { options = try Options(arguments: Array(arguments.dropFirst())) } catch {
-            printError("\(error.message)\n\(Options.usage)")
+        let rest = Array(arguments.dropFirst())
+        switch arguments.first {
+        case "calls" where rest.contains("--help"):
+            print(CallOptions.usage)
+        case "calls":
+            do { return runCalls(try CallOptions(arguments: rest)) } catch {
+                printError("\(error.message)\n\(CallOptions.usage)")
+                return 64
+            }
+        case "idle" where rest.contains("--help"):
+            print(IdleOptions.usage)
+        case "idle":
+            do { return runIdle(try IdleOptions(arguments: rest)) } catch {
+                printError("\(error.message)\n\(IdleOptions.usage)")
+                return 64
+            }
+        case nil, "--help", "-h", "help":
+            print(usage)
+        case let command?:
+            printError("unknown command \(command): use calls or idle\n\(usage)")
             return 64
         }
+        return 0
+    }
+
+    private static func runCalls(_ parsed: CallOptions) -> Int32 {
+        var options = parsed
         var server: SpawnedServer?
         defer { server?.stop() }
         do {
-            if let cpus = options.clientCPUs { try CPUSet(cpus).pinCurrentProcess() }
-            if let path = options.spawnPath {
-                let spawned = try SpawnedServer(path: path, cpus: options.serverCPUs)
-                server = spawned
-                options.serverPID = spawned.pid
-                try options.parseServer(spawned.url)
-            }
+            server = try prepare(&options.server, descriptors: options.descriptorsNeeded, for: "\(options.pairs) pairs")
             let run = try CallRun(options: options)
             try run.connect()
-            let before = try options.serverPID.map { try ProcessSample(pid: $0) }
-            run.run()
-            let after = try options.serverPID.map { try ProcessSample(pid: $0) }
-            let report = Report(options: options, results: run.results, before: before, after: after)
-            print(options.json ? report.json() : report.table())
-            return run.results.completed > 0 ? 0 : 1
+            if options.max {
+                let search = MaxSearch(options: options, run: run)
+                let report = MaxReport(options: options, search: try search.search(), pairLimit: search.pairLimit)
+                print(options.server.json ? report.json() : report.table())
+                return report.search.best == nil ? 1 : 0
+            }
+            let before = try options.server.serverPID.map { try ProcessSample(pid: $0) }
+            let results = run.run(rate: options.rate, duration: options.duration)
+            let after = try options.server.serverPID.map { try ProcessSample(pid: $0) }
+            let report = Report(pairs: options.pairs, rate: options.rate, duration: options.duration,
+                                results: results, before: before, after: after)
+            print(options.server.json ? report.json() : report.table())
+            return results.completed > 0 ? 0 : 1
         } catch {
             printError("\(error)")
             return 1
         }
+    }
+
+    private static func runIdle(_ parsed: IdleOptions) -> Int32 {
+        var options = parsed
+        var server: SpawnedServer?
+        defer { server?.stop() }
+        do {
+            let limit = "RINGD_LIMITS_MAX_CONNECTIONS=\(max(100_000, options.connections + 1000))"
+            server = try prepare(&options.server, descriptors: options.descriptorsNeeded,
+                                 for: "\(options.connections) connections", overrides: [limit])
+            let results = try IdleRun(options: options).measure()
+            let report = IdleReport(results: results)
+            print(options.server.json ? report.json() : report.table())
+            return results.dropped.isEmpty ? 0 : 1
+        } catch {
+            printError("\(error)")
+            return 1
+        }
+    }
+
+    /// Pins ringbench, raises its descriptor limit to fit `descriptors`, and
+    /// for `--spawn` starts the server (with `overrides` in its environment)
+    /// and points `server` at it.
+    private static func prepare(_ server: inout ServerOptions, descriptors: Int, for what: String,
+                                overrides: [String] = []) throws -> SpawnedServer? {
+        if let cpus = server.clientCPUs { try CPUSet(cpus).pinCurrentProcess() }
+        try DescriptorLimit.raise(toFit: descriptors, for: what)
+        guard let path = server.spawnPath else { return nil }
+        let spawned = try SpawnedServer(path: path, cpus: server.serverCPUs, overrides: overrides)
+        server.serverPID = spawned.pid
+        try server.parseServer(spawned.url)
+        return spawned
     }
 }
 

@@ -1,0 +1,71 @@
+/// The command line of `ringbench calls`, parsed.
+struct CallOptions {
+    var server = ServerOptions()
+    var pairs = 50
+    var rate = 100.0
+    var duration = 10.0
+    /// Search for the highest rate that passes (`--max`) instead of one fixed-rate run.
+    var max = false
+    /// A `--max` step passes only with setup p99 under this, in milliseconds.
+    var maxP99Milliseconds = 50.0
+    /// Seconds of load per `--max` step.
+    var stepDuration = 3.0
+    /// How long a call may take from initiate to the callee's `ended` before it counts as failed.
+    var callTimeout = 10.0
+
+    /// Pairs `--max` uses when `--pairs` is not given: enough for about 6,600 calls/s at the default p99 bound.
+    static let maxSearchPairs = 1000
+    /// The rate `--max` starts from when `--rate` is not given.
+    static let maxSearchStartRate = 500.0
+
+    static let usage = """
+    usage: ringbench calls [--server ws://HOST:PORT | --spawn PATH] [--pairs P] [--rate R]
+                           [--duration S] [--max [--max-p99-ms MS] [--step-duration S]]
+                           [--server-pid PID] [--server-cpus LIST] [--client-cpus LIST] [--json]
+
+      --pairs P           caller/callee pairs, each one WebSocket per party (50; 1000 with --max)
+      --rate R            calls per second, open loop, spread over the pairs (100);
+                          with --max the rate the search starts from (500)
+      --duration S        seconds of load (10)
+      --max               step the rate up (x1.5 while a step passes), then bisect between the
+                          last passing and the first failing rate; at most 10 steps. A step
+                          passes with no failed call, no missed slot and setup p99 under
+                          --max-p99-ms. Reports every step and the highest passing rate.
+                          At most one call per pair is in flight, so the search offers at
+                          most P / (3 x max-p99) calls/s: raise --pairs if it says so.
+      --max-p99-ms MS     setup p99 bound of a passing step, in milliseconds (50)
+      --step-duration S   seconds of load per step (3)
+    \(ServerOptions.usage)
+
+    Against --server, start ringd with RINGD_LIMITS_REQUESTS_PER_SECOND and
+    RINGD_LIMITS_REQUEST_BURST raised, or its per-connection rate limit (20/s) caps the run.
+    """
+
+    /// Parses the arguments after `calls`.
+    init(arguments list: [String]) throws(UsageError) {
+        var arguments = Arguments(list)
+        var pairsGiven = false
+        var rateGiven = false
+        while let flag = arguments.next() {
+            if try server.parse(flag, &arguments) { continue }
+            switch flag {
+            case "--pairs":
+                pairs = try arguments.integer(flag, 1...100_000)
+                pairsGiven = true
+            case "--rate":
+                rate = try arguments.number(flag)
+                rateGiven = true
+            case "--duration": duration = try arguments.number(flag)
+            case "--max": max = true
+            case "--max-p99-ms": maxP99Milliseconds = try arguments.number(flag)
+            case "--step-duration": stepDuration = try arguments.number(flag)
+            default: throw UsageError("unknown option \(flag)")
+            }
+        }
+        if max && !pairsGiven { pairs = CallOptions.maxSearchPairs }
+        if max && !rateGiven { rate = CallOptions.maxSearchStartRate }
+    }
+
+    /// The descriptors the run needs: two per pair and a few of its own.
+    var descriptorsNeeded: Int { 2 * pairs + 64 }
+}

@@ -2,6 +2,7 @@ extension JSONValue {
     /// The compact JSON text of this value.
     public var serialized: String {
         var out: [UInt8] = []
+        out.reserveCapacity(128)
         write(into: &out)
         return String(decoding: out, as: UTF8.self)
     }
@@ -11,7 +12,7 @@ extension JSONValue {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
-        case .integer(let value): out.append(contentsOf: String(value).utf8)
+        case .integer(let value): JSONValue.writeInteger(value, into: &out)
         case .double(let value):
             out.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
         case .string(let value): JSONValue.writeString(value, into: &out)
@@ -34,22 +35,41 @@ extension JSONValue {
         }
     }
 
-    /// Appends `string` as a JSON string literal, escaping what RFC 8259 requires.
+    /// Appends `value` in decimal, without going through a `String`.
+    public static func writeInteger(_ value: Int64, into out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = out.count
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        out[start...].reverse()
+    }
+
+    /// Appends `string` as a JSON string literal, escaping what RFC 8259
+    /// requires. Runs of bytes that need no escape are copied whole.
     public static func writeString(_ string: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x00 ..< 0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: out.append(byte)
+        var string = string
+        string.withUTF8 { bytes in
+            var runStart = 0
+            for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart ..< index]))
+                runStart = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                default: out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         }
         out.append(UInt8(ascii: "\""))
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }

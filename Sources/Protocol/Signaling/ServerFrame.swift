@@ -25,6 +25,7 @@ public enum ServerFrame: Hashable, Sendable {
     /// The wire form as UTF-8 bytes.
     public var encoded: [UInt8] {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(512)
         json.write(into: &bytes)
         return bytes
     }

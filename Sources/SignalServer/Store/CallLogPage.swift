@@ -51,50 +51,38 @@ enum CallLogCursor {
 }
 
 extension StoreConnection {
-    /// One page of `uid`'s history matching `query`, newest first (ORDER BY
-    /// seq DESC). Reads `limit + 1` rows to learn whether another page follows.
-    /// Each combination of filters has its own SQL text, hence its own cached
-    /// statement (32 at most).
+    /// One page of `uid`'s history matching `query`, newest first. Reads
+    /// `limit + 1` rows to learn whether another page follows. Each
+    /// combination of filters has its own SQL text, hence its own cached
+    /// statement.
     ///
-    /// Without statistics SQLite prefers the primary key scan, which yields
-    /// seq order with no sort, even when a filter has an index; so the query
-    /// names the index of its most selective filter: peer, then missed, then
-    /// status. Each of them yields the matching rows in seq order too, so the
-    /// LIMIT still ends the scan early. Direction and call type filter
-    /// whichever scan runs. The entry's direction and missed flag follow from
-    /// the call (as when they were saved), so the call_log row itself is
-    /// never read: the peer and status indexes cover the query.
+    /// The page is the newest rows of two scans, each in seq order and cut
+    /// at the limit: the calls `uid` made (initiator) and the calls `uid`
+    /// received (receiver); a direction filter or `missed` (always incoming)
+    /// leaves one of them. Each scan names its index: the party's own, or
+    /// `calls_between` when a peer is given, or `calls_missed` for missed
+    /// calls (its condition is repeated word for word so SQLite may use the
+    /// partial index). Call type and status filter the scan.
     func callLogs(for uid: String, query: CallLogFilter) throws(StoreError) -> CallLogPage {
         let bound = try query.seqBound()
-        let index = query.with != nil ? " INDEXED BY call_log_peer"
-            : query.missedOnly ? " INDEXED BY call_log_missed"
-            : query.status != nil ? " INDEXED BY call_log_status" : ""
-        // CROSS JOIN keeps call_log as the outer loop, in index order.
-        var sql = """
-            SELECT \(Self.callColumns(prefix: "c.")), l.seq
-            FROM call_log AS l\(index) CROSS JOIN calls AS c ON c.seq = l.seq
-            WHERE l.uid = ?1 AND l.seq < ?2
-            """
-        var values: [String] = []
-        func filter(_ column: String, _ value: String?) {
-            guard let value else { return }
-            values.append(value)
-            sql += " AND l.\(column) = ?\(values.count + 3)"
+        var parts: [String] = []
+        if query.direction != .incoming && !query.missedOnly {
+            parts.append(Self.historyScan(party: "initiator", other: "receiver", peer: query.with != nil, query: query))
         }
-        filter("call_type", query.callType?.rawValue)
-        filter("status", query.status?.rawValue)
-        // A literal, not a parameter: only then can SQLite use the partial index.
-        if query.missedOnly { sql += " AND l.missed = 1" }
-        filter("direction", query.direction?.rawValue)
-        filter("peer", query.with)
-        sql += " ORDER BY l.seq DESC LIMIT ?3"
+        if query.direction != .outgoing {
+            parts.append(Self.historyScan(party: "receiver", other: "initiator", peer: query.with != nil, query: query))
+        }
+        guard !parts.isEmpty else { return CallLogPage(logs: [], next: nil) }
+        let sql = parts.map { "SELECT * FROM (\($0))" }.joined(separator: " UNION ALL ") + " ORDER BY 14 DESC LIMIT ?3"
 
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
             let statement = try database.statement(sql)
             try statement.bind(uid, at: 1)
             try statement.bind(bound, at: 2)
             try statement.bind(Int64(query.limit + 1), at: 3)
-            for (offset, value) in values.enumerated() { try statement.bind(value, at: Int32(offset + 4)) }
+            if let peer = query.with { try statement.bind(peer, at: 4) }
+            if let callType = query.callType { try statement.bind(callType.rawValue, at: 5) }
+            if let status = query.status { try statement.bind(status.rawValue, at: 6) }
             return statement
         }
         defer { statement.reset() }
@@ -109,5 +97,23 @@ extension StoreConnection {
             next = CallLogCursor.encode(lastSeq)
         }
         return CallLogPage(logs: logs, next: next)
+    }
+
+    /// The SQL of one scan of a history page: the calls where `uid` (?1) is
+    /// the `party` column, below the cursor (?2), newest first, at most the
+    /// page's limit (?3); with the peer (?4) as the `other` column, the call
+    /// type (?5) and the status (?6) when the query has them (a number the
+    /// text skips is simply never used).
+    private static func historyScan(party: String, other: String, peer: Bool, query: CallLogFilter) -> String {
+        let missed = query.missedOnly && party == "receiver"
+        let index = peer ? "calls_between" : missed ? "calls_missed" : "calls_by_\(party)"
+        var sql = "SELECT \(callColumns(prefix: "")), seq FROM calls INDEXED BY \(index) WHERE \(party) = ?1 AND seq < ?2"
+        if peer { sql += " AND \(other) = ?4" }
+        // A call to oneself (the protocol refuses them) is listed once, as outgoing.
+        if party == "receiver" { sql += " AND initiator != ?1" }
+        if missed { sql += " AND status IN ('unanswered', 'cancelled', 'busy')" }
+        if query.callType != nil { sql += " AND call_type = ?5" }
+        if query.status != nil { sql += " AND status = ?6" }
+        return sql + " ORDER BY seq DESC LIMIT ?3"
     }
 }

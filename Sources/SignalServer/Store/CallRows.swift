@@ -1,6 +1,6 @@
 import SignalProtocol
 
-/// Calls in the `calls` table and both parties' `call_log` rows.
+/// Calls in the `calls` table.
 extension StoreConnection {
     /// The `calls` columns a ``Call`` is decoded from, in the order
     /// ``decodeCall(_:)`` reads them (columns 0 through 12), each qualified
@@ -27,16 +27,6 @@ extension StoreConnection {
         RETURNING seq
         """
 
-    /// Inserts one party's log row, or updates what can change on a later
-    /// save (a row already up to date is left untouched).
-    private static let upsertLogSQL = """
-        INSERT INTO call_log (uid, seq, direction, peer, call_type, status, missed)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-        ON CONFLICT (uid, seq) DO UPDATE SET
-            call_type = excluded.call_type, status = excluded.status, missed = excluded.missed
-        WHERE call_type != excluded.call_type OR status != excluded.status OR missed != excluded.missed
-        """
-
     /// One call by session id.
     private static let callBySessionSQL = "SELECT \(callColumns(prefix: "")) FROM calls WHERE session_id = ?1"
 
@@ -46,15 +36,11 @@ extension StoreConnection {
         SELECT \(callColumns(prefix: "")) FROM calls WHERE status IN ('initiated', 'ongoing') ORDER BY seq
         """
 
-    /// Saves the snapshot `call` by session id (insert or full update) and
-    /// keeps both parties' log rows in step: the initiator's is outgoing with
-    /// the receiver as peer, the receiver's incoming with the initiator as
-    /// peer, each missed as ``Call/isMissed(for:)`` says. A call's parties
-    /// never change: a snapshot naming others fails with
-    /// ``StoreErrorCode/callConflict``. (A call to oneself, which the protocol
-    /// refuses, would keep one row, the initiator's.)
+    /// Saves the snapshot `call` by session id (insert or full update); both
+    /// parties' histories read it from there. A call's parties never change:
+    /// a snapshot naming others fails with ``StoreErrorCode/callConflict``.
     func save(_ call: Call) throws(StoreError) {
-        let seq = try reportingSQLiteErrors { () throws(SQLiteError) -> Int64? in
+        let saved = try reportingSQLiteErrors { () throws(SQLiteError) -> Bool in
             let statement = try database.statement(Self.upsertCallSQL)
             defer { statement.reset() }
             try statement.bind(call.sessionId, at: 1)
@@ -70,28 +56,11 @@ extension StoreConnection {
             try statement.bind(call.endReason?.rawValue, at: 11)
             try statement.bind(Int64(call.timeout), at: 12)
             try statement.bind(call.metadata?.serialized, at: 13)
-            return try statement.step() == .row ? statement.int64(at: 0) : nil
+            return try statement.step() == .row
         }
-        guard let seq else {
+        guard saved else {
             throw StoreError(.callConflict, "call \(call.sessionId) is stored with other parties than \(call.initiator) and \(call.receiver)")
         }
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            try saveLog(call, seq: seq, uid: call.initiator)
-            try saveLog(call, seq: seq, uid: call.receiver)
-        }
-    }
-
-    /// Upserts the log row of `call` (stored as `seq`) for party `uid`.
-    private func saveLog(_ call: Call, seq: Int64, uid: String) throws(SQLiteError) {
-        let statement = try database.statement(Self.upsertLogSQL)
-        try statement.bind(uid, at: 1)
-        try statement.bind(seq, at: 2)
-        try statement.bind(call.direction(for: uid).rawValue, at: 3)
-        try statement.bind(call.otherParty(of: uid), at: 4)
-        try statement.bind(call.callType.rawValue, at: 5)
-        try statement.bind(call.status.rawValue, at: 6)
-        try statement.bind(Int64(call.isMissed(for: uid) ? 1 : 0), at: 7)
-        try statement.run()
     }
 
     /// The stored call with `sessionId`, or nil.

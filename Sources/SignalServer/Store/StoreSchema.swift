@@ -68,6 +68,22 @@ enum StoreSchema {
                 revoked_at INTEGER NOT NULL
             ) WITHOUT ROWID;
             """),
+        StoreMigration(version: 2, sql: """
+            -- A user's history is read from calls itself: a change of a call
+            -- now writes one row, not three (the call and two call_log rows,
+            -- with their indexes). Each party gets an index in seq order, so
+            -- a page is the newest of two ordered scans; calls_between
+            -- serves the peer filter for both directions, and calls_missed
+            -- holds the incoming calls that count as missed. The indexes
+            -- only change when a call is inserted or ends missed, never on
+            -- the updates in between. Status has no index of its own (it
+            -- changes on every save): it filters the party scans.
+            DROP TABLE call_log;
+            CREATE INDEX calls_by_initiator ON calls (initiator, seq);
+            CREATE INDEX calls_by_receiver ON calls (receiver, seq);
+            CREATE INDEX calls_between ON calls (initiator, receiver, seq);
+            CREATE INDEX calls_missed ON calls (receiver, seq) WHERE status IN ('unanswered', 'cancelled', 'busy');
+            """),
     ]
 
     /// The schema version this build writes.

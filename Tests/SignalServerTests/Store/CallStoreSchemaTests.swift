@@ -25,13 +25,14 @@ import Testing
 
         let database = try SQLiteDatabase(path: path)
         #expect(try database.scalarInt64("PRAGMA user_version") == StoreSchema.latestVersion)
-        #expect(StoreSchema.latestVersion == 1)
+        #expect(StoreSchema.latestVersion == 2)
         #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
         let names = try schemaNames(path)
-        for name in ["calls", "call_log", "revocations", "calls_live", "call_log_peer", "call_log_status",
-                     "call_log_missed"] {
+        for name in ["calls", "revocations", "calls_live", "calls_by_initiator", "calls_by_receiver", "calls_between",
+                     "calls_missed"] {
             #expect(names.contains(name), "\(name)")
         }
+        #expect(!names.contains("call_log"))
     }
 
     @Test func reopeningKeepsDataAndVersion() throws {
@@ -47,6 +48,31 @@ import Testing
         #expect(try second.logs("alice").logs.map(\.call.sessionId) == ["session-2", "session-1"])
         try second.saveAndWait([storedCall(3)])
         #expect(try second.logs("alice").logs.count == 3)
+    }
+
+    /// A file written by a version 1 build (calls plus call_log rows) keeps
+    /// every call and its histories after the migration to version 2.
+    @Test func aVersion1FileKeepsItsHistories() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let old = try SQLiteDatabase(path: directory.databasePath)
+        try old.execute("PRAGMA journal_mode = WAL")
+        try old.execute(StoreSchema.migrations[0].sql)
+        try old.execute("PRAGMA user_version = 1")
+        try old.execute("""
+            INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, ended_at, ended_by,
+                               end_reason, timeout)
+            VALUES ('session-1', 'audio', 'unanswered', 'alice', 'bob', 1000, 31000, NULL, 'timeout', 30);
+            INSERT INTO call_log VALUES ('alice', 1, 'outgoing', 'bob', 'audio', 'unanswered', 0),
+                                        ('bob', 1, 'incoming', 'alice', 'audio', 'unanswered', 1);
+            """)
+
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        let call = try #require(try store.fetch("session-1"))
+        #expect(try store.logs("alice").logs == [CallLog(call: call, direction: .outgoing, missed: false)])
+        #expect(try store.logs("bob", CallLogFilter(missedOnly: true)).logs == [CallLog(call: call, direction: .incoming, missed: true)])
+        #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == 2)
     }
 
     @Test func synchronousFullOpensAndSaves() throws {
@@ -121,7 +147,7 @@ import Testing
         #expect(try other.fetch("session-1") == storedCall(1))
         #expect(try other.loadRevocations() == ["alice": 42])
         let raw = try SQLiteDatabase(path: directory.databasePath)
-        #expect(try raw.scalarInt64("SELECT count(*) FROM call_log") == 2)
+        #expect(try raw.scalarInt64("SELECT count(*) FROM calls") == 1)
     }
 
     @Test func closeCheckpointsAndIsIdempotent() throws {

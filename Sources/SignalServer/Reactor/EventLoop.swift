@@ -33,6 +33,7 @@ public final class EventLoop {
     private var nextGeneration: UInt32 = 1
     private var stopping = false
     private var shutdownHandlers: [() -> Void] = []
+    private var tickEndActions: [() -> Void] = []
     /// Per-loop state of the layers above, one object per type.
     private var attachments: [ObjectIdentifier: AnyObject] = [:]
 
@@ -109,6 +110,14 @@ public final class EventLoop {
         attachments[ObjectIdentifier(type)] as? T
     }
 
+    /// Runs `action` once, at the end of the current pass of the loop: after
+    /// every ready event, mailbox task and due timer of this wake-up. Work
+    /// that many events of one pass each produce (waking another thread)
+    /// can so be done once for all of them.
+    func atTickEnd(_ action: @escaping () -> Void) {
+        tickEndActions.append(action)
+    }
+
     /// Registers `handler` to run when the loop is asked to stop, before it exits.
     func onShutdown(_ handler: @escaping () -> Void) {
         shutdownHandlers.append(handler)
@@ -148,6 +157,11 @@ public final class EventLoop {
                 dispatch(event)
             }
             runDueTimers()
+            while !tickEndActions.isEmpty {
+                let actions = tickEndActions
+                tickEndActions.removeAll()
+                for action in actions { action() }
+            }
         }
     }
 

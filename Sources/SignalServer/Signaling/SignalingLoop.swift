@@ -5,12 +5,27 @@ final class SignalingLoop {
     let index: Int
     /// The service the sessions belong to.
     let service: SignalingService
+    /// The loop (which keeps this object as an attachment).
+    unowned let eventLoop: EventLoop
     private var sessions: [UInt64: SignalingSession] = [:]
     private var nextConnection: UInt64 = 1
+    private var storeWakeScheduled = false
 
-    init(index: Int, service: SignalingService) {
-        self.index = index
+    init(loop: EventLoop, service: SignalingService) {
+        index = loop.index
+        eventLoop = loop
         self.service = service
+    }
+
+    /// Wakes the store's writer at the end of this pass of the loop, once
+    /// for every save queued during the pass, so that they commit together.
+    func wakeStoreWriterAtTickEnd() {
+        guard !storeWakeScheduled else { return }
+        storeWakeScheduled = true
+        eventLoop.atTickEnd { [self] in
+            storeWakeScheduled = false
+            service.store.wakeWriter()
+        }
     }
 
     /// Registers a session; returns its address.

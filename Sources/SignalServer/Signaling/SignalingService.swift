@@ -28,6 +28,7 @@ public final class SignalingService: Sendable {
 
     private let core: Mutex<Core>
     private let mailboxes = Mutex<[Int: LoopMailbox]>([:])
+    private let pendingWork = Mutex(PendingWork())
     private let clock: @Sendable () -> Int64
 
     /// A service over `store`. `clock` gives milliseconds since the Unix epoch.
@@ -50,7 +51,7 @@ public final class SignalingService: Sendable {
     /// Sets up signaling on `loop` (called on that loop, before it serves).
     func register(_ loop: EventLoop) -> SignalingLoop {
         if let existing = loop.attachment(SignalingLoop.self) { return existing }
-        let state = SignalingLoop(index: loop.index, service: self)
+        let state = SignalingLoop(loop: loop, service: self)
         loop.attach(state)
         let mailbox = loop.mailbox
         mailboxes.withLock { $0[loop.index] = mailbox }
@@ -59,21 +60,23 @@ public final class SignalingService: Sendable {
 
     // MARK: Inputs
 
-    /// A device authenticated.
-    func connect(_ device: Device, requestId: String?) {
-        apply(refusing: (device.address, requestId)) { machine, now in
+    /// A device authenticated (on `loop`, its connection's).
+    func connect(_ device: Device, requestId: String?, on loop: SignalingLoop) {
+        apply(on: loop, refusing: (device.address, requestId)) { machine, now in
             machine.connect(device, requestId: requestId, now: now)
         }
     }
 
-    /// A device's connection closed.
-    func disconnect(_ device: Device) {
-        apply(evenWhenStopping: true) { machine, now in machine.disconnect(device, now: now) }
+    /// A device's connection closed (on `loop`, its connection's).
+    func disconnect(_ device: Device, on loop: SignalingLoop) {
+        apply(on: loop, evenWhenStopping: true) { machine, now in machine.disconnect(device, now: now) }
     }
 
-    /// A call request from an authenticated device.
-    func handle(_ request: ClientRequest, id: String, from device: Device) {
-        apply(refusing: (device.address, id)) { machine, now in machine.handle(request, id: id, from: device, now: now) }
+    /// A call request from an authenticated device (on `loop`, its connection's).
+    func handle(_ request: ClientRequest, id: String, from device: Device, on loop: SignalingLoop) {
+        apply(on: loop, refusing: (device.address, id)) { machine, now in
+            machine.handle(request, id: id, from: device, now: now)
+        }
     }
 
     /// A page of the device's user's call history, answered from the store.
@@ -107,14 +110,20 @@ public final class SignalingService: Sendable {
     /// Applies one input under the lock and queues its output to the store
     /// inside the lock, so outputs commit in the order of the changes. Once
     /// stopping, requests are refused with `ERR_UNAVAILABLE` at `refusing`.
-    private func apply(evenWhenStopping: Bool = false, refusing requester: (DeviceAddress, String?)? = nil,
+    /// An input from an event loop wakes the store's writer at the end of
+    /// the loop's pass, with the other inputs of that pass.
+    private func apply(on loop: SignalingLoop? = nil, evenWhenStopping: Bool = false,
+                       refusing requester: (DeviceAddress, String?)? = nil,
                        _ input: (inout CallStateMachine, Int64) -> SignalingOutput) {
         let refused: Bool = core.withLock { core in
             guard evenWhenStopping || !core.stopping else { return true }
             let output = input(&core.machine, clock())
-            store.save(output.saves) { [self] result in perform(output.actions, committed: result) }
+            store.save(output.saves, wakeWriter: loop == nil) { [self] result in
+                perform(output.actions, committed: result)
+            }
             return false
         }
+        loop?.wakeStoreWriterAtTickEnd()
         if refused, let (address, id) = requester {
             let error = SignalError(.unavailable, "the server is shutting down")
             deliver([(address, .frame(ServerFrame.result(id: id, .failure(error)).encoded))])
@@ -127,6 +136,7 @@ public final class SignalingService: Sendable {
             Log.error("store commit failed, the change is not durable: \(error)")
         }
         var deliveries: [(DeviceAddress, Delivery)] = []
+        var timers: [(SignalingTimer, Int64)] = []
         var eventFrames: [Call: [UInt8]] = [:]
         for action in actions {
             switch action {
@@ -141,14 +151,14 @@ public final class SignalingService: Sendable {
             case .close(let address, let code, let reason):
                 deliveries.append((address, .close(code: code, reason: reason)))
             case .schedule(let timer, let at):
-                schedule(timer, at: at)
+                timers.append((timer, at))
             case .resolveSession(let address, let id, let sessionId, let uid):
                 resolve(sessionId, for: uid, replyTo: address, id: id)
             case .event:
                 break
             }
         }
-        deliver(deliveries)
+        deliver(deliveries, timers: timers)
     }
 
     /// Answers a request about a session that is not live, from the store.
@@ -169,27 +179,57 @@ public final class SignalingService: Sendable {
         }
     }
 
-    private func schedule(_ timer: SignalingTimer, at: Int64) {
-        let delay = Double(max(0, at - clock())) / 1000
-        // Timers run on loop 0 (any loop would do; one keeps them in one heap).
-        guard let mailbox = mailboxes.withLock({ $0[0] }) else { return }
-        mailbox.submit { [self] loop in
-            loop.schedule(after: delay) { [self] in timerFired(timer) }
+    /// Hands deliveries to the loops of their devices and timers to loop 0
+    /// (any loop would do; one keeps them in one heap), one mailbox task per
+    /// loop. On the store's thread they are held until every completion of
+    /// the store's batch has run, and go out together: one wake-up per loop
+    /// for the whole batch, not one per change.
+    private func deliver(_ deliveries: [(DeviceAddress, Delivery)], timers: [(SignalingTimer, Int64)] = []) {
+        guard !deliveries.isEmpty || !timers.isEmpty else { return }
+        let first = pendingWork.withLock { pending in
+            let wasEmpty = pending.isEmpty
+            for (address, delivery) in deliveries {
+                pending.deliveries[address.loop, default: []].append((address.connection, delivery))
+            }
+            pending.timers += timers
+            return wasEmpty
         }
+        if first { store.afterBatch { [self] in sendPendingWork() } }
     }
 
-    /// Hands deliveries to the loops of their devices, one mailbox task per loop.
-    private func deliver(_ deliveries: [(DeviceAddress, Delivery)]) {
-        guard !deliveries.isEmpty else { return }
-        var byLoop: [Int: [(UInt64, Delivery)]] = [:]
-        for (address, delivery) in deliveries {
-            byLoop[address.loop, default: []].append((address.connection, delivery))
+    private func sendPendingWork() {
+        let work = pendingWork.withLock { pending in
+            let taken = pending
+            pending = PendingWork()
+            return taken
         }
         let boxes = mailboxes.withLock { $0 }
-        for (index, batch) in byLoop {
-            boxes[index]?.submit { loop in loop.attachment(SignalingLoop.self)?.deliver(batch) }
+        let now = clock()
+        let timers = work.timers.map { timer, at in (timer, Double(max(0, at - now)) / 1000) }
+        var loops = Set(work.deliveries.keys)
+        if !timers.isEmpty { loops.insert(0) }
+        for index in loops {
+            let batch = work.deliveries[index] ?? []
+            let timersHere = index == 0 ? timers : []
+            boxes[index]?.submit { [self] loop in
+                loop.attachment(SignalingLoop.self)?.deliver(batch)
+                for (timer, delay) in timersHere {
+                    loop.schedule(after: delay) { [self] in timerFired(timer) }
+                }
+            }
         }
     }
+}
+
+/// Work for the loops that the store's thread holds until its batch's
+/// completions have all run.
+private struct PendingWork {
+    /// Deliveries by loop index, in order.
+    var deliveries: [Int: [(UInt64, Delivery)]] = [:]
+    /// Timers for loop 0 and when they fire (ms since the epoch).
+    var timers: [(SignalingTimer, Int64)] = []
+
+    var isEmpty: Bool { deliveries.isEmpty && timers.isEmpty }
 }
 
 /// Something for one device's connection.

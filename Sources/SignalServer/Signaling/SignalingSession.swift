@@ -82,14 +82,14 @@ final class SignalingSession: WebSocketResponder {
             case .getCallLogs(let filter):
                 service.callLogs(filter, id: frame.id, from: device)
             default:
-                service.handle(frame.request, id: frame.id, from: device)
+                service.handle(frame.request, id: frame.id, from: device, on: loopState)
             }
         }
     }
 
     func webSocketDidClose(_ socket: WebSocket, code: WebSocketCloseCode) {
         if case .awaitingAuth(let timer?) = state { socket.loop.cancel(timer) }
-        if case .authenticated(let device) = state { service.disconnect(device) }
+        if case .authenticated(let device) = state { service.disconnect(device, on: loopState) }
         state = .closed
         if let address { loopState.remove(address) }
     }
@@ -124,7 +124,7 @@ final class SignalingSession: WebSocketResponder {
         if case .awaitingAuth(let timer?) = state { socket?.loop.cancel(timer) }
         let device = Device(uid: uid, deviceId: deviceId ?? "d-" + String(SessionID.random().prefix(16)), address: address)
         state = .authenticated(device)
-        service.connect(device, requestId: requestId)
+        service.connect(device, requestId: requestId, on: loopState)
     }
 
     /// Answers an unauthenticated connection's failure, then closes it with 4001.

@@ -66,12 +66,33 @@ public final class CallStore: Sendable {
     /// stored ones by session id, and keeps both parties' call log entries
     /// in step (direction, peer, status, missed). All or nothing: if one call
     /// fails (e.g. ``StoreErrorCode/callConflict``: a snapshot may not
-    /// change a call's parties), none is saved.
-    public func save(_ calls: [Call], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
-        submit(writes: !calls.isEmpty, { connection throws(StoreError) in
+    /// change a call's parties), none is saved. With `wakeWriter` false the
+    /// caller owes a ``wakeWriter()`` call soon after, so that the saves of
+    /// one event-loop pass wake the writer once and commit together.
+    public func save(_ calls: [Call], wakeWriter: Bool = true,
+                     completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        submit(writes: !calls.isEmpty, wakeWriter: wakeWriter, { connection throws(StoreError) in
             for call in calls { try connection.save(call) }
         }, completion: completion)
     }
+
+    /// Wakes the writer for the jobs queued without waking it.
+    public func wakeWriter() { queue.wakeWriter() }
+
+    /// From a completion: runs `action` on the writer thread once every
+    /// completion of the current batch has run (to hand their results on
+    /// together). Called anywhere else, it runs `action` at once.
+    func afterBatch(_ action: @escaping @Sendable () -> Void) {
+        guard queue.isWriterThread else { return action() }
+        queue.afterBatch(action)
+    }
+
+    /// Whether the writer sleeps, waiting for a wake-up (jobs queued without
+    /// one do not run until ``wakeWriter()``).
+    var writerIsWaiting: Bool { queue.writerIsWaiting }
+
+    /// Whether the caller is the writer thread, running a completion.
+    var isWriterThread: Bool { queue.isWriterThread }
 
     /// Fetches one page of `uid`'s call history, newest first. A query with
     /// an unknown cursor fails with ``StoreErrorCode/badCursor`` and one with
@@ -120,12 +141,13 @@ public final class CallStore: Sendable {
     }
 
     /// Blocks until every job queued before the call has completed (its
-    /// completion returned). Returns at once on the writer thread, where it
-    /// cannot wait.
+    /// completion returned) and what the completions deferred with
+    /// ``afterBatch(_:)`` has run. Returns at once on the writer thread,
+    /// where it cannot wait.
     public func flush() {
         guard !queue.isWriterThread else { return }
         let done = DispatchSemaphore(value: 0)
-        submit(writes: false, { _ throws(StoreError) in }, completion: { _ in done.signal() })
+        submit(writes: false, { _ throws(StoreError) in }, completion: { [self] _ in afterBatch { done.signal() } })
         done.wait()
     }
 
@@ -145,11 +167,11 @@ public final class CallStore: Sendable {
     public var batchCount: Int { queue.batchCount }
 
     /// Queues a job running `body`, or refuses it (``StoreErrorCode/closed``).
-    private func submit<Value: Sendable>(writes: Bool,
+    private func submit<Value: Sendable>(writes: Bool, wakeWriter: Bool = true,
                                          _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
                                          completion: @escaping @Sendable (Result<Value, StoreError>) -> Void) {
         let job = StoreJob(writes: writes, body: body, completion: completion)
-        guard queue.push(job) else {
+        guard queue.push(job, wakeWriter: wakeWriter) else {
             job.fail(StoreError(.closed, "the call store is closed"))
             return
         }

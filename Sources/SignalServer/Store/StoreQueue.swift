@@ -64,19 +64,53 @@ final class StoreQueue: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let writerThread = Atomic<UInt>(0)
     private let batches = Atomic<Int>(0)
+    private let batchEndActions = Mutex<[@Sendable () -> Void]>([])
 
-    /// Appends `job`, waking the writer if it sleeps. False (the job is not
-    /// queued) once the store is closing.
-    func push(_ job: StoreJob) -> Bool {
+    /// Appends `job`, waking the writer if it sleeps, unless `wakeWriter`
+    /// is false: then the caller owes a ``wakeWriter()`` call soon after
+    /// (so that several jobs queued together wake the writer once). False
+    /// (the job is not queued) once the store is closing.
+    func push(_ job: StoreJob, wakeWriter: Bool = true) -> Bool {
         let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
             guard !state.stopping else { return (false, false) }
             state.jobs.append(job)
+            guard wakeWriter else { return (true, false) }
             let sleeping = state.writerWaiting
             state.writerWaiting = false
             return (true, sleeping)
         }
         if mustWake { wake.signal() }
         return accepted
+    }
+
+    /// Wakes the writer if it sleeps while jobs wait.
+    func wakeWriter() {
+        let mustWake = state.withLock { state in
+            guard state.writerWaiting, !state.jobs.isEmpty else { return false }
+            state.writerWaiting = false
+            return true
+        }
+        if mustWake { wake.signal() }
+    }
+
+    /// For the writer, from a job's completion: runs `action` once every
+    /// completion of the current batch has run.
+    func afterBatch(_ action: @escaping @Sendable () -> Void) {
+        batchEndActions.withLock { $0.append(action) }
+    }
+
+    /// For the writer, after a batch's completions: runs what they deferred
+    /// with ``afterBatch(_:)`` (and what those actions defer in turn).
+    func runBatchEndActions() {
+        while true {
+            let actions = batchEndActions.withLock { actions in
+                let taken = actions
+                actions.removeAll()
+                return taken
+            }
+            if actions.isEmpty { return }
+            for action in actions { action() }
+        }
     }
 
     /// Refuses jobs from now on; the writer runs those already queued, then exits.
@@ -115,6 +149,9 @@ final class StoreQueue: Sendable {
             }
         }
     }
+
+    /// Whether the writer sleeps, waiting for a wake-up.
+    var writerIsWaiting: Bool { state.withLock { $0.writerWaiting } }
 
     /// The number of batches handed to the writer so far.
     var batchCount: Int { batches.load(ordering: .relaxed) }

@@ -11,7 +11,8 @@
 /// report, so a replay is safe. (Savepoints on every job would cost about a
 /// third of the throughput.)
 ///
-/// Completions run only after COMMIT, in queue order, on the writer thread.
+/// Completions run only after COMMIT, in queue order, on the writer thread;
+/// then the actions they deferred with ``CallStore/afterBatch(_:)``.
 /// If the transaction itself fails (BEGIN, COMMIT, or an error that made
 /// SQLite abort it), it is rolled back and every job of the batch gets that
 /// error, reads included: they may have seen the lost writes. A batch without
@@ -28,7 +29,10 @@ final class StoreWriter {
 
     /// Runs batches until the store closes and the queue is empty.
     func run() {
-        while let batch = queue.nextBatch() { execute(batch) }
+        while let batch = queue.nextBatch() {
+            execute(batch)
+            queue.runBatchEndActions()
+        }
     }
 
     /// Runs one batch and reports every job's outcome.

@@ -137,7 +137,8 @@ public final class SignalingService: Sendable {
         }
         var deliveries: [(DeviceAddress, Delivery)] = []
         var timers: [(SignalingTimer, Int64)] = []
-        var eventFrames: [Call: [UInt8]] = [:]
+        // A change's events carry the same call to every device: encode it once.
+        var lastEvent: (call: Call, frame: [UInt8])?
         for action in actions {
             switch action {
             case .reply(let address, let id, let result):
@@ -145,8 +146,8 @@ public final class SignalingService: Sendable {
                     : .failure(SignalError(.internalError, "the store failed; try again"))
                 deliveries.append((address, .frame(ServerFrame.result(id: id, reply).encoded)))
             case .event(let address, let call) where committed.isSuccess:
-                let frame = eventFrames[call] ?? ServerFrame.call(call).encoded
-                eventFrames[call] = frame
+                let frame = lastEvent.flatMap { $0.call == call ? $0.frame : nil } ?? ServerFrame.call(call).encoded
+                lastEvent = (call, frame)
                 deliveries.append((address, .frame(frame)))
             case .close(let address, let code, let reason):
                 deliveries.append((address, .close(code: code, reason: reason)))

@@ -12,19 +12,19 @@ extension StoreConnection {
             .joined(separator: ", ")
     }
 
-    /// Inserts a call or replaces every field of the stored one, except its
-    /// parties: a snapshot naming other parties returns no row.
-    private static let upsertCallSQL = """
+    /// Replaces every field of the stored call but its session id and
+    /// parties; matches no row when the call is new or names other parties.
+    private static let updateCallSQL = """
+        UPDATE calls SET call_type = ?2, status = ?3, initiated_at = ?6, accepted_at = ?7, ended_at = ?8,
+                         accepted_by = ?9, ended_by = ?10, end_reason = ?11, timeout = ?12, metadata = ?13
+        WHERE session_id = ?1 AND initiator = ?4 AND receiver = ?5
+        """
+
+    /// Inserts a new call.
+    private static let insertCallSQL = """
         INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, accepted_at,
                            ended_at, accepted_by, ended_by, end_reason, timeout, metadata)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
-        ON CONFLICT (session_id) DO UPDATE SET
-            call_type = excluded.call_type, status = excluded.status, initiated_at = excluded.initiated_at,
-            accepted_at = excluded.accepted_at, ended_at = excluded.ended_at, accepted_by = excluded.accepted_by,
-            ended_by = excluded.ended_by, end_reason = excluded.end_reason, timeout = excluded.timeout,
-            metadata = excluded.metadata
-        WHERE initiator = excluded.initiator AND receiver = excluded.receiver
-        RETURNING seq
         """
 
     /// One call by session id.
@@ -39,28 +39,43 @@ extension StoreConnection {
     /// Saves the snapshot `call` by session id (insert or full update); both
     /// parties' histories read it from there. A call's parties never change:
     /// a snapshot naming others fails with ``StoreErrorCode/callConflict``.
+    ///
+    /// An UPDATE first, and an INSERT only when it matched no row: every
+    /// save but a call's first is an update, and a plain UPDATE costs about
+    /// half of an `INSERT … ON CONFLICT DO UPDATE` on this AUTOINCREMENT
+    /// table, which also rewrites `sqlite_sequence` each time.
     func save(_ call: Call) throws(StoreError) {
-        let saved = try reportingSQLiteErrors { () throws(SQLiteError) -> Bool in
-            let statement = try database.statement(Self.upsertCallSQL)
-            defer { statement.reset() }
-            try statement.bind(call.sessionId, at: 1)
-            try statement.bind(call.callType.rawValue, at: 2)
-            try statement.bind(call.status.rawValue, at: 3)
-            try statement.bind(call.initiator, at: 4)
-            try statement.bind(call.receiver, at: 5)
-            try statement.bind(call.initiatedAt, at: 6)
-            try statement.bind(call.acceptedAt, at: 7)
-            try statement.bind(call.endedAt, at: 8)
-            try statement.bind(call.acceptedBy, at: 9)
-            try statement.bind(call.endedBy, at: 10)
-            try statement.bind(call.endReason?.rawValue, at: 11)
-            try statement.bind(Int64(call.timeout), at: 12)
-            try statement.bind(call.metadata?.serialized, at: 13)
-            return try statement.step() == .row
-        }
-        guard saved else {
+        do throws(SQLiteError) {
+            try run(Self.updateCallSQL, with: call)
+            if database.changes > 0 { return }
+            try run(Self.insertCallSQL, with: call)
+        } catch where error.extendedCode == SQLiteError.constraintUnique {
             throw StoreError(.callConflict, "call \(call.sessionId) is stored with other parties than \(call.initiator) and \(call.receiver)")
+        } catch {
+            throw StoreError(error)
         }
+    }
+
+    /// Runs `sql` with the 13 fields of `call` bound as ?1 through ?13
+    /// (session id, call type, status, initiator, receiver, times, devices,
+    /// end reason, timeout, metadata).
+    private func run(_ sql: String, with call: Call) throws(SQLiteError) {
+        let statement = try database.statement(sql)
+        defer { statement.reset() }
+        try statement.bind(call.sessionId, at: 1)
+        try statement.bind(call.callType.rawValue, at: 2)
+        try statement.bind(call.status.rawValue, at: 3)
+        try statement.bind(call.initiator, at: 4)
+        try statement.bind(call.receiver, at: 5)
+        try statement.bind(call.initiatedAt, at: 6)
+        try statement.bind(call.acceptedAt, at: 7)
+        try statement.bind(call.endedAt, at: 8)
+        try statement.bind(call.acceptedBy, at: 9)
+        try statement.bind(call.endedBy, at: 10)
+        try statement.bind(call.endReason?.rawValue, at: 11)
+        try statement.bind(Int64(call.timeout), at: 12)
+        try statement.bind(call.metadata?.serialized, at: 13)
+        try statement.run()
     }
 
     /// The stored call with `sessionId`, or nil.

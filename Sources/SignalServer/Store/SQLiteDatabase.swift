@@ -87,6 +87,10 @@ final class SQLiteDatabase {
         sqlite3_busy_timeout(handle, milliseconds)
     }
 
+    /// The rows the last INSERT, UPDATE or DELETE changed (for an UPDATE:
+    /// matched, whether or not a value differed).
+    var changes: Int32 { sqlite3_changes(handle) }
+
     /// Whether a transaction is open (the connection is not in autocommit
     /// mode). False after SQLite rolled a failed transaction back by itself.
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }

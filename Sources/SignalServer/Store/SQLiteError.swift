@@ -35,6 +35,10 @@ struct SQLiteError: Error, Sendable, CustomStringConvertible {
         self.init(extendedCode: code, message: message, operation: operation)
     }
 
+    /// `SQLITE_CONSTRAINT_UNIQUE`: a UNIQUE constraint failed (C defines it
+    /// as an expression, which Swift does not import).
+    static let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)
+
     /// The stable name of the primary result code, e.g. `SQLITE_BUSY`.
     var code: String {
         switch resultCode {

@@ -44,6 +44,14 @@ struct MaxReport {
         for step in search.steps { failures.merge(step.report.results.failures, uniquingKeysWith: +) }
         for (code, count) in failures.sorted(by: { $0.key < $1.key }) { lines.append("  failed in all steps \(code): \(count)") }
         lines += report.detailLines()
+        if let half = search.half {
+            let ring: String = Report.percentiles(half.results.ring).map { TextFormat.number($0, digits: 3) }
+                .joined(separator: "/")
+            let cpu: String = half.serverCPUPerCall.map { "\(format($0)) µs CPU/call" } ?? "server CPU unknown"
+            let counts = "\(half.results.completed) completed, \(half.results.failed) failed"
+            lines.append("half max   \(whole(half.rate)) calls/s for \(format(half.duration)) s: \(counts), "
+                + "ring p50/p90/p99/max \(ring) ms, \(cpu)")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -52,13 +60,15 @@ struct MaxReport {
             "{" + (step.report.jsonFields() + ["\"passed\":\(step.passed)"]).joined(separator: ",") + "}"
         }
         let best = search.best.map { search.steps[$0].report.rate }
-        let fields = [
+        let half: String = search.half.map { "{" + $0.jsonFields().joined(separator: ",") + "}" } ?? "null"
+        let fields: [String] = [
             "\"pairs\":\(options.pairs)", "\"startRate\":\(options.rate)", "\"stepDuration\":\(options.stepDuration)",
             "\"maxP99Ms\":\(options.maxP99Milliseconds)", "\"pairLimit\":\(pairLimit)",
             "\"limitedByPairs\":\(search.limitedByPairs)",
             "\"maxRate\":" + (best.map { "\($0)" } ?? "null"),
             "\"maxStep\":" + (search.best.map { "\($0 + 1)" } ?? "null"),
             "\"steps\":[" + steps.joined(separator: ",") + "]",
+            "\"half\":" + half,
         ]
         return "{" + fields.joined(separator: ",") + "}"
     }

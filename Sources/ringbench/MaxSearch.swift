@@ -11,6 +11,9 @@ struct SearchResult {
     let best: Int?
     /// The search stopped at the highest rate its pairs can offer, still passing.
     let limitedByPairs: Bool
+    /// A run at half the highest passing rate, twice as long as a step: the
+    /// ring latency target is judged there. Nil when no step passed.
+    let half: Report?
 }
 
 /// `ringbench calls --max`: on connections opened once, runs fixed-rate
@@ -35,8 +38,18 @@ struct MaxSearch {
     /// three times the setup p99 bound.
     var pairLimit: Double { (Double(options.pairs) / (3 * options.maxP99Milliseconds / 1000)).rounded(.down) }
 
-    /// Runs the steps; throws only when the server cannot be measured.
+    /// Runs the steps, then the run at half the highest passing rate;
+    /// throws only when the server cannot be measured.
     func search() throws -> SearchResult {
+        let found = try findMax()
+        guard let best = found.best else { return found }
+        let half = try measure(rate: max(1, (found.steps[best].report.rate / 2).rounded()),
+                               duration: 2 * options.stepDuration).report
+        return SearchResult(steps: found.steps, best: found.best, limitedByPairs: found.limitedByPairs, half: half)
+    }
+
+    /// The steps of the search proper.
+    private func findMax() throws -> SearchResult {
         var steps: [SearchStep] = []
         var passing: Double?
         var failing: Double?
@@ -70,16 +83,18 @@ struct MaxSearch {
 
     private func result(_ steps: [SearchStep], best rate: Double?, _ limitedByPairs: Bool) -> SearchResult {
         let best = rate.flatMap { rate in steps.lastIndex { $0.passed && $0.report.rate == rate } }
-        return SearchResult(steps: steps, best: best, limitedByPairs: limitedByPairs)
+        return SearchResult(steps: steps, best: best, limitedByPairs: limitedByPairs, half: nil)
     }
 
-    /// One step at `rate`, with the server sampled before and after.
-    private func measure(rate: Double) throws -> SearchStep {
+    /// One step at `rate` (for `duration`, by default a step's), with the
+    /// server sampled before and after.
+    private func measure(rate: Double, duration: Double? = nil) throws -> SearchStep {
         let pid = options.server.serverPID
+        let duration = duration ?? options.stepDuration
         let before = try pid.map { try ProcessSample(pid: $0) }
-        let results = run.run(rate: rate, duration: options.stepDuration)
+        let results = run.run(rate: rate, duration: duration)
         let after = try pid.map { try ProcessSample(pid: $0) }
-        let report = Report(pairs: options.pairs, rate: rate, duration: options.stepDuration,
+        let report = Report(pairs: options.pairs, rate: rate, duration: duration,
                             results: results, before: before, after: after)
         let passed = results.completed > 0 && results.failed == 0 && results.missedSlots == 0
             && results.connectionErrors.isEmpty && report.setupP99Milliseconds < options.maxP99Milliseconds

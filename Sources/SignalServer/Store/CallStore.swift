@@ -17,6 +17,7 @@ import Synchronization
 /// its completion gets ``StoreErrorCode/closed`` at once, on the caller's thread.
 public final class CallStore: Sendable {
     private let queue: StoreQueue
+    private let checkpointer: StoreCheckpointer
     /// Signalled once the writer thread has exited and closed the database.
     private let finished: DispatchSemaphore
 
@@ -29,35 +30,44 @@ public final class CallStore: Sendable {
         let queue = StoreQueue()
         let finished = DispatchSemaphore(value: 0)
         let opened = DispatchSemaphore(value: 0)
-        let failure = Mutex<StoreError?>(nil)
+        let outcome = Mutex<Result<StoreCheckpointer, StoreError>?>(nil)
         let thread = Thread {
             queue.registerWriterThread()
-            Self.serve(path: path, synchronousFull: synchronousFull, queue: queue, opened: opened, failure: failure)
+            Self.serve(path: path, synchronousFull: synchronousFull, queue: queue, opened: opened, outcome: outcome)
             finished.signal()
         }
         thread.name = "ringd-store"
         thread.start()
         opened.wait()
-        if let error = failure.withLock({ $0 }) { throw error }
+        guard let opening = outcome.withLock({ $0 }) else {
+            throw StoreError(.closed, "the store's thread exited without opening \(path)")
+        }
         self.queue = queue
         self.finished = finished
+        checkpointer = try opening.get()
     }
 
-    /// The writer thread's body: opens the connection, reports the outcome,
-    /// serves jobs until the store closes. The connection is closed when
-    /// this returns.
+    /// The writer thread's body: opens the connection and the checkpointer,
+    /// reports the outcome, serves jobs until the store closes, stops the
+    /// checkpointer. The connection is closed when this returns, last, so
+    /// its close checkpoints and removes the log.
     private static func serve(path: String, synchronousFull: Bool, queue: StoreQueue, opened: DispatchSemaphore,
-                              failure: borrowing Mutex<StoreError?>) {
+                              outcome: borrowing Mutex<Result<StoreCheckpointer, StoreError>?>) {
         let connection: StoreConnection
+        let checkpointer: StoreCheckpointer
         do throws(StoreError) {
             connection = try StoreConnection(path: path, synchronousFull: synchronousFull)
+            checkpointer = try StoreCheckpointer(path: path)
         } catch {
-            failure.withLock { $0 = error }
+            outcome.withLock { $0 = .failure(error) }
             opened.signal()
             return
         }
+        connection.database.onWALCommit { checkpointer.walCommitted(frames: $0) }
+        outcome.withLock { $0 = .success(checkpointer) }
         opened.signal()
         StoreWriter(connection: connection, queue: queue).run()
+        checkpointer.stop()
     }
 
     deinit { close() }
@@ -161,6 +171,9 @@ public final class CallStore: Sendable {
         finished.wait()
         finished.signal()
     }
+
+    /// The number of checkpoints the checkpointer thread has run.
+    var checkpointCount: Int { checkpointer.checkpointCount }
 
     /// The number of batches the writer has run: each write batch is one
     /// transaction, however many jobs it held.

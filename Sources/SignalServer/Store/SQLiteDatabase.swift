@@ -12,6 +12,7 @@ final class SQLiteDatabase {
     let path: String
     private let handle: OpaquePointer
     private var cache: [String: SQLiteStatement] = [:]
+    private var walHook: WALHook?
 
     /// Opens (creating if missing) the database file at `path` for reading
     /// and writing, with extended result codes on.
@@ -91,7 +92,27 @@ final class SQLiteDatabase {
     /// matched, whether or not a value differed).
     var changes: Int32 { sqlite3_changes(handle) }
 
+    /// Calls `hook` with the number of frames in the write-ahead log after
+    /// every commit, on the committing thread (`sqlite3_wal_hook`). This
+    /// replaces SQLite's automatic checkpoints: whoever sets a hook
+    /// checkpoints.
+    func onWALCommit(_ hook: @escaping (Int32) -> Void) {
+        let box = WALHook(hook)
+        walHook = box
+        sqlite3_wal_hook(handle, { context, _, _, frames in
+            if let context { Unmanaged<WALHook>.fromOpaque(context).takeUnretainedValue().body(frames) }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+
     /// Whether a transaction is open (the connection is not in autocommit
     /// mode). False after SQLite rolled a failed transaction back by itself.
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+}
+
+/// The closure behind ``SQLiteDatabase/onWALCommit(_:)``, kept alive by the
+/// database that hands SQLite an unretained pointer to it.
+private final class WALHook {
+    let body: (Int32) -> Void
+    init(_ body: @escaping (Int32) -> Void) { self.body = body }
 }

@@ -86,20 +86,12 @@ enum StoreSchema {
             """),
     ]
 
-    /// WAL pages (4 KiB each) after which a commit copies the log back into
-    /// the database file and syncs it: about 40 MiB of log. SQLite's default
-    /// of 1,000 pages checkpointed about 20 times a second under load, each
-    /// time writing the same few hot pages and calling fdatasync; this cuts
-    /// that tenfold (measured in docs/BENCHMARKS.md). Closing the store
-    /// still checkpoints and removes the log.
-    static let walAutocheckpointPages = 10_000
-
     /// The schema version this build writes.
     static var latestVersion: Int64 { migrations.last?.version ?? 0 }
 
     /// Configures a freshly opened connection and brings its schema up to
-    /// date: WAL journal (checkpointed every ``walAutocheckpointPages``),
-    /// `synchronous` NORMAL (a committed transaction
+    /// date: WAL journal (the store checkpoints it on a thread of its own,
+    /// see ``StoreCheckpointer``), `synchronous` NORMAL (a committed transaction
     /// survives a process kill; the last ones may be lost on power loss) or
     /// FULL (they survive power loss too, at an fsync per commit), the busy
     /// timeout, foreign keys, then every migration the file has not had yet.
@@ -109,7 +101,6 @@ enum StoreSchema {
             let mode = try database.scalarText("PRAGMA journal_mode = WAL")
             try database.execute("PRAGMA synchronous = \(synchronousFull ? "FULL" : "NORMAL")")
             try database.execute("PRAGMA foreign_keys = ON")
-            try database.execute("PRAGMA wal_autocheckpoint = \(walAutocheckpointPages)")
             return mode
         }
         guard mode?.lowercased() == "wal" else {

@@ -75,6 +75,25 @@ import Testing
         #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == 2)
     }
 
+    /// The log is copied back by the checkpointer thread once it holds
+    /// ``StoreCheckpointer/thresholdFrames`` frames; the data stays readable
+    /// from another connection throughout.
+    @Test func theCheckpointerCopiesTheLogBack() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        #expect(store.checkpointCount == 0)
+        var saved = 0
+        while store.checkpointCount == 0, saved < 5000 {
+            saved += 1
+            try store.saveAndWait([storedCall(saved)])
+        }
+        #expect(waitUntil(timeout: storeTestTimeout) { store.checkpointCount > 0 }, "no checkpoint after \(saved) commits")
+        let raw = try SQLiteDatabase(path: directory.databasePath)
+        #expect(try raw.scalarInt64("SELECT count(*) FROM calls") == Int64(saved))
+    }
+
     @Test func synchronousFullOpensAndSaves() throws {
         let directory = try StoreTestDirectory()
         defer { directory.remove() }

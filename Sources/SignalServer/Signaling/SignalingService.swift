@@ -118,6 +118,7 @@ public final class SignalingService: Sendable {
         let refused: Bool = core.withLock { core in
             guard evenWhenStopping || !core.stopping else { return true }
             let output = input(&core.machine, clock())
+            guard !output.isEmpty else { return false }
             store.save(output.saves, wakeWriter: loop == nil) { [self] result in
                 perform(output.actions, committed: result)
             }

@@ -68,6 +68,10 @@ public struct SignalingOutput: Sendable {
 
     /// Nothing to do.
     public init() {}
+
+    /// Whether there is nothing to save and nothing to do (a timer for a
+    /// call that already ended, a second disconnect).
+    public var isEmpty: Bool { saves.isEmpty && actions.isEmpty }
 }
 
 /// Limits and defaults of the ringing semantics.

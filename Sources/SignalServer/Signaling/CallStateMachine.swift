@@ -98,6 +98,9 @@ public struct CallStateMachine: Sendable {
     /// Records a new state of a call: keeps it live or retires it, saves it,
     /// and tells every device of both parties except `actor`.
     mutating func commit(_ call: Call, except actor: DeviceAddress?, into output: inout SignalingOutput) {
+        if liveCalls[call.sessionId]?.status == .initiated, call.status != .initiated {
+            output.actions.append(.cancel(.ring(sessionId: call.sessionId)))
+        }
         if call.status.isTerminal {
             liveCalls[call.sessionId] = nil
             for uid in [call.initiator, call.receiver] where liveCallOfUser[uid] == call.sessionId {

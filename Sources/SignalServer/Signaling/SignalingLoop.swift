@@ -10,6 +10,7 @@ final class SignalingLoop {
     private var sessions: [UInt64: SignalingSession] = [:]
     private var nextConnection: UInt64 = 1
     private var storeWakeScheduled = false
+    private var timers: [SignalingTimer: TimerID] = [:]
 
     init(loop: EventLoop, service: SignalingService) {
         index = loop.index
@@ -39,6 +40,19 @@ final class SignalingLoop {
     /// Forgets a closed session.
     func remove(_ address: DeviceAddress) {
         sessions[address.connection] = nil
+    }
+
+    /// Runs `fire` after `delay` seconds unless ``cancel(_:)`` drops `timer` first.
+    func schedule(_ timer: SignalingTimer, after delay: Double, _ fire: @escaping () -> Void) {
+        timers[timer] = eventLoop.schedule(after: delay) { [weak self] in
+            self?.timers[timer] = nil
+            fire()
+        }
+    }
+
+    /// Drops `timer` if it is pending; otherwise does nothing.
+    func cancel(_ timer: SignalingTimer) {
+        if let id = timers.removeValue(forKey: timer) { eventLoop.cancel(id) }
     }
 
     /// Passes deliveries to their sessions, in order; sessions that closed meanwhile are skipped.

@@ -137,7 +137,7 @@ public final class SignalingService: Sendable {
             Log.error("store commit failed, the change is not durable: \(error)")
         }
         var deliveries: [(DeviceAddress, Delivery)] = []
-        var timers: [(SignalingTimer, Int64)] = []
+        var timers: [TimerChange] = []
         // A change's events carry the same call to every device: encode it once.
         var lastEvent: (call: Call, frame: [UInt8])?
         for action in actions {
@@ -153,7 +153,9 @@ public final class SignalingService: Sendable {
             case .close(let address, let code, let reason):
                 deliveries.append((address, .close(code: code, reason: reason)))
             case .schedule(let timer, let at):
-                timers.append((timer, at))
+                timers.append(.schedule(timer, at: at))
+            case .cancel(let timer):
+                timers.append(.cancel(timer))
             case .resolveSession(let address, let id, let sessionId, let uid):
                 resolve(sessionId, for: uid, replyTo: address, id: id)
             case .event:
@@ -186,7 +188,7 @@ public final class SignalingService: Sendable {
     /// loop. On the store's thread they are held until every completion of
     /// the store's batch has run, and go out together: one wake-up per loop
     /// for the whole batch, not one per change.
-    private func deliver(_ deliveries: [(DeviceAddress, Delivery)], timers: [(SignalingTimer, Int64)] = []) {
+    private func deliver(_ deliveries: [(DeviceAddress, Delivery)], timers: [TimerChange] = []) {
         guard !deliveries.isEmpty || !timers.isEmpty else { return }
         let first = pendingWork.withLock { pending in
             let wasEmpty = pending.isEmpty
@@ -207,20 +209,33 @@ public final class SignalingService: Sendable {
         }
         let boxes = mailboxes.withLock { $0 }
         let now = clock()
-        let timers = work.timers.map { timer, at in (timer, Double(max(0, at - now)) / 1000) }
         var loops = Set(work.deliveries.keys)
-        if !timers.isEmpty { loops.insert(0) }
+        if !work.timers.isEmpty { loops.insert(0) }
         for index in loops {
             let batch = work.deliveries[index] ?? []
-            let timersHere = index == 0 ? timers : []
+            let timers = index == 0 ? work.timers : []
             boxes[index]?.submit { [self] loop in
-                loop.attachment(SignalingLoop.self)?.deliver(batch)
-                for (timer, delay) in timersHere {
-                    loop.schedule(after: delay) { [self] in timerFired(timer) }
+                guard let state = loop.attachment(SignalingLoop.self) else { return }
+                state.deliver(batch)
+                for change in timers {
+                    switch change {
+                    case .schedule(let timer, let at):
+                        state.schedule(timer, after: Double(max(0, at - now)) / 1000) { [self] in timerFired(timer) }
+                    case .cancel(let timer):
+                        state.cancel(timer)
+                    }
                 }
             }
         }
     }
+}
+
+/// A machine timer to start or drop, on loop 0.
+private enum TimerChange: Sendable {
+    /// Start `timer`, due at `at` (ms since the epoch).
+    case schedule(SignalingTimer, at: Int64)
+    /// Drop `timer` if it has not run.
+    case cancel(SignalingTimer)
 }
 
 /// Work for the loops that the store's thread holds until its batch's
@@ -228,8 +243,8 @@ public final class SignalingService: Sendable {
 private struct PendingWork {
     /// Deliveries by loop index, in order.
     var deliveries: [Int: [(UInt64, Delivery)]] = [:]
-    /// Timers for loop 0 and when they fire (ms since the epoch).
-    var timers: [(SignalingTimer, Int64)] = []
+    /// Timers for loop 0 to start or drop, in order.
+    var timers: [TimerChange] = []
 
     var isEmpty: Bool { deliveries.isEmpty && timers.isEmpty }
 }

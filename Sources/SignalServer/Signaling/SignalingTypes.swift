@@ -53,6 +53,10 @@ public enum SignalingAction: Hashable, Sendable {
     /// Call ``CallStateMachine/timerFired(_:now:)`` with `timer` at `at`
     /// (milliseconds since the Unix epoch).
     case schedule(SignalingTimer, at: Int64)
+    /// Drop `timer`, scheduled earlier and no longer needed (the call was
+    /// answered or ended before its ring timeout). Unknown or already run
+    /// timers are ignored; a stale timer that fires anyway changes nothing.
+    case cancel(SignalingTimer)
     /// The session is not live: the store decides between
     /// `ERR_CALL_TERMINATED`, `ERR_CALL_NOT_A_PART` and `ERR_CALL_SESSION_NOT_FOUND`.
     case resolveSession(DeviceAddress, id: String, sessionId: String, uid: String)

@@ -4,6 +4,30 @@ import Testing
 
 /// The ring timeout, on the manual clock.
 @Suite struct CallStateMachineRingTimeoutTests {
+    /// A call that leaves ringing (answered, declined, cancelled) drops its
+    /// ring timer, once: later changes of the call cancel nothing more.
+    @Test func leavingRingingCancelsTheRingTimerOnce() {
+        let cancelRing = { (id: String) in SignalingAction.cancel(.ring(sessionId: id)) }
+        let outcomes: [(MachineHarness, String, Device, Device) -> SignalingOutput] = [
+            { h, id, _, b1 in h.accept(id, by: b1) },
+            { h, id, _, b1 in h.reject(id, by: b1) },
+            { h, id, _, b1 in h.reject(id, by: b1, status: .busy) },
+            { h, id, a1, _ in h.cancel(id, by: a1) },
+        ]
+        for outcome in outcomes {
+            let (h, a1, _, b1, _) = MachineHarness.aliceAndBob()
+            let id = h.ring(from: a1, to: "bob")
+            #expect(h.deadline(of: .ring(sessionId: id)) != nil)
+            let output = outcome(h, id, a1, b1)
+            #expect(output.actions.filter { $0 == cancelRing(id) }.count == 1)
+            #expect(h.deadline(of: .ring(sessionId: id)) == nil)
+        }
+        let (h, a1, _, b1, _) = MachineHarness.aliceAndBob()
+        let id = h.ring(from: a1, to: "bob")
+        h.accept(id, by: b1)
+        #expect(!h.end(id, by: a1).actions.contains(cancelRing(id)))
+    }
+
     @Test func unansweredAtTheDeadlineAndEveryDeviceIsTold() throws {
         let (h, a1, a2, b1, b2) = MachineHarness.aliceAndBob()
         let id = h.ring(from: a1, to: "bob")

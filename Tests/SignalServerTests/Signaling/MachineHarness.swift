@@ -162,8 +162,12 @@ final class MachineHarness {
 
     private func record(_ output: SignalingOutput) -> SignalingOutput {
         outputs.append(output)
-        for case .schedule(let timer, let at) in output.actions {
-            pendingTimers.append((timer, at))
+        for action in output.actions {
+            switch action {
+            case .schedule(let timer, let at): pendingTimers.append((timer, at))
+            case .cancel(let timer): pendingTimers.removeAll { $0.timer == timer }
+            default: break
+            }
         }
         return output
     }
@@ -254,9 +258,6 @@ extension SignalingOutput {
             return nil
         }
     }
-
-    /// Nothing saved and nothing to do.
-    var isEmpty: Bool { saves.isEmpty && actions.isEmpty }
 }
 
 /// Addresses of `devices`, as a set.

@@ -23,6 +23,7 @@ final class StoreCheckpointer: Sendable {
     private let requested = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private let runs = Atomic<Int>(0)
+    private let framesAtLastRequest = Atomic<Int32>(0)
 
     /// Opens a second connection to the database at `path` (which must
     /// exist, in WAL mode) and starts the thread.
@@ -39,11 +40,18 @@ final class StoreCheckpointer: Sendable {
         thread.start()
     }
 
-    /// Asks for a checkpoint if the log holds at least ``thresholdFrames``
-    /// frames (called by the writer's commit hook with the log's size).
+    /// Asks for a checkpoint once the log has grown by ``thresholdFrames``
+    /// frames since the last request (called by the writer's commit hook
+    /// with the log's size, on the writer thread). The size only falls when
+    /// SQLite starts the log over; it does not fall after a checkpoint that
+    /// ran while the writer went on appending, so asking whenever it is
+    /// above the threshold would checkpoint after every commit.
     func walCommitted(frames: Int32) {
-        guard frames >= Self.thresholdFrames, !requested.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        wake.signal()
+        let last = framesAtLastRequest.load(ordering: .relaxed)
+        let grown = frames < last ? frames : frames - last
+        guard grown >= Self.thresholdFrames else { return }
+        framesAtLastRequest.store(frames, ordering: .relaxed)
+        if !requested.exchange(true, ordering: .acquiringAndReleasing) { wake.signal() }
     }
 
     /// Stops the thread and closes its connection; blocks until both are done.

@@ -92,7 +92,7 @@ conformance: deps
 clean:
 	rm -rf .build
 
-# The default load profile (docs/BENCHMARKS.md), about a minute once built:
+# The default load profile (docs/BENCHMARKS.md), about a minute and a half once built:
 # ringbench spawns a fresh ringd for each of its three runs (free port,
 # temporary store, raised limits), pinned to one CPU, and drives it from
 # another: (a) 50 caller/callee pairs at 500 calls/s for 10 s, (b) a search

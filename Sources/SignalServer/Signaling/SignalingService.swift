@@ -190,23 +190,31 @@ public final class SignalingService: Sendable {
     /// for the whole batch, not one per change.
     private func deliver(_ deliveries: [(DeviceAddress, Delivery)], timers: [TimerChange] = []) {
         guard !deliveries.isEmpty || !timers.isEmpty else { return }
+        guard store.isWriterThread else {
+            // Only the store's thread holds work back; anyone else (a refusal
+            // on a loop) sends at once, never taking the writer's held work.
+            var work = PendingWork()
+            work.add(deliveries, timers: timers)
+            return send(work)
+        }
         let first = pendingWork.withLock { pending in
             let wasEmpty = pending.isEmpty
-            for (address, delivery) in deliveries {
-                pending.deliveries[address.loop, default: []].append((address.connection, delivery))
-            }
-            pending.timers += timers
+            pending.add(deliveries, timers: timers)
             return wasEmpty
         }
         if first { store.afterBatch { [self] in sendPendingWork() } }
     }
 
     private func sendPendingWork() {
-        let work = pendingWork.withLock { pending in
+        send(pendingWork.withLock { pending in
             let taken = pending
             pending = PendingWork()
             return taken
-        }
+        })
+    }
+
+    /// One mailbox task per loop: its deliveries, and on loop 0 the timer changes.
+    private func send(_ work: PendingWork) {
         let boxes = mailboxes.withLock { $0 }
         let now = clock()
         var loops = Set(work.deliveries.keys)
@@ -247,6 +255,14 @@ private struct PendingWork {
     var timers: [TimerChange] = []
 
     var isEmpty: Bool { deliveries.isEmpty && timers.isEmpty }
+
+    /// Appends deliveries (grouped by loop, in order) and timer changes.
+    mutating func add(_ deliveries: [(DeviceAddress, Delivery)], timers: [TimerChange]) {
+        for (address, delivery) in deliveries {
+            self.deliveries[address.loop, default: []].append((address.connection, delivery))
+        }
+        self.timers += timers
+    }
 }
 
 /// Something for one device's connection.

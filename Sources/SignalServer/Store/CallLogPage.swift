@@ -107,7 +107,7 @@ extension StoreConnection {
     private static func historyScan(party: String, other: String, peer: Bool, query: CallLogFilter) -> String {
         let missed = query.missedOnly && party == "receiver"
         let index = peer ? "calls_between" : missed ? "calls_missed" : "calls_by_\(party)"
-        var sql = "SELECT \(callColumns(prefix: "")), seq FROM calls INDEXED BY \(index) WHERE \(party) = ?1 AND seq < ?2"
+        var sql = "SELECT \(callColumns), seq FROM calls INDEXED BY \(index) WHERE \(party) = ?1 AND seq < ?2"
         if peer { sql += " AND \(other) = ?4" }
         // A call to oneself (the protocol refuses them) is listed once, as outgoing.
         if party == "receiver" { sql += " AND initiator != ?1" }

@@ -3,14 +3,9 @@ import SignalProtocol
 /// Calls in the `calls` table.
 extension StoreConnection {
     /// The `calls` columns a ``Call`` is decoded from, in the order
-    /// ``decodeCall(_:)`` reads them (columns 0 through 12), each qualified
-    /// with `prefix` (e.g. `"c."`).
-    static func callColumns(prefix: String) -> String {
-        ["session_id", "call_type", "status", "initiator", "receiver", "initiated_at", "accepted_at", "ended_at",
-         "accepted_by", "ended_by", "end_reason", "timeout", "metadata"]
-            .map { prefix + $0 }
-            .joined(separator: ", ")
-    }
+    /// ``decodeCall(_:)`` reads them (columns 0 through 12).
+    static let callColumns = "session_id, call_type, status, initiator, receiver, initiated_at, accepted_at, ended_at, "
+        + "accepted_by, ended_by, end_reason, timeout, metadata"
 
     /// Replaces every field of the stored call but its session id and
     /// parties; matches no row when the call is new or names other parties.
@@ -28,12 +23,12 @@ extension StoreConnection {
         """
 
     /// One call by session id.
-    private static let callBySessionSQL = "SELECT \(callColumns(prefix: "")) FROM calls WHERE session_id = ?1"
+    private static let callBySessionSQL = "SELECT \(callColumns) FROM calls WHERE session_id = ?1"
 
     /// The live calls, oldest first; the condition matches the `calls_live`
     /// partial index word for word, so SQLite uses it.
     private static let liveCallsSQL = """
-        SELECT \(callColumns(prefix: "")) FROM calls WHERE status IN ('initiated', 'ongoing') ORDER BY seq
+        SELECT \(callColumns) FROM calls WHERE status IN ('initiated', 'ongoing') ORDER BY seq
         """
 
     /// Saves the snapshot `call` by session id (insert or full update); both
@@ -118,7 +113,7 @@ extension StoreConnection {
     }
 
     /// The ``Call`` in columns 0 through 12 of the current row (see
-    /// ``callColumns(prefix:)``). Fails on a value this build does not know.
+    /// ``callColumns``). Fails on a value this build does not know.
     static func decodeCall(_ row: SQLiteStatement) throws(StoreError) -> Call {
         guard let sessionId = row.string(at: 0), let initiator = row.string(at: 3), let receiver = row.string(at: 4)
         else { throw StoreError(.corruptRow, "a call row lacks its session id or parties") }

@@ -63,18 +63,28 @@ public final class CallStore: Sendable {
             opened.signal()
             return
         }
-        connection.database.onWALCommit { checkpointer.walCommitted(frames: $0) }
+        let database = connection.database
+        database.onWALCommit { [unowned database] frames in
+            guard checkpointer.walCommitted(frames: frames) == .catchUp else { return }
+            do throws(SQLiteError) {
+                try database.checkpointPassively()
+            } catch {
+                Log.warning("call store: catching up with the log failed: \(error)")
+            }
+        }
         outcome.withLock { $0 = .success(checkpointer) }
         opened.signal()
-        StoreWriter(connection: connection, queue: queue).run()
-        checkpointer.stop()
+        withExtendedLifetime(connection) {
+            StoreWriter(connection: connection, queue: queue).run()
+            checkpointer.stop()
+        }
     }
 
     deinit { close() }
 
     /// Saves full snapshots of `calls`, inserting new ones and replacing
-    /// stored ones by session id, and keeps both parties' call log entries
-    /// in step (direction, peer, status, missed). All or nothing: if one call
+    /// stored ones by session id; both parties' histories read them from
+    /// there. All or nothing: if one call
     /// fails (e.g. ``StoreErrorCode/callConflict``: a snapshot may not
     /// change a call's parties), none is saved. With `wakeWriter` false the
     /// caller owes a ``wakeWriter()`` call soon after, so that the saves of
@@ -141,7 +151,7 @@ public final class CallStore: Sendable {
 
     /// Ends every live call in one transaction: `initiated` ones become
     /// `cancelled`, `ongoing` ones `ended`, with `endedAt` = `now`,
-    /// `endReason` = `reason` and no `endedBy`; their call log entries follow.
+    /// `endReason` = `reason` and no `endedBy`.
     /// Returns the calls as saved, oldest first. Blocks until committed (for
     /// start-up recovery and shutdown).
     public func closeLiveCalls(reason: EndReason, now: Int64) throws(StoreError) -> [Call] {

@@ -35,6 +35,7 @@ final class SQLiteDatabase {
     /// elsewhere is finalized too, so none is left dangling.
     deinit {
         cache.removeAll()
+        if walHook != nil { sqlite3_wal_hook(handle, nil, nil) }
         sqlite3_close_v2(handle)
     }
 
@@ -91,6 +92,16 @@ final class SQLiteDatabase {
     /// The rows the last INSERT, UPDATE or DELETE changed (for an UPDATE:
     /// matched, whether or not a value differed).
     var changes: Int32 { sqlite3_changes(handle) }
+
+    /// Copies the write-ahead log back into the database file as far as no
+    /// reader needs it, without waiting for any lock
+    /// (`SQLITE_CHECKPOINT_PASSIVE`). May be called from a WAL hook.
+    func checkpointPassively() throws(SQLiteError) {
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        guard code == SQLITE_OK || code == SQLITE_BUSY else {
+            throw SQLiteError(code: code, connection: handle, operation: "wal_checkpoint(PASSIVE)")
+        }
+    }
 
     /// Calls `hook` with the number of frames in the write-ahead log after
     /// every commit, on the committing thread (`sqlite3_wal_hook`). This

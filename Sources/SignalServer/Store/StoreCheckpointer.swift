@@ -2,21 +2,31 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Copies the write-ahead log back into the database file on a thread of its
-/// own, so the writer never waits for it.
+/// Copies the write-ahead log back into the database file, mostly on a
+/// thread of its own, so the writer rarely waits for it.
 ///
 /// With SQLite's automatic checkpoints the commit that crosses the
 /// threshold does the copy and its fdatasync calls, and every commit queued
 /// behind it waits: tens of milliseconds on a slow disk, which became the
 /// p99 of call setup under load (docs/BENCHMARKS.md). Here the writer's
-/// commit hook only asks; this thread runs a PASSIVE checkpoint on its own
+/// commit hook asks this thread for a PASSIVE checkpoint on its own
 /// connection, which copies what no reader still needs while the writer
-/// goes on appending, and SQLite starts the log over once all of it was
-/// copied. The last connection to close still checkpoints and removes the log.
+/// goes on appending.
+///
+/// SQLite only starts the log over when a write begins with every frame
+/// copied back, which a checkpoint running beside a busy writer never
+/// achieves: alone, the log would grow without bound. So once it holds
+/// ``catchUpFrames`` frames and this thread is not copying, the writer runs
+/// a PASSIVE checkpoint itself (``WALCommitOutcome/catchUp``): it copies only
+/// what arrived since this thread's last pass, and its next transaction
+/// starts the log over. The last connection to close still checkpoints and
+/// removes the log.
 final class StoreCheckpointer: Sendable {
-    /// The log size, in frames (pages), from which a commit asks for a
-    /// checkpoint: SQLite's own default threshold.
+    /// The growth of the log, in frames (pages), after which the writer's
+    /// commit asks this thread for a checkpoint: SQLite's own default threshold.
     static let thresholdFrames: Int32 = 1000
+    /// The log size, in frames, from which the writer catches up itself.
+    static let catchUpFrames: Int32 = 4 * thresholdFrames
 
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -24,6 +34,7 @@ final class StoreCheckpointer: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let runs = Atomic<Int>(0)
     private let framesAtLastRequest = Atomic<Int32>(0)
+    private let copying = Atomic<Bool>(false)
 
     /// Opens a second connection to the database at `path` (which must
     /// exist, in WAL mode) and starts the thread.
@@ -40,18 +51,21 @@ final class StoreCheckpointer: Sendable {
         thread.start()
     }
 
-    /// Asks for a checkpoint once the log has grown by ``thresholdFrames``
-    /// frames since the last request (called by the writer's commit hook
-    /// with the log's size, on the writer thread). The size only falls when
-    /// SQLite starts the log over; it does not fall after a checkpoint that
-    /// ran while the writer went on appending, so asking whenever it is
-    /// above the threshold would checkpoint after every commit.
-    func walCommitted(frames: Int32) {
-        let last = framesAtLastRequest.load(ordering: .relaxed)
-        let grown = frames < last ? frames : frames - last
-        guard grown >= Self.thresholdFrames else { return }
-        framesAtLastRequest.store(frames, ordering: .relaxed)
-        if !requested.exchange(true, ordering: .acquiringAndReleasing) { wake.signal() }
+    /// Called by the writer's commit hook, on the writer thread, with the
+    /// log's size. Asks this thread for a checkpoint once the log has grown
+    /// by ``thresholdFrames`` frames since the last request (the size only
+    /// falls when SQLite starts the log over, so asking whenever it is above
+    /// the threshold would checkpoint after every commit). Returns
+    /// ``WALCommitOutcome/catchUp`` when the writer should copy the rest itself.
+    func walCommitted(frames: Int32) -> WALCommitOutcome {
+        // A smaller log than at the last request: SQLite started it over.
+        let last = frames < framesAtLastRequest.load(ordering: .relaxed) ? 0 : framesAtLastRequest.load(ordering: .relaxed)
+        if frames - last >= Self.thresholdFrames {
+            framesAtLastRequest.store(frames, ordering: .relaxed)
+            if !requested.exchange(true, ordering: .acquiringAndReleasing) { wake.signal() }
+        }
+        guard frames >= Self.catchUpFrames, !copying.load(ordering: .acquiring) else { return .proceed }
+        return .catchUp
     }
 
     /// Stops the thread and closes its connection; blocks until both are done.
@@ -70,12 +84,22 @@ final class StoreCheckpointer: Sendable {
             wake.wait()
             if stopping.load(ordering: .acquiring) { return }
             requested.store(false, ordering: .releasing)
+            copying.store(true, ordering: .releasing)
             do throws(SQLiteError) {
-                try database.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                try database.checkpointPassively()
                 runs.add(1, ordering: .relaxed)
             } catch {
                 Log.warning("call store: checkpoint failed, the log keeps growing until one succeeds: \(error)")
             }
+            copying.store(false, ordering: .releasing)
         }
     }
+}
+
+/// What the writer does after a commit, as ``StoreCheckpointer/walCommitted(frames:)`` says.
+enum WALCommitOutcome {
+    /// Nothing: the checkpointer thread copies the log when asked.
+    case proceed
+    /// Copy the rest of the log now, so the next transaction starts it over.
+    case catchUp
 }

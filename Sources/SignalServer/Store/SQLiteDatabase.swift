@@ -95,12 +95,17 @@ final class SQLiteDatabase {
 
     /// Copies the write-ahead log back into the database file as far as no
     /// reader needs it, without waiting for any lock
-    /// (`SQLITE_CHECKPOINT_PASSIVE`). May be called from a WAL hook.
-    func checkpointPassively() throws(SQLiteError) {
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+    /// (`SQLITE_CHECKPOINT_PASSIVE`); returns the number of frames copied so
+    /// far. May be called from a WAL hook. A connection that has not read
+    /// the database yet has not opened its log, and copies nothing.
+    @discardableResult
+    func checkpointPassively() throws(SQLiteError) -> Int32 {
+        var logFrames: Int32 = 0, copiedFrames: Int32 = 0
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames)
         guard code == SQLITE_OK || code == SQLITE_BUSY else {
             throw SQLiteError(code: code, connection: handle, operation: "wal_checkpoint(PASSIVE)")
         }
+        return max(0, copiedFrames)
     }
 
     /// Calls `hook` with the number of frames in the write-ahead log after

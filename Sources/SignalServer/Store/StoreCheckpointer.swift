@@ -39,7 +39,12 @@ final class StoreCheckpointer: Sendable {
     /// Opens a second connection to the database at `path` (which must
     /// exist, in WAL mode) and starts the thread.
     init(path: String) throws(StoreError) {
-        let connection = try reportingSQLiteErrors { () throws(SQLiteError) in try SQLiteDatabase(path: path) }
+        // A read opens the connection's log; until then a checkpoint is a no-op.
+        let connection = try reportingSQLiteErrors { () throws(SQLiteError) in
+            let connection = try SQLiteDatabase(path: path)
+            _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_master")
+            return connection
+        }
         let handOff = Mutex<SQLiteDatabase?>(connection)
         let thread = Thread { [self] in
             // The connection is closed before `finished` is signalled, so the
@@ -76,7 +81,7 @@ final class StoreCheckpointer: Sendable {
         finished.signal()
     }
 
-    /// The number of checkpoints run so far.
+    /// The number of checkpoints so far that found frames copied back.
     var checkpointCount: Int { runs.load(ordering: .relaxed) }
 
     private func serve(_ database: SQLiteDatabase) {
@@ -86,8 +91,7 @@ final class StoreCheckpointer: Sendable {
             requested.store(false, ordering: .releasing)
             copying.store(true, ordering: .releasing)
             do throws(SQLiteError) {
-                try database.checkpointPassively()
-                runs.add(1, ordering: .relaxed)
+                if try database.checkpointPassively() > 0 { runs.add(1, ordering: .relaxed) }
             } catch {
                 Log.warning("call store: checkpoint failed, the log keeps growing until one succeeds: \(error)")
             }

@@ -34,6 +34,7 @@ final class StoreCheckpointer: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let runs = Atomic<Int>(0)
     private let framesAtLastRequest = Atomic<Int32>(0)
+    private let framesAtLastCatchUp = Atomic<Int32>(0)
     private let copying = Atomic<Bool>(false)
 
     /// Opens a second connection to the database at `path` (which must
@@ -62,15 +63,28 @@ final class StoreCheckpointer: Sendable {
     /// falls when SQLite starts the log over, so asking whenever it is above
     /// the threshold would checkpoint after every commit). Returns
     /// ``WALCommitOutcome/catchUp`` when the writer should copy the rest itself.
+    ///
+    /// The writer catches up at most once per ``thresholdFrames`` of growth
+    /// too: when a reader (a backup, the sqlite3 shell) holds the log, the
+    /// catch-up cannot finish, and retrying it on every commit would cost a
+    /// checkpoint per commit.
     func walCommitted(frames: Int32) -> WALCommitOutcome {
-        // A smaller log than at the last request: SQLite started it over.
-        let last = frames < framesAtLastRequest.load(ordering: .relaxed) ? 0 : framesAtLastRequest.load(ordering: .relaxed)
-        if frames - last >= Self.thresholdFrames {
-            framesAtLastRequest.store(frames, ordering: .relaxed)
+        if Self.hasGrown(frames, since: framesAtLastRequest) {
             if !requested.exchange(true, ordering: .acquiringAndReleasing) { wake.signal() }
         }
-        guard frames >= Self.catchUpFrames, !copying.load(ordering: .acquiring) else { return .proceed }
+        guard frames >= Self.catchUpFrames, !copying.load(ordering: .acquiring),
+              Self.hasGrown(frames, since: framesAtLastCatchUp) else { return .proceed }
         return .catchUp
+    }
+
+    /// Whether the log of `frames` frames has grown by ``thresholdFrames``
+    /// since the size recorded in `mark` (a smaller log than recorded means
+    /// SQLite started it over: growth counts from zero); if so, records it.
+    private static func hasGrown(_ frames: Int32, since mark: borrowing Atomic<Int32>) -> Bool {
+        let recorded = mark.load(ordering: .relaxed)
+        guard frames - (frames < recorded ? 0 : recorded) >= thresholdFrames else { return false }
+        mark.store(frames, ordering: .relaxed)
+        return true
     }
 
     /// Stops the thread and closes its connection; blocks until both are done.

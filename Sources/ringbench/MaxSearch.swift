@@ -89,13 +89,9 @@ struct MaxSearch {
     /// One step at `rate` (for `duration`, by default a step's), with the
     /// server sampled before and after.
     private func measure(rate: Double, duration: Double? = nil) throws -> SearchStep {
-        let pid = options.server.serverPID
-        let duration = duration ?? options.stepDuration
-        let before = try pid.map { try ProcessSample(pid: $0) }
-        let results = run.run(rate: rate, duration: duration)
-        let after = try pid.map { try ProcessSample(pid: $0) }
-        let report = Report(pairs: options.pairs, rate: rate, duration: duration,
-                            results: results, before: before, after: after)
+        let report = try Report.measure(run, pairs: options.pairs, rate: rate, duration: duration ?? options.stepDuration,
+                                        serverPID: options.server.serverPID)
+        let results = report.results
         let passed = results.completed > 0 && results.failed == 0 && results.missedSlots == 0
             && results.connectionErrors.isEmpty && report.setupP99Milliseconds < options.maxP99Milliseconds
         return SearchStep(report: report, passed: passed)

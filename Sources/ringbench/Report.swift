@@ -8,6 +8,15 @@ struct Report {
     let before: ProcessSample?
     let after: ProcessSample?
 
+    /// Runs `run` at `rate` for `duration` seconds, sampling the server
+    /// (`serverPID`, when known) before and after.
+    static func measure(_ run: CallRun, pairs: Int, rate: Double, duration: Double, serverPID: Int32?) throws -> Report {
+        let before = try serverPID.map { try ProcessSample(pid: $0) }
+        let results = run.run(rate: rate, duration: duration)
+        let after = try serverPID.map { try ProcessSample(pid: $0) }
+        return Report(pairs: pairs, rate: rate, duration: duration, results: results, before: before, after: after)
+    }
+
     /// Latency percentiles in milliseconds: p50, p90, p99, max.
     static func percentiles(_ samples: [UInt64]) -> [Double] {
         guard !samples.isEmpty else { return [0, 0, 0, 0] }

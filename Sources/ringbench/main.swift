@@ -56,13 +56,10 @@ enum Ringbench {
                 print(options.server.json ? report.json() : report.table())
                 return report.search.best == nil ? 1 : 0
             }
-            let before = try options.server.serverPID.map { try ProcessSample(pid: $0) }
-            let results = run.run(rate: options.rate, duration: options.duration)
-            let after = try options.server.serverPID.map { try ProcessSample(pid: $0) }
-            let report = Report(pairs: options.pairs, rate: options.rate, duration: options.duration,
-                                results: results, before: before, after: after)
+            let report = try Report.measure(run, pairs: options.pairs, rate: options.rate, duration: options.duration,
+                                            serverPID: options.server.serverPID)
             print(options.server.json ? report.json() : report.table())
-            return results.completed > 0 ? 0 : 1
+            return report.results.completed > 0 ? 0 : 1
         } catch {
             printError("\(error)")
             return 1

@@ -63,14 +63,8 @@ public final class CallStore: Sendable {
             opened.signal()
             return
         }
-        let database = connection.database
-        database.onWALCommit { [unowned database] frames in
-            guard checkpointer.walCommitted(frames: frames) == .catchUp else { return }
-            do throws(SQLiteError) {
-                try database.checkpointPassively()
-            } catch {
-                Log.warning("call store: catching up with the log failed: \(error)")
-            }
+        connection.database.onWALCommit { [unowned connection] frames in
+            if checkpointer.walCommitted(frames: frames) == .catchUp { connection.catchUpOwed = true }
         }
         outcome.withLock { $0 = .success(checkpointer) }
         opened.signal()

@@ -17,9 +17,9 @@ import Synchronization
 /// copied back, which a checkpoint running beside a busy writer never
 /// achieves: alone, the log would grow without bound. So once it holds
 /// ``catchUpFrames`` frames and this thread is not copying, the writer runs
-/// a PASSIVE checkpoint itself (``WALCommitOutcome/catchUp``): it copies only
-/// what arrived since this thread's last pass, and its next transaction
-/// starts the log over. The last connection to close still checkpoints and
+/// a PASSIVE checkpoint itself (``WALCommitOutcome/catchUp``), after the
+/// batch's results were handed on: it copies only what arrived since this
+/// thread's last pass, and its next transaction starts the log over. The last connection to close still checkpoints and
 /// removes the log.
 final class StoreCheckpointer: Sendable {
     /// The growth of the log, in frames (pages), after which the writer's

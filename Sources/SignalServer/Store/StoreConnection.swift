@@ -45,6 +45,23 @@ final class StoreConnection {
         try releaseSavepoint()
     }
 
+    /// Set by the commit hook when this connection should copy the rest of
+    /// the log back itself (see ``StoreCheckpointer``); the writer does it
+    /// with ``catchUpIfOwed()`` once the batch's results were handed on, so
+    /// its fdatasync calls do not hold them back.
+    var catchUpOwed = false
+
+    /// Copies the rest of the log back if the commit hook asked for it.
+    func catchUpIfOwed() {
+        guard catchUpOwed else { return }
+        catchUpOwed = false
+        do throws(SQLiteError) {
+            try database.checkpointPassively()
+        } catch {
+            Log.warning("call store: catching up with the log failed: \(error)")
+        }
+    }
+
     /// Whether a transaction is still open; false after SQLite aborted one.
     var isInTransaction: Bool { database.isInTransaction }
 

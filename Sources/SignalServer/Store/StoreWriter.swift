@@ -32,6 +32,7 @@ final class StoreWriter {
         while let batch = queue.nextBatch() {
             execute(batch)
             queue.runBatchEndActions()
+            connection.catchUpIfOwed()
         }
     }
 

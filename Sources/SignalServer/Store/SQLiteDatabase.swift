@@ -96,13 +96,14 @@ final class SQLiteDatabase {
     /// Copies the write-ahead log back into the database file as far as no
     /// reader needs it, without waiting for any lock
     /// (`SQLITE_CHECKPOINT_PASSIVE`); returns the number of frames copied so
-    /// far. May be called from a WAL hook. A connection that has not read
-    /// the database yet has not opened its log, and copies nothing.
-    @discardableResult
-    func checkpointPassively() throws(SQLiteError) -> Int32 {
+    /// far, or nil when another connection's checkpoint was running (nothing
+    /// was done). A connection that has not read the database yet has not
+    /// opened its log, and copies nothing.
+    func checkpointPassively() throws(SQLiteError) -> Int32? {
         var logFrames: Int32 = 0, copiedFrames: Int32 = 0
         let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames)
-        guard code == SQLITE_OK || code == SQLITE_BUSY else {
+        if code == SQLITE_BUSY { return nil }
+        guard code == SQLITE_OK else {
             throw SQLiteError(code: code, connection: handle, operation: "wal_checkpoint(PASSIVE)")
         }
         return max(0, copiedFrames)

@@ -16,10 +16,10 @@ import Synchronization
 /// SQLite only starts the log over when a write begins with every frame
 /// copied back, which a checkpoint running beside a busy writer never
 /// achieves: alone, the log would grow without bound. So once it holds
-/// ``catchUpFrames`` frames and this thread is not copying, the writer runs
-/// a PASSIVE checkpoint itself (``WALCommitOutcome/catchUp``), after the
-/// batch's results were handed on: it copies only what arrived since this
-/// thread's last pass, and its next transaction starts the log over. The last connection to close still checkpoints and
+/// ``catchUpFrames`` frames, the writer runs a PASSIVE checkpoint itself
+/// (``WALCommitOutcome/catchUp``), after the batch's results were handed on:
+/// it copies only what arrived since this thread's last pass, and its next
+/// transaction starts the log over. The last connection to close still checkpoints and
 /// removes the log.
 final class StoreCheckpointer: Sendable {
     /// The growth of the log, in frames (pages), after which the writer's
@@ -35,7 +35,6 @@ final class StoreCheckpointer: Sendable {
     private let runs = Atomic<Int>(0)
     private let framesAtLastRequest = Atomic<Int32>(0)
     private let framesAtLastCatchUp = Atomic<Int32>(0)
-    private let copying = Atomic<Bool>(false)
 
     /// Opens a second connection to the database at `path` (which must
     /// exist, in WAL mode) and starts the thread.
@@ -58,23 +57,26 @@ final class StoreCheckpointer: Sendable {
     }
 
     /// Called by the writer's commit hook, on the writer thread, with the
-    /// log's size. Asks this thread for a checkpoint once the log has grown
-    /// by ``thresholdFrames`` frames since the last request (the size only
-    /// falls when SQLite starts the log over, so asking whenever it is above
-    /// the threshold would checkpoint after every commit). Returns
-    /// ``WALCommitOutcome/catchUp`` when the writer should copy the rest itself.
+    /// log's size. Below ``catchUpFrames``, asks this thread for a
+    /// checkpoint once the log has grown by ``thresholdFrames`` frames since
+    /// the last request (the size only falls when SQLite starts the log over,
+    /// so asking whenever it is above the threshold would checkpoint after
+    /// every commit). From ``catchUpFrames`` on, this thread is left alone so
+    /// that its reads do not stop the log from starting over, and the answer
+    /// is ``WALCommitOutcome/catchUp``: the writer copies the rest itself.
     ///
     /// The writer catches up at most once per ``thresholdFrames`` of growth
     /// too: when a reader (a backup, the sqlite3 shell) holds the log, the
-    /// catch-up cannot finish, and retrying it on every commit would cost a
-    /// checkpoint per commit.
+    /// catch-up cannot start it over, and repeating it on every commit would
+    /// cost a checkpoint per commit.
     func walCommitted(frames: Int32) -> WALCommitOutcome {
-        if Self.hasGrown(frames, since: framesAtLastRequest) {
-            if !requested.exchange(true, ordering: .acquiringAndReleasing) { wake.signal() }
+        guard frames >= Self.catchUpFrames else {
+            if Self.hasGrown(frames, since: framesAtLastRequest) {
+                if !requested.exchange(true, ordering: .acquiringAndReleasing) { wake.signal() }
+            }
+            return .proceed
         }
-        guard frames >= Self.catchUpFrames, !copying.load(ordering: .acquiring),
-              Self.hasGrown(frames, since: framesAtLastCatchUp) else { return .proceed }
-        return .catchUp
+        return Self.hasGrown(frames, since: framesAtLastCatchUp) ? .catchUp : .proceed
     }
 
     /// Whether the log of `frames` frames has grown by ``thresholdFrames``
@@ -103,13 +105,11 @@ final class StoreCheckpointer: Sendable {
             wake.wait()
             if stopping.load(ordering: .acquiring) { return }
             requested.store(false, ordering: .releasing)
-            copying.store(true, ordering: .releasing)
             do throws(SQLiteError) {
-                if try database.checkpointPassively() > 0 { runs.add(1, ordering: .relaxed) }
+                if let copied = try database.checkpointPassively(), copied > 0 { runs.add(1, ordering: .relaxed) }
             } catch {
-                Log.warning("call store: checkpoint failed, the log keeps growing until one succeeds: \(error)")
+                Log.warning("call store: checkpoint failed, the writer will catch up: \(error)")
             }
-            copying.store(false, ordering: .releasing)
         }
     }
 }

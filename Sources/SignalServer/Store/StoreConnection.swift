@@ -51,13 +51,15 @@ final class StoreConnection {
     /// its fdatasync calls do not hold them back.
     var catchUpOwed = false
 
-    /// Copies the rest of the log back if the commit hook asked for it.
+    /// Copies the rest of the log back if the commit hook asked for it;
+    /// tries again after the next batch while the checkpointer thread's own
+    /// pass holds the checkpoint.
     func catchUpIfOwed() {
         guard catchUpOwed else { return }
-        catchUpOwed = false
         do throws(SQLiteError) {
-            try database.checkpointPassively()
+            if try database.checkpointPassively() != nil { catchUpOwed = false }
         } catch {
+            catchUpOwed = false
             Log.warning("call store: catching up with the log failed: \(error)")
         }
     }

@@ -1,3 +1,4 @@
+import SignalSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -140,17 +141,8 @@ struct ProcessSample {
         rssKiB = line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
     }
 
-    /// The text of a file, nil when it cannot be opened.
+    /// The text of a file, nil when it cannot be read.
     static func read(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        FileContents.read(path).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,7 +20,7 @@ public enum TokenSecret {
             return Array(configured.utf8)
         }
         let path = directory + "/" + fileName
-        if let text = ConfigLoader.readFile(path) {
+        if let text = FileContents.read(path) {
             guard let secret = decodeHex(String(decoding: text, as: UTF8.self).trimmingWhitespace()
                 .filter { !$0.isNewline }), secret.count >= 16 else {
                 throw ConfigError("\(path): not a hex-encoded secret; delete it to generate a new one")

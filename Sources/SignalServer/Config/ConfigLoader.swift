@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -125,7 +126,7 @@ public enum ConfigLoader {
 
     /// Loads `path` (a missing file is an error) and then the environment.
     public static func load(path: String, environment: [String: String]) throws(ConfigError) -> ServerConfig {
-        guard let bytes = readFile(path) else { throw ConfigError("\(path): cannot read the configuration file") }
+        guard let bytes = FileContents.read(path) else { throw ConfigError("\(path): cannot read the configuration file") }
         let document: JSONValue
         do {
             document = try JSONValue.parse(bytes)
@@ -171,19 +172,6 @@ public enum ConfigLoader {
         }
         if config.outboundHardLimit <= config.outboundSoftLimit {
             throw ConfigError("\(source): \"limits.outboundHardLimitBytes\" must be greater than \"limits.outboundSoftLimitBytes\"")
-        }
-    }
-
-    /// The whole file, or nil if it cannot be read. Start-up only.
-    static func readFile(_ path: String) -> [UInt8]? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            bytes.append(contentsOf: chunk[0 ..< count])
-            if count < chunk.count { return ferror(file) == 0 ? bytes : nil }
         }
     }
 }

@@ -34,7 +34,7 @@ let package = Package(
         ),
         .target(name: "SignalProtocol", path: "Sources/Protocol"),
         .target(name: "SignalSystem", path: "Sources/System"),
-        .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "COpenSSL"], path: "Sources/Crypto"),
+        .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "SignalSystem", "COpenSSL"], path: "Sources/Crypto"),
         .target(
             name: "SignalServer",
             dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto", "CShim", "CSQLite"],
@@ -47,6 +47,6 @@ let package = Package(
         .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
         .testTarget(name: "SignalClientTests", dependencies: ["SignalClient", "SignalServer", "SignalProtocol", "SignalSystem"]),
-        .testTarget(name: "SignalServerTests", dependencies: ["SignalServer", "SignalProtocol", "SignalSystem", "CShim"]),
+        .testTarget(name: "SignalServerTests", dependencies: ["SignalServer", "SignalProtocol", "SignalSystem", "SignalCrypto", "CShim"]),
     ]
 )

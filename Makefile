@@ -27,6 +27,12 @@ build: deps
 run: build
 	.build/release/ringd --config $(CONFIG)
 
+# A self-signed development certificate for localhost in the data directory
+# (data/tls-cert.pem, data/tls-key.pem); see the README for wss://.
+.PHONY: cert
+cert: build
+	.build/release/ringd gen-cert --config $(CONFIG)
+
 # The client library's tests await on Swift's cooperative thread pool, which
 # the other suites hold while they block on sockets and processes; on two
 # cores that starves the client's timers, so its suite runs on its own.

@@ -5,27 +5,50 @@ import SignalServer
 
 let usage = """
 usage: ringd [--config PATH]
+       ringd gen-cert [--config PATH] [--days N] [--force]
 
-Runs the ringing signaling server in the foreground until SIGINT or SIGTERM.
+Runs the ringing signaling server in the foreground until SIGINT or SIGTERM;
+SIGHUP reloads the TLS certificate and key.
   --config PATH   configuration file (default: config.json)
   --version       print the version and exit
   --help          show this help
 
+gen-cert writes a self-signed certificate for localhost, 127.0.0.1 and ::1
+(tls-cert.pem, and tls-key.pem with mode 0600) into the data directory, the
+directory of store.path (default data/); --days sets its lifetime (default
+365), --force replaces existing files.
+
 Every configuration key can be overridden by an environment variable:
 RINGD_ plus the key in upper snake case, e.g. RINGD_LISTEN_PORT=0.
-Once listening, ringd prints one line on stdout: listening ws://HOST:PORT
+Once listening, ringd prints one line per listener on stdout:
+listening ws://HOST:PORT (plain) and listening wss://HOST:PORT (TLS).
 """
 
 var configPath = "config.json"
 var arguments = CommandLine.arguments.dropFirst()
+let generateCertificate = arguments.first == "gen-cert"
+if generateCertificate { arguments = arguments.dropFirst() }
+var certificateDays = 365
+var replaceCertificate = false
+
+/// Exits 2 with `message` and the usage.
+func usageError(_ message: String) -> Never {
+    Daemon.printError("ringd: \(message)\n\n\(usage)")
+    exit(2)
+}
+
 while let argument = arguments.popFirst() {
     switch argument {
     case "--config":
-        guard let path = arguments.popFirst() else {
-            Daemon.printError("ringd: --config needs a path\n\n\(usage)")
-            exit(2)
-        }
+        guard let path = arguments.popFirst() else { usageError("--config needs a path") }
         configPath = path
+    case "--days" where generateCertificate:
+        guard let text = arguments.popFirst(), let days = Int(text), (1 ... 3650).contains(days) else {
+            usageError("--days needs a number of days from 1 to 3650")
+        }
+        certificateDays = days
+    case "--force" where generateCertificate:
+        replaceCertificate = true
     case "--version":
         print("ringd \(RingdVersion.current)")
         exit(0)
@@ -33,8 +56,7 @@ while let argument = arguments.popFirst() {
         print(usage)
         exit(0)
     default:
-        Daemon.printError("ringd: unknown argument \"\(argument)\"\n\n\(usage)")
-        exit(2)
+        usageError("unknown argument \"\(argument)\"")
     }
 }
 
@@ -44,6 +66,21 @@ do {
 } catch {
     Daemon.printError("ringd: \(error)")
     exit(1)
+}
+if generateCertificate {
+    do {
+        let files = try DevelopmentCertificate.write(into: config.dataDirectory, days: certificateDays,
+                                                     replace: replaceCertificate)
+        print("""
+            wrote \(files.certificatePath) and \(files.privateKeyPath) (localhost, 127.0.0.1, ::1; \(certificateDays) days)
+            serve TLS with:  RINGD_TLS_CERTIFICATE=\(files.certificatePath) RINGD_TLS_PRIVATE_KEY=\(files.privateKeyPath) RINGD_TLS_PORT=8443 make run
+            connect with:    ringctl --server wss://localhost:8443 --ca-file \(files.certificatePath) …
+            """)
+        exit(0)
+    } catch {
+        Daemon.printError("ringd: gen-cert: \(error)")
+        exit(1)
+    }
 }
 exit(Daemon.run(config: config, program: "ringd") { try Ringd(config: config) })
 

@@ -1,3 +1,4 @@
+import SignalCrypto
 import SignalProtocol
 import SignalSystem
 #if canImport(Glibc)
@@ -74,6 +75,18 @@ public enum ConfigLoader {
         }
     }
 
+    /// A path to a file, or null for none.
+    static func optionalPath(_ path: String, _ field: WritableKeyPath<ServerConfig, String?> & Sendable) -> Key {
+        Key(path: path, expectation: "a non-empty path, or null") { config, value in
+            switch value {
+            case .null: config[keyPath: field] = nil
+            case .string(let text) where !text.isEmpty: config[keyPath: field] = text
+            default: return false
+            }
+            return true
+        }
+    }
+
     /// Every key the configuration accepts.
     static let keys: [Key] = [
         Key(path: "listen.host", expectation: "a non-empty host name or address") { config, value in
@@ -122,6 +135,21 @@ public enum ConfigLoader {
         seconds("calls.reconnectGraceSeconds", \.reconnectGrace),
         integer("limits.outboundSoftLimitBytes", \.outboundSoftLimit, 1024 ... 1 << 30),
         integer("limits.outboundHardLimitBytes", \.outboundHardLimit, 1024 ... 1 << 30),
+        optionalPath("tls.certificate", \.tlsCertificatePath),
+        optionalPath("tls.privateKey", \.tlsPrivateKeyPath),
+        Key(path: "tls.port", expectation: "an integer from 0 to 65535, or null") { config, value in
+            switch value {
+            case .null: config.tlsPort = nil
+            case .integer(let port) where (0 ... 65535).contains(port): config.tlsPort = Int(port)
+            default: return false
+            }
+            return true
+        },
+        Key(path: "tls.minVersion", expectation: "\"1.2\" or \"1.3\"") { config, value in
+            guard let text = value.stringValue, let version = TLSVersion(rawValue: text) else { return false }
+            config.tlsMinimumVersion = version
+            return true
+        },
     ]
 
     /// Loads `path` (a missing file is an error) and then the environment.
@@ -169,6 +197,15 @@ public enum ConfigLoader {
     private static func validate(_ config: ServerConfig, source: String) throws(ConfigError) {
         if config.pingTimeout <= config.pingInterval {
             throw ConfigError("\(source): \"ws.pingTimeoutSeconds\" must be greater than \"ws.pingIntervalSeconds\"")
+        }
+        if (config.tlsCertificatePath == nil) != (config.tlsPrivateKeyPath == nil) {
+            throw ConfigError("\(source): \"tls.certificate\" and \"tls.privateKey\" must be set together")
+        }
+        if config.tlsPort != nil && !config.servesTLS {
+            throw ConfigError("\(source): \"tls.port\" needs \"tls.certificate\" and \"tls.privateKey\"")
+        }
+        if let tlsPort = config.tlsPort, tlsPort != 0, tlsPort == config.port {
+            throw ConfigError("\(source): \"tls.port\" must differ from \"listen.port\" (leave it null to serve TLS alone)")
         }
         if config.outboundHardLimit <= config.outboundSoftLimit {
             throw ConfigError("\(source): \"limits.outboundHardLimitBytes\" must be greater than \"limits.outboundSoftLimitBytes\"")

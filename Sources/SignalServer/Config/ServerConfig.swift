@@ -1,3 +1,5 @@
+import SignalCrypto
+
 /// The daemon's configuration: `config.json` at the repository root holds the
 /// defaults, `--config PATH` another file, and `RINGD_*` environment variables
 /// override single keys (see ``ConfigLoader``).
@@ -29,6 +31,17 @@ public struct ServerConfig: Sendable {
     public var outboundSoftLimit = 256 * 1024
     /// Queued outbound bytes above which a peer is dropped (`limits.outboundHardLimitBytes`).
     public var outboundHardLimit = 4 * 1024 * 1024
+
+    /// The PEM certificate chain served over TLS (`tls.certificate`); nil: no TLS.
+    public var tlsCertificatePath: String?
+    /// The PEM private key of that certificate (`tls.privateKey`).
+    public var tlsPrivateKeyPath: String?
+    /// Where TLS is served (`tls.port`): nil serves TLS alone on
+    /// `listen.port`; a port serves plain text on `listen.port` and TLS on
+    /// this one (0 picks a free one).
+    public var tlsPort: Int?
+    /// The oldest TLS version accepted (`tls.minVersion`).
+    public var tlsMinimumVersion = TLSVersion.v1_2
 
     /// Development keys any uid may log in with (`auth.authKeys`).
     public var authKeys = ["ringd-dev-auth-key"]
@@ -66,6 +79,9 @@ public struct ServerConfig: Sendable {
     public var webSocket: WebSocketSettings {
         WebSocketSettings(maxMessageBytes: maxMessageBytes, pingInterval: pingInterval, pingTimeout: pingTimeout)
     }
+
+    /// Whether TLS is configured.
+    public var servesTLS: Bool { tlsCertificatePath != nil }
 
     /// The per-connection outbound limits.
     var backpressure: BackpressureLimits {

@@ -4,8 +4,9 @@ import Glibc
 import SignalSystem
 
 /// Runs a server as a foreground daemon: raises the descriptor limit, takes
-/// SIGINT/SIGTERM on the main thread, prints the readiness line, and shuts
-/// down gracefully on a signal.
+/// SIGINT/SIGTERM/SIGHUP on the main thread, prints a readiness line per
+/// listener, shuts down gracefully on SIGINT or SIGTERM and reloads the TLS
+/// certificate on SIGHUP.
 public enum Daemon {
     /// Starts a server and blocks until SIGINT or SIGTERM has stopped it.
     /// Returns the process exit status.
@@ -28,13 +29,19 @@ public enum Daemon {
             printError("\(program): cannot start: \(error)")
             return 1
         }
-        Log.info("\(program) \(RingdVersion.current) listening on \(server.address) with \(config.resolvedThreads) loop(s)")
-        writeLine("listening \(server.url)", to: STDOUT_FILENO)
+        let addresses = server.listeners.map { "\($0.address)\($0.isSecure ? " (TLS)" : "")" }
+        Log.info("\(program) \(RingdVersion.current) listening on \(addresses.joined(separator: " and ")) with \(config.resolvedThreads) loop(s)")
+        for listener in server.listeners {
+            writeLine("listening \(listener.url)", to: STDOUT_FILENO)
+        }
 
         while true {
             var received: Int32 = 0
             sigwait(&signals, &received)
-            if received == SIGHUP { continue }
+            if received == SIGHUP {
+                reloadCertificates(server, program: program)
+                continue
+            }
             Log.info("\(program): signal \(received), shutting down")
             break
         }
@@ -42,6 +49,21 @@ public enum Daemon {
         server.wait()
         Log.info("\(program): stopped")
         return 0
+    }
+
+    /// SIGHUP: loads the TLS certificate and key again for new connections;
+    /// live ones keep theirs. A bad file keeps the previous certificate.
+    static func reloadCertificates(_ server: Server, program: String) {
+        guard let certificates = server.certificates else {
+            Log.info("\(program): SIGHUP: no TLS configured, nothing to reload")
+            return
+        }
+        do {
+            try certificates.reload()
+            Log.info("\(program): SIGHUP: reloaded the TLS certificate \(certificates.certificatePath)")
+        } catch {
+            Log.error("\(program): SIGHUP: kept the previous TLS certificate: \(error)")
+        }
     }
 
     /// Writes one line to standard error.

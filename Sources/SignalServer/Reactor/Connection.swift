@@ -2,6 +2,7 @@ import CShim
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalCrypto
 import SignalSystem
 
 /// The protocol currently spoken on a connection (HTTP, then maybe WebSocket).
@@ -21,9 +22,19 @@ struct BackpressureLimits {
     var hardLimit: Int
 }
 
+/// How a TLS connection answers a peer that speaks plain text to it.
+struct PlaintextRefusal {
+    /// Sent unencrypted before closing (an HTTP error naming `wss://`).
+    let response: [UInt8]
+}
+
 /// One accepted TCP connection on one event loop: non-blocking reads into the
 /// loop's shared buffer, queued `writev` writes, backpressure, and an orderly
 /// close that flushes, half-closes and lingers briefly for the peer's FIN.
+///
+/// With a ``TLSSession`` the handler sees only plaintext: ciphertext read is
+/// decrypted in the same buffer, writes are encrypted into the queue, and a
+/// close sends close_notify first.
 final class Connection: Selectable {
     /// How the connection is closing.
     enum State {
@@ -48,6 +59,11 @@ final class Connection: Selectable {
 
     private let socket: FileDescriptor
     private let limits: BackpressureLimits
+    /// The TLS session, for connections on a TLS listener.
+    private let tls: TLSSession?
+    /// What to tell a plaintext peer on a TLS listener; nil once the first
+    /// bytes showed a TLS handshake.
+    private var plaintextRefusal: PlaintextRefusal?
     private var outbound = OutboundBuffer()
     private(set) var state: State = .open
     private var readingPaused = false
@@ -57,12 +73,18 @@ final class Connection: Selectable {
     /// How long a closing connection may take to flush and see the peer's FIN.
     static let closeTimeout = 5.0
 
-    init(socket: FileDescriptor, peer: SocketAddress, loop: EventLoop, limits: BackpressureLimits) {
+    init(socket: FileDescriptor, peer: SocketAddress, loop: EventLoop, limits: BackpressureLimits,
+         tls: TLSSession? = nil, plaintextRefusal: PlaintextRefusal? = nil) {
         self.socket = socket
         self.peer = peer
         self.loop = loop
         self.limits = limits
+        self.tls = tls
+        self.plaintextRefusal = tls == nil ? nil : plaintextRefusal
     }
+
+    /// Whether the connection speaks TLS.
+    var isSecure: Bool { tls != nil }
 
     /// Starts watching the socket.
     func start() throws(SystemError) {
@@ -75,7 +97,11 @@ final class Connection: Selectable {
     /// Queues chunks for sending, in order, and writes what the socket takes now.
     func write(_ chunks: [UInt8]...) {
         guard state == .open else { return }
-        for chunk in chunks { outbound.append(chunk) }
+        if let tls {
+            guard encrypt(chunks, with: tls) else { return }
+        } else {
+            for chunk in chunks { outbound.append(chunk) }
+        }
         flush()
         if outbound.pendingBytes > limits.hardLimit {
             Log.warning("\(peer): dropped, \(outbound.pendingBytes) bytes queued for a peer that does not read")
@@ -102,6 +128,10 @@ final class Connection: Selectable {
     /// peer to close its side so the last bytes are not lost to a reset.
     func closeAfterFlush() {
         guard state == .open else { return }
+        if let tls {
+            tls.close()
+            queueOutput(of: tls)
+        }
         state = .flushing
         closeTimer = loop.schedule(after: Self.closeTimeout) { [weak self] in self?.abort() }
         if outbound.isEmpty { startLingering() } else { updateInterest() }
@@ -162,9 +192,72 @@ final class Connection: Selectable {
             abort()
         case .processed(let count):
             guard state == .open else { return }
-            handler?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0 ..< count]))
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0 ..< count])
+            if let tls {
+                decrypt(bytes, with: tls)
+            } else {
+                handler?.connection(self, didRead: bytes)
+            }
             updateInterest()
         }
+    }
+
+    // MARK: TLS
+
+    /// Encrypts `chunks` (as one record when they fit one) into the queue;
+    /// false when the session failed and the connection was dropped.
+    private func encrypt(_ chunks: [[UInt8]], with tls: TLSSession) -> Bool {
+        do {
+            let plaintext = chunks.count == 1 ? chunks[0] : Array(chunks.joined())
+            try plaintext.withUnsafeBytes { try tls.write($0) }
+        } catch {
+            Log.debug("\(peer): \(error)")
+            abort()
+            return false
+        }
+        queueOutput(of: tls)
+        return true
+    }
+
+    /// Hands ciphertext to the session and the plaintext it yields to the
+    /// handler, which may reuse the loop's buffer: the session copied the input.
+    private func decrypt(_ ciphertext: UnsafeRawBufferPointer, with tls: TLSSession) {
+        if let refusal = plaintextRefusal {
+            plaintextRefusal = nil
+            // Every TLS connection starts with a handshake record (type 22).
+            guard ciphertext.first == 22 else {
+                Log.debug("\(peer): plain text on the TLS port")
+                outbound.append(refusal.response)
+                closeAfterFlush()
+                return
+            }
+        }
+        tls.receive(ciphertext)
+        let buffer = loop.readBuffer
+        do {
+            while state == .open {
+                switch try tls.read(into: buffer) {
+                case .plaintext(let count):
+                    handler?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0 ..< count]))
+                case .needsInput:
+                    queueOutput(of: tls)
+                    flush()
+                    return
+                case .closed:
+                    closeAfterFlush()
+                    return
+                }
+            }
+        } catch {
+            // The session's alert, if it made one, tells the peer why.
+            Log.debug("\(peer): \(error)")
+            queueOutput(of: tls)
+            closeAfterFlush()
+        }
+    }
+
+    private func queueOutput(of tls: TLSSession) {
+        if let ciphertext = tls.takeOutput() { outbound.append(ciphertext) }
     }
 
     /// Watches for writability only while bytes are queued, and for

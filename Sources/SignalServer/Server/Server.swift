@@ -1,3 +1,4 @@
+import SignalCrypto
 import Synchronization
 import SignalSystem
 
@@ -21,13 +22,26 @@ struct RouterApplication: ServerApplication {
     func close() {}
 }
 
+/// One address a server listens on.
+public struct ServerListener: Sendable {
+    /// The address, with the real port when 0 was configured.
+    public let address: SocketAddress
+    /// Whether it speaks TLS.
+    public let isSecure: Bool
+
+    /// `ws://host:port` or `wss://host:port`.
+    public var url: String { "\(isSecure ? "wss" : "ws")://\(address)" }
+}
+
 /// A running server: one ``EventLoopGroup``, every loop listening on the
-/// same address, each with its own router.
+/// same addresses (plain, TLS or both), each with its own router.
 public final class Server: Sendable {
     /// The configuration it runs with.
     public let config: ServerConfig
-    /// The address it listens on, with the real port when 0 was configured.
-    public let address: SocketAddress
+    /// Where it listens: plain text first, then TLS.
+    public let listeners: [ServerListener]
+    /// The certificate TLS connections get, when TLS is configured.
+    public let certificates: TLSCertificates?
     /// Shared counters.
     public let stats: ServerStats
     private let group: EventLoopGroup
@@ -35,25 +49,50 @@ public final class Server: Sendable {
     private let closed = Mutex(false)
 
     /// Binds and starts serving `application`. Throws ``ResolveError`` when the
-    /// address cannot be resolved and ``SystemError`` when it cannot be bound.
+    /// address cannot be resolved, ``TLSError`` when the certificate or key
+    /// cannot be loaded, and ``SystemError`` when an address cannot be bound.
     public init(config: ServerConfig, application: ServerApplication) throws {
-        let requested = try SocketAddress.resolve(host: config.host, port: config.port)
+        var certificates: TLSCertificates?
+        if let certificatePath = config.tlsCertificatePath, let privateKeyPath = config.tlsPrivateKeyPath {
+            certificates = try TLSCertificates(certificatePath: certificatePath, privateKeyPath: privateKeyPath,
+                                               minimumVersion: config.tlsMinimumVersion)
+        }
+        var wanted: [(SocketAddress, TLSCertificates?)] = []
+        if certificates == nil || config.tlsPort != nil {
+            wanted.append((try SocketAddress.resolve(host: config.host, port: config.port), nil))
+        }
+        if let certificates {
+            let port = config.tlsPort ?? config.port
+            wanted.append((try SocketAddress.resolve(host: config.host, port: port), certificates))
+        }
+        let requested = wanted
         let stats = ServerStats()
-        // Loop 0 binds first; the others reuse the port it was given.
-        let bound = Mutex<SocketAddress?>(nil)
+        // Loop 0 binds first; the others reuse the ports it was given.
+        let bound = Mutex<[SocketAddress]?>(nil)
         group = try EventLoopGroup(count: config.resolvedThreads) { loop in
             let context = ServerContext(loop: loop, config: config, stats: stats)
             let serverLoop = ServerLoop(context: context, router: application.makeRouter(context))
-            let target = bound.withLock { $0 } ?? requested
-            let actual = try serverLoop.listen(on: target)
+            let targets = bound.withLock { $0 } ?? requested.map(\.0)
+            var actual: [SocketAddress] = []
+            for (target, (_, certificates)) in zip(targets, requested) {
+                actual.append(try serverLoop.listen(on: target, certificates: certificates))
+            }
             bound.withLock { $0 = $0 ?? actual }
             loop.attach(serverLoop)
         }
         self.config = config
         self.stats = stats
         self.application = application
-        address = bound.withLock { $0 } ?? requested
+        self.certificates = certificates
+        let addresses = bound.withLock { $0 } ?? requested.map(\.0)
+        listeners = zip(addresses, requested).map { ServerListener(address: $0, isSecure: $1.1 != nil) }
     }
+
+    /// The first address it listens on (plain text, unless it serves TLS alone).
+    public var address: SocketAddress { listeners[0].address }
+
+    /// The TLS address, when TLS is configured.
+    public var secureAddress: SocketAddress? { listeners.first(where: \.isSecure)?.address }
 
     /// Binds and starts serving the routers `makeRouter` makes.
     public convenience init(config: ServerConfig, makeRouter: @escaping @Sendable (ServerContext) -> HTTPRouter) throws {
@@ -77,6 +116,6 @@ public final class Server: Sendable {
         if first { application.close() }
     }
 
-    /// The `ws://` URL clients connect to, with the real port.
-    public var url: String { "ws://\(address)" }
+    /// The URL clients connect to, with the real port: the first listener's.
+    public var url: String { listeners[0].url }
 }

@@ -1,12 +1,13 @@
+import SignalCrypto
 import SignalProtocol
 import SignalSystem
 
-/// A server's presence on one event loop: its listener, its router and its
-/// open connections, which it closes on shutdown.
+/// A server's presence on one event loop: its listeners (plain and TLS), its
+/// router and its open connections, which it closes on shutdown.
 final class ServerLoop {
     private let context: ServerContext
     private let router: HTTPRouter
-    private var listener: Listener?
+    private var listeners: [Listener] = []
     private var connections: [ObjectIdentifier: Connection] = [:]
 
     /// Seconds connections get to close cleanly at shutdown before they are dropped.
@@ -17,22 +18,39 @@ final class ServerLoop {
         self.router = router
     }
 
-    /// Listens on `address`; returns the address actually bound.
-    func listen(on address: SocketAddress) throws -> SocketAddress {
+    /// What a plaintext client on a TLS port is told.
+    private static let plaintextRefusal = PlaintextRefusal(
+        response: HTTPResponse.error(.badRequest, "this port speaks TLS: use wss:// or https://").serialized(keepAlive: false))
+
+    /// Listens on `address`, with TLS when `certificates` are given; returns
+    /// the address actually bound.
+    func listen(on address: SocketAddress, certificates: TLSCertificates?) throws -> SocketAddress {
         let listener = try Listener(address: address, loop: context.loop) { [unowned self] socket, peer in
-            self.accept(socket, peer)
+            self.accept(socket, peer, certificates: certificates)
         }
-        self.listener = listener
-        context.loop.onShutdown { [self] in self.shutdown() }
+        if listeners.isEmpty { context.loop.onShutdown { [self] in self.shutdown() } }
+        listeners.append(listener)
         return listener.address
     }
 
-    private func accept(_ socket: FileDescriptor, _ peer: SocketAddress) {
+    private func accept(_ socket: FileDescriptor, _ peer: SocketAddress, certificates: TLSCertificates?) {
         let config = context.config
-        let connection = Connection(socket: socket, peer: peer, loop: context.loop, limits: config.backpressure)
+        let session: TLSSession?
+        do {
+            session = try certificates?.makeSession()
+        } catch {
+            Log.warning("\(peer): \(error)")
+            socket.close()
+            return
+        }
+        let connection = Connection(socket: socket, peer: peer, loop: context.loop, limits: config.backpressure,
+                                    tls: session, plaintextRefusal: Self.plaintextRefusal)
         guard context.stats.admit(limit: config.maxConnections) else {
             Log.warning("\(peer): refused, \(config.maxConnections) connections open")
-            connection.write(HTTPResponse.error(.serviceUnavailable, "too many connections").serialized(keepAlive: false))
+            // A TLS peer cannot be told before its handshake; it sees the close.
+            if session == nil {
+                connection.write(HTTPResponse.error(.serviceUnavailable, "too many connections").serialized(keepAlive: false))
+            }
             connection.abort()
             return
         }
@@ -54,8 +72,8 @@ final class ServerLoop {
     /// Stops accepting, asks every connection to close (WebSockets with 1001),
     /// and drops what is still open after the grace period.
     private func shutdown() {
-        listener?.close()
-        listener = nil
+        for listener in listeners { listener.close() }
+        listeners = []
         for connection in connections.values {
             if let socket = connection.handler as? WebSocket {
                 socket.close(code: .goingAway, reason: "server shutting down")

@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "SignalClient", dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/SignalClient"),
         .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
         .executableTarget(name: "ws-echo", dependencies: ["SignalServer"], path: "Sources/ws-echo"),
-        .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem"], path: "Sources/ringctl"),
+        .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/ringctl"),
         .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
         .testTarget(name: "SignalClientTests", dependencies: ["SignalClient", "SignalServer", "SignalProtocol", "SignalSystem"]),

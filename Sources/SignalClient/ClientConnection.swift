@@ -176,6 +176,8 @@ final class ClientConnection: Sendable {
             return .closed("the connection was lost: it closed without a close frame")
         case .socket(.system(let error)):
             return .closed("the connection was lost: \(error)")
+        case .socket(.tls(let error)):
+            return .closed("the TLS session failed: \(error.message)")
         }
     }
 }

@@ -28,6 +28,9 @@ public enum ClientErrorCode {
     public static let badURL = "CLIENT_BAD_URL"
     /// The host did not resolve, or the TCP connection failed or was refused.
     public static let connectFailed = "CLIENT_CONNECT_FAILED"
+    /// The TLS handshake failed: the certificate did not verify (untrusted,
+    /// expired, another name), no common protocol, or no TLS on that port.
+    public static let tlsFailed = "CLIENT_TLS"
     /// The server refused the WebSocket upgrade or answered it wrongly.
     public static let handshakeFailed = "CLIENT_HANDSHAKE_FAILED"
     /// The WebSocket or TCP connection closed (`closeCode` is set when a close frame came).

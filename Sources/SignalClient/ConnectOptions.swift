@@ -1,3 +1,5 @@
+import SignalCrypto
+
 /// How ``SignalClient/connect(to:credentials:options:)`` connects and behaves afterwards.
 public struct ConnectOptions: Sendable {
     /// The device id to authenticate as (1–100 of `A-Z a-z 0-9 . _ - @`); nil lets the server assign one.
@@ -8,8 +10,12 @@ public struct ConnectOptions: Sendable {
     public var reconnectWindow: Double
     /// Seconds a request, the `auth` frame included, may wait for its result.
     public var requestTimeout: Double
-    /// Seconds the TCP connection and, separately, the WebSocket upgrade may take.
+    /// Seconds the TCP connection and, separately, the TLS handshake and the
+    /// WebSocket upgrade may take.
     public var connectTimeout: Double
+    /// How a `wss://` server's certificate is checked: against the system's
+    /// roots by default, a private CA file, or (development only) not at all.
+    public var tlsVerification = TLSVerification.systemRoots
     /// Seconds of silence from the server after which the client pings it; a
     /// server that then stays silent as long again is treated as lost (and,
     /// with ``reconnect``, reconnected to). The server pings quiet clients

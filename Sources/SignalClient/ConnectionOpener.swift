@@ -27,11 +27,14 @@ enum ConnectionOpener {
     /// The id of the auth frame (the first request on every connection).
     static let authRequestID = "1"
 
-    /// Connects, upgrades and sends `auth`, waiting `requestTimeout` for its result.
-    /// An error result throws the server's code (and the connection is closed).
-    static func open(_ endpoint: ServerEndpoint, credentials: ClientCredentials, deviceId: String?,
-                     connectTimeout: Double, requestTimeout: Double) throws(ClientError) -> OpenedConnection {
-        let (socket, leftover) = try WebSocketUpgrade.open(endpoint, timeout: connectTimeout)
+    /// Connects, upgrades and sends `auth` as the options' device, waiting
+    /// the request timeout for its result. An error result throws the
+    /// server's code (and the connection is closed).
+    static func open(_ endpoint: ServerEndpoint, credentials: ClientCredentials,
+                     options: ConnectOptions) throws(ClientError) -> OpenedConnection {
+        let deviceId = options.deviceId, requestTimeout = options.requestTimeout
+        let (socket, leftover) = try WebSocketUpgrade.open(endpoint, verification: options.tlsVerification,
+                                                           timeout: options.connectTimeout)
         let sender = WebSocketSender(socket: socket, sendTimeout: requestTimeout)
         var receiver = WebSocketReceiver(socket: socket, leftover: leftover)
         do {
@@ -90,6 +93,8 @@ enum ConnectionOpener {
             return .closed("the server closed the connection during auth")
         case .socket(.system(let error)):
             return .closed("the connection was lost during auth: \(error)")
+        case .socket(.tls(let error)):
+            return .closed("the TLS session failed during auth: \(error.message)")
         case .protocolViolation(let error):
             sender.sendClose(code: error.closeCode, reason: error.reason)
             return .protocolViolation("the server broke the WebSocket protocol: \(error.reason)")

@@ -102,6 +102,7 @@ struct HTTPResponseReader {
         case .endOfStream: return .closed("the server closed the connection before \(what) was complete")
         case .timedOut: return .timeout("timed out waiting for \(what)")
         case .system(let error): return .closed("reading \(what): \(error)")
+        case .tls(let error): return .closed("reading \(what): \(error.message)")
         }
     }
 

@@ -1,3 +1,4 @@
+import SignalCrypto
 import SignalProtocol
 import SignalSystem
 
@@ -11,6 +12,8 @@ public struct RestClient: Sendable {
     public let apiKey: String?
     /// Seconds the connect and, separately, the whole exchange may take.
     public var timeout: Double = 10
+    /// How an `https://` server's certificate is checked.
+    public var tlsVerification = TLSVerification.systemRoots
 
     /// A client of the REST API at `endpoint` (its path is ignored).
     public init(endpoint: ServerEndpoint, apiKey: String?) {
@@ -52,9 +55,9 @@ public struct RestClient: Sendable {
             head += "Content-Type: application/json\r\nContent-Length: \(payload.count)\r\n"
         }
         let request = Array((head + "\r\n").utf8) + payload
-        let endpoint = self.endpoint, timeout = self.timeout
+        let endpoint = self.endpoint, timeout = self.timeout, verification = tlsVerification
         let (responseHead, responseBody) = try await runBlocking { () throws(ClientError) -> (HTTPResponseHead, [UInt8]) in
-            try Self.send(request, to: endpoint, timeout: timeout)
+            try Self.send(request, to: endpoint, verification: verification, timeout: timeout)
         }
         guard responseHead.status == status else {
             let message = HTTPResponseReader.errorMessage(in: responseBody).message
@@ -71,9 +74,9 @@ public struct RestClient: Sendable {
     }
 
     /// Connects, sends `request` and reads the whole response (blocking).
-    private static func send(_ request: [UInt8], to endpoint: ServerEndpoint,
+    private static func send(_ request: [UInt8], to endpoint: ServerEndpoint, verification: TLSVerification,
                              timeout: Double) throws(ClientError) -> (HTTPResponseHead, [UInt8]) {
-        let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
+        let socket = try TCPSocket.connect(to: endpoint, verification: verification, timeout: timeout)
         defer { socket.close() }
         let deadline = Deadline.now().adding(seconds: timeout)
         do {

@@ -1,7 +1,7 @@
 /// Where the server is: parsed from `ws://host:port`, `ws://host:port/v1/ws`,
 /// `http://host:port` or `host:port` (default port 8787, default path `/v1/ws`;
-/// an IPv6 host goes in brackets). `wss://` and `https://` are refused:
-/// TLS is not supported yet.
+/// an IPv6 host goes in brackets), or with TLS from `wss://host:port` or
+/// `https://host:port` (default port 8443).
 public struct ServerEndpoint: Sendable, Hashable {
     /// The host name or numeric address (IPv6 without brackets).
     public let host: String
@@ -9,32 +9,39 @@ public struct ServerEndpoint: Sendable, Hashable {
     public let port: Int
     /// The WebSocket path, starting with `/`.
     public let path: String
+    /// Whether the connection speaks TLS (`wss://`, `https://`).
+    public let isSecure: Bool
 
-    /// The port used when the URL names none.
+    /// The port used when a plain-text URL names none.
     public static let defaultPort = 8787
+    /// The port used when a TLS URL names none.
+    public static let defaultSecurePort = 8443
     /// The path used when the URL names none.
     public static let defaultPath = "/v1/ws"
 
     /// Parses `url`; throws ``ClientErrorCode/badURL`` naming what is wrong.
     public init(url: String) throws(ClientError) {
         var rest = Substring(url.trimmed)
+        var secure = false
         if let schemeEnd = rest.firstRange(of: "://") {
             let scheme = rest[..<schemeEnd.lowerBound].lowercased()
             switch scheme {
             case "ws", "http":
                 break
             case "wss", "https":
-                throw Self.bad("TLS is not supported yet")
+                secure = true
             default:
-                throw Self.bad("unsupported scheme \"\(scheme)\" (use ws:// or http://)")
+                throw Self.bad("unsupported scheme \"\(scheme)\" (use ws://, wss://, http:// or https://)")
             }
             rest = rest[schemeEnd.upperBound...]
         }
+        isSecure = secure
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         let pathPart = rest[authorityEnd...]
         guard !pathPart.contains("#") else { throw Self.bad("a server URL has no fragment") }
-        (host, port) = try Self.parseAuthority(authority, url: url)
+        (host, port) = try Self.parseAuthority(authority, url: url,
+                                               defaultPort: secure ? Self.defaultSecurePort : Self.defaultPort)
         if pathPart.isEmpty || pathPart == "/" {
             path = Self.defaultPath
         } else if pathPart.hasPrefix("/") {
@@ -48,21 +55,23 @@ public struct ServerEndpoint: Sendable, Hashable {
     }
 
     /// An endpoint from its parts.
-    public init(host: String, port: Int = defaultPort, path: String = defaultPath) {
+    public init(host: String, port: Int = defaultPort, path: String = defaultPath, isSecure: Bool = false) {
         self.host = host
         self.port = port
         self.path = path
+        self.isSecure = isSecure
     }
 
-    /// `ws://host:port/path`.
-    public var webSocketURL: String { "ws://\(hostAndPort)\(path)" }
+    /// `ws://host:port/path`, or `wss://…` with TLS.
+    public var webSocketURL: String { "\(isSecure ? "wss" : "ws")://\(hostAndPort)\(path)" }
 
     /// `host:port`, with brackets around an IPv6 host (the `Host` header's form).
     public var hostAndPort: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    private static func parseAuthority(_ authority: Substring, url: String) throws(ClientError) -> (String, Int) {
+    private static func parseAuthority(_ authority: Substring, url: String,
+                                       defaultPort: Int) throws(ClientError) -> (String, Int) {
         guard !authority.isEmpty else { throw bad("no host in \"\(url)\"") }
         guard !authority.contains("@") else { throw bad("user information is not supported") }
         let hostPart: Substring

@@ -15,12 +15,13 @@ extension SignalClient {
             let left = deadline.seconds(since: .now())
             guard !Task.isCancelled else { return }
             guard left > 0 else { break }
-            let endpoint = self.endpoint, credentials = self.credentials, deviceId = self.deviceId
-            let requestTimeout = options.requestTimeout, connectTimeout = min(options.connectTimeout, left)
+            let endpoint = self.endpoint, credentials = self.credentials
+            var attempt = options
+            attempt.deviceId = deviceId
+            attempt.connectTimeout = min(options.connectTimeout, left)
             do {
-                let opened = try await runBlocking { () throws(ClientError) -> OpenedConnection in
-                    try ConnectionOpener.open(endpoint, credentials: credentials, deviceId: deviceId,
-                                              connectTimeout: connectTimeout, requestTimeout: requestTimeout)
+                let opened = try await runBlocking { [attempt] () throws(ClientError) -> OpenedConnection in
+                    try ConnectionOpener.open(endpoint, credentials: credentials, options: attempt)
                 }
                 adopt(opened)
                 return

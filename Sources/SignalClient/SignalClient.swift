@@ -64,8 +64,7 @@ public final class SignalClient: Sendable {
     public static func connect(to endpoint: ServerEndpoint, credentials: ClientCredentials,
                                options: ConnectOptions = ConnectOptions()) async throws(ClientError) -> SignalClient {
         let opened = try await runBlocking { () throws(ClientError) -> OpenedConnection in
-            try ConnectionOpener.open(endpoint, credentials: credentials, deviceId: options.deviceId,
-                                      connectTimeout: options.connectTimeout, requestTimeout: options.requestTimeout)
+            try ConnectionOpener.open(endpoint, credentials: credentials, options: options)
         }
         let connection = ClientConnection(opened, options: options)
         let client = SignalClient(endpoint: endpoint, credentials: credentials, options: options, connection: connection)

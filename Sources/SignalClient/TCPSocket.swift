@@ -1,3 +1,4 @@
+import SignalCrypto
 import SignalSystem
 import Synchronization
 #if canImport(Glibc)
@@ -6,62 +7,105 @@ import Glibc
 
 /// Why reading from or writing to a ``TCPSocket`` stopped.
 enum SocketFailure: Error, Sendable {
-    /// The peer closed its side (a read returned 0).
+    /// The peer closed its side (a read returned 0, or TLS close_notify came).
     case endOfStream
     /// The deadline passed first.
     case timedOut
     /// A system call failed (e.g. ECONNRESET).
     case system(SystemError)
+    /// The TLS session failed (a bad record, an alert from the server).
+    case tls(TLSError)
 }
 
-/// A connected, non-blocking TCP socket with blocking-style helpers that wait
-/// with `poll` until a deadline.
+/// A connected, non-blocking TCP socket, optionally speaking TLS, with
+/// blocking-style helpers that wait with `poll` until a deadline.
 ///
-/// Sends from any thread are serialized by a lock, so frames never interleave.
-/// Exactly one thread reads; that thread also calls ``close()``, so the
-/// descriptor it polls is never closed under it. Other threads wake it with
-/// ``shutdown()``.
+/// Sends from any thread are serialized by a lock, so frames never interleave;
+/// with TLS the same lock covers encrypting and sending, so records leave in
+/// the order they were made. Exactly one thread reads; that thread also calls
+/// ``close()``, so the descriptor it polls is never closed under it. Other
+/// threads wake it with ``shutdown()``.
 final class TCPSocket: Sendable {
     private let descriptor: Mutex<FileDescriptor>
     /// The raw descriptor, for the reading thread.
     private let rawValue: Int32
+    /// The TLS session, once ``startTLS(_:serverName:deadline:)`` began it.
+    private let tls = Mutex<TLSSession?>(nil)
+
+    /// How long a reader may block sending what TLS itself must answer.
+    private static let controlSendTimeout = 10.0
 
     private init(_ fd: Int32) {
         descriptor = Mutex(FileDescriptor(fd))
         rawValue = fd
     }
 
-    /// Resolves `host` and connects within `timeout` seconds, with TCP_NODELAY.
-    static func connect(host: String, port: Int, timeout: Double) throws(ClientError) -> TCPSocket {
-        let target = ServerEndpoint(host: host, port: port).hostAndPort
-        func failed(_ reason: String) -> ClientError {
-            ClientError(code: ClientErrorCode.connectFailed, message: "connect to \(target): \(reason)")
-        }
-        let address: SocketAddress
-        do {
-            address = try SocketAddress.resolve(host: host, port: port)
-        } catch {
-            throw ClientError(code: ClientErrorCode.connectFailed, message: error.description)
-        }
-        let deadline = Deadline.now().adding(seconds: timeout)
-        let socket: TCPSocket
-        do {
-            let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-            socket = TCPSocket(try syscallExpectingResult("socket") { Glibc.socket(address.family, flags, 0) })
-        } catch {
-            throw failed(error.description)
-        }
-        do {
-            try socket.finishConnect(to: address, deadline: deadline)
+    /// Resolves the endpoint's host and connects to its addresses in turn,
+    /// within `timeout` seconds in all, with TCP_NODELAY; then, for a
+    /// `wss://` endpoint, runs the TLS handshake within `timeout`, checking
+    /// the server's certificate as `verification` says.
+    static func connect(to endpoint: ServerEndpoint, verification: TLSVerification,
+                        timeout: Double) throws(ClientError) -> TCPSocket {
+        let socket = try connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
+        guard endpoint.isSecure else { return socket }
+        do throws(SocketFailure) {
+            let context: TLSContext
+            do {
+                context = try TLSContext.client(verification: verification)
+            } catch {
+                throw SocketFailure.tls(error)
+            }
+            try socket.startTLS(context, serverName: endpoint.host, deadline: Deadline.now().adding(seconds: timeout))
             return socket
         } catch {
             socket.close()
             switch error {
-            case .timedOut: throw failed("timed out after \(timeout)s")
-            case .system(let error): throw failed(error.description)
-            case .endOfStream: throw failed("the connection closed")
+            case .endOfStream:
+                throw ClientError(code: ClientErrorCode.tlsFailed,
+                                  message: "\(endpoint.hostAndPort) closed the connection during the TLS handshake")
+            case .timedOut:
+                throw ClientError(code: ClientErrorCode.tlsFailed, message: "no TLS handshake with \(endpoint.hostAndPort) within \(timeout)s")
+            case .system(let error):
+                throw ClientError(code: ClientErrorCode.tlsFailed, message: "TLS with \(endpoint.hostAndPort): \(error)")
+            case .tls(let error):
+                throw ClientError(code: ClientErrorCode.tlsFailed, message: "TLS with \(endpoint.hostAndPort): \(error.message)")
             }
         }
+    }
+
+    private static func connect(host: String, port: Int, timeout: Double) throws(ClientError) -> TCPSocket {
+        let target = ServerEndpoint(host: host, port: port).hostAndPort
+        let addresses: [SocketAddress]
+        do {
+            addresses = try SocketAddress.resolveAll(host: host, port: port)
+        } catch {
+            throw ClientError(code: ClientErrorCode.connectFailed, message: error.description)
+        }
+        let deadline = Deadline.now().adding(seconds: timeout)
+        var reason = ""
+        for address in addresses {
+            let socket: TCPSocket
+            do {
+                let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+                socket = TCPSocket(try syscallExpectingResult("socket") { Glibc.socket(address.family, flags, 0) })
+            } catch {
+                reason = error.description
+                continue
+            }
+            do {
+                try socket.finishConnect(to: address, deadline: deadline)
+                return socket
+            } catch {
+                socket.close()
+                switch error {
+                case .timedOut: reason = "timed out after \(timeout)s"
+                case .system(let error): reason = error.description
+                case .endOfStream, .tls: reason = "the connection closed"
+                }
+                if case .timedOut = error { break }
+            }
+        }
+        throw ClientError(code: ClientErrorCode.connectFailed, message: "connect to \(target): \(reason)")
     }
 
     /// Starts a non-blocking connect, waits for it to complete, and sets TCP_NODELAY.
@@ -92,9 +136,78 @@ final class TCPSocket: Sendable {
         }
     }
 
-    /// Sends all of `bytes`, waiting for buffer space until `deadline`.
-    /// Serialized with every other send; fails once the socket is closed.
+    // MARK: TLS
+
+    /// Runs the client side of the TLS handshake, checking the certificate
+    /// against `serverName` unless the context verifies nothing.
+    private func startTLS(_ context: TLSContext, serverName: String, deadline: Deadline) throws(SocketFailure) {
+        try tls.withLock { (slot: inout TLSSession?) throws(SocketFailure) in
+            do throws(TLSError) {
+                slot = try TLSSession(context: context, serverName: serverName)
+            } catch {
+                throw .tls(error)
+            }
+        }
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        var first = true
+        while try !advanceHandshake(deadline: deadline) {
+            let count = try receiveRaw(into: &chunk, until: deadline)
+            // TLS records start with a type from 20 to 23; anything else is
+            // most likely an HTTP answer from a plain-text port.
+            if first, !(20 ... 23).contains(chunk[0]) {
+                throw .tls(TLSError(code: TLSError.handshakeCode,
+                                    message: "the server does not speak TLS on this port (try ws://)"))
+            }
+            first = false
+            feed(chunk, count: count)
+        }
+    }
+
+    /// Hands the first `count` bytes of `chunk`, ciphertext read from the
+    /// socket, to the TLS session.
+    private func feed(_ chunk: [UInt8], count: Int) {
+        tls.withLock { slot in
+            chunk.withUnsafeBytes { slot?.receive(UnsafeRawBufferPointer(rebasing: $0[0 ..< count])) }
+        }
+    }
+
+    /// One handshake step, sending what it produced; true once complete.
+    private func advanceHandshake(deadline: Deadline) throws(SocketFailure) -> Bool {
+        try tls.withLock { (slot: inout TLSSession?) throws(SocketFailure) -> Bool in
+            guard let session = slot else { return true }
+            let done: Bool
+            do throws(TLSError) {
+                done = try session.handshake()
+            } catch {
+                // The alert telling the server why is still worth sending.
+                if let alert = session.takeOutput() { try? sendRaw(alert, deadline: deadline) }
+                throw .tls(error)
+            }
+            if let output = session.takeOutput() { try sendRaw(output, deadline: deadline) }
+            return done
+        }
+    }
+
+    // MARK: Sending and receiving
+
+    /// Sends all of `bytes` (encrypted when TLS is on), waiting for buffer
+    /// space until `deadline`. Serialized with every other send; fails once
+    /// the socket is closed.
     func sendAll(_ bytes: [UInt8], deadline: Deadline) throws(SocketFailure) {
+        try tls.withLock { (slot: inout TLSSession?) throws(SocketFailure) in
+            guard let session = slot else {
+                try sendRaw(bytes, deadline: deadline)
+                return
+            }
+            let written = bytes.withUnsafeBytes { plaintext in
+                Result { () throws(TLSError) in try session.write(plaintext) }
+            }
+            if case .failure(let error) = written { throw .tls(error) }
+            if let output = session.takeOutput() { try sendRaw(output, deadline: deadline) }
+        }
+    }
+
+    private func sendRaw(_ bytes: [UInt8], deadline: Deadline) throws(SocketFailure) {
         try descriptor.withLock { (fd: inout FileDescriptor) throws(SocketFailure) in
             guard fd.isOpen else { throw SocketFailure.system(SystemError(call: "send", code: EBADF)) }
             let raw = fd.rawValue
@@ -119,12 +232,65 @@ final class TCPSocket: Sendable {
         }
     }
 
+    /// What the TLS session had for a reader.
+    private enum Decrypted {
+        /// The socket is plain: read it directly.
+        case plain
+        /// Plaintext was appended to the reader's buffer.
+        case delivered
+        /// Nothing yet: more ciphertext is needed.
+        case needsInput
+        /// The server sent close_notify.
+        case closed
+    }
+
     /// Reads what is available into `buffer` (appending), waiting until
     /// `deadline` (nil: forever). Throws ``SocketFailure/endOfStream`` when the
     /// peer closed its side.
     func receive(into buffer: inout [UInt8], until deadline: Deadline?) throws(SocketFailure) {
-        let fd = rawValue
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            switch try decrypt(into: &buffer, scratch: &chunk) {
+            case .delivered: return
+            case .closed: throw .endOfStream
+            case .plain:
+                let count = try receiveRaw(into: &chunk, until: deadline)
+                buffer.append(contentsOf: chunk[0 ..< count])
+                return
+            case .needsInput:
+                let count = try receiveRaw(into: &chunk, until: deadline)
+                feed(chunk, count: count)
+            }
+        }
+    }
+
+    private func decrypt(into buffer: inout [UInt8], scratch: inout [UInt8]) throws(SocketFailure) -> Decrypted {
+        try tls.withLock { (slot: inout TLSSession?) throws(SocketFailure) -> Decrypted in
+            guard let session = slot else { return .plain }
+            var delivered = false
+            var closed = false
+            reading: while true {
+                let read = scratch.withUnsafeMutableBytes { bytes in
+                    Result { () throws(TLSError) in try session.read(into: bytes) }
+                }
+                switch read {
+                case .success(.plaintext(let count)): buffer.append(contentsOf: scratch[0 ..< count]); delivered = true
+                case .success(.needsInput): break reading
+                case .success(.closed): closed = true; break reading
+                case .failure(let error): throw .tls(error)
+                }
+            }
+            // Reading can produce records of its own (a key update's answer).
+            if let output = session.takeOutput() {
+                try sendRaw(output, deadline: Deadline.now().adding(seconds: Self.controlSendTimeout))
+            }
+            return delivered ? .delivered : closed ? .closed : .needsInput
+        }
+    }
+
+    /// Reads raw bytes from the socket into the start of `chunk`.
+    private func receiveRaw(into chunk: inout [UInt8], until deadline: Deadline?) throws(SocketFailure) -> Int {
+        let fd = rawValue
         while true {
             let result: IOResult<Int>
             do {
@@ -133,13 +299,9 @@ final class TCPSocket: Sendable {
                 throw SocketFailure.system(error)
             }
             switch result {
-            case .processed(0):
-                throw SocketFailure.endOfStream
-            case .processed(let count):
-                buffer.append(contentsOf: chunk[0 ..< count])
-                return
-            case .wouldBlock:
-                try wait(for: Int16(POLLIN), until: deadline)
+            case .processed(0): throw SocketFailure.endOfStream
+            case .processed(let count): return count
+            case .wouldBlock: try wait(for: Int16(POLLIN), until: deadline)
             }
         }
     }
@@ -165,8 +327,15 @@ final class TCPSocket: Sendable {
         }
     }
 
-    /// Shuts both directions down, waking the reading thread; the descriptor stays open.
+    /// Sends TLS close_notify (best effort), then shuts both directions down,
+    /// waking the reading thread; the descriptor stays open.
     func shutdown() {
+        if let closeNotify = tls.withLock({ (slot: inout TLSSession?) -> [UInt8]? in
+            slot?.close()
+            return slot?.takeOutput()
+        }) {
+            try? sendRaw(closeNotify, deadline: Deadline.now().adding(seconds: 1))
+        }
         descriptor.withLock { fd in
             guard fd.isOpen else { return }
             let raw = fd.rawValue

@@ -73,6 +73,7 @@ final class WebSocketSender: Sendable {
             case .timedOut: throw .timeout("sending a frame took longer than \(sendTimeout)s")
             case .endOfStream: throw .closed("the connection closed")
             case .system(let error): throw .closed("the connection was lost: \(error)")
+            case .tls(let error): throw .closed("the TLS session failed: \(error.message)")
             }
         }
     }

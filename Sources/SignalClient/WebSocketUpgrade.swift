@@ -4,11 +4,13 @@ import SignalSystem
 
 /// The client side of the WebSocket opening handshake (RFC 6455 §4.1).
 enum WebSocketUpgrade {
-    /// Connects to `endpoint` and upgrades to a WebSocket, the TCP connect and
-    /// the upgrade each within `timeout` seconds. Returns the socket and the
-    /// bytes already read past the 101 response.
-    static func open(_ endpoint: ServerEndpoint, timeout: Double) throws(ClientError) -> (TCPSocket, [UInt8]) {
-        let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
+    /// Connects to `endpoint` (with TLS for `wss://`, verified as
+    /// `verification` says) and upgrades to a WebSocket, the TCP connect, the
+    /// TLS handshake and the upgrade each within `timeout` seconds. Returns
+    /// the socket and the bytes already read past the 101 response.
+    static func open(_ endpoint: ServerEndpoint, verification: TLSVerification,
+                     timeout: Double) throws(ClientError) -> (TCPSocket, [UInt8]) {
+        let socket = try TCPSocket.connect(to: endpoint, verification: verification, timeout: timeout)
         do {
             let leftover = try upgrade(socket, endpoint: endpoint, deadline: Deadline.now().adding(seconds: timeout))
             return (socket, leftover)

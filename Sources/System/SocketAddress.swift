@@ -16,23 +16,36 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     /// Resolves a numeric host or a name (at start-up, never on a loop thread)
     /// and a port into the first address found.
     public static func resolve(host: String, port: Int) throws(ResolveError) -> SocketAddress {
+        try resolveAll(host: host, port: port)[0]
+    }
+
+    /// Every address `host` and `port` resolve to, in the resolver's order
+    /// of preference (never empty), for clients that try each in turn.
+    public static func resolveAll(host: String, port: Int) throws(ResolveError) -> [SocketAddress] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
         var result: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &result)
-        guard status == 0, let first = result, let address = first.pointee.ai_addr else {
-            let reason = status == 0 ? "no address" : String(cString: gai_strerror(status))
-            throw ResolveError(host: host, reason: reason)
+        defer { if status == 0 { freeaddrinfo(result) } }
+        var addresses: [SocketAddress] = []
+        var entry = status == 0 ? result : nil
+        while let current = entry {
+            if let address = current.pointee.ai_addr {
+                var storage = sockaddr_storage()
+                let length = current.pointee.ai_addrlen
+                withUnsafeMutableBytes(of: &storage) { target in
+                    target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(length)))
+                }
+                addresses.append(SocketAddress(storage: storage, length: length))
+            }
+            entry = current.pointee.ai_next
         }
-        defer { freeaddrinfo(result) }
-        var storage = sockaddr_storage()
-        let length = first.pointee.ai_addrlen
-        withUnsafeMutableBytes(of: &storage) { target in
-            target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(length)))
+        guard !addresses.isEmpty else {
+            throw ResolveError(host: host, reason: status == 0 ? "no address" : String(cString: gai_strerror(status)))
         }
-        return SocketAddress(storage: storage, length: length)
+        return addresses
     }
 
     /// The address family (AF_INET or AF_INET6).

@@ -31,11 +31,13 @@ enum Subcommand: String, CaseIterable, Sendable {
 }
 
 /// The options every subcommand accepts, before or after it.
-private let globalOptions: Set<String> = ["--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--json"]
+private let globalOptions: Set<String> = [
+    "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--json", "--ca-file", "--insecure",
+]
 
 /// The options that take a value (`--name VALUE` or `--name=VALUE`).
 private let valueOptions: Set<String> = [
-    "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--accept-after", "--hangup-after",
+    "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--ca-file", "--accept-after", "--hangup-after",
     "--type", "--timeout", "--metadata", "--status", "--direction", "--with", "--limit", "--ttl",
 ]
 

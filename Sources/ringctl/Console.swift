@@ -66,6 +66,15 @@ final class Console: Sendable {
                                      ("exitCode", .integer(Int64(failure.exitCode.rawValue)))])
     }
 
+    /// Writes `ringctl: warning: text` on stderr, in JSON mode too.
+    func warn(_ text: String) {
+        statusLineOpen.withLock { open in
+            if open { Self.write("\n", to: STDOUT_FILENO) }
+            open = false
+            Self.write("ringctl: warning: \(text)\n", to: STDERR_FILENO)
+        }
+    }
+
     /// Writes help text on stdout, in JSON mode too.
     func help(_ text: String) {
         emit(text)

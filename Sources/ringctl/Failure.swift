@@ -25,6 +25,8 @@ struct Failure: Error, Sendable {
         let line: String? = switch (error.code, error.httpStatus) {
         case ("CLIENT_CONNECT_FAILED", _): "cannot reach ringd at \(server) — is it running? (make run)"
         case ("CLIENT_HTTP", let status?): "HTTP \(status) from ringd: \(error.message)"
+        case ("CLIENT_TLS", _) where error.message.contains("did not verify"):
+            "\(error.message) — trust its CA with --ca-file PATH (make cert writes data/tls-cert.pem)"
         default: nil
         }
         self.init(code: error.code, message: error.message, line: line)

@@ -16,7 +16,12 @@ enum Help {
     /// The global options, shown by every help.
     private static let globalOptions = """
     global options (before or after the command; flag, else variable, else default):
-      --server URL      ringd's address (RINGCTL_SERVER; ws://127.0.0.1:8787)
+      --server URL      ringd's address (RINGCTL_SERVER; ws://127.0.0.1:8787);
+                        wss://HOST:PORT speaks TLS, checked against the system's roots
+      --ca-file PATH    trust the CA (or self-signed certificate) in PATH for wss://
+                        (RINGCTL_CA_FILE), e.g. data/tls-cert.pem from make cert
+      --insecure        do not check the wss:// certificate at all (a throwaway
+                        development certificate only; prints a warning)
       --as UID          who you are, with the auth key (RINGCTL_UID)
       --auth-key KEY    development auth key (RINGCTL_AUTH_KEY; ringd-dev-auth-key)
       --token TOKEN     log in with a minted token instead of --as (RINGCTL_TOKEN)

@@ -31,6 +31,7 @@ enum Ringctl {
             return .success
         }
         let settings = try Settings(arguments)
+        if let warning = settings.warning { console.warn(warning) }
         switch command {
         case .answer:
             let request = try AnswerRequest(arguments)

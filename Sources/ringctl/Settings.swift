@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SignalClient
+import SignalCrypto
 import SignalProtocol
 
 /// Where and as whom ringctl talks to ringd. Each setting comes from its flag,
@@ -25,6 +26,10 @@ struct Settings: Sendable {
     let apiKey: String
     /// This device's id; nil lets ringd assign one.
     let deviceId: String?
+    /// How a `wss://` server's certificate is checked (`--ca-file`, `--insecure`).
+    let tlsVerification: TLSVerification
+    /// A warning to show before connecting (`--insecure` with TLS).
+    let warning: String?
 
     /// The settings of `arguments`, with `environment` looked up by variable name.
     init(_ arguments: Arguments, environment: (String) -> String? = Settings.environment) throws(Failure) {
@@ -40,6 +45,17 @@ struct Settings: Sendable {
             throw arguments.usage("\"\(deviceId)\" is not a valid device id (1–100 of A-Z a-z 0-9 . _ - @)")
         }
         credentials = try Self.credentials(arguments, environment: environment)
+        let caFile = arguments.value("--ca-file") ?? environment("RINGCTL_CA_FILE")
+        if arguments.flag("--insecure") {
+            if arguments.value("--ca-file") != nil { throw arguments.usage("give --ca-file or --insecure, not both") }
+            tlsVerification = .none
+            warning = endpoint.isSecure
+                ? "--insecure: the server's certificate is not checked; anyone on the path can read and change this session"
+                : nil
+        } else {
+            tlsVerification = caFile.map { .caFile($0) } ?? .systemRoots
+            warning = nil
+        }
     }
 
     /// Flags beat variables: `--token`, then `--as`, then `RINGCTL_TOKEN`, then `RINGCTL_UID`.
@@ -84,13 +100,18 @@ struct Settings: Sendable {
     /// back by itself after a dropped connection.
     func connect(as credentials: ClientCredentials, reconnect: Bool) async throws(Failure) -> SignalClient {
         do throws(ClientError) {
-            return try await SignalClient.connect(to: endpoint, credentials: credentials,
-                                                  options: ConnectOptions(deviceId: deviceId, reconnect: reconnect))
+            var options = ConnectOptions(deviceId: deviceId, reconnect: reconnect)
+            options.tlsVerification = tlsVerification
+            return try await SignalClient.connect(to: endpoint, credentials: credentials, options: options)
         } catch {
             throw Failure(error, server: server)
         }
     }
 
     /// A REST client for the server with the API key.
-    var rest: RestClient { RestClient(endpoint: endpoint, apiKey: apiKey) }
+    var rest: RestClient {
+        var client = RestClient(endpoint: endpoint, apiKey: apiKey)
+        client.tlsVerification = tlsVerification
+        return client
+    }
 }

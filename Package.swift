@@ -46,7 +46,7 @@ let package = Package(
         .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/ringctl"),
         .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
-        .testTarget(name: "SignalClientTests", dependencies: ["SignalClient", "SignalServer", "SignalProtocol", "SignalSystem"]),
+        .testTarget(name: "SignalClientTests", dependencies: ["SignalClient", "SignalServer", "SignalProtocol", "SignalSystem", "SignalCrypto"]),
         .testTarget(name: "SignalServerTests", dependencies: ["SignalServer", "SignalProtocol", "SignalSystem", "SignalCrypto", "CShim"]),
     ]
 )

@@ -30,11 +30,17 @@ struct ServerEndpointTests {
         #expect(try ServerEndpoint(url: "[::1]:9").hostAndPort == "[::1]:9")
     }
 
-    @Test("TLS is refused with CLIENT_BAD_URL", arguments: ["wss://example.com", "https://example.com:443/v1/ws"])
-    func tls(_ input: String) {
-        #expect(throws: ClientError(code: "CLIENT_BAD_URL", message: "TLS is not supported yet")) {
-            try ServerEndpoint(url: input)
-        }
+    @Test("wss:// and https:// speak TLS, on port 8443 unless named", arguments: [
+        ("wss://example.com", 8443, "/v1/ws"), ("https://example.com:443/v1/ws", 443, "/v1/ws"),
+        ("WSS://[::1]:9/x", 9, "/x"),
+    ])
+    func tls(_ input: String, _ port: Int, _ path: String) throws {
+        let endpoint = try ServerEndpoint(url: input)
+        #expect(endpoint.isSecure)
+        #expect(endpoint.port == port)
+        #expect(endpoint.path == path)
+        #expect(endpoint.webSocketURL.hasPrefix("wss://"))
+        #expect(try !ServerEndpoint(url: "ws://example.com").isSecure)
     }
 
     @Test("malformed URLs give CLIENT_BAD_URL", arguments: [

@@ -68,6 +68,7 @@ public struct HTTPRequestParser: Sendable {
         case .head(let scanned):
             skipLeadingEmptyLines()
             guard let end = findEndOfHead(from: scanned) else {
+                try checkMethodPrefix()
                 if shortestPossibleHead > maxHeaderBytes {
                     throw fail(.headersTooLarge, "header block exceeds \(maxHeaderBytes) bytes")
                 }
@@ -105,6 +106,21 @@ public struct HTTPRequestParser: Sendable {
         if count >= 2 && buffer[count - 2] == 0x0A && buffer[count - 1] == 0x0D { return count - 1 }
         if count >= 1 && buffer[count - 1] == 0x0A { return count }
         return count + 1
+    }
+
+    /// Refuses at once bytes that cannot begin a request line (the method is
+    /// a token), rather than waiting for a line end that may never come:
+    /// a TLS handshake sent to a plain-text port, for one.
+    private mutating func checkMethodPrefix() throws(HTTPParseError) {
+        for byte in buffer {
+            if byte == UInt8(ascii: " ") { return }
+            guard Self.isTokenByte(byte) else {
+                // 22 starts a TLS handshake record.
+                throw fail(.badRequest, buffer.first == 22
+                    ? "a TLS handshake on a plain-text port: use ws:// or http://"
+                    : "invalid method")
+            }
+        }
     }
 
     /// RFC 9112 §2.2: ignore empty lines before the request line.

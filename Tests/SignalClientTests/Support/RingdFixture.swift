@@ -1,5 +1,6 @@
 import Foundation
 import SignalClient
+import SignalCrypto
 import SignalServer
 #if canImport(Glibc)
 import Glibc
@@ -29,16 +30,24 @@ final class RingdFixture: Sendable {
         config.requestBurst = 10_000
         adjust(&config)
         server = try Server(config: config, application: try Ringd(config: config))
-        endpoint = ServerEndpoint(host: "127.0.0.1", port: server.address.port)
+        let listener = server.listeners[0]
+        endpoint = ServerEndpoint(host: "127.0.0.1", port: listener.address.port, isSecure: listener.isSecure)
     }
+
+    /// The data directory (the store's), for files a test puts next to it.
+    var dataDirectory: String { directory }
 
     /// The REST client with the development API key.
     var rest: RestClient { RestClient(endpoint: endpoint, apiKey: Self.apiKey) }
 
-    /// A device of `uid` authenticated with the development key.
-    func connect(_ uid: String, device: String? = nil, reconnect: Bool = false) async throws -> SignalClient {
-        try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: uid, key: Self.authKey),
-                                       options: ConnectOptions(deviceId: device, reconnect: reconnect))
+    /// A device of `uid` authenticated with the development key, at
+    /// `endpoint` (default: the server's first listener).
+    func connect(_ uid: String, device: String? = nil, reconnect: Bool = false, endpoint: ServerEndpoint? = nil,
+                 verification: TLSVerification = .systemRoots) async throws -> SignalClient {
+        var options = ConnectOptions(deviceId: device, reconnect: reconnect)
+        options.tlsVerification = verification
+        return try await SignalClient.connect(to: endpoint ?? self.endpoint,
+                                              credentials: .authKey(uid: uid, key: Self.authKey), options: options)
     }
 
     /// Shuts the server down and waits for it on a thread of its own.

@@ -123,6 +123,31 @@ func configError(_ contents: String, environment: [String: String] = [:],
         #expect(limits.contains("limits.outboundHardLimitBytes"), "\(limits)")
     }
 
+    @Test func tlsKeysAreAppliedAndCheckedTogether() throws {
+        let config = try loadConfig("""
+            {"tls": {"certificate": "c.pem", "privateKey": "k.pem", "port": 8443, "minVersion": "1.3"}}
+            """).get()
+        #expect(config.tlsCertificatePath == "c.pem")
+        #expect(config.tlsPrivateKeyPath == "k.pem")
+        #expect(config.tlsPort == 8443)
+        #expect(config.tlsMinimumVersion == .v1_3)
+        #expect(config.servesTLS)
+        let fromEnvironment = try loadConfig("{}", environment: [
+            "RINGD_TLS_CERTIFICATE": "c.pem", "RINGD_TLS_PRIVATE_KEY": "k.pem", "RINGD_TLS_MIN_VERSION": "1.3",
+        ]).get()
+        #expect(fromEnvironment.tlsPrivateKeyPath == "k.pem")
+        #expect(fromEnvironment.tlsMinimumVersion == .v1_3)
+        #expect(fromEnvironment.tlsPort == nil)
+        #expect(!(try loadConfig("{}").get().servesTLS))
+
+        #expect(try configError(#"{"tls": {"certificate": "c.pem"}}"#).contains("must be set together"))
+        #expect(try configError(#"{"tls": {"port": 8443}}"#).contains("tls.port"))
+        #expect(try configError(#"{"listen": {"port": 8443}, "tls": {"certificate": "c", "privateKey": "k", "port": 8443}}"#)
+            .contains("must differ"))
+        #expect(try configError(#"{"tls": {"minVersion": "1.1"}}"#).contains("tls.minVersion"))
+        #expect(try configError(#"{"tls": {"certificate": ""}}"#).contains("tls.certificate"))
+    }
+
     @Test func environmentOverridesTheFile() throws {
         let config = try loadConfig(#"{"listen": {"port": 9000}, "ws": {"maxMessageBytes": 4096}}"#, environment: [
             "RINGD_LISTEN_PORT": "0",

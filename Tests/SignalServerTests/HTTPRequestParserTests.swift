@@ -120,6 +120,20 @@ func parseByteByByte(_ text: String, maxBodyBytes: Int = 1024) -> ParseOutcome {
         #expect(parseByteByByte(request) == whole)
     }
 
+    /// A byte that cannot be part of a method fails at once, without waiting
+    /// for a line end: a TLS ClientHello on a plain port has none for a while.
+    @Test func aTLSHandshakeIs400AtItsFirstByte() throws {
+        var parser = HTTPRequestParser(maxBodyBytes: 1000)
+        parser.append(contentsOf: [22, 3, 1, 2, 0])
+        #expect(throws: HTTPParseError.self) { try parser.next() }
+        var partialMethod = HTTPRequestParser(maxBodyBytes: 1000)
+        partialMethod.append(contentsOf: Array("GE".utf8))
+        #expect(try partialMethod.next() == nil)
+        partialMethod.append(contentsOf: [0x01])
+        let error = #expect(throws: HTTPParseError.self) { try partialMethod.next() }
+        #expect(error?.status.code == 400)
+    }
+
     @Test func tooLargeContentLengthIs413AsSoonAsTheHeadIsParsed() throws {
         var parser = HTTPRequestParser(maxBodyBytes: 1000)
         parser.append(contentsOf: Array("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1001\r\n\r\n".utf8))

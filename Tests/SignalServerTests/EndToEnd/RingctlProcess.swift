@@ -27,10 +27,11 @@ final class RingctlProcess {
             .first { access($0, X_OK) == 0 }
     }
 
-    /// Starts `ringctl` with `arguments`, talking to the server on `port`.
-    init(_ arguments: [String], port: Int) throws {
+    /// Starts `ringctl` with `arguments`, talking to the server on `port`
+    /// (at `server`, a URL with that port, when given).
+    init(_ arguments: [String], port: Int, server: String? = nil) throws {
         guard let binary = Self.binary() else { throw TestSocketError("ringctl is not built") }
-        process = try ChildProcess(binary, ["--server", "ws://127.0.0.1:\(port)"] + arguments,
+        process = try ChildProcess(binary, ["--server", server ?? "ws://127.0.0.1:\(port)"] + arguments,
                                    environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGCTL_") },
                                    stdout: .pipe, stderr: .pipe)
         guard let output = process.standardOutput, let errorOutput = process.standardError else {
@@ -89,5 +90,4 @@ final class RingctlProcess {
         }
         return status
     }
-
 }

@@ -55,7 +55,7 @@ extension SignalingIntegration {
             port = try Self.readReadiness(stdout.fileDescriptor, timeout: 15)
         }
 
-        /// Reads stdout until `listening ws://127.0.0.1:PORT`; returns PORT.
+        /// Reads stdout until `listening ws://127.0.0.1:PORT` (or `wss://`); returns PORT.
         private static func readReadiness(_ fd: Int32, timeout: Double) throws -> Int {
             let deadline = monotonicSeconds() + timeout
             var text = ""
@@ -67,8 +67,10 @@ extension SignalingIntegration {
                 let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if count <= 0 { throw ClientError("ringd closed stdout before listening; got \(text.debugDescription)") }
                 text += String(decoding: chunk[0 ..< count], as: UTF8.self)
-                for line in text.split(separator: "\n") where line.hasPrefix("listening ws://127.0.0.1:") {
-                    if let port = Int(line.dropFirst("listening ws://127.0.0.1:".count)) { return port }
+                for line in text.split(separator: "\n") {
+                    for prefix in ["listening ws://127.0.0.1:", "listening wss://127.0.0.1:"] where line.hasPrefix(prefix) {
+                        if let port = Int(line.dropFirst(prefix.count)) { return port }
+                    }
                 }
             }
             throw ClientError("no readiness line from ringd within \(timeout)s; got \(text.debugDescription)")

@@ -19,7 +19,7 @@ struct CallOptions {
     static let maxSearchStartRate = 500.0
 
     static let usage = """
-    usage: ringbench calls [--server ws://HOST:PORT | --spawn PATH] [--pairs P] [--rate R]
+    usage: ringbench calls [--server ws[s]://HOST:PORT | --spawn PATH [--tls]] [--pairs P] [--rate R]
                            [--duration S] [--max [--max-p99-ms MS] [--step-duration S]]
                            [--server-pid PID] [--server-cpus LIST] [--client-cpus LIST] [--json]
 

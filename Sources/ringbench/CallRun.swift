@@ -64,7 +64,7 @@ final class CallRun {
 
     init(options: CallOptions) throws {
         self.options = options
-        loop = try ClientLoop(host: options.server.host, port: options.server.port)
+        loop = try ClientLoop(server: options.server)
         pairs = Array(repeating: Pair(), count: options.pairs)
     }
 

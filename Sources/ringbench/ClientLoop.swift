@@ -13,6 +13,8 @@ final class Peer {
     enum Phase {
         /// The TCP connect is in progress.
         case connecting
+        /// Connected; the TLS handshake is in progress.
+        case securing
         /// The upgrade request is sent; the 101 response has not arrived yet.
         case upgrading
         /// The `auth` request is sent; its result has not arrived yet.
@@ -30,6 +32,8 @@ final class Peer {
     let pair: Int
     let isCaller: Bool
     var phase = Phase.connecting
+    /// The TLS session, when the loop speaks TLS.
+    let tls: TLSSession?
     let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
     var handshake: [UInt8] = []
     var reader = WebSocketMessageReader(role: .client, maxMessageBytes: 1 << 20)
@@ -38,8 +42,8 @@ final class Peer {
     /// The live call the auth result reported (a previous run's), if any.
     var leftoverSession: String?
 
-    init(fd: Int32, index: Int, uid: String, pair: Int, isCaller: Bool) {
-        (self.fd, self.index, self.uid, self.pair, self.isCaller) = (fd, index, uid, pair, isCaller)
+    init(fd: Int32, index: Int, uid: String, pair: Int, isCaller: Bool, tls: TLSSession?) {
+        (self.fd, self.index, self.uid, self.pair, self.isCaller, self.tls) = (fd, index, uid, pair, isCaller, tls)
     }
 }
 
@@ -50,8 +54,11 @@ final class ClientLoop {
     private let epoll: Int32
     private(set) var peers: [Peer] = []
     private let hostHeader: String
+    /// The context of the peers' TLS sessions; nil for plain text.
+    private let tls: TLSContext?
     private var events = [cshim_event](repeating: cshim_event(), count: 256)
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
+    private var plaintextBuffer = [UInt8](repeating: 0, count: 16 * 1024)
     /// Called with each text message of an authenticated peer.
     var onMessage: (Peer, [UInt8]) -> Void = { _, _ in }
     /// Peers that failed, with why (connection refused, bad upgrade, auth error, closed).
@@ -61,9 +68,12 @@ final class ClientLoop {
     /// Server pings answered with a pong.
     private(set) var pingsAnswered = 0
 
-    init(host: String, port: Int) throws {
+    /// A loop for peers of `server`; with TLS the certificate is not
+    /// checked, as the benchmark measures the server, not the client.
+    init(server: ServerOptions) throws {
         epoll = try syscallExpectingResult("epoll_create") { cshim_epoll_create() }
-        hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        hostHeader = server.host.contains(":") ? "[\(server.host)]:\(server.port)" : "\(server.host):\(server.port)"
+        tls = server.tls ? try TLSContext.client(verification: .none) : nil
     }
 
     deinit {
@@ -92,7 +102,14 @@ final class ClientLoop {
             closeDescriptor(fd)
             throw SystemError(call: "connect", code: code)
         }
-        let peer = Peer(fd: fd, index: peers.count, uid: uid, pair: pair, isCaller: isCaller)
+        let session: TLSSession?
+        do {
+            session = try tls.map { try TLSSession(context: $0) }
+        } catch {
+            closeDescriptor(fd)
+            throw error
+        }
+        let peer = Peer(fd: fd, index: peers.count, uid: uid, pair: pair, isCaller: isCaller, tls: session)
         _ = try syscallExpectingResult("epoll_ctl") {
             cshim_epoll_ctl(epoll, CSHIM_EPOLL_CTL_ADD, fd, CSHIM_EPOLLIN | CSHIM_EPOLLOUT, UInt64(peers.count))
         }
@@ -124,16 +141,47 @@ final class ClientLoop {
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(peer.fd, SOL_SOCKET, SO_ERROR, &error, &length)
             guard error == 0 else { return fail(peer, "connect: \(String(cString: strerror(error)))") }
-            peer.phase = .upgrading
-            let request = "GET /v1/ws HTTP/1.1\r\nHost: \(hostHeader)\r\nUpgrade: websocket\r\n"
-                + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: \(peer.key)\r\n\r\n"
-            peer.outbound.append(contentsOf: request.utf8)
+            if peer.tls == nil {
+                startUpgrade(peer)
+            } else {
+                peer.phase = .securing
+                advanceHandshake(peer)
+            }
         }
         flush(peer)
     }
 
+    private func startUpgrade(_ peer: Peer) {
+        peer.phase = .upgrading
+        let request = "GET /v1/ws HTTP/1.1\r\nHost: \(hostHeader)\r\nUpgrade: websocket\r\n"
+            + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: \(peer.key)\r\n\r\n"
+        write(peer, Array(request.utf8))
+    }
+
+    /// Drives the TLS handshake; once it is complete, starts the upgrade.
+    private func advanceHandshake(_ peer: Peer) {
+        guard let tls = peer.tls else { return }
+        do {
+            let done = try tls.handshake()
+            if let output = tls.takeOutput() { peer.outbound.append(contentsOf: output) }
+            if done { startUpgrade(peer) }
+        } catch {
+            fail(peer, "\(error)")
+        }
+    }
+
+    /// Queues `bytes` (encrypted with TLS) and writes what the socket takes.
     private func write(_ peer: Peer, _ bytes: [UInt8]) {
-        peer.outbound.append(contentsOf: bytes)
+        if let tls = peer.tls {
+            do {
+                try bytes.withUnsafeBytes { try tls.write($0) }
+            } catch {
+                return fail(peer, "\(error)")
+            }
+            if let output = tls.takeOutput() { peer.outbound.append(contentsOf: output) }
+        } else {
+            peer.outbound.append(contentsOf: bytes)
+        }
         if !peer.watchingWrite { flush(peer) }
     }
 
@@ -165,16 +213,47 @@ final class ClientLoop {
                 if errno == EAGAIN { return }
                 return fail(peer, "recv: \(String(cString: strerror(errno)))")
             }
-            let bytes = readBuffer[0..<count]
-            if peer.phase == .upgrading {
-                peer.handshake.append(contentsOf: bytes)
-                upgrade(peer)
+            if let tls = peer.tls {
+                readBuffer.withUnsafeBytes { tls.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                decrypt(peer, tls)
             } else {
-                peer.reader.append(contentsOf: bytes)
+                received(peer, readBuffer[0..<count])
             }
-            drainMessages(peer)
             if count < readBuffer.count { return }
         }
+    }
+
+    /// Feeds the plaintext the session yields to the peer, after finishing
+    /// its handshake if it is not yet complete.
+    private func decrypt(_ peer: Peer, _ tls: TLSSession) {
+        if peer.phase == .securing {
+            advanceHandshake(peer)
+            flush(peer)
+            if peer.phase == .securing { return }
+        }
+        while peer.phase != .closed {
+            let result: TLSSession.ReadResult
+            do {
+                result = try plaintextBuffer.withUnsafeMutableBytes { try tls.read(into: $0) }
+            } catch {
+                return fail(peer, "\(error)")
+            }
+            switch result {
+            case .plaintext(let count): received(peer, plaintextBuffer[0..<count])
+            case .needsInput: return
+            case .closed: return fail(peer, "server sent close_notify")
+            }
+        }
+    }
+
+    private func received(_ peer: Peer, _ bytes: ArraySlice<UInt8>) {
+        if peer.phase == .upgrading {
+            peer.handshake.append(contentsOf: bytes)
+            upgrade(peer)
+        } else {
+            peer.reader.append(contentsOf: bytes)
+        }
+        drainMessages(peer)
     }
 
     private func upgrade(_ peer: Peer) {

@@ -8,7 +8,7 @@ struct IdleOptions {
     var connectTimeout = 120.0
 
     static let usage = """
-    usage: ringbench idle [--connections N] [--hold S] [--server ws://HOST:PORT | --spawn PATH]
+    usage: ringbench idle [--connections N] [--hold S] [--server ws[s]://HOST:PORT | --spawn PATH [--tls]]
                           [--server-pid PID] [--server-cpus LIST] [--client-cpus LIST] [--json]
 
       --connections N     authenticated WebSockets to open, users idle0, idle1, … (1000);

@@ -38,7 +38,7 @@ final class IdleRun {
 
     init(options: IdleOptions) throws {
         self.options = options
-        loop = try ClientLoop(host: options.server.host, port: options.server.port)
+        loop = try ClientLoop(server: options.server)
     }
 
     /// Connects, holds and measures the server (when its pid is known) around both.

@@ -8,12 +8,16 @@ struct ServerOptions {
     var spawnPath: String?
     var serverCPUs: String?
     var clientCPUs: String?
+    /// Whether the clients speak TLS (`--tls`, or a `wss://` server).
+    var tls = false
 
     /// The usage lines of the shared options.
     static let usage = """
-      --server URL        a running ringd (default ws://127.0.0.1:8787)
+      --server URL        a running ringd (default ws://127.0.0.1:8787; wss:// for TLS,
+                          whose certificate is not checked: the server is measured)
       --spawn PATH        start this ringd binary on a free port with a temporary store
                           and raised limits, measure it, stop it
+      --tls               with --spawn: serve TLS alone, on a generated certificate
       --server-pid PID    measure this server's CPU and RSS from /proc (implied by --spawn)
       --server-cpus LIST  pin the spawned server (taskset -c LIST)
       --client-cpus LIST  pin ringbench itself (sched_setaffinity), e.g. 0 or 0,2-3
@@ -25,6 +29,7 @@ struct ServerOptions {
         switch flag {
         case "--server": try parseServer(try arguments.value(flag))
         case "--json": json = true
+        case "--tls": tls = true
         case "--server-pid": serverPID = Int32(try arguments.integer(flag, 1...Int(Int32.max)))
         case "--spawn": spawnPath = try arguments.value(flag)
         case "--server-cpus": serverCPUs = try arguments.value(flag)
@@ -34,10 +39,13 @@ struct ServerOptions {
         return true
     }
 
-    /// Sets host and port from `ws://HOST:PORT`.
+    /// Sets host, port and TLS from `ws://HOST:PORT` or `wss://HOST:PORT`.
     mutating func parseServer(_ url: String) throws(UsageError) {
-        guard url.hasPrefix("ws://") else { throw UsageError("--server must be ws://HOST:PORT") }
-        var authority = url.dropFirst(5)
+        guard let scheme = ["ws://", "wss://"].first(where: url.hasPrefix) else {
+            throw UsageError("--server must be ws://HOST:PORT or wss://HOST:PORT")
+        }
+        tls = scheme == "wss://"
+        var authority = url.dropFirst(scheme.count)
         if let slash = authority.firstIndex(of: "/") { authority = authority[..<slash] }
         guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]) else {
             throw UsageError("--server needs a port: \(url)")

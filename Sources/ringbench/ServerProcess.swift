@@ -1,3 +1,4 @@
+import SignalCrypto
 import SignalSystem
 #if canImport(Glibc)
 import Glibc
@@ -12,11 +13,14 @@ final class SpawnedServer {
     let directory: String
 
     /// Starts `path` with the `RINGD_…=value` entries of `overrides` added to
-    /// its environment, and waits up to 10 s for its `listening ws://…` line.
-    init(path: String, cpus: String?, overrides: [String] = []) throws {
+    /// its environment (and, with `tls`, a generated certificate to serve TLS
+    /// alone), and waits up to 10 s for its `listening ws://…` (or `wss://`) line.
+    init(path: String, cpus: String?, tls: Bool = false, overrides: [String] = []) throws {
         var template = Array("/tmp/ringbench.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw RunError(message: "mkdtemp failed") }
         directory = String(cString: made)
+        var overrides = overrides
+        if tls { overrides += try Self.writeCertificate(into: directory) }
         var pipeFDs: [Int32] = [0, 0]
         guard pipe(&pipeFDs) == 0 else { throw RunError(message: "pipe failed") }
         var environment = [
@@ -62,12 +66,28 @@ final class SpawnedServer {
             guard read(pipeFDs[0], &byte, 1) == 1 else { break }
             output.append(Character(UnicodeScalar(byte)))
         }
-        guard output.hasPrefix("listening ws://") else {
+        guard output.hasPrefix("listening ws://") || output.hasPrefix("listening wss://") else {
             kill(child, SIGKILL)
             waitpid(child, nil, 0)
             throw RunError(message: "ringd did not become ready (see \(directory)/ringd.log): \(output)")
         }
         url = String(output.dropFirst("listening ".count).dropLast())
+    }
+
+    /// Writes a generated certificate and key into `directory`; returns the
+    /// environment entries that make ringd serve them.
+    private static func writeCertificate(into directory: String) throws -> [String] {
+        let generated = try SelfSignedCertificate.generate()
+        var entries: [String] = []
+        for (name, pem, variable) in [("cert.pem", generated.certificatePEM, "RINGD_TLS_CERTIFICATE"),
+                                      ("key.pem", generated.privateKeyPEM, "RINGD_TLS_PRIVATE_KEY")] {
+            let path = "\(directory)/\(name)"
+            guard let file = fopen(path, "w") else { throw RunError(message: "cannot write \(path)") }
+            fputs(pem, file)
+            fclose(file)
+            entries.append("\(variable)=\(path)")
+        }
+        return entries
     }
 
     /// Stops the server (SIGTERM), waits for it and removes its temporary directory.

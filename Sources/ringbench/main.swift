@@ -92,7 +92,7 @@ enum Ringbench {
         if let cpus = server.clientCPUs { try CPUSet(cpus).pinCurrentProcess() }
         try DescriptorLimit.raise(toFit: descriptors, for: what)
         guard let path = server.spawnPath else { return nil }
-        let spawned = try SpawnedServer(path: path, cpus: server.serverCPUs, overrides: overrides)
+        let spawned = try SpawnedServer(path: path, cpus: server.serverCPUs, tls: server.tls, overrides: overrides)
         server.serverPID = spawned.pid
         try server.parseServer(spawned.url)
         return spawned

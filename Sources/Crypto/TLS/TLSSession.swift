@@ -22,10 +22,15 @@ public final class TLSSession {
     }
 
     private let ssl: OpaquePointer
-    /// Ciphertext from the peer, which OpenSSL reads.
-    private let input: OpaquePointer
-    /// Ciphertext for the peer, which OpenSSL writes.
-    private let output: OpaquePointer
+    /// Ciphertext from the peer, which OpenSSL reads (owned by `ssl`).
+    private var input: OpaquePointer
+    /// Ciphertext for the peer, which OpenSSL writes (owned by `ssl`).
+    private var output: OpaquePointer
+
+    /// A drained memory buffer holding more than this is replaced by an
+    /// empty one, so an idle connection does not keep its largest flight
+    /// (the handshake's certificate chain, a big message) allocated.
+    public static let idleBufferLimit = 1024
     private let context: TLSContext
     private let isServer: Bool
 
@@ -37,13 +42,10 @@ public final class TLSSession {
         guard let ssl = SSL_new(context.pointer) else {
             throw TLSError.fromQueue(TLSError.configurationCode, "cannot create a TLS session")
         }
-        guard let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
+        guard let input = Self.memoryBuffer(), let output = Self.memoryBuffer() else {
             SSL_free(ssl)
             throw TLSError.fromQueue(TLSError.configurationCode, "cannot create TLS buffers")
         }
-        // A drained input buffer means "wait for more", not end of file.
-        BIO_ctrl(input, BIO_C_SET_BUF_MEM_EOF_RETURN, -1, nil)
-        BIO_ctrl(output, BIO_C_SET_BUF_MEM_EOF_RETURN, -1, nil)
         SSL_set_bio(ssl, input, output)
         self.ssl = ssl
         self.input = input
@@ -60,6 +62,30 @@ public final class TLSSession {
     }
 
     deinit { SSL_free(ssl) }
+
+    /// An empty memory BIO whose emptiness means "wait for more", not end of file.
+    private static func memoryBuffer() -> OpaquePointer? {
+        guard let bio = BIO_new(BIO_s_mem()) else { return nil }
+        BIO_ctrl(bio, BIO_C_SET_BUF_MEM_EOF_RETURN, -1, nil)
+        return bio
+    }
+
+    /// The bytes the session's two ciphertext buffers hold allocated.
+    public var bufferCapacity: Int { ringd_bio_mem_capacity(input) + ringd_bio_mem_capacity(output) }
+
+    /// Replaces drained buffers that grew beyond ``idleBufferLimit``.
+    private func releaseDrainedBuffers() {
+        if BIO_ctrl_pending(input) == 0, ringd_bio_mem_capacity(input) > Self.idleBufferLimit,
+           let fresh = Self.memoryBuffer() {
+            SSL_set0_rbio(ssl, fresh)
+            input = fresh
+        }
+        if BIO_ctrl_pending(output) == 0, ringd_bio_mem_capacity(output) > Self.idleBufferLimit,
+           let fresh = Self.memoryBuffer() {
+            SSL_set0_wbio(ssl, fresh)
+            output = fresh
+        }
+    }
 
     private func expect(_ serverName: String) throws(TLSError) {
         let param = SSL_get0_param(ssl)
@@ -119,6 +145,7 @@ public final class TLSSession {
         if count > 0 { return .plaintext(Int(count)) }
         if SSL_get_error(ssl, count) == SSL_ERROR_ZERO_RETURN { return .closed }
         try check(count, during: isHandshakeComplete ? "read" : "handshake")
+        releaseDrainedBuffers()
         return .needsInput
     }
 
@@ -146,9 +173,11 @@ public final class TLSSession {
     public func takeOutput() -> [UInt8]? {
         let pending = Int(BIO_ctrl_pending(output))
         guard pending > 0 else { return nil }
-        return [UInt8](unsafeUninitializedCapacity: pending) { buffer, count in
+        let bytes = [UInt8](unsafeUninitializedCapacity: pending) { buffer, count in
             count = Int(max(0, BIO_read(output, buffer.baseAddress, Int32(pending))))
         }
+        releaseDrainedBuffers()
+        return bytes
     }
 
     /// Turns a non-positive OpenSSL result into nothing (it only wants more

@@ -65,6 +65,16 @@ final class TLSSessionTests: XCTestCase {
         XCTAssertEqual(read.client, large)
     }
 
+    func testDrainedBuffersDoNotKeepALargeMessagesSize() throws {
+        let (client, server) = try connect(clientContext: try certificate.clientContext())
+        let large = [UInt8](repeating: 7, count: 256 * 1024)
+        try large.withUnsafeBytes { try client.write($0) }
+        XCTAssertGreaterThan(client.bufferCapacity, large.count)
+        XCTAssertEqual(try pump(client, server).server.count, large.count)
+        XCTAssertLessThanOrEqual(client.bufferCapacity, 2 * TLSSession.idleBufferLimit)
+        XCTAssertLessThanOrEqual(server.bufferCapacity, 2 * TLSSession.idleBufferLimit)
+    }
+
     func testAnIPAddressIsCheckedAgainstTheCertificatesAddresses() throws {
         let (client, _) = try connect(clientContext: try certificate.clientContext(), serverName: "127.0.0.1")
         XCTAssertTrue(client.isHandshakeComplete)

@@ -8,6 +8,13 @@ struct IdleReport {
         return Double(after.rssKiB - before.rssKiB) * 1024 / Double(results.connections)
     }
 
+    /// The server's CPU time per connection while they connected (TCP accept,
+    /// TLS handshake, upgrade, auth) in microseconds, when it was measured.
+    var setupCPUMicrosPerConnection: Double? {
+        guard let before = results.beforeConnect, let after = results.afterConnect, results.connections > 0 else { return nil }
+        return (after.cpuMicros - before.cpuMicros) / Double(results.connections)
+    }
+
     /// The server's CPU time during the hold in microseconds, when it was measured.
     var holdCPUMicros: Double? {
         guard let before = results.afterConnect, let after = results.afterHold else { return nil }
@@ -31,6 +38,9 @@ struct IdleReport {
             row("RSS per connection", "\(TextFormat.number(perConnection, digits: 0)) bytes "
                 + "(\(TextFormat.number(perConnection / 1024, digits: 2)) KiB)")
             row("server RSS after hold", mebibytes(hold.rssKiB))
+            if let setup = setupCPUMicrosPerConnection {
+                row("server CPU per connect", "\(format(setup)) µs (accept, handshakes, auth)")
+            }
         } else {
             row("server", "not measured (give --server-pid or --spawn)")
         }
@@ -60,6 +70,9 @@ struct IdleReport {
                 "\"serverRssAfterHoldKiB\":\(hold.rssKiB)",
                 "\"rssPerConnectionBytes\":\(TextFormat.number(perConnection, digits: 0))",
             ]
+        }
+        if let setup = setupCPUMicrosPerConnection {
+            fields.append("\"serverSetupCpuMicrosPerConnection\":\(TextFormat.number(setup, digits: 1))")
         }
         if let micros = holdCPUMicros { fields.append("\"serverHoldCpuMicros\":\(TextFormat.number(micros, digits: 0))") }
         fields.append("\"pingsAnswered\":\(results.pingsAnswered)")

@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "ringctl", targets: ["ringctl"]),
         .executable(name: "ringbench", targets: ["ringbench"]),
         .library(name: "SignalProtocol", targets: ["SignalProtocol"]),
+        .library(name: "SignalCompression", targets: ["SignalCompression"]),
         .library(name: "SignalServer", targets: ["SignalServer"]),
         .library(name: "SignalClient", targets: ["SignalClient"]),
     ],
@@ -34,10 +35,11 @@ let package = Package(
         ),
         .target(name: "SignalProtocol", path: "Sources/Protocol"),
         .target(name: "SignalSystem", path: "Sources/System"),
+        .target(name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/Compression"),
         .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "COpenSSL"], path: "Sources/Crypto"),
         .target(
             name: "SignalServer",
-            dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto", "CShim", "CSQLite"],
+            dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim", "CSQLite"],
             path: "Sources/SignalServer"
         ),
         .target(name: "SignalClient", dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/SignalClient"),

@@ -31,3 +31,19 @@ public struct WebSocketNoInflation: WebSocketMessageInflating {
         throw WebSocketProtocolError(.protocolError, "compressed message without permessage-deflate")
     }
 }
+
+/// The inflater of a connection that may not have negotiated
+/// permessage-deflate: nil fails a compressed message as
+/// ``WebSocketNoInflation`` does.
+extension Optional: WebSocketMessageInflating where Wrapped: WebSocketMessageInflating {
+    public mutating func inflate(_ compressed: [UInt8], into output: inout [UInt8],
+                                 limit: Int) throws(WebSocketProtocolError) {
+        guard self != nil else { return try WebSocketNoInflation().inflate(compressed, into: &output, limit: limit) }
+        try self!.inflate(compressed, into: &output, limit: limit)
+    }
+
+    public mutating func finishMessage(into output: inout [UInt8], limit: Int) throws(WebSocketProtocolError) {
+        guard self != nil else { return try WebSocketNoInflation().finishMessage(into: &output, limit: limit) }
+        try self!.finishMessage(into: &output, limit: limit)
+    }
+}

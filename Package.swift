@@ -42,7 +42,7 @@ let package = Package(
             dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim", "CSQLite"],
             path: "Sources/SignalServer"
         ),
-        .target(name: "SignalClient", dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/SignalClient"),
+        .target(name: "SignalClient", dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto"], path: "Sources/SignalClient"),
         .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
         .executableTarget(name: "ws-echo", dependencies: ["SignalServer"], path: "Sources/ws-echo"),
         .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem"], path: "Sources/ringctl"),

@@ -1,12 +1,11 @@
 import CZlib
+import SignalProtocol
 
 /// A raw-deflate compressor (zlib, no header) producing permessage-deflate
 /// message payloads (RFC 7692 §7.2.1). Lives on one thread.
 ///
-/// zlib cannot raw-deflate with an 8-bit window; for `windowBits` 8 it runs
-/// with a 9-bit window and the run-length strategy, whose matches reach back
-/// one byte only, so the output never needs more than the 256-byte window
-/// the peer allowed.
+/// zlib cannot raw-deflate with an 8-bit window, so `windowBits` must be
+/// 9...15 (negotiation declines a peer that demands 8).
 ///
 /// Memory (zlib's own, measured with ``allocatedBytes``): about
 /// 2^(windowBits+2) + 2^(memLevel+9) bytes plus 6 KB of state.
@@ -19,7 +18,10 @@ public final class DeflateStream {
     /// which quarters the hash and literal buffers (128 KB down to 32 KB).
     public static let connectionMemLevel = 6
 
-    /// The window the peer allowed (8...15).
+    /// The window sizes zlib's raw deflate supports.
+    public static let windowBitsRange = PerMessageDeflateNegotiation.smallestCompressorWindowBits ... 15
+
+    /// The window the peer allowed (9...15).
     public let windowBits: Int
     /// The stream's `memLevel`.
     public let memLevel: Int
@@ -29,9 +31,11 @@ public final class DeflateStream {
     public init(windowBits: Int, memLevel: Int) throws(CompressionError) {
         self.windowBits = windowBits
         self.memLevel = memLevel
-        let strategy = windowBits < 9 ? Z_RLE : Z_DEFAULT_STRATEGY
-        let status = deflateInit2_(stream.pointer, Self.level, Z_DEFLATED, -Int32(max(windowBits, 9)),
-                                   Int32(memLevel), strategy, ZlibStream.version, ZlibStream.streamSize)
+        guard Self.windowBitsRange.contains(windowBits) else {
+            throw CompressionError(.zlib, "raw deflate needs a window of 9 to 15 bits, not \(windowBits)")
+        }
+        let status = deflateInit2_(stream.pointer, Self.level, Z_DEFLATED, -Int32(windowBits),
+                                   Int32(memLevel), Z_DEFAULT_STRATEGY, ZlibStream.version, ZlibStream.streamSize)
         if let error = ZlibStream.initError(status, "deflateInit2") { throw error }
     }
 

@@ -27,13 +27,15 @@ enum ConnectionOpener {
     /// The id of the auth frame (the first request on every connection).
     static let authRequestID = "1"
 
-    /// Connects, upgrades and sends `auth`, waiting `requestTimeout` for its result.
+    /// Connects, upgrades (offering permessage-deflate when `compression`) and
+    /// sends `auth`, waiting `requestTimeout` for its result.
     /// An error result throws the server's code (and the connection is closed).
     static func open(_ endpoint: ServerEndpoint, credentials: ClientCredentials, deviceId: String?,
-                     connectTimeout: Double, requestTimeout: Double) throws(ClientError) -> OpenedConnection {
-        let (socket, leftover) = try WebSocketUpgrade.open(endpoint, timeout: connectTimeout)
-        let sender = WebSocketSender(socket: socket, sendTimeout: requestTimeout)
-        var receiver = WebSocketReceiver(socket: socket, leftover: leftover)
+                     connectTimeout: Double, requestTimeout: Double, compression: Bool) throws(ClientError) -> OpenedConnection {
+        let upgraded = try WebSocketUpgrade.open(endpoint, timeout: connectTimeout, compression: compression)
+        let socket = upgraded.socket
+        let sender = WebSocketSender(socket: socket, sendTimeout: requestTimeout, deflate: upgraded.deflate?.clientToServer)
+        var receiver = WebSocketReceiver(socket: socket, leftover: upgraded.leftover, deflate: upgraded.deflate?.serverToClient)
         do {
             try sender.sendText(RequestFrame.auth(id: authRequestID, credentials: credentials, deviceId: deviceId))
             let auth = try awaitAuthResult(&receiver, sender: sender,

@@ -17,10 +17,12 @@ extension SignalClient {
             guard left > 0 else { break }
             let endpoint = self.endpoint, credentials = self.credentials, deviceId = self.deviceId
             let requestTimeout = options.requestTimeout, connectTimeout = min(options.connectTimeout, left)
+            let compression = options.compression
             do {
                 let opened = try await runBlocking { () throws(ClientError) -> OpenedConnection in
                     try ConnectionOpener.open(endpoint, credentials: credentials, deviceId: deviceId,
-                                              connectTimeout: connectTimeout, requestTimeout: requestTimeout)
+                                              connectTimeout: connectTimeout, requestTimeout: requestTimeout,
+                                              compression: compression)
                 }
                 adopt(opened)
                 return

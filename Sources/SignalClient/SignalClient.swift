@@ -65,7 +65,8 @@ public final class SignalClient: Sendable {
                                options: ConnectOptions = ConnectOptions()) async throws(ClientError) -> SignalClient {
         let opened = try await runBlocking { () throws(ClientError) -> OpenedConnection in
             try ConnectionOpener.open(endpoint, credentials: credentials, deviceId: options.deviceId,
-                                      connectTimeout: options.connectTimeout, requestTimeout: options.requestTimeout)
+                                      connectTimeout: options.connectTimeout, requestTimeout: options.requestTimeout,
+                                      compression: options.compression)
         }
         let connection = ClientConnection(opened, options: options)
         let client = SignalClient(endpoint: endpoint, credentials: credentials, options: options, connection: connection)

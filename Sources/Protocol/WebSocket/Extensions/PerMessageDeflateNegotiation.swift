@@ -32,11 +32,18 @@ extension PerMessageDeflateParameters {
 /// permessage-deflate negotiation (RFC 7692 §5, §7.1): the server picks an
 /// offer and answers it, the client checks the answer.
 public enum PerMessageDeflateNegotiation {
+    /// The smallest window the endpoints' own compressor can honour: zlib's
+    /// raw deflate cannot work with 8 bits (RFC 7692 allows no rounding up),
+    /// so an offer demanding `server_max_window_bits=8` is declined and a
+    /// response with `client_max_window_bits=8` fails the client's handshake.
+    public static let smallestCompressorWindowBits = 9
+
     /// The server's answer to a request's `Sec-WebSocket-Extensions` fields:
     /// the parameters to send back (nil: no offer acceptable, answer without
-    /// the extension). Offers with invalid parameters are declined and the
-    /// next one tried; other extensions are ignored. A header that breaks the
-    /// grammar throws.
+    /// the extension). Offers with invalid parameters, or demanding a window
+    /// below ``smallestCompressorWindowBits``, are declined and the next one
+    /// tried; other extensions are ignored. A header that breaks the grammar
+    /// throws.
     ///
     /// With `contextTakeover` false the answer asks for no context takeover
     /// both ways, which the server may always do (§7.1.1).
@@ -44,7 +51,8 @@ public enum PerMessageDeflateNegotiation {
                               contextTakeover: Bool) throws(WebSocketExtensionError) -> PerMessageDeflateParameters? {
         for element in try WebSocketExtension.parseList(fieldValues)
         where element.name == PerMessageDeflateParameters.extensionName {
-            guard let offer = try? PerMessageDeflateParameters(element.parameters, isOffer: true) else { continue }
+            guard let offer = try? PerMessageDeflateParameters(element.parameters, isOffer: true),
+                  offer.serverMaxWindowBits ?? 15 >= smallestCompressorWindowBits else { continue }
             return response(to: offer, contextTakeover: contextTakeover)
         }
         return nil
@@ -66,7 +74,8 @@ public enum PerMessageDeflateNegotiation {
     /// parameters, or nil when the server declined; throws when the response
     /// breaks §7: an extension not offered, more than one, unknown or repeated
     /// parameters, bad values, `server_max_window_bits` above the offered
-    /// limit, or `client_max_window_bits` the client did not offer.
+    /// limit, or `client_max_window_bits` the client did not offer or its
+    /// compressor cannot honour (below ``smallestCompressorWindowBits``).
     public static func validate(response fieldValues: [String],
                                 offer: PerMessageDeflateParameters?) throws(WebSocketExtensionError) -> PerMessageDeflateParameters? {
         let elements = try WebSocketExtension.parseList(fieldValues)
@@ -81,8 +90,14 @@ public enum PerMessageDeflateNegotiation {
         if let limit = offer.serverMaxWindowBits, let bits = response.serverMaxWindowBits, bits > limit {
             throw WebSocketExtensionError(.notOffered, "server_max_window_bits=\(bits) is larger than the \(limit) offered")
         }
-        if case .bits(let bits) = response.clientMaxWindowBits, offer.clientMaxWindowBits == .absent {
-            throw WebSocketExtensionError(.notOffered, "client_max_window_bits=\(bits) was not offered")
+        if case .bits(let bits) = response.clientMaxWindowBits {
+            if offer.clientMaxWindowBits == .absent {
+                throw WebSocketExtensionError(.notOffered, "client_max_window_bits=\(bits) was not offered")
+            }
+            if bits < smallestCompressorWindowBits {
+                throw WebSocketExtensionError(.unsupportedValue,
+                                              "client_max_window_bits=\(bits) is below the \(smallestCompressorWindowBits) zlib can compress with")
+            }
         }
         return response
     }

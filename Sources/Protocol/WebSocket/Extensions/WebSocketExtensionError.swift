@@ -13,6 +13,8 @@ public struct WebSocketExtensionError: Error, Hashable, Sendable, CustomStringCo
         case invalidValue = "invalid_value"
         /// The server's response goes beyond what the client offered.
         case notOffered = "not_offered"
+        /// A valid value this endpoint cannot honour (an 8-bit compressor window).
+        case unsupportedValue = "unsupported_value"
     }
 
     /// The kind of problem.

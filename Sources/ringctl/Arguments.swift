@@ -31,7 +31,9 @@ enum Subcommand: String, CaseIterable, Sendable {
 }
 
 /// The options every subcommand accepts, before or after it.
-private let globalOptions: Set<String> = ["--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--json"]
+private let globalOptions: Set<String> = [
+    "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--json", "--compress",
+]
 
 /// The options that take a value (`--name VALUE` or `--name=VALUE`).
 private let valueOptions: Set<String> = [

@@ -25,6 +25,8 @@ struct Settings: Sendable {
     let apiKey: String
     /// This device's id; nil lets ringd assign one.
     let deviceId: String?
+    /// Whether to offer permessage-deflate (`--compress`).
+    let compression: Bool
 
     /// The settings of `arguments`, with `environment` looked up by variable name.
     init(_ arguments: Arguments, environment: (String) -> String? = Settings.environment) throws(Failure) {
@@ -36,6 +38,7 @@ struct Settings: Sendable {
         }
         apiKey = arguments.value("--api-key") ?? environment("RINGCTL_API_KEY") ?? Self.defaultAPIKey
         deviceId = arguments.value("--device")
+        compression = arguments.flag("--compress")
         if let deviceId, !Identifier.isValid(deviceId) {
             throw arguments.usage("\"\(deviceId)\" is not a valid device id (1–100 of A-Z a-z 0-9 . _ - @)")
         }
@@ -85,7 +88,8 @@ struct Settings: Sendable {
     func connect(as credentials: ClientCredentials, reconnect: Bool) async throws(Failure) -> SignalClient {
         do throws(ClientError) {
             return try await SignalClient.connect(to: endpoint, credentials: credentials,
-                                                  options: ConnectOptions(deviceId: deviceId, reconnect: reconnect))
+                                                  options: ConnectOptions(deviceId: deviceId, reconnect: reconnect,
+                                                                          compression: compression))
         } catch {
             throw Failure(error, server: server)
         }

@@ -48,7 +48,8 @@ let package = Package(
         .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem"], path: "Sources/ringctl"),
         .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
+        .testTarget(name: "SignalCompressionTests", dependencies: ["SignalCompression", "SignalProtocol"]),
         .testTarget(name: "SignalClientTests", dependencies: ["SignalClient", "SignalServer", "SignalProtocol", "SignalSystem"]),
-        .testTarget(name: "SignalServerTests", dependencies: ["SignalServer", "SignalProtocol", "SignalSystem", "CShim"]),
+        .testTarget(name: "SignalServerTests", dependencies: ["SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem", "CShim"]),
     ]
 )

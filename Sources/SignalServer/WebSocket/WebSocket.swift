@@ -57,9 +57,6 @@ public final class WebSocket: ConnectionHandler {
         return cache
     }
 
-    /// Bytes of zlib memory this connection holds of its own (not the loop's shared streams).
-    var compressionHeldBytes: Int { (compressor?.heldBytes ?? 0) + (decompressor?.heldBytes ?? 0) }
-
     /// Starts the keep-alive timer, tells the responder, and reads any bytes
     /// that arrived with the upgrade request.
     func start(buffered: [UInt8]) {

@@ -49,7 +49,8 @@ let package = Package(
         .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
         .testTarget(name: "SignalCompressionTests", dependencies: ["SignalCompression", "SignalProtocol"]),
-        .testTarget(name: "SignalClientTests", dependencies: ["SignalClient", "SignalServer", "SignalProtocol", "SignalSystem"]),
+        .testTarget(name: "SignalClientTests",
+                    dependencies: ["SignalClient", "SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem"]),
         .testTarget(name: "SignalServerTests", dependencies: ["SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem", "CShim"]),
     ]
 )

@@ -17,8 +17,8 @@ public struct ConnectOptions: Sendable {
     public var keepAliveInterval: Double = 30
     /// Whether to offer permessage-deflate (RFC 7692) as
     /// `permessage-deflate; client_max_window_bits`. When the server accepts,
-    /// messages from ``WebSocketSender/compressionThresholdBytes`` up are sent
-    /// compressed and compressed messages from the server are inflated; an
+    /// messages of 256 bytes or more are sent compressed and compressed
+    /// messages from the server are inflated (4 MiB at most); an
     /// answer that breaks RFC 7692 fails the connection with
     /// ``ClientErrorCode/handshakeFailed``.
     public var compression: Bool

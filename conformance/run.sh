@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the Autobahn|Testsuite fuzzingclient against the ws-echo server.
-# Usage: conformance/run.sh [--binary PATH] [--cases core|all|PATTERNS] [--out DIR]
-#                           [--timeout SECS]
+# Usage: conformance/run.sh [--binary PATH] [--cases all|core|compression|PATTERNS]
+#                           [--no-compression] [--out DIR] [--timeout SECS]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -13,21 +13,26 @@ REQS="$HERE/requirements-py27.txt"
 
 usage() {
   cat <<EOF
-Usage: $0 [--binary PATH] [--cases core|all|PATTERNS] [--out DIR] [--timeout SECS]
-  --binary PATH   ws-echo executable (default: .build/release/ws-echo, else .build/debug/ws-echo)
-  --cases MODE    core (default): every case except 12.*/13.* (compression)
-                  all: every case
-                  or a comma-separated list of case patterns, e.g. '1.*,2.*,7.1.1'
-  --out DIR       report directory (default: .build/autobahn-reports)
-  --timeout SECS  abort wstest after SECS seconds (default: 3600)
+Usage: $0 [--binary PATH] [--cases all|core|compression|PATTERNS] [--no-compression]
+          [--out DIR] [--timeout SECS]
+  --binary PATH     ws-echo executable (default: .build/release/ws-echo, else .build/debug/ws-echo)
+  --cases MODE      all (default): every case
+                    core: every case except 12.*/13.* (permessage-deflate)
+                    compression: 12.* and 13.* only
+                    or a comma-separated list of case patterns, e.g. '1.*,2.*,7.1.1'
+  --no-compression  start ws-echo without --compression (12.*/13.* are then
+                    UNIMPLEMENTED, reported as skipped; by default they fail)
+  --out DIR         report directory (default: .build/autobahn-reports)
+  --timeout SECS    abort wstest after SECS seconds (default: 3600)
 EOF
 }
 
-BINARY="" CASES="core" OUT="$ROOT/.build/autobahn-reports" TIMEOUT=3600
+BINARY="" CASES="all" OUT="$ROOT/.build/autobahn-reports" TIMEOUT=3600 COMPRESSION=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --binary) BINARY="${2:?--binary needs a path}"; shift 2 ;;
     --cases) CASES="${2:?--cases needs a value}"; shift 2 ;;
+    --no-compression) COMPRESSION=0; shift ;;
     --out) OUT="${2:?--out needs a directory}"; shift 2 ;;
     --timeout) TIMEOUT="${2:?--timeout needs seconds}"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -98,8 +103,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "==> starting $BINARY on 127.0.0.1:$PORT (log: $OUT/ws-echo.log)"
-"$BINARY" --host 127.0.0.1 --port "$PORT" >"$OUT/ws-echo.log" 2>&1 &
+SERVER_ARGS=(--host 127.0.0.1 --port "$PORT")
+if (( COMPRESSION )); then SERVER_ARGS+=(--compression); fi
+echo "==> starting $BINARY ${SERVER_ARGS[*]} (log: $OUT/ws-echo.log)"
+"$BINARY" "${SERVER_ARGS[@]}" >"$OUT/ws-echo.log" 2>&1 &
 SERVER_PID=$!
 deadline=$((SECONDS + 30))
 until (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; do
@@ -116,6 +123,7 @@ done
 case "$CASES" in
   core) INCLUDE='"*"'; EXCLUDE='"12.*", "13.*"' ;;
   all) INCLUDE='"*"'; EXCLUDE='' ;;
+  compression) INCLUDE='"12.*", "13.*"'; EXCLUDE='' ;;
   *) INCLUDE="$(sed -e 's/[^,][^,]*/"&"/g' -e 's/,/, /g' <<<"$CASES")"; EXCLUDE='' ;;
 esac
 SPEC="$OUT/fuzzingclient.json"
@@ -150,7 +158,8 @@ if ! kill -0 "$SERVER_PID" 2>/dev/null; then
 fi
 
 status=0
-"$PY" "$HERE/summarize.py" "$OUT" "$CASES" || status=$?
+if (( COMPRESSION )); then UNIMPLEMENTED=fail; else UNIMPLEMENTED=skip; fi
+"$PY" "$HERE/summarize.py" "$OUT" "$CASES" "$UNIMPLEMENTED" || status=$?
 echo "HTML report: $OUT/index.html"
 if (( rc != 0 && status == 0 )); then status=1; fi
 exit "$status"

@@ -21,14 +21,22 @@ public struct ConnectOptions: Sendable {
     /// with ``reconnect``, reconnected to). The server pings quiet clients
     /// itself every 15 s by default, so a healthy connection is never silent this long.
     public var keepAliveInterval: Double = 30
+    /// Whether to offer permessage-deflate (RFC 7692) as
+    /// `permessage-deflate; client_max_window_bits`. When the server accepts,
+    /// messages of 256 bytes or more are sent compressed and compressed
+    /// messages from the server are inflated (4 MiB at most); an
+    /// answer that breaks RFC 7692 fails the connection with
+    /// ``ClientErrorCode/handshakeFailed``.
+    public var compression: Bool
 
     /// Options; every one has a default.
     public init(deviceId: String? = nil, reconnect: Bool = false, reconnectWindow: Double = 10,
-                requestTimeout: Double = 10, connectTimeout: Double = 5) {
+                requestTimeout: Double = 10, connectTimeout: Double = 5, compression: Bool = false) {
         self.deviceId = deviceId
         self.reconnect = reconnect
         self.reconnectWindow = reconnectWindow
         self.requestTimeout = requestTimeout
         self.connectTimeout = connectTimeout
+        self.compression = compression
     }
 }

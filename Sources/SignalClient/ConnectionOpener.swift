@@ -27,16 +27,18 @@ enum ConnectionOpener {
     /// The id of the auth frame (the first request on every connection).
     static let authRequestID = "1"
 
-    /// Connects, upgrades and sends `auth` as the options' device, waiting
-    /// the request timeout for its result. An error result throws the
-    /// server's code (and the connection is closed).
+    /// Connects, upgrades (offering permessage-deflate when the options ask)
+    /// and sends `auth` as the options' device, waiting the request timeout
+    /// for its result. An error result throws the server's code (and the
+    /// connection is closed).
     static func open(_ endpoint: ServerEndpoint, credentials: ClientCredentials,
                      options: ConnectOptions) throws(ClientError) -> OpenedConnection {
         let deviceId = options.deviceId, requestTimeout = options.requestTimeout
-        let (socket, leftover) = try WebSocketUpgrade.open(endpoint, verification: options.tlsVerification,
-                                                           timeout: options.connectTimeout)
-        let sender = WebSocketSender(socket: socket, sendTimeout: requestTimeout)
-        var receiver = WebSocketReceiver(socket: socket, leftover: leftover)
+        let upgraded = try WebSocketUpgrade.open(endpoint, verification: options.tlsVerification,
+                                                 timeout: options.connectTimeout, compression: options.compression)
+        let socket = upgraded.socket
+        let sender = WebSocketSender(socket: socket, sendTimeout: requestTimeout, deflate: upgraded.deflate?.clientToServer)
+        var receiver = WebSocketReceiver(socket: socket, leftover: upgraded.leftover, deflate: upgraded.deflate?.serverToClient)
         do {
             try sender.sendText(RequestFrame.auth(id: authRequestID, credentials: credentials, deviceId: deviceId))
             let auth = try awaitAuthResult(&receiver, sender: sender,

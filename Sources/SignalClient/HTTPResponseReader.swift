@@ -16,11 +16,15 @@ struct HTTPResponseHead: Sendable {
         return headers.first { $0.name.lowercased() == wanted }?.value
     }
 
+    /// Every value of header `name`, in order, compared case-insensitively.
+    func values(_ name: String) -> [String] {
+        let wanted = name.lowercased()
+        return headers.filter { $0.name.lowercased() == wanted }.map(\.value)
+    }
+
     /// The comma-separated tokens of every `name` header, lowercased.
     func tokens(_ name: String) -> [String] {
-        let wanted = name.lowercased()
-        return headers.filter { $0.name.lowercased() == wanted }
-            .flatMap { $0.value.split(separator: ",") }
+        values(name).flatMap { $0.split(separator: ",") }
             .map { String($0).trimmed.lowercased() }
     }
 }

@@ -1,25 +1,39 @@
+import SignalCompression
 import SignalProtocol
 import SignalSystem
 import Synchronization
 
 /// The sending half of a client WebSocket: masked frames, one at a time, and
-/// nothing after the close frame.
+/// nothing after the close frame; with permessage-deflate, messages from
+/// ``compressionThresholdBytes`` up are compressed.
 final class WebSocketSender: Sendable {
+    /// Messages with fewer payload bytes are sent uncompressed.
+    static let compressionThresholdBytes = 256
+
+    /// What the lock guards.
+    struct State {
+        /// Whether a close frame was sent (no frame may follow it).
+        var closeSent = false
+        /// The compressor, when permessage-deflate was agreed.
+        var compressor: MessageCompressor?
+    }
+
     /// The socket the frames go out on.
     let socket: TCPSocket
     /// How long one frame may take to leave.
     private let sendTimeout: Double
-    /// Whether a close frame was sent (no frame may follow it).
-    private let closeSent = Mutex(false)
+    private let state: Mutex<State>
 
-    /// A sender on `socket`.
-    init(socket: TCPSocket, sendTimeout: Double) {
+    /// A sender on `socket`; `deflate` are the agreed client-to-server
+    /// compression settings, nil without permessage-deflate.
+    init(socket: TCPSocket, sendTimeout: Double, deflate: PerMessageDeflateDirection?) {
         self.socket = socket
         self.sendTimeout = sendTimeout
+        state = Mutex(State(compressor: deflate.map { MessageCompressor($0, cache: nil) }))
     }
 
     /// Whether the close frame went out.
-    var hasSentClose: Bool { closeSent.withLock { $0 } }
+    var hasSentClose: Bool { state.withLock { $0.closeSent } }
 
     /// Sends one JSON text frame. A send that fails part-way shuts the socket
     /// down, since the stream can no longer be framed.
@@ -45,9 +59,9 @@ final class WebSocketSender: Sendable {
     func sendClose(code: WebSocketCloseCode?, reason: String = "") -> Bool {
         let payload = code.map { WebSocketFrameEncoder.closePayload(code: $0, reason: reason) } ?? []
         do {
-            return try closeSent.withLock { (sent: inout Bool) throws(ClientError) -> Bool in
-                guard !sent else { return false }
-                sent = true
+            return try state.withLock { (state: inout State) throws(ClientError) -> Bool in
+                guard !state.closeSent else { return false }
+                state.closeSent = true
                 try transmit(.close, payload)
                 return true
             }
@@ -57,14 +71,26 @@ final class WebSocketSender: Sendable {
     }
 
     private func send(_ opcode: WebSocketOpcode, _ payload: [UInt8]) throws(ClientError) {
-        try closeSent.withLock { (sent: inout Bool) throws(ClientError) in
-            guard !sent else { throw .closed("the connection is closing") }
-            try transmit(opcode, payload)
+        try state.withLock { (state: inout State) throws(ClientError) in
+            guard !state.closeSent else { throw .closed("the connection is closing") }
+            guard !opcode.isControl, payload.count >= Self.compressionThresholdBytes,
+                  var compressor = state.compressor else {
+                try transmit(opcode, payload)
+                return
+            }
+            let compressed: [UInt8]
+            do throws(CompressionError) {
+                compressed = try compressor.compress(payload)
+            } catch {
+                throw .protocolViolation("compressing a message failed: \(error.message)")
+            }
+            state.compressor = compressor
+            try transmit(opcode, compressed, reservedBits: WebSocketFrameHeader.rsv1)
         }
     }
 
-    private func transmit(_ opcode: WebSocketOpcode, _ payload: [UInt8]) throws(ClientError) {
-        let frame = WebSocketFrameEncoder.frame(opcode, payload: payload, maskKey: .random())
+    private func transmit(_ opcode: WebSocketOpcode, _ payload: [UInt8], reservedBits: UInt8 = 0) throws(ClientError) {
+        let frame = WebSocketFrameEncoder.frame(opcode, payload: payload, reservedBits: reservedBits, maskKey: .random())
         do {
             try socket.sendAll(frame, deadline: Deadline.now().adding(seconds: sendTimeout))
         } catch {
@@ -86,7 +112,8 @@ struct WebSocketReceiver: Sendable {
     static let maxMessageBytes = 4 * 1024 * 1024
 
     private let socket: TCPSocket
-    private var reader = WebSocketMessageReader(role: .client, maxMessageBytes: maxMessageBytes)
+    private var reader: WebSocketMessageReader
+    private let decompressor: LockedDecompressor?
     private var pending: [UInt8]
 
     /// Why receiving stopped.
@@ -97,10 +124,15 @@ struct WebSocketReceiver: Sendable {
         case protocolViolation(WebSocketProtocolError)
     }
 
-    /// A receiver on `socket`; `leftover` are bytes already read past the upgrade response.
-    init(socket: TCPSocket, leftover: [UInt8]) {
+    /// A receiver on `socket`; `leftover` are bytes already read past the
+    /// upgrade response; `deflate` are the agreed server-to-client
+    /// compression settings, nil without permessage-deflate.
+    init(socket: TCPSocket, leftover: [UInt8], deflate: PerMessageDeflateDirection?) {
         self.socket = socket
         pending = leftover
+        reader = WebSocketMessageReader(role: .client, maxMessageBytes: Self.maxMessageBytes,
+                                        perMessageDeflate: deflate != nil)
+        decompressor = deflate.map { LockedDecompressor(contextTakeover: $0.contextTakeover) }
     }
 
     /// The next message or control frame, reading until `deadline` (nil: forever).
@@ -111,7 +143,8 @@ struct WebSocketReceiver: Sendable {
                 pending.removeAll(keepingCapacity: true)
             }
             do {
-                if let event = try reader.next() { return event }
+                var inflater = decompressor
+                if let event = try reader.next(inflater: &inflater) { return event }
             } catch {
                 throw .protocolViolation(error)
             }
@@ -120,6 +153,31 @@ struct WebSocketReceiver: Sendable {
             } catch {
                 throw .socket(error)
             }
+        }
+    }
+}
+
+/// The receiver's decompressor behind a lock, so that the receiver (and with
+/// it the decompressor) can move from the connecting thread to the reader
+/// thread. Only one thread uses it at a time; the lock is never contended.
+final class LockedDecompressor: WebSocketMessageInflating, Sendable {
+    private let decompressor: Mutex<MessageDecompressor>
+
+    /// A decompressor for a direction with or without context takeover; it
+    /// creates a zlib stream per message when the context is not kept.
+    init(contextTakeover: Bool) {
+        decompressor = Mutex(MessageDecompressor(contextTakeover: contextTakeover, cache: nil))
+    }
+
+    func inflate(_ compressed: [UInt8], into output: inout [UInt8], limit: Int) throws(WebSocketProtocolError) {
+        try decompressor.withLock { (inflater: inout MessageDecompressor) throws(WebSocketProtocolError) in
+            try inflater.inflate(compressed, into: &output, limit: limit)
+        }
+    }
+
+    func finishMessage(into output: inout [UInt8], limit: Int) throws(WebSocketProtocolError) {
+        try decompressor.withLock { (inflater: inout MessageDecompressor) throws(WebSocketProtocolError) in
+            try inflater.finishMessage(into: &output, limit: limit)
         }
     }
 }

@@ -4,23 +4,40 @@ import SignalSystem
 
 /// The client side of the WebSocket opening handshake (RFC 6455 §4.1).
 enum WebSocketUpgrade {
+    /// What the client offers when compression is asked for: permessage-deflate
+    /// with any window limit the server may set for the client's compressor.
+    static let deflateOffer = PerMessageDeflateParameters(clientMaxWindowBits: .unspecified)
+
+    /// An upgraded connection.
+    struct Upgraded {
+        /// The connected socket.
+        var socket: TCPSocket
+        /// Bytes already read past the 101 response.
+        var leftover: [UInt8]
+        /// The agreed permessage-deflate parameters; nil without compression.
+        var deflate: PerMessageDeflateParameters?
+    }
+
     /// Connects to `endpoint` (with TLS for `wss://`, verified as
-    /// `verification` says) and upgrades to a WebSocket, the TCP connect, the
-    /// TLS handshake and the upgrade each within `timeout` seconds. Returns
-    /// the socket and the bytes already read past the 101 response.
-    static func open(_ endpoint: ServerEndpoint, verification: TLSVerification,
-                     timeout: Double) throws(ClientError) -> (TCPSocket, [UInt8]) {
+    /// `verification` says) and upgrades to a WebSocket, offering
+    /// permessage-deflate when `compression`; the TCP connect, the TLS
+    /// handshake and the upgrade each within `timeout` seconds.
+    static func open(_ endpoint: ServerEndpoint, verification: TLSVerification, timeout: Double,
+                     compression: Bool) throws(ClientError) -> Upgraded {
         let socket = try TCPSocket.connect(to: endpoint, verification: verification, timeout: timeout)
         do {
-            let leftover = try upgrade(socket, endpoint: endpoint, deadline: Deadline.now().adding(seconds: timeout))
-            return (socket, leftover)
+            let offer = compression ? deflateOffer : nil
+            let (leftover, deflate) = try upgrade(socket, endpoint: endpoint, offer: offer,
+                                                  deadline: Deadline.now().adding(seconds: timeout))
+            return Upgraded(socket: socket, leftover: leftover, deflate: deflate)
         } catch {
             socket.close()
             throw error
         }
     }
 
-    private static func upgrade(_ socket: TCPSocket, endpoint: ServerEndpoint, deadline: Deadline) throws(ClientError) -> [UInt8] {
+    private static func upgrade(_ socket: TCPSocket, endpoint: ServerEndpoint, offer: PerMessageDeflateParameters?,
+                                deadline: Deadline) throws(ClientError) -> ([UInt8], PerMessageDeflateParameters?) {
         var generator = SystemRandomNumberGenerator()
         let key = Base64.encode((0 ..< 16).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
         let request = "GET \(endpoint.path) HTTP/1.1\r\n"
@@ -29,6 +46,7 @@ enum WebSocketUpgrade {
             + "Connection: Upgrade\r\n"
             + "Sec-WebSocket-Version: 13\r\n"
             + "Sec-WebSocket-Key: \(key)\r\n"
+            + (offer.map { "Sec-WebSocket-Extensions: \($0.headerValue)\r\n" } ?? "")
             + "\r\n"
         do {
             try socket.sendAll(Array(request.utf8), deadline: deadline)
@@ -54,10 +72,13 @@ enum WebSocketUpgrade {
         guard head.value("Sec-WebSocket-Accept") == Crypto.webSocketAccept(forKey: key) else {
             throw failed("the server's Sec-WebSocket-Accept does not match the key")
         }
-        guard head.value("Sec-WebSocket-Extensions") == nil else {
-            throw failed("the server chose an extension the client did not offer")
+        do {
+            let deflate = try PerMessageDeflateNegotiation.validate(response: head.values("Sec-WebSocket-Extensions"),
+                                                                    offer: offer)
+            return (reader.buffered, deflate)
+        } catch {
+            throw failed("the server's Sec-WebSocket-Extensions answer is invalid: \(error.message)")
         }
-        return reader.buffered
     }
 
     private static func failed(_ message: String) -> ClientError {

@@ -33,6 +33,7 @@ enum Subcommand: String, CaseIterable, Sendable {
 /// The options every subcommand accepts, before or after it.
 private let globalOptions: Set<String> = [
     "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--json", "--ca-file", "--insecure",
+    "--compress",
 ]
 
 /// The options that take a value (`--name VALUE` or `--name=VALUE`).

@@ -27,6 +27,7 @@ enum Help {
       --token TOKEN     log in with a minted token instead of --as (RINGCTL_TOKEN)
       --api-key KEY     REST API key, for token and revoke (RINGCTL_API_KEY; ringd-dev-api-key)
       --device ID       this device's id (default: ringd assigns one)
+      --compress        offer permessage-deflate; used when ringd has ws.compression on
       --json            one JSON object per line on stdout for every event and outcome,
                         e.g. {"event":"ended","outcome":"ended","call":{…},"exitCode":0}
       -h, --help        this help

@@ -30,6 +30,8 @@ struct Settings: Sendable {
     let tlsVerification: TLSVerification
     /// A warning to show before connecting (`--insecure` with TLS).
     let warning: String?
+    /// Whether to offer permessage-deflate (`--compress`).
+    let compression: Bool
 
     /// The settings of `arguments`, with `environment` looked up by variable name.
     init(_ arguments: Arguments, environment: (String) -> String? = Settings.environment) throws(Failure) {
@@ -41,6 +43,7 @@ struct Settings: Sendable {
         }
         apiKey = arguments.value("--api-key") ?? environment("RINGCTL_API_KEY") ?? Self.defaultAPIKey
         deviceId = arguments.value("--device")
+        compression = arguments.flag("--compress")
         if let deviceId, !Identifier.isValid(deviceId) {
             throw arguments.usage("\"\(deviceId)\" is not a valid device id (1–100 of A-Z a-z 0-9 . _ - @)")
         }
@@ -100,7 +103,7 @@ struct Settings: Sendable {
     /// back by itself after a dropped connection.
     func connect(as credentials: ClientCredentials, reconnect: Bool) async throws(Failure) -> SignalClient {
         do throws(ClientError) {
-            var options = ConnectOptions(deviceId: deviceId, reconnect: reconnect)
+            var options = ConnectOptions(deviceId: deviceId, reconnect: reconnect, compression: compression)
             options.tlsVerification = tlsVerification
             return try await SignalClient.connect(to: endpoint, credentials: credentials, options: options)
         } catch {

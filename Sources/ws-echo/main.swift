@@ -6,6 +6,7 @@ import SignalServer
 
 let usage = """
 usage: ws-echo [--host HOST] [--port PORT] [--max-message-bytes N] [--threads N]
+               [--compression] [--compression-threshold N] [--context-takeover]
 
 A WebSocket echo server on ringd's WebSocket layer, for conformance suites:
 every text and binary message is sent back unchanged, on every path.
@@ -13,6 +14,10 @@ every text and binary message is sent back unchanged, on every path.
   --port PORT              listen port (default 9001; 0 picks a free one)
   --max-message-bytes N    largest message accepted (default 67108864)
   --threads N              event loops (default: one per CPU)
+  --compression            accept permessage-deflate offers (RFC 7692)
+  --compression-threshold N  compress echoed messages of N bytes or more (default 0: all)
+  --context-takeover       keep compression contexts between messages (default: no
+                           context takeover both ways, as ringd's default)
 """
 
 /// Echoes every message back on the connection it came from.
@@ -38,8 +43,19 @@ var config = ServerConfig()
 config.port = 9001
 config.maxMessageBytes = 64 * 1024 * 1024
 config.outboundHardLimit = 256 * 1024 * 1024
+config.compressionThresholdBytes = 0
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
+    switch argument {
+    case "--compression":
+        config.compression = true
+        continue
+    case "--context-takeover":
+        config.compressionContextTakeover = true
+        continue
+    default:
+        break
+    }
     let value = arguments.popFirst()
     switch (argument, value) {
     case ("--host", let host?):
@@ -56,6 +72,12 @@ while let argument = arguments.popFirst() {
             exit(2)
         }
         config.maxMessageBytes = bytes
+    case ("--compression-threshold", let text?):
+        guard let bytes = Int(text), bytes >= 0 else {
+            Daemon.printError("ws-echo: --compression-threshold needs a number of bytes")
+            exit(2)
+        }
+        config.compressionThresholdBytes = bytes
     case ("--threads", let text?):
         guard let threads = Int(text), threads >= 0 else {
             Daemon.printError("ws-echo: --threads needs a number")

@@ -1,5 +1,6 @@
 import SignalClient
 import SignalCrypto
+import SignalProtocol
 import SignalServer
 import Testing
 
@@ -35,6 +36,32 @@ struct SecureConnectionTests {
             var rest = ringd.rest
             rest.tlsVerification = files.trusted
             #expect(try await rest.health()["status"] == .string("ok"))
+            await alice.close()
+            await bob.close()
+        }
+    }
+
+    @Test("permessage-deflate inside TLS: a call with metadata large enough to be compressed")
+    func compressionInsideTLS() async throws {
+        let files = try CertificateFiles()
+        defer { files.remove() }
+        try await withRingd({ config in
+            config.tlsCertificatePath = files.certificatePath
+            config.tlsPrivateKeyPath = files.privateKeyPath
+            config.compression = true
+        }) { ringd in
+            var options = ConnectOptions(compression: true)
+            options.tlsVerification = files.trusted
+            let alice = try await SignalClient.connect(to: ringd.endpoint, credentials: .authKey(uid: "alice", key: RingdFixture.authKey),
+                                                       options: options)
+            let bob = try await SignalClient.connect(to: ringd.endpoint, credentials: .authKey(uid: "bob", key: RingdFixture.authKey),
+                                                     options: options)
+            let bobStreams = ClientStreams(bob)
+            let metadata = JSONValue.object([("agenda", .string(String(repeating: "quarterly planning ", count: 100)))])
+            let call = try await alice.initiateCall(to: "bob", type: .video, metadata: metadata).call
+            let rung = try await bobStreams.nextCall()
+            #expect(rung.sessionId == call.sessionId)
+            #expect(rung.metadata == metadata)
             await alice.close()
             await bob.close()
         }

@@ -59,6 +59,9 @@ func configError(_ contents: String, environment: [String: String] = [:],
         #expect(config.logLevel == defaults.logLevel)
         #expect(config.maxRequestBodyBytes == defaults.maxRequestBodyBytes)
         #expect(config.handshakeTimeout == defaults.handshakeTimeout)
+        #expect(config.compression == defaults.compression)
+        #expect(config.compressionThresholdBytes == defaults.compressionThresholdBytes)
+        #expect(config.compressionContextTakeover == defaults.compressionContextTakeover)
         #expect(config.maxMessageBytes == defaults.maxMessageBytes)
         #expect(config.pingInterval == defaults.pingInterval)
         #expect(config.pingTimeout == defaults.pingTimeout)
@@ -87,6 +90,23 @@ func configError(_ contents: String, environment: [String: String] = [:],
         #expect(config.maxConnections == 50)
         #expect(config.outboundSoftLimit == 2048)
         #expect(config.outboundHardLimit == 4096)
+    }
+
+    @Test func compressionKeysFromFileAndEnvironment() throws {
+        let file = try loadConfig(#"{"ws": {"compression": true, "compressionThresholdBytes": 0, "compressionContextTakeover": true}}"#).get()
+        #expect(file.compression && file.compressionContextTakeover)
+        #expect(file.compressionThresholdBytes == 0)
+        #expect(file.webSocket.compression?.contextTakeover == true)
+        let environment = try loadConfig("{}", environment: [
+            "RINGD_WS_COMPRESSION": "true", "RINGD_WS_COMPRESSION_THRESHOLD_BYTES": "1024",
+            "RINGD_WS_COMPRESSION_CONTEXT_TAKEOVER": "false",
+        ]).get()
+        #expect(environment.webSocket.compression?.thresholdBytes == 1024)
+        #expect(environment.webSocket.compression?.contextTakeover == false)
+        #expect(try loadConfig("{}").get().webSocket.compression == nil)
+        #expect(try configError(#"{"ws": {"compression": "yes"}}"#).contains("ws.compression"))
+        #expect(try configError("{}", environment: ["RINGD_WS_COMPRESSION": "1"]).contains("RINGD_WS_COMPRESSION"))
+        #expect(try configError(#"{"ws": {"compressionThresholdBytes": -1}}"#).contains("ws.compressionThresholdBytes"))
     }
 
     @Test func emptyObjectGivesTheDefaults() throws {

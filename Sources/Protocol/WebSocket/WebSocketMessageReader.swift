@@ -33,6 +33,11 @@ public struct WebSocketMessage: Hashable, Sendable {
 /// UTF-8 across fragments (failing at the first invalid byte), validates close
 /// frames, and enforces the message size limit as soon as a frame header
 /// reveals a length.
+///
+/// With permessage-deflate (RFC 7692) RSV1 on the first frame of a message
+/// marks it compressed: its payload goes through the inflater passed to
+/// ``next(inflater:)`` as it arrives, and the size limit and UTF-8 validation
+/// apply to the inflated bytes. RSV1 on a continuation frame fails with 1002.
 public struct WebSocketMessageReader: Sendable {
     /// Something the peer said.
     public enum Event: Hashable, Sendable {
@@ -50,8 +55,10 @@ public struct WebSocketMessageReader: Sendable {
     enum Message: Sendable {
         /// No data message is in progress.
         case none
-        /// A message of `kind` has `payload` so far; text carries its validator.
-        case assembling(kind: WebSocketMessage.Kind, payload: [UInt8], utf8: UTF8Validator)
+        /// A message of `kind` has `payload` so far (inflated); text carries
+        /// its validator. `compressedBytes` counts the wire bytes of a
+        /// compressed message, nil for an uncompressed one.
+        case assembling(kind: WebSocketMessage.Kind, payload: [UInt8], utf8: UTF8Validator, compressedBytes: Int?)
     }
 
     /// The frame whose payload is arriving.
@@ -69,12 +76,20 @@ public struct WebSocketMessageReader: Sendable {
     private var message: Message = .none
     private var frame: Frame = .none
     /// The largest message accepted, in bytes; bigger ones fail with 1009.
+    /// For a compressed message this bounds the inflated size.
     public let maxMessageBytes: Int
+    /// The most wire bytes a compressed message may take: twice the limit
+    /// plus 1 KiB, far above what deflate's worst expansion of a message at
+    /// the limit needs, so a stream of empty blocks cannot run on forever.
+    public let maxCompressedBytes: Int
 
-    /// A reader for the given end of the connection.
-    public init(role: WebSocketRole, maxMessageBytes: Int) {
-        decoder = WebSocketFrameDecoder(role: role)
+    /// A reader for the given end of the connection; `perMessageDeflate`
+    /// when the extension was negotiated (RSV1 is then allowed).
+    public init(role: WebSocketRole, maxMessageBytes: Int, perMessageDeflate: Bool = false) {
+        decoder = WebSocketFrameDecoder(role: role, allowedReservedBits: perMessageDeflate ? WebSocketFrameHeader.rsv1 : 0)
         self.maxMessageBytes = maxMessageBytes
+        let doubled = maxMessageBytes.multipliedReportingOverflow(by: 2)
+        maxCompressedBytes = doubled.overflow || doubled.partialValue > Int.max - 1024 ? Int.max : doubled.partialValue + 1024
     }
 
     /// Adds received bytes.
@@ -91,6 +106,15 @@ public struct WebSocketMessageReader: Sendable {
     /// the connection must fail with the error's close code.
     /// After an error the reader stays failed and returns nil.
     public mutating func next() throws(WebSocketProtocolError) -> Event? {
+        var inflater = WebSocketNoInflation()
+        return try next(inflater: &inflater)
+    }
+
+    /// The next event, inflating compressed messages with `inflater` (the
+    /// same one for every call on a connection); otherwise as ``next()``.
+    public mutating func next<Inflater: WebSocketMessageInflating>(
+        inflater: inout Inflater
+    ) throws(WebSocketProtocolError) -> Event? {
         guard !failed else { return nil }
         do {
             while let event = try decoder.next() {
@@ -98,7 +122,7 @@ public struct WebSocketMessageReader: Sendable {
                 case .header(let header):
                     try begin(header)
                 case .payload(let chunk, let isFrameEnd):
-                    if let result = try consume(chunk, isFrameEnd: isFrameEnd) { return result }
+                    if let result = try consume(chunk, isFrameEnd: isFrameEnd, inflater: &inflater) { return result }
                 }
             }
             return nil
@@ -113,24 +137,34 @@ public struct WebSocketMessageReader: Sendable {
             frame = .control(header.opcode, payload: [])
             return
         }
+        let compressedFlag = header.reservedBits & WebSocketFrameHeader.rsv1 != 0
         var received = 0
+        var compressedBytes: Int?
         switch (header.opcode, message) {
         case (.continuation, .none):
             throw WebSocketProtocolError(.protocolError, "continuation frame without a message to continue")
-        case (.continuation, .assembling(_, let payload, _)):
-            received = payload.count
+        case (.continuation, _) where compressedFlag:
+            throw WebSocketProtocolError(.protocolError, "RSV1 set on a continuation frame")
+        case (.continuation, .assembling(_, let payload, _, let compressed)):
+            received = compressed ?? payload.count
+            compressedBytes = compressed
         case (_, .assembling):
             throw WebSocketProtocolError(.protocolError, "new message started before the previous one ended")
         case (let opcode, .none):
-            message = .assembling(kind: opcode == .text ? .text : .binary, payload: [], utf8: UTF8Validator())
+            compressedBytes = compressedFlag ? 0 : nil
+            message = .assembling(kind: opcode == .text ? .text : .binary, payload: [], utf8: UTF8Validator(),
+                                  compressedBytes: compressedBytes)
         }
-        if header.payloadLength > maxMessageBytes - received {
+        let limit = compressedBytes == nil ? maxMessageBytes : maxCompressedBytes
+        if header.payloadLength > limit - received {
             throw WebSocketProtocolError(.messageTooBig, "message exceeds \(maxMessageBytes) bytes")
         }
         frame = .data(fin: header.fin)
     }
 
-    private mutating func consume(_ chunk: [UInt8], isFrameEnd: Bool) throws(WebSocketProtocolError) -> Event? {
+    private mutating func consume<Inflater: WebSocketMessageInflating>(
+        _ chunk: [UInt8], isFrameEnd: Bool, inflater: inout Inflater
+    ) throws(WebSocketProtocolError) -> Event? {
         switch frame {
         case .none:
             return nil
@@ -143,19 +177,26 @@ public struct WebSocketMessageReader: Sendable {
             frame = .none
             return try controlEvent(opcode, payload)
         case .data(let fin):
-            guard case .assembling(let kind, var payload, var utf8) = message else { return nil }
+            guard case .assembling(let kind, var payload, var utf8, var compressedBytes) = message else { return nil }
             message = .none
-            if kind == .text && !utf8.feed(chunk) {
+            let start = payload.count
+            if let received = compressedBytes {
+                compressedBytes = received + chunk.count
+                try inflater.inflate(chunk, into: &payload, limit: maxMessageBytes)
+                if fin && isFrameEnd { try inflater.finishMessage(into: &payload, limit: maxMessageBytes) }
+            } else {
+                payload.append(contentsOf: chunk)
+            }
+            if kind == .text && !utf8.feed(payload[start...]) {
                 throw WebSocketProtocolError(.invalidPayload, "text message is not valid UTF-8")
             }
-            payload.append(contentsOf: chunk)
             guard isFrameEnd else {
-                message = .assembling(kind: kind, payload: payload, utf8: utf8)
+                message = .assembling(kind: kind, payload: payload, utf8: utf8, compressedBytes: compressedBytes)
                 return nil
             }
             frame = .none
             guard fin else {
-                message = .assembling(kind: kind, payload: payload, utf8: utf8)
+                message = .assembling(kind: kind, payload: payload, utf8: utf8, compressedBytes: compressedBytes)
                 return nil
             }
             if kind == .text && !utf8.isAtBoundary {

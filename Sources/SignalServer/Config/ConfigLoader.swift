@@ -59,6 +59,15 @@ public enum ConfigLoader {
         }
     }
 
+    /// A JSON boolean (`true`/`false` from the environment).
+    static func boolean(_ path: String, _ field: WritableKeyPath<ServerConfig, Bool> & Sendable) -> Key {
+        Key(path: path, expectation: "true or false") { config, value in
+            guard case .bool(let flag) = value else { return false }
+            config[keyPath: field] = flag
+            return true
+        }
+    }
+
     /// A list of non-empty strings: a JSON array, or (from the environment) a
     /// comma-separated string.
     static func keyList(_ path: String, _ field: WritableKeyPath<ServerConfig, [String]> & Sendable) -> Key {
@@ -106,6 +115,9 @@ public enum ConfigLoader {
         integer("ws.maxMessageBytes", \.maxMessageBytes, 125 ... 64 * 1024 * 1024),
         seconds("ws.pingIntervalSeconds", \.pingInterval),
         seconds("ws.pingTimeoutSeconds", \.pingTimeout),
+        boolean("ws.compression", \.compression),
+        integer("ws.compressionThresholdBytes", \.compressionThresholdBytes, 0 ... 64 * 1024 * 1024),
+        boolean("ws.compressionContextTakeover", \.compressionContextTakeover),
         integer("limits.maxConnections", \.maxConnections, 1 ... 10_000_000),
         integer("limits.devicesPerUser", \.devicesPerUser, 1 ... 1000),
         integer("limits.requestsPerSecond", \.requestsPerSecond, 1 ... 1_000_000),

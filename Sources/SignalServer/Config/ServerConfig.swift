@@ -20,6 +20,12 @@ public struct ServerConfig: Sendable {
     public var handshakeTimeout = 10.0
     /// The largest WebSocket message (`ws.maxMessageBytes`; 1009 beyond).
     public var maxMessageBytes = 64 * 1024
+    /// Whether WebSockets accept permessage-deflate when a client offers it (`ws.compression`).
+    public var compression = false
+    /// Messages smaller than this go uncompressed (`ws.compressionThresholdBytes`).
+    public var compressionThresholdBytes = 256
+    /// Whether compression contexts are kept between messages (`ws.compressionContextTakeover`).
+    public var compressionContextTakeover = false
     /// Seconds of silence before the server pings (`ws.pingIntervalSeconds`).
     public var pingInterval = 15.0
     /// Seconds of silence after which a peer is dropped (`ws.pingTimeoutSeconds`).
@@ -77,7 +83,11 @@ public struct ServerConfig: Sendable {
 
     /// The WebSocket part of the configuration.
     public var webSocket: WebSocketSettings {
-        WebSocketSettings(maxMessageBytes: maxMessageBytes, pingInterval: pingInterval, pingTimeout: pingTimeout)
+        WebSocketSettings(maxMessageBytes: maxMessageBytes, pingInterval: pingInterval, pingTimeout: pingTimeout,
+                          compression: compression
+                              ? WebSocketCompressionSettings(thresholdBytes: compressionThresholdBytes,
+                                                             contextTakeover: compressionContextTakeover)
+                              : nil)
     }
 
     /// Whether TLS is configured.

@@ -75,8 +75,14 @@ final class HTTPConnectionHandler: ConnectionHandler {
             switch WebSocketHandshake.respond(to: request) {
             case .failure(let error):
                 send(error.response, keepAlive: false)
-            case .success(let response):
-                upgrade(response, responder)
+            case .success(var response):
+                switch WebSocketHandshake.negotiateCompression(request, settings: settings.webSocket.compression,
+                                                               into: &response) {
+                case .failure(let error):
+                    send(error.response, keepAlive: false)
+                case .success(let deflate):
+                    upgrade(response, responder, deflate: deflate)
+                }
             }
         }
     }
@@ -91,11 +97,11 @@ final class HTTPConnectionHandler: ConnectionHandler {
         processRequests()
     }
 
-    private func upgrade(_ response: HTTPResponse, _ responder: WebSocketResponder) {
+    private func upgrade(_ response: HTTPResponse, _ responder: WebSocketResponder, deflate: PerMessageDeflateParameters?) {
         if let timer = deadline { connection.loop.cancel(timer) }
         deadline = nil
         connection.write(response.serialized(keepAlive: true))
-        let socket = WebSocket(connection: connection, responder: responder, settings: settings.webSocket)
+        let socket = WebSocket(connection: connection, responder: responder, settings: settings.webSocket, deflate: deflate)
         connection.handler = socket
         socket.start(buffered: parser.takeBufferedBytes())
     }

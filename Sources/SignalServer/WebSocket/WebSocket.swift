@@ -1,9 +1,13 @@
+import SignalCompression
 import SignalProtocol
 import SignalSystem
 
 /// A server-side WebSocket connection (RFC 6455) on one event loop: reads
 /// frames through ``WebSocketMessageReader``, answers pings, runs the close
-/// handshake, pings a quiet peer and drops a silent one.
+/// handshake, pings a quiet peer and drops a silent one. With
+/// permessage-deflate it inflates compressed messages as they arrive and
+/// compresses messages from the threshold up, borrowing zlib streams from
+/// the loop's ``CompressionStreamCache`` where no context is kept.
 public final class WebSocket: ConnectionHandler {
     /// Where the connection stands in its lifetime.
     enum State {
@@ -24,16 +28,33 @@ public final class WebSocket: ConnectionHandler {
     private let responder: WebSocketResponder
     private let settings: WebSocketSettings
     private var reader: WebSocketMessageReader
+    private var decompressor: MessageDecompressor?
+    private var compressor: MessageCompressor?
     private(set) var state: State = .open
     private var lastHeard = Deadline.now()
     private var keepAliveTimer: TimerID?
     private var closeTimer: TimerID?
 
-    init(connection: Connection, responder: WebSocketResponder, settings: WebSocketSettings) {
+    init(connection: Connection, responder: WebSocketResponder, settings: WebSocketSettings,
+         deflate: PerMessageDeflateParameters? = nil) {
         self.connection = connection
         self.responder = responder
         self.settings = settings
-        reader = WebSocketMessageReader(role: .server, maxMessageBytes: settings.maxMessageBytes)
+        reader = WebSocketMessageReader(role: .server, maxMessageBytes: settings.maxMessageBytes,
+                                        perMessageDeflate: deflate != nil)
+        if let deflate {
+            let cache = Self.compressionCache(of: connection.loop)
+            decompressor = MessageDecompressor(contextTakeover: deflate.clientToServer.contextTakeover, cache: cache)
+            compressor = MessageCompressor(deflate.serverToClient, cache: cache)
+        }
+    }
+
+    /// The zlib streams the WebSockets of `loop` share.
+    private static func compressionCache(of loop: EventLoop) -> CompressionStreamCache {
+        if let cache = loop.attachment(CompressionStreamCache.self) { return cache }
+        let cache = CompressionStreamCache()
+        loop.attach(cache)
+        return cache
     }
 
     /// Starts the keep-alive timer, tells the responder, and reads any bytes
@@ -53,11 +74,25 @@ public final class WebSocket: ConnectionHandler {
         send(WebSocketMessage(kind: .text, payload: Array(text.utf8)))
     }
 
-    /// Sends a message; header and payload leave in one `writev`.
+    /// Sends a message, compressed (RSV1) when permessage-deflate was agreed
+    /// and it has at least the threshold's bytes; header and payload leave in
+    /// one `writev`.
     public func send(_ message: WebSocketMessage) {
         guard state == .open else { return }
         let opcode: WebSocketOpcode = message.kind == .text ? .text : .binary
-        connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: message.payload.count), message.payload)
+        guard var compressor, message.payload.count >= settings.compression?.thresholdBytes ?? Int.max else {
+            connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: message.payload.count), message.payload)
+            return
+        }
+        do {
+            let payload = try compressor.compress(message.payload)
+            self.compressor = compressor
+            connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: payload.count,
+                                                          reservedBits: WebSocketFrameHeader.rsv1), payload)
+        } catch {
+            Log.warning("\(peer): compressing a message failed: \(error)")
+            fail(error.protocolError)
+        }
     }
 
     /// Starts the close handshake; the connection closes when the peer answers
@@ -89,16 +124,21 @@ public final class WebSocket: ConnectionHandler {
 
     private func readEvents() {
         do {
-            while state != .closed, let event = try reader.next() {
+            while state != .closed, let event = try reader.next(inflater: &decompressor) {
                 handle(event)
             }
         } catch {
             Log.debug("\(peer): failing WebSocket: \(error)")
-            if state == .open {
-                sendControl(.close, WebSocketFrameEncoder.closePayload(code: error.closeCode, reason: error.reason))
-            }
-            finish(code: error.closeCode, closeTransport: true)
+            fail(error)
         }
+    }
+
+    /// Fails the connection with the error's close code.
+    private func fail(_ error: WebSocketProtocolError) {
+        if state == .open {
+            sendControl(.close, WebSocketFrameEncoder.closePayload(code: error.closeCode, reason: error.reason))
+        }
+        finish(code: error.closeCode, closeTransport: true)
     }
 
     private func handle(_ event: WebSocketMessageReader.Event) {

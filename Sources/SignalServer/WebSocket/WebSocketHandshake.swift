@@ -40,6 +40,28 @@ public enum WebSocketHandshake {
             ("Sec-WebSocket-Accept", acceptValue(forKey: key)),
         ])))
     }
+
+    /// Picks the first acceptable permessage-deflate offer of the request
+    /// (RFC 7692 §5) and adds the answer to `response`; returns the agreed
+    /// parameters, nil when compression is off or nothing acceptable was
+    /// offered. A `Sec-WebSocket-Extensions` header that breaks the grammar
+    /// fails with 400.
+    public static func negotiateCompression(_ request: HTTPRequest, settings: WebSocketCompressionSettings?,
+                                            into response: inout HTTPResponse)
+        -> Result<PerMessageDeflateParameters?, HTTPResponseError> {
+        let offers = request.headers.values("Sec-WebSocket-Extensions")
+        guard let settings, !offers.isEmpty else { return .success(nil) }
+        do {
+            guard let agreed = try PerMessageDeflateNegotiation.accept(offers: offers,
+                                                                       contextTakeover: settings.contextTakeover) else {
+                return .success(nil)
+            }
+            response.headers.add("Sec-WebSocket-Extensions", agreed.headerValue)
+            return .success(agreed)
+        } catch {
+            return .failure(HTTPResponseError(.error(.badRequest, "Sec-WebSocket-Extensions: \(error.message)")))
+        }
+    }
 }
 
 /// An error response to send as it is.

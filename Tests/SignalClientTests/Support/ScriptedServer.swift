@@ -1,4 +1,5 @@
 import Foundation
+import SignalCompression
 import SignalProtocol
 import SignalServer
 import Synchronization
@@ -47,6 +48,9 @@ final class ScriptedPeer {
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var reader = WebSocketMessageReader(role: .server, maxMessageBytes: 1 << 20)
+    private var decompressor: MessageDecompressor?
+    /// The client's `Sec-WebSocket-Extensions` offer, once upgraded.
+    private(set) var offer: String?
 
     struct Failure: Error {}
 
@@ -60,8 +64,10 @@ final class ScriptedPeer {
 
     deinit { close(fd) }
 
-    /// Reads the upgrade request and answers 101 with the right accept value.
-    func upgrade() throws {
+    /// Reads the upgrade request and answers 101 with the right accept value,
+    /// and with `extensions` as `Sec-WebSocket-Extensions` when given; with
+    /// `inflate`, compressed messages from the client are inflated.
+    func upgrade(extensions: String? = nil, inflate: Bool = false) throws {
         var end: Int?
         while end == nil {
             try fill()
@@ -72,8 +78,15 @@ final class ScriptedPeer {
         guard let line = head.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("sec-websocket-key:") })
         else { throw Failure() }
         let key = String(line.split(separator: ":", maxSplits: 1)[1]).trimmingCharacters(in: .whitespaces)
+        offer = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-extensions:") }
+            .map { String($0.split(separator: ":", maxSplits: 1)[1]).trimmingCharacters(in: .whitespaces) }
+        if inflate {
+            reader = WebSocketMessageReader(role: .server, maxMessageBytes: 1 << 20, perMessageDeflate: true)
+            decompressor = MessageDecompressor(contextTakeover: true, cache: nil)
+        }
         try send(Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: key))\r\n\r\n").utf8))
+            + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: key))\r\n"
+            + (extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? "") + "\r\n").utf8))
     }
 
     /// The next event from the client.
@@ -83,7 +96,7 @@ final class ScriptedPeer {
                 reader.append(contentsOf: buffer)
                 buffer = []
             }
-            if let event = try reader.next() { return event }
+            if let event = try reader.next(inflater: &decompressor) { return event }
             try fill()
         }
     }
@@ -97,6 +110,11 @@ final class ScriptedPeer {
     /// Upgrades, then answers the auth frame with success for `uid`/`deviceId`.
     func acceptAuth(uid: String = "alice", deviceId: String = "laptop") throws {
         try upgrade()
+        try answerAuth(uid: uid, deviceId: deviceId)
+    }
+
+    /// Answers the auth frame with success for `uid`/`deviceId`.
+    func answerAuth(uid: String = "alice", deviceId: String = "laptop") throws {
         let auth = try nextJSON()
         try sendJSON(.object([("type", .string("result")), ("id", auth["id"] ?? .null), ("ok", .bool(true)),
                               ("data", .object([("user", .object([("uid", .string(uid))])),

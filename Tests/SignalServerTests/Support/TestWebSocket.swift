@@ -1,3 +1,4 @@
+import SignalCompression
 import SignalProtocol
 import SignalServer
 import Testing
@@ -29,26 +30,38 @@ func upgradeRequest(path: String = "/v1/ws", key: String, method: String = "GET"
 final class TestWebSocket {
     let socket: TestSocket
     private var reader: WebSocketMessageReader
+    private var decompressor: MessageDecompressor?
+    /// The server's `Sec-WebSocket-Extensions` answer, if any.
+    private(set) var extensions: String?
     /// The most bytes taken per read, and a pause before each read: a slow reader.
     var readChunkSize = 65536
     var pauseBeforeRead: Double = 0
 
     /// Wraps a socket whose handshake is done; bytes already buffered after
     /// the 101 response are decoded first.
-    init(socket: TestSocket, maxMessageBytes: Int = 64 * 1024 * 1024) {
+    /// `extensions` is the server's `Sec-WebSocket-Extensions` answer:
+    /// compressed messages are inflated when it agreed to permessage-deflate.
+    init(socket: TestSocket, maxMessageBytes: Int = 64 * 1024 * 1024, extensions: String? = nil) {
         self.socket = socket
-        reader = WebSocketMessageReader(role: .client, maxMessageBytes: maxMessageBytes)
+        self.extensions = extensions
+        let deflate = extensions.flatMap { try? PerMessageDeflateNegotiation.validate(response: [$0], offer: .init()) }
+        reader = WebSocketMessageReader(role: .client, maxMessageBytes: maxMessageBytes, perMessageDeflate: deflate != nil)
+        decompressor = deflate.map { MessageDecompressor(contextTakeover: $0.serverToClient.contextTakeover, cache: nil) }
         reader.append(contentsOf: socket.buffer)
         socket.buffer = []
     }
 
     /// Connects, performs the opening handshake and checks the 101 response.
-    /// `firstBytes` are sent in the same write as the upgrade request.
+    /// `firstBytes` are sent in the same write as the upgrade request;
+    /// `offer` is sent as `Sec-WebSocket-Extensions`.
     static func connect(port: Int, path: String = "/v1/ws", firstBytes: [UInt8] = [],
-                        receiveBufferSize: Int? = nil) throws -> TestWebSocket {
+                        receiveBufferSize: Int? = nil, offer: String? = nil) throws -> TestWebSocket {
         let socket = try TestSocket(port: port, receiveBufferSize: receiveBufferSize)
         let key = randomWebSocketKey()
-        try socket.send(Array(upgradeRequest(path: path, key: key).utf8) + firstBytes)
+        let extraHeaders = offer.map { ["Sec-WebSocket-Extensions: \($0)"] } ?? []
+        let headers = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: \(key)",
+                       "Sec-WebSocket-Version: 13"] + extraHeaders
+        try socket.send(Array(upgradeRequest(path: path, key: key, headers: headers).utf8) + firstBytes)
         let response = try socket.readResponse()
         guard response.status == 101 else {
             throw TestSocketError("handshake answered \(response.status): \(response.bodyText)")
@@ -58,7 +71,7 @@ final class TestWebSocket {
               response.header("Sec-WebSocket-Accept") == WebSocketHandshake.acceptValue(forKey: key) else {
             throw TestSocketError("bad 101 headers: \(response.headers)")
         }
-        return TestWebSocket(socket: socket)
+        return TestWebSocket(socket: socket, extensions: response.header("Sec-WebSocket-Extensions"))
     }
 
     // MARK: Sending
@@ -83,11 +96,12 @@ final class TestWebSocket {
     func nextEvent(timeout: Double = 5) throws -> WebSocketMessageReader.Event? {
         let deadline = monotonicSeconds() + timeout
         while true {
-            if let event = try reader.next() { return event }
-            if pauseBeforeRead > 0 { usleep(useconds_t(pauseBeforeRead * 1e6)) }
-            if try socket.receiveSome(until: deadline, maxBytes: readChunkSize) == 0 { return nil }
+            // Bytes a test peeked at in the socket's buffer are decoded first.
             reader.append(contentsOf: socket.buffer)
             socket.buffer = []
+            if let event = try reader.next(inflater: &decompressor) { return event }
+            if pauseBeforeRead > 0 { usleep(useconds_t(pauseBeforeRead * 1e6)) }
+            if try socket.receiveSome(until: deadline, maxBytes: readChunkSize) == 0 { return nil }
         }
     }
 

@@ -46,7 +46,7 @@ let package = Package(
         .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
         .executableTarget(name: "ws-echo", dependencies: ["SignalServer"], path: "Sources/ws-echo"),
         .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/ringctl"),
-        .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
+        .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
         .testTarget(name: "SignalCompressionTests", dependencies: ["SignalCompression", "SignalProtocol"]),
         .testTarget(name: "SignalClientTests",

@@ -2,6 +2,7 @@ import CShim
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalCompression
 import SignalCrypto
 import SignalProtocol
 import SignalSystem
@@ -36,7 +37,11 @@ final class Peer {
     let tls: TLSSession?
     let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
     var handshake: [UInt8] = []
-    var reader = WebSocketMessageReader(role: .client, maxMessageBytes: 1 << 20)
+    var reader = WebSocketMessageReader(role: .client, maxMessageBytes: Peer.maxMessageBytes)
+    /// Inflates the server's compressed messages, once permessage-deflate is agreed.
+    var decompressor: MessageDecompressor?
+    /// The largest message the peer accepts.
+    static let maxMessageBytes = 1 << 20
     var outbound: [UInt8] = []
     var watchingWrite = true
     /// The live call the auth result reported (a previous run's), if any.
@@ -56,6 +61,8 @@ final class ClientLoop {
     private let hostHeader: String
     /// The context of the peers' TLS sessions; nil for plain text.
     private let tls: TLSContext?
+    /// What the peers offer in `Sec-WebSocket-Extensions`; nil offers nothing.
+    private let deflateOffer: PerMessageDeflateParameters?
     private var events = [cshim_event](repeating: cshim_event(), count: 256)
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
     private var plaintextBuffer = [UInt8](repeating: 0, count: 16 * 1024)
@@ -74,6 +81,7 @@ final class ClientLoop {
         epoll = try syscallExpectingResult("epoll_create") { cshim_epoll_create() }
         hostHeader = server.host.contains(":") ? "[\(server.host)]:\(server.port)" : "\(server.host):\(server.port)"
         tls = server.tls ? try TLSContext.client(verification: .none) : nil
+        deflateOffer = server.compress ? PerMessageDeflateParameters(clientMaxWindowBits: .unspecified) : nil
     }
 
     deinit {
@@ -153,8 +161,10 @@ final class ClientLoop {
 
     private func startUpgrade(_ peer: Peer) {
         peer.phase = .upgrading
+        let extensions = deflateOffer.map { "Sec-WebSocket-Extensions: \($0.headerValue)\r\n" } ?? ""
         let request = "GET /v1/ws HTTP/1.1\r\nHost: \(hostHeader)\r\nUpgrade: websocket\r\n"
-            + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: \(peer.key)\r\n\r\n"
+            + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: \(peer.key)\r\n"
+            + extensions + "\r\n"
         write(peer, Array(request.utf8))
     }
 
@@ -264,6 +274,18 @@ final class ClientLoop {
         guard head.hasPrefix("HTTP/1.1 101"), head.lowercased().contains(accept) else {
             return fail(peer, "upgrade refused: \(head.prefix(while: { $0 != "\r" }))")
         }
+        let extensionPrefix = "sec-websocket-extensions:"
+        let answers = head.split(separator: "\r\n").filter { $0.lowercased().hasPrefix(extensionPrefix) }
+            .map { String($0.dropFirst(extensionPrefix.count).drop { $0 == " " || $0 == "\t" }) }
+        do {
+            if let agreed = try PerMessageDeflateNegotiation.validate(response: answers, offer: deflateOffer) {
+                peer.reader = WebSocketMessageReader(role: .client, maxMessageBytes: Peer.maxMessageBytes,
+                                                     perMessageDeflate: true)
+                peer.decompressor = MessageDecompressor(contextTakeover: agreed.serverToClient.contextTakeover, cache: nil)
+            }
+        } catch {
+            return fail(peer, "bad Sec-WebSocket-Extensions answer: \(error)")
+        }
         peer.reader.append(contentsOf: peer.handshake[range.upperBound...])
         peer.handshake = []
         peer.phase = .authenticating
@@ -273,7 +295,7 @@ final class ClientLoop {
     private func drainMessages(_ peer: Peer) {
         while peer.phase == .authenticating || peer.phase == .ready {
             let event: WebSocketMessageReader.Event?
-            do { event = try peer.reader.next() } catch { return fail(peer, "bad frame: \(error)") }
+            do { event = try peer.reader.next(inflater: &peer.decompressor) } catch { return fail(peer, "bad frame: \(error)") }
             switch event {
             case nil:
                 return

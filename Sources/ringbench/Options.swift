@@ -10,6 +10,8 @@ struct ServerOptions {
     var clientCPUs: String?
     /// Whether the clients speak TLS (`--tls`, or a `wss://` server).
     var tls = false
+    /// Whether the clients offer permessage-deflate (`--compress`).
+    var compress = false
 
     /// The usage lines of the shared options.
     static let usage = """
@@ -18,6 +20,8 @@ struct ServerOptions {
       --spawn PATH        start this ringd binary on a free port with a temporary store
                           and raised limits, measure it, stop it
       --tls               with --spawn: serve TLS alone, on a generated certificate
+      --compress          offer permessage-deflate (with --spawn: turn ws.compression on);
+                          the server compresses messages from its threshold up
       --server-pid PID    measure this server's CPU and RSS from /proc (implied by --spawn)
       --server-cpus LIST  pin the spawned server (taskset -c LIST)
       --client-cpus LIST  pin ringbench itself (sched_setaffinity), e.g. 0 or 0,2-3
@@ -30,6 +34,7 @@ struct ServerOptions {
         case "--server": try parseServer(try arguments.value(flag))
         case "--json": json = true
         case "--tls": tls = true
+        case "--compress": compress = true
         case "--server-pid": serverPID = Int32(try arguments.integer(flag, 1...Int(Int32.max)))
         case "--spawn": spawnPath = try arguments.value(flag)
         case "--server-cpus": serverCPUs = try arguments.value(flag)

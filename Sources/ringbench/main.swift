@@ -92,7 +92,9 @@ enum Ringbench {
         if let cpus = server.clientCPUs { try CPUSet(cpus).pinCurrentProcess() }
         try DescriptorLimit.raise(toFit: descriptors, for: what)
         guard let path = server.spawnPath else { return nil }
-        let spawned = try SpawnedServer(path: path, cpus: server.serverCPUs, tls: server.tls, overrides: overrides)
+        let compression = server.compress ? ["RINGD_WS_COMPRESSION=true"] : []
+        let spawned = try SpawnedServer(path: path, cpus: server.serverCPUs, tls: server.tls,
+                                        overrides: overrides + compression)
         server.serverPID = spawned.pid
         try server.parseServer(spawned.url)
         return spawned

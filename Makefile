@@ -98,18 +98,21 @@ conformance: deps
 clean:
 	rm -rf .build
 
-# The default load profile (docs/BENCHMARKS.md), about a minute and a half once built:
+# The default load profile (docs/BENCHMARKS.md), about three and a half minutes once built:
 # ringbench spawns a fresh ringd for each of its three runs (free port,
 # temporary store, raised limits), pinned to one CPU, and drives it from
 # another: (a) 50 caller/callee pairs at 500 calls/s for 10 s, (b) a search
 # for the highest rate with no failure, no missed slot and setup p99 < 50 ms,
-# (c) 10,000 idle authenticated connections held 20 s (one ping round).
+# (c) 10,000 idle authenticated connections held 20 s (one ping round),
+# then (a) and (c) again over TLS, with permessage-deflate offered, and with
+# both (holding 5 s: the memory and set-up cost are what differ).
 # On a one-CPU machine: make bench BENCH_SERVER_CPUS= BENCH_CLIENT_CPUS=
 BENCH_SERVER_CPUS ?= 1
 BENCH_CLIENT_CPUS ?= 0
 BENCH_ARGS ?= --pairs 50 --rate 500 --duration 10
 BENCH_MAX_ARGS ?= --max
 BENCH_IDLE_ARGS ?= --connections 10000 --hold 20
+BENCH_TRANSPORT_IDLE_ARGS ?= --connections 10000 --hold 5
 
 .PHONY: bench
 bench: deps
@@ -123,4 +126,10 @@ bench: deps
 	"$$bin/ringbench" calls --spawn "$$bin/ringd" $$pin $(BENCH_MAX_ARGS) || status=1; \
 	echo; echo "== idle connections: ringbench idle --spawn $$bin/ringd $$pin $(BENCH_IDLE_ARGS)"; \
 	"$$bin/ringbench" idle --spawn "$$bin/ringd" $$pin $(BENCH_IDLE_ARGS) || status=1; \
+	for transport in --tls --compress "--tls --compress"; do \
+	  echo; echo "== fixed rate, $$transport: ringbench calls --spawn $$bin/ringd $$pin $$transport $(BENCH_ARGS)"; \
+	  "$$bin/ringbench" calls --spawn "$$bin/ringd" $$pin $$transport $(BENCH_ARGS) || status=1; \
+	  echo; echo "== idle connections, $$transport: ringbench idle --spawn $$bin/ringd $$pin $$transport $(BENCH_TRANSPORT_IDLE_ARGS)"; \
+	  "$$bin/ringbench" idle --spawn "$$bin/ringd" $$pin $$transport $(BENCH_TRANSPORT_IDLE_ARGS) || status=1; \
+	done; \
 	exit $$status

@@ -47,6 +47,8 @@ struct CallResults {
     var loadSeconds = 0.0
     /// ringbench's own CPU time (user + system) over the load, in microseconds.
     var clientCPUMicros = 0.0
+    /// Bytes the clients received from and sent to the server during the run.
+    var wireBytes = (received: 0, sent: 0)
     var connectionErrors: [String] = []
 
     var failed: Int { failures.values.reduce(0, +) }
@@ -108,6 +110,7 @@ final class CallRun {
         results = CallResults()
         let failuresBefore = loop.failures.count
         let cpuBefore = processCPUMicros()
+        let bytesBefore = loop.wireBytes
         let start = monotonicNanos()
         let interval = 1e9 / rate
         let loadEnd = start + UInt64(duration * 1e9)
@@ -131,6 +134,7 @@ final class CallRun {
         }
         results.loadSeconds = duration
         results.clientCPUMicros = processCPUMicros() - cpuBefore
+        results.wireBytes = (loop.wireBytes.received - bytesBefore.received, loop.wireBytes.sent - bytesBefore.sent)
         for index in pairs.indices where pairs[index].step != .idle { fail(pair: index, code: "ERR_BENCH_TIMEOUT") }
         results.connectionErrors = Array(loop.failures.dropFirst(failuresBefore))
         return results

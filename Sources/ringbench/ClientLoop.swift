@@ -74,6 +74,9 @@ final class ClientLoop {
     private(set) var readyCount = 0
     /// Server pings answered with a pong.
     private(set) var pingsAnswered = 0
+    /// Bytes received from and sent to the server on the sockets (after TLS
+    /// and compression: what crosses the wire, without TCP/IP headers).
+    private(set) var wireBytes = (received: 0, sent: 0)
 
     /// A loop for peers of `server`; with TLS the certificate is not
     /// checked, as the benchmark measures the server, not the client.
@@ -199,6 +202,7 @@ final class ClientLoop {
         while !peer.outbound.isEmpty {
             let sent = peer.outbound.withUnsafeBytes { Glibc.send(peer.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if sent > 0 {
+                wireBytes.sent += sent
                 peer.outbound.removeFirst(sent)
             } else if sent < 0 && (errno == EAGAIN || errno == EINTR) {
                 break
@@ -223,6 +227,7 @@ final class ClientLoop {
                 if errno == EAGAIN { return }
                 return fail(peer, "recv: \(String(cString: strerror(errno)))")
             }
+            wireBytes.received += count
             if let tls = peer.tls {
                 readBuffer.withUnsafeBytes { tls.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
                 decrypt(peer, tls)

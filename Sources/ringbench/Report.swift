@@ -40,6 +40,13 @@ struct Report {
     }
 
     /// ringbench's CPU use over the load, in percent of one CPU: near 100 means it is the bottleneck.
+    /// Bytes the clients received and sent per completed call.
+    var wireBytesPerCall: (received: Double, sent: Double)? {
+        guard results.completed > 0 else { return nil }
+        let calls = Double(results.completed)
+        return (Double(results.wireBytes.received) / calls, Double(results.wireBytes.sent) / calls)
+    }
+
     var clientCPUPercent: Double { results.clientCPUMicros / (results.loadSeconds * 1e4) }
 
     private var series: [(String, [UInt64])] {
@@ -72,6 +79,10 @@ struct Report {
             lines.append("server     \(TextFormat.number(perCall)) µs CPU per call, RSS \(after.rssKiB / 1024) MiB")
         }
         lines.append("client     \(TextFormat.number(clientCPUPercent)) % of one CPU during the load")
+        if let bytes = wireBytesPerCall {
+            lines.append("wire       \(TextFormat.number(bytes.received, digits: 0)) bytes in, "
+                + "\(TextFormat.number(bytes.sent, digits: 0)) bytes out per call (clients' sockets)")
+        }
         for error in results.connectionErrors.prefix(5) { lines.append("connection \(error)") }
         return lines
     }
@@ -99,6 +110,10 @@ struct Report {
             fields.append("\"serverRssKiB\":\(after.rssKiB)")
         }
         fields.append("\"clientCpuPercent\":\(TextFormat.number(clientCPUPercent))")
+        if let bytes = wireBytesPerCall {
+            fields.append("\"wireBytesInPerCall\":\(TextFormat.number(bytes.received, digits: 0))")
+            fields.append("\"wireBytesOutPerCall\":\(TextFormat.number(bytes.sent, digits: 0))")
+        }
         fields.append("\"connectionErrors\":\(results.connectionErrors.count)")
         return fields
     }

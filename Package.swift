@@ -48,7 +48,7 @@ let package = Package(
         .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/ringctl"),
         .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
-        .testTarget(name: "SignalCompressionTests", dependencies: ["SignalCompression", "SignalProtocol"]),
+        .testTarget(name: "SignalCompressionTests", dependencies: ["SignalCompression", "SignalProtocol", "CZlib"]),
         .testTarget(name: "SignalClientTests",
                     dependencies: ["SignalClient", "SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem", "SignalCrypto"]),
         .testTarget(name: "SignalServerTests",

@@ -52,6 +52,19 @@ public final class InflateStream {
         inflateReset(stream.pointer)
     }
 
+    /// Starts a new deflate stream after a final block (RFC 7692 §7.2.3.4)
+    /// with the old one's window as its dictionary, so that later data,
+    /// which may refer back across the end (context takeover), still inflates.
+    private func restartKeepingWindow() {
+        let z = stream.pointer
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1 << 15) { window in
+            var length: uInt = 0
+            let saved = inflateGetDictionary(z, window.baseAddress, &length) == Z_OK
+            inflateReset(z)
+            if saved && length > 0 { _ = inflateSetDictionary(z, window.baseAddress, length) }
+        }
+    }
+
     /// The status ``drain(into:limit:through:)`` reports for output past the limit.
     private static let overLimit: Int32 = -100
 
@@ -74,7 +87,7 @@ public final class InflateStream {
             output.append(contentsOf: chunk[..<produced])
             switch status {
             case Z_STREAM_END:
-                inflateReset(z)
+                restartKeepingWindow()
                 if z.pointee.avail_in == 0 { return Z_OK }
             case Z_OK where z.pointee.avail_in > 0 || produced == room:
                 continue

@@ -32,9 +32,6 @@ final class TCPSocket: Sendable {
     /// The TLS session, once ``startTLS(_:serverName:deadline:)`` began it.
     private let tls = Mutex<TLSSession?>(nil)
 
-    /// How long a reader may block sending what TLS itself must answer.
-    private static let controlSendTimeout = 10.0
-
     private init(_ fd: Int32) {
         descriptor = Mutex(FileDescriptor(fd))
         rawValue = fd
@@ -114,7 +111,7 @@ final class TCPSocket: Sendable {
         do {
             _ = try syscallExpectingResult("connect") { address.withSockAddr { Glibc.connect(fd, $0, $1) } }
         } catch where error.code == EINPROGRESS {
-            try wait(for: Int16(POLLOUT), until: deadline)
+            try Self.wait(on: fd, for: Int16(POLLOUT), until: deadline)
             var pending: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             do {
@@ -173,61 +170,77 @@ final class TCPSocket: Sendable {
 
     /// One handshake step, sending what it produced; true once complete.
     private func advanceHandshake(deadline: Deadline) throws(SocketFailure) -> Bool {
-        try tls.withLock { (slot: inout TLSSession?) throws(SocketFailure) -> Bool in
-            guard let session = slot else { return true }
-            let done: Bool
-            do throws(TLSError) {
-                done = try session.handshake()
+        let step = tls.withLock { slot -> (Result<Bool, TLSError>, [UInt8]?) in
+            guard let session = slot else { return (.success(true), nil) }
+            let done = Result { () throws(TLSError) in try session.handshake() }
+            // On failure the output is the alert telling the server why.
+            return (done, session.takeOutput())
+        }
+        if let output = step.1 {
+            do {
+                try send(output, deadline: deadline)
             } catch {
-                // The alert telling the server why is still worth sending.
-                if let alert = session.takeOutput() { try? sendRaw(alert, deadline: deadline) }
-                throw .tls(error)
+                if case .success = step.0 { throw error }
             }
-            if let output = session.takeOutput() { try sendRaw(output, deadline: deadline) }
-            return done
+        }
+        switch step.0 {
+        case .success(let done): return done
+        case .failure(let error): throw .tls(error)
         }
     }
 
     // MARK: Sending and receiving
 
     /// Sends all of `bytes` (encrypted when TLS is on), waiting for buffer
-    /// space until `deadline`. Serialized with every other send; fails once
-    /// the socket is closed.
+    /// space until `deadline`. Serialized with every other send: records are
+    /// made and sent under the send lock, so they leave in order, while the
+    /// TLS session is locked only to encrypt, never while a send waits, so
+    /// the reading thread keeps decrypting. Fails once the socket is closed.
     func sendAll(_ bytes: [UInt8], deadline: Deadline) throws(SocketFailure) {
-        try tls.withLock { (slot: inout TLSSession?) throws(SocketFailure) in
-            guard let session = slot else {
-                try sendRaw(bytes, deadline: deadline)
-                return
+        try descriptor.withLock { (fd: inout FileDescriptor) throws(SocketFailure) in
+            let encrypted = tls.withLock { slot -> Result<[UInt8], TLSError>? in
+                guard let session = slot else { return nil }
+                let written = bytes.withUnsafeBytes { plaintext in
+                    Result { () throws(TLSError) in try session.write(plaintext) }
+                }
+                // The output also holds what reading left behind (a key update's answer).
+                return written.map { session.takeOutput() ?? [] }
             }
-            let written = bytes.withUnsafeBytes { plaintext in
-                Result { () throws(TLSError) in try session.write(plaintext) }
+            switch encrypted {
+            case nil: try Self.send(bytes, on: fd, deadline: deadline)
+            case .success(let ciphertext)?: try Self.send(ciphertext, on: fd, deadline: deadline)
+            case .failure(let error)?: throw SocketFailure.tls(error)
             }
-            if case .failure(let error) = written { throw .tls(error) }
-            if let output = session.takeOutput() { try sendRaw(output, deadline: deadline) }
         }
     }
 
-    private func sendRaw(_ bytes: [UInt8], deadline: Deadline) throws(SocketFailure) {
+    /// Sends raw `bytes` under the send lock.
+    private func send(_ bytes: [UInt8], deadline: Deadline) throws(SocketFailure) {
         try descriptor.withLock { (fd: inout FileDescriptor) throws(SocketFailure) in
-            guard fd.isOpen else { throw SocketFailure.system(SystemError(call: "send", code: EBADF)) }
-            let raw = fd.rawValue
-            var sent = 0
-            while sent < bytes.count {
-                let result: IOResult<Int>
-                do throws(SystemError) {
-                    result = try syscall("send") {
-                        bytes.withUnsafeBytes { all in
-                            let rest = UnsafeRawBufferPointer(rebasing: all[sent...])
-                            return Glibc.send(raw, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
-                        }
+            try Self.send(bytes, on: fd, deadline: deadline)
+        }
+    }
+
+    /// Sends all of `bytes` on `fd`, whose send lock the caller holds.
+    private static func send(_ bytes: [UInt8], on fd: FileDescriptor, deadline: Deadline) throws(SocketFailure) {
+        guard fd.isOpen else { throw SocketFailure.system(SystemError(call: "send", code: EBADF)) }
+        let raw = fd.rawValue
+        var sent = 0
+        while sent < bytes.count {
+            let result: IOResult<Int>
+            do throws(SystemError) {
+                result = try syscall("send") {
+                    bytes.withUnsafeBytes { all in
+                        let rest = UnsafeRawBufferPointer(rebasing: all[sent...])
+                        return Glibc.send(raw, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
                     }
-                } catch {
-                    throw SocketFailure.system(error)
                 }
-                switch result {
-                case .processed(let count): sent += count
-                case .wouldBlock: try wait(for: Int16(POLLOUT), until: deadline)
-                }
+            } catch {
+                throw SocketFailure.system(error)
+            }
+            switch result {
+            case .processed(let count): sent += count
+            case .wouldBlock: try wait(on: raw, for: Int16(POLLOUT), until: deadline)
             }
         }
     }
@@ -264,27 +277,26 @@ final class TCPSocket: Sendable {
         }
     }
 
+    /// Decrypts what the session holds. Records reading produces (a key
+    /// update's answer) stay in the session for the next send, which TLS 1.3
+    /// allows and which keeps them in order; the reader never sends.
     private func decrypt(into buffer: inout [UInt8], scratch: inout [UInt8]) throws(SocketFailure) -> Decrypted {
         try tls.withLock { (slot: inout TLSSession?) throws(SocketFailure) -> Decrypted in
             guard let session = slot else { return .plain }
             var delivered = false
-            var closed = false
-            reading: while true {
+            while true {
                 let read = scratch.withUnsafeMutableBytes { bytes in
                     Result { () throws(TLSError) in try session.read(into: bytes) }
                 }
                 switch read {
-                case .success(.plaintext(let count)): buffer.append(contentsOf: scratch[0 ..< count]); delivered = true
-                case .success(.needsInput): break reading
-                case .success(.closed): closed = true; break reading
+                case .success(.plaintext(let count)):
+                    buffer.append(contentsOf: scratch[0 ..< count])
+                    delivered = true
+                case .success(.needsInput): return delivered ? .delivered : .needsInput
+                case .success(.closed): return delivered ? .delivered : .closed
                 case .failure(let error): throw .tls(error)
                 }
             }
-            // Reading can produce records of its own (a key update's answer).
-            if let output = session.takeOutput() {
-                try sendRaw(output, deadline: Deadline.now().adding(seconds: Self.controlSendTimeout))
-            }
-            return delivered ? .delivered : closed ? .closed : .needsInput
         }
     }
 
@@ -301,14 +313,13 @@ final class TCPSocket: Sendable {
             switch result {
             case .processed(0): throw SocketFailure.endOfStream
             case .processed(let count): return count
-            case .wouldBlock: try wait(for: Int16(POLLIN), until: deadline)
+            case .wouldBlock: try Self.wait(on: fd, for: Int16(POLLIN), until: deadline)
             }
         }
     }
 
-    /// Waits until the socket is ready for `events` or has an error.
-    private func wait(for events: Int16, until deadline: Deadline?) throws(SocketFailure) {
-        let fd = rawValue
+    /// Waits until `fd` is ready for `events` or has an error.
+    private static func wait(on fd: Int32, for events: Int16, until deadline: Deadline?) throws(SocketFailure) {
         while true {
             var timeout: Int32 = -1
             if let deadline {
@@ -327,17 +338,16 @@ final class TCPSocket: Sendable {
         }
     }
 
-    /// Sends TLS close_notify (best effort), then shuts both directions down,
-    /// waking the reading thread; the descriptor stays open.
+    /// Sends TLS close_notify (best effort, briefly), then shuts both
+    /// directions down, waking the reading thread; the descriptor stays open.
     func shutdown() {
-        if let closeNotify = tls.withLock({ (slot: inout TLSSession?) -> [UInt8]? in
-            slot?.close()
-            return slot?.takeOutput()
-        }) {
-            try? sendRaw(closeNotify, deadline: Deadline.now().adding(seconds: 1))
-        }
         descriptor.withLock { fd in
             guard fd.isOpen else { return }
+            let closeNotify = tls.withLock { (slot: inout TLSSession?) -> [UInt8]? in
+                slot?.close()
+                return slot?.takeOutput()
+            }
+            if let closeNotify { try? Self.send(closeNotify, on: fd, deadline: Deadline.now().adding(seconds: 1)) }
             let raw = fd.rawValue
             _ = try? syscall("shutdown") { Glibc.shutdown(raw, Int32(SHUT_RDWR)) }
         }

@@ -1,3 +1,4 @@
+import CZlib
 import SignalCompression
 import SignalProtocol
 import Testing
@@ -83,5 +84,59 @@ struct DeflateRoundTripTests {
         #expect(try readerB.next(inflater: &b) == .message(WebSocketMessage(kind: .binary, payload: signalingText(2, size: 2_000))))
         #expect(a.heldBytes == 0 && b.heldBytes == 0)
         #expect(compressor.heldBytes == 0)
+    }
+}
+
+/// A peer may end a message with a final deflate block (RFC 7692 §7.2.3.4);
+/// with context takeover its next message may still refer back to it.
+@Suite("permessage-deflate: final blocks")
+struct FinalBlockTests {
+    /// Raw deflate of `data` with `dictionary` as the window it may refer
+    /// to, ended by a final block (`Z_FINISH`) or a sync flush whose
+    /// `00 00 FF FF` is removed, as RFC 7692 sends it.
+    private func deflateRaw(_ data: [UInt8], dictionary: [UInt8] = [], final: Bool) throws -> [UInt8] {
+        var stream = z_stream()
+        #expect(deflateInit2_(&stream, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
+                              Int32(MemoryLayout<z_stream>.size)) == Z_OK)
+        defer { deflateEnd(&stream) }
+        if !dictionary.isEmpty {
+            #expect(dictionary.withUnsafeBufferPointer { deflateSetDictionary(&stream, $0.baseAddress, uInt($0.count)) } == Z_OK)
+        }
+        var input = data
+        var output = [UInt8](repeating: 0, count: data.count + 1024)
+        let produced = input.withUnsafeMutableBufferPointer { inBuffer in
+            output.withUnsafeMutableBufferPointer { outBuffer in
+                stream.next_in = inBuffer.baseAddress
+                stream.avail_in = uInt(inBuffer.count)
+                stream.next_out = outBuffer.baseAddress
+                stream.avail_out = uInt(outBuffer.count)
+                _ = deflate(&stream, final ? Z_FINISH : Z_SYNC_FLUSH)
+                return outBuffer.count - Int(stream.avail_out)
+            }
+        }
+        let bytes = Array(output[..<produced])
+        return final ? bytes : Array(bytes.dropLast(4))
+    }
+
+    @Test func theRFCFinalBlockExampleInflates() {
+        var decompressor = MessageDecompressor(contextTakeover: true, cache: nil)
+        let hello: [UInt8] = [0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00]
+        let run = readDeflated([compressedFrames(.text, hello) + compressedFrames(.text, hello)], decompressor: &decompressor)
+        #expect(run.error == nil)
+        #expect(run.events == [.message(.text("Hello")), .message(.text("Hello"))])
+    }
+
+    @Test func aFinalBlockKeepsTheWindowForTheNextMessage() throws {
+        let text = Array(String(repeating: "ringing bob from alice, session 0123456789abcdef; ", count: 6).utf8)
+        // §7.2.3.4: after the final block the sender adds one 00 octet, which with
+        // the receiver's 00 00 FF FF makes an empty stored block.
+        let first = try deflateRaw(text, final: true) + [0x00]
+        let second = try deflateRaw(text, dictionary: text, final: false)
+        #expect(second.count < first.count / 2, "the second message refers back to the first")
+        var decompressor = MessageDecompressor(contextTakeover: true, cache: nil)
+        let run = readDeflated([compressedFrames(.text, first) + compressedFrames(.text, second)], decompressor: &decompressor)
+        #expect(run.error == nil)
+        #expect(run.events == [.message(WebSocketMessage(kind: .text, payload: text)),
+                               .message(WebSocketMessage(kind: .text, payload: text))])
     }
 }

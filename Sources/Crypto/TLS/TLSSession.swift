@@ -189,8 +189,10 @@ public final class TLSSession {
         case SSL_ERROR_ZERO_RETURN:
             throw TLSError(code: TLSError.protocolCode, message: "the peer closed the TLS session")
         default:
+            // Without verification OpenSSL still records what it found, which
+            // then says nothing about why the handshake failed.
             let verify = SSL_get_verify_result(ssl)
-            if !isServer, verify != X509_V_OK {
+            if !isServer, SSL_get_verify_mode(ssl) & SSL_VERIFY_PEER != 0, verify != X509_V_OK {
                 ERR_clear_error()
                 let reason = String(cString: X509_verify_cert_error_string(verify))
                 throw TLSError(code: TLSError.verificationCode, message: "the server's certificate did not verify: \(reason)")

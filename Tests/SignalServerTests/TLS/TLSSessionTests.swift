@@ -142,6 +142,23 @@ final class TLSSessionTests: XCTestCase {
         XCTAssertTrue(client.isHandshakeComplete)
     }
 
+    func testWithoutVerificationAFailureIsNotBlamedOnTheCertificate() throws {
+        let client = try TLSSession(context: try TLSContext.client(verification: .none), serverName: "localhost")
+        let server = try TLSSession(context: try certificate.serverContext())
+        _ = try client.handshake()
+        try XCTUnwrap(client.takeOutput()).withUnsafeBytes { server.receive($0) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        _ = try buffer.withUnsafeMutableBytes { try server.read(into: $0) }
+        // The server's flight with its last byte (inside Finished) corrupted:
+        // the certificate is seen (and, unverified, found self-signed) first.
+        var flight = try XCTUnwrap(server.takeOutput())
+        flight[flight.count - 1] ^= 0xFF
+        flight.withUnsafeBytes { client.receive($0) }
+        XCTAssertThrowsError(try buffer.withUnsafeMutableBytes { try client.read(into: $0) }) { error in
+            XCTAssertEqual((error as? TLSError)?.code, TLSError.handshakeCode, "\(error)")
+        }
+    }
+
     func testPlainTextIsNotAHandshake() throws {
         let server = try TLSSession(context: try certificate.serverContext())
         Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { server.receive($0) }

@@ -21,6 +21,18 @@ public struct MessageCompressor {
     /// Bytes of zlib memory the connection holds between messages.
     public var heldBytes: Int { owned?.allocatedBytes ?? 0 }
 
+    /// What to send for a data message carrying `payload`, and the frame's
+    /// reserved bits: compressed (RSV1) from `threshold` bytes up, as is
+    /// below it, and as is when compressing did not make it smaller, which
+    /// only a compressor without context takeover may do (the context would
+    /// otherwise hold bytes the peer never saw).
+    public mutating func encode(_ payload: [UInt8], threshold: Int) throws(CompressionError) -> (payload: [UInt8], reservedBits: UInt8) {
+        guard payload.count >= threshold else { return (payload, 0) }
+        let compressed = try compress(payload)
+        if !direction.contextTakeover && compressed.count >= payload.count { return (payload, 0) }
+        return (compressed, WebSocketFrameHeader.rsv1)
+    }
+
     /// The payload of a compressed message (RSV1) carrying `payload`.
     public mutating func compress(_ payload: [UInt8]) throws(CompressionError) -> [UInt8] {
         if direction.contextTakeover {

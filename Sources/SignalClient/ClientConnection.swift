@@ -20,6 +20,9 @@ final class ClientConnection: Sendable {
     private let keepAliveInterval: Double
     private let ended = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
+    /// Whether this connection agreed on permessage-deflate.
+    var compresses: Bool { sender.compresses }
+
     /// Takes over an opened connection; nothing is read until ``start(_:onCall:onClose:)``.
     init(_ opened: OpenedConnection, options: ConnectOptions) {
         auth = opened.auth

@@ -33,6 +33,16 @@ public final class SignalClient: Sendable {
     /// never reads it holds bounded memory.
     public let notifications: AsyncStream<CallNotification>
 
+    /// Whether the current connection agreed on permessage-deflate
+    /// (``ConnectOptions/compression`` asked, and the server has it on);
+    /// false while reconnecting.
+    public var usesCompression: Bool {
+        state.withLock { state in
+            if case .connected(let connection) = state.phase { return connection.compresses }
+            return false
+        }
+    }
+
     let endpoint: ServerEndpoint
     let credentials: ClientCredentials
     let options: ConnectOptions

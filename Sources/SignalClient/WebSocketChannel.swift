@@ -35,6 +35,9 @@ final class WebSocketSender: Sendable {
     /// Whether the close frame went out.
     var hasSentClose: Bool { state.withLock { $0.closeSent } }
 
+    /// Whether permessage-deflate was agreed.
+    var compresses: Bool { state.withLock { $0.compressor != nil } }
+
     /// Sends one JSON text frame. A send that fails part-way shuts the socket
     /// down, since the stream can no longer be framed.
     func sendText(_ json: JSONValue) throws(ClientError) {
@@ -73,19 +76,18 @@ final class WebSocketSender: Sendable {
     private func send(_ opcode: WebSocketOpcode, _ payload: [UInt8]) throws(ClientError) {
         try state.withLock { (state: inout State) throws(ClientError) in
             guard !state.closeSent else { throw .closed("the connection is closing") }
-            guard !opcode.isControl, payload.count >= Self.compressionThresholdBytes,
-                  var compressor = state.compressor else {
+            guard !opcode.isControl, var compressor = state.compressor else {
                 try transmit(opcode, payload)
                 return
             }
-            let compressed: [UInt8]
+            let encoded: (payload: [UInt8], reservedBits: UInt8)
             do throws(CompressionError) {
-                compressed = try compressor.compress(payload)
+                encoded = try compressor.encode(payload, threshold: Self.compressionThresholdBytes)
             } catch {
                 throw .protocolViolation("compressing a message failed: \(error.message)")
             }
             state.compressor = compressor
-            try transmit(opcode, compressed, reservedBits: WebSocketFrameHeader.rsv1)
+            try transmit(opcode, encoded.payload, reservedBits: encoded.reservedBits)
         }
     }
 

@@ -89,6 +89,7 @@ struct CompressionTests {
                                                        options: ConnectOptions(deviceId: "laptop", compression: true))
             let bob = try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: "bob", key: RingdFixture.authKey),
                                                      options: ConnectOptions(deviceId: "phone", compression: true))
+            #expect(alice.usesCompression && bob.usesCompression)
             let bobStreams = ClientStreams(bob)
             let topic = JSONValue.string(String(repeating: "quarterly planning ", count: 40))
             let (call, _) = try await alice.initiateCall(to: "bob", type: .video, timeout: 30,

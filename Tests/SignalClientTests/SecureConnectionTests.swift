@@ -56,6 +56,7 @@ struct SecureConnectionTests {
                                                        options: options)
             let bob = try await SignalClient.connect(to: ringd.endpoint, credentials: .authKey(uid: "bob", key: RingdFixture.authKey),
                                                      options: options)
+            #expect(alice.usesCompression && bob.usesCompression)
             let bobStreams = ClientStreams(bob)
             let metadata = JSONValue.object([("agenda", .string(String(repeating: "quarterly planning ", count: 100)))])
             let call = try await alice.initiateCall(to: "bob", type: .video, metadata: metadata).call
@@ -76,6 +77,7 @@ struct SecureConnectionTests {
             #expect(!ringd.endpoint.isSecure)
             #expect(ringd.server.listeners.map(\.isSecure) == [false, true])
             let plain = try await ringd.connect("alice")
+            #expect(!plain.usesCompression, "not offered, not agreed")
             let tls = try await ringd.connect("bob", endpoint: ServerEndpoint(host: "127.0.0.1", port: secure.port, isSecure: true),
                                               verification: files.trusted)
             let bobStreams = ClientStreams(tls)

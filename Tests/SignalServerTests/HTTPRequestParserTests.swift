@@ -123,9 +123,11 @@ func parseByteByByte(_ text: String, maxBodyBytes: Int = 1024) -> ParseOutcome {
     /// A byte that cannot be part of a method fails at once, without waiting
     /// for a line end: a TLS ClientHello on a plain port has none for a while.
     @Test func aTLSHandshakeIs400AtItsFirstByte() throws {
+        // Random handshake bytes may hold an LF LF that would end a "head".
         var parser = HTTPRequestParser(maxBodyBytes: 1000)
-        parser.append(contentsOf: [22, 3, 1, 2, 0])
-        #expect(throws: HTTPParseError.self) { try parser.next() }
+        parser.append(contentsOf: [22, 3, 1, 2, 0, 10, 10, 7])
+        let tls = #expect(throws: HTTPParseError.self) { try parser.next() }
+        #expect(tls?.message.contains("TLS handshake") == true)
         var partialMethod = HTTPRequestParser(maxBodyBytes: 1000)
         partialMethod.append(contentsOf: Array("GE".utf8))
         #expect(try partialMethod.next() == nil)

@@ -63,9 +63,23 @@ import Testing
     @Test func aMalformedExtensionsHeaderIsRefusedWith400() throws {
         let server = try server()
         defer { server.stop() }
-        #expect(throws: TestSocketError.self) {
+        let error = #expect(throws: TestSocketError.self) {
             try TestWebSocket.connect(port: server.port, offer: "permessage-deflate; =1")
         }
+        #expect(error?.description.contains("answered 400") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("Sec-WebSocket-Extensions") == true, "\(String(describing: error))")
+    }
+
+    @Test func aMessageThatDoesNotShrinkIsSentUncompressed() throws {
+        let server = try server(threshold: 16)
+        defer { server.stop() }
+        let socket = try TestWebSocket.connect(port: server.port, offer: Self.offer)
+        defer { socket.close() }
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0 ..< 2000).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
+        try socket.socket.send(WebSocketFrameEncoder.frame(.binary, payload: noise, maskKey: .random()))
+        #expect(try nextFrameFirstByte(socket) == 0x82) // FIN, binary, no RSV1
+        #expect(try socket.nextMessage() == WebSocketMessage(kind: .binary, payload: noise))
     }
 
     @Test func compressedMessagesAreInflatedAndLargeEchoesCompressed() throws {

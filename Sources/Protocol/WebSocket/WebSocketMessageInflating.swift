@@ -38,12 +38,18 @@ public struct WebSocketNoInflation: WebSocketMessageInflating {
 extension Optional: WebSocketMessageInflating where Wrapped: WebSocketMessageInflating {
     public mutating func inflate(_ compressed: [UInt8], into output: inout [UInt8],
                                  limit: Int) throws(WebSocketProtocolError) {
-        guard self != nil else { return try WebSocketNoInflation().inflate(compressed, into: &output, limit: limit) }
-        try self!.inflate(compressed, into: &output, limit: limit)
+        guard case .some(var inflater) = self else {
+            return try WebSocketNoInflation().inflate(compressed, into: &output, limit: limit)
+        }
+        defer { self = inflater }
+        try inflater.inflate(compressed, into: &output, limit: limit)
     }
 
     public mutating func finishMessage(into output: inout [UInt8], limit: Int) throws(WebSocketProtocolError) {
-        guard self != nil else { return try WebSocketNoInflation().finishMessage(into: &output, limit: limit) }
-        try self!.finishMessage(into: &output, limit: limit)
+        guard case .some(var inflater) = self else {
+            return try WebSocketNoInflation().finishMessage(into: &output, limit: limit)
+        }
+        defer { self = inflater }
+        try inflater.finishMessage(into: &output, limit: limit)
     }
 }

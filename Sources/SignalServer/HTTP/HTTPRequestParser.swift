@@ -30,6 +30,9 @@ public struct HTTPRequestParser: Sendable {
     public let maxBodyBytes: Int
     private var state: State = .head(scanned: 0)
     private var buffer: [UInt8] = []
+    /// Bytes of the current request's method checked so far; nil once the
+    /// space after it was seen.
+    private var methodChecked: Int? = 0
 
     /// A parser with the given limits.
     public init(maxHeaderBytes: Int = 8192, maxBodyBytes: Int) {
@@ -67,8 +70,8 @@ public struct HTTPRequestParser: Sendable {
             return nil
         case .head(let scanned):
             skipLeadingEmptyLines()
+            try checkMethodPrefix()
             guard let end = findEndOfHead(from: scanned) else {
-                try checkMethodPrefix()
                 if shortestPossibleHead > maxHeaderBytes {
                     throw fail(.headersTooLarge, "header block exceeds \(maxHeaderBytes) bytes")
                 }
@@ -80,6 +83,7 @@ public struct HTTPRequestParser: Sendable {
             }
             let request = try parseHead(buffer[0 ..< end.headLength])
             buffer.removeFirst(end.consumed)
+            methodChecked = 0
             let length = try bodyLength(request)
             state = .body(request, length: length)
             return try next()
@@ -109,11 +113,17 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// Refuses at once bytes that cannot begin a request line (the method is
-    /// a token), rather than waiting for a line end that may never come:
-    /// a TLS handshake sent to a plain-text port, for one.
+    /// a token), rather than waiting for a line end that may never come or
+    /// reading a line end into binary bytes: a TLS handshake sent to a
+    /// plain-text port, for one. Each byte is checked once.
     private mutating func checkMethodPrefix() throws(HTTPParseError) {
-        for byte in buffer {
-            if byte == UInt8(ascii: " ") { return }
+        guard let checked = methodChecked else { return }
+        for byte in buffer[checked...] {
+            if byte == UInt8(ascii: " ") {
+                methodChecked = nil
+                return
+            }
+            methodChecked = (methodChecked ?? 0) + 1
             guard Self.isTokenByte(byte) else {
                 // 22 starts a TLS handshake record.
                 throw fail(.badRequest, buffer.first == 22

@@ -83,9 +83,6 @@ final class Connection: Selectable {
         self.plaintextRefusal = tls == nil ? nil : plaintextRefusal
     }
 
-    /// Whether the connection speaks TLS.
-    var isSecure: Bool { tls != nil }
-
     /// Starts watching the socket.
     func start() throws(SystemError) {
         registeredEvents = CSHIM_EPOLLIN

@@ -35,25 +35,27 @@ final class ServerLoop {
 
     private func accept(_ socket: FileDescriptor, _ peer: SocketAddress, certificates: TLSCertificates?) {
         let config = context.config
+        guard context.stats.admit(limit: config.maxConnections) else {
+            Log.warning("\(peer): refused, \(config.maxConnections) connections open")
+            // A TLS peer cannot be told before its handshake; it sees the close.
+            let refusal = Connection(socket: socket, peer: peer, loop: context.loop, limits: config.backpressure)
+            if certificates == nil {
+                refusal.write(HTTPResponse.error(.serviceUnavailable, "too many connections").serialized(keepAlive: false))
+            }
+            refusal.abort()
+            return
+        }
         let session: TLSSession?
         do {
             session = try certificates?.makeSession()
         } catch {
             Log.warning("\(peer): \(error)")
+            context.stats.release()
             socket.close()
             return
         }
         let connection = Connection(socket: socket, peer: peer, loop: context.loop, limits: config.backpressure,
                                     tls: session, plaintextRefusal: Self.plaintextRefusal)
-        guard context.stats.admit(limit: config.maxConnections) else {
-            Log.warning("\(peer): refused, \(config.maxConnections) connections open")
-            // A TLS peer cannot be told before its handshake; it sees the close.
-            if session == nil {
-                connection.write(HTTPResponse.error(.serviceUnavailable, "too many connections").serialized(keepAlive: false))
-            }
-            connection.abort()
-            return
-        }
         do {
             try connection.start()
         } catch {

@@ -80,15 +80,15 @@ public final class WebSocket: ConnectionHandler {
     public func send(_ message: WebSocketMessage) {
         guard state == .open else { return }
         let opcode: WebSocketOpcode = message.kind == .text ? .text : .binary
-        guard var compressor, message.payload.count >= settings.compression?.thresholdBytes ?? Int.max else {
+        guard var compressor, let threshold = settings.compression?.thresholdBytes else {
             connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: message.payload.count), message.payload)
             return
         }
         do {
-            let payload = try compressor.compress(message.payload)
+            let (payload, reservedBits) = try compressor.encode(message.payload, threshold: threshold)
             self.compressor = compressor
-            connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: payload.count,
-                                                          reservedBits: WebSocketFrameHeader.rsv1), payload)
+            connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: payload.count, reservedBits: reservedBits),
+                             payload)
         } catch {
             Log.warning("\(peer): compressing a message failed: \(error)")
             fail(error.protocolError)

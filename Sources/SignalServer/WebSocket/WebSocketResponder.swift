@@ -42,7 +42,7 @@ public struct WebSocketCompressionSettings: Sendable {
     /// Messages with fewer payload bytes are sent uncompressed.
     public var thresholdBytes: Int
     /// Whether the server keeps compression contexts between messages (a
-    /// better ratio for about 200 KB per connection); without, it answers
+    /// better ratio for about 210 KB per connection); without, it answers
     /// with no context takeover both ways and holds no zlib stream for an
     /// idle connection.
     public var contextTakeover: Bool

@@ -39,7 +39,10 @@ import Testing
         try client.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
         let deadline = monotonicSeconds() + 5
         while !String(decoding: client.plaintext, as: UTF8.self).contains("\"status\":\"ok\"") {
-            #expect(try client.receive(until: deadline))
+            guard try client.receive(until: deadline) else {
+                Issue.record("the server closed before answering")
+                return
+            }
         }
     }
 

@@ -26,7 +26,7 @@ final class TLSTestClient {
         let deadline = monotonicSeconds() + timeout
         while try !session.handshake() {
             try flush(byteByByte: byteByByte)
-            try receive(until: deadline)
+            guard try receive(until: deadline) else { throw TestSocketError("the server closed during the handshake") }
         }
         try flush()
     }

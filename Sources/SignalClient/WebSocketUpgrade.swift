@@ -4,10 +4,6 @@ import SignalSystem
 
 /// The client side of the WebSocket opening handshake (RFC 6455 §4.1).
 enum WebSocketUpgrade {
-    /// What the client offers when compression is asked for: permessage-deflate
-    /// with any window limit the server may set for the client's compressor.
-    static let deflateOffer = PerMessageDeflateParameters(clientMaxWindowBits: .unspecified)
-
     /// An upgraded connection.
     struct Upgraded {
         /// The connected socket.
@@ -26,7 +22,7 @@ enum WebSocketUpgrade {
                      compression: Bool) throws(ClientError) -> Upgraded {
         let socket = try TCPSocket.connect(to: endpoint, verification: verification, timeout: timeout)
         do {
-            let offer = compression ? deflateOffer : nil
+            let offer = compression ? PerMessageDeflateParameters.clientOffer : nil
             let (leftover, deflate) = try upgrade(socket, endpoint: endpoint, offer: offer,
                                                   deadline: Deadline.now().adding(seconds: timeout))
             return Upgraded(socket: socket, leftover: leftover, deflate: deflate)

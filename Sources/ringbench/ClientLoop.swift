@@ -84,7 +84,7 @@ final class ClientLoop {
         epoll = try syscallExpectingResult("epoll_create") { cshim_epoll_create() }
         hostHeader = server.host.contains(":") ? "[\(server.host)]:\(server.port)" : "\(server.host):\(server.port)"
         tls = server.tls ? try TLSContext.client(verification: .none) : nil
-        deflateOffer = server.compress ? PerMessageDeflateParameters(clientMaxWindowBits: .unspecified) : nil
+        deflateOffer = server.compress ? .clientOffer : nil
     }
 
     deinit {

@@ -1,16 +1,16 @@
 import SignalCrypto
-import XCTest
+import Testing
 
 /// Client and server sessions talking through memory only: the handshake,
 /// records both ways, close_notify, and every way verification fails.
-final class TLSSessionTests: XCTestCase {
-    private var certificate: TestCertificate!
+@Suite final class TLSSessionTests {
+    private var certificate: TestCertificate
 
-    override func setUpWithError() throws {
+    init() throws {
         certificate = try TestCertificate()
     }
 
-    override func tearDown() {
+    deinit {
         certificate.remove()
     }
 
@@ -43,53 +43,52 @@ final class TLSSessionTests: XCTestCase {
     private func connect(clientContext: TLSContext, serverName: String = "localhost") throws -> (TLSSession, TLSSession) {
         let client = try TLSSession(context: clientContext, serverName: serverName)
         let server = try TLSSession(context: try certificate.serverContext())
-        XCTAssertFalse(try client.handshake())
+        #expect(try !client.handshake())
         try pump(client, server)
         return (client, server)
     }
 
-    func testHandshakeThenRecordsBothWays() throws {
+    @Test func handshakeThenRecordsBothWays() throws {
         let (client, server) = try connect(clientContext: try certificate.clientContext())
-        XCTAssertTrue(client.isHandshakeComplete)
-        XCTAssertTrue(server.isHandshakeComplete)
-        XCTAssertEqual(client.protocolVersion, "TLSv1.3")
-        XCTAssertEqual(client.applicationProtocol, "http/1.1")
-        XCTAssertEqual(server.applicationProtocol, "http/1.1")
+        #expect(client.isHandshakeComplete && server.isHandshakeComplete)
+        #expect(client.protocolVersion == "TLSv1.3")
+        #expect(client.applicationProtocol == "http/1.1")
+        #expect(server.applicationProtocol == "http/1.1")
 
         let request = Array("GET / HTTP/1.1\r\n\r\n".utf8)
         let large = (0 ..< 50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         try request.withUnsafeBytes { try client.write($0) }
         try large.withUnsafeBytes { try server.write($0) }
         let read = try pump(client, server)
-        XCTAssertEqual(read.server, request)
-        XCTAssertEqual(read.client, large)
+        #expect(read.server == request)
+        #expect(read.client == large)
     }
 
-    func testDrainedBuffersDoNotKeepALargeMessagesSize() throws {
+    @Test func drainedBuffersDoNotKeepALargeMessagesSize() throws {
         let (client, server) = try connect(clientContext: try certificate.clientContext())
         let large = [UInt8](repeating: 7, count: 256 * 1024)
         try large.withUnsafeBytes { try client.write($0) }
-        XCTAssertGreaterThan(client.bufferCapacity, large.count)
-        XCTAssertEqual(try pump(client, server).server.count, large.count)
-        XCTAssertLessThanOrEqual(client.bufferCapacity, 2 * TLSSession.idleBufferLimit)
-        XCTAssertLessThanOrEqual(server.bufferCapacity, 2 * TLSSession.idleBufferLimit)
+        #expect(client.bufferCapacity > large.count)
+        #expect(try pump(client, server).server.count == large.count)
+        #expect(client.bufferCapacity <= 2 * TLSSession.idleBufferLimit)
+        #expect(server.bufferCapacity <= 2 * TLSSession.idleBufferLimit)
     }
 
-    func testAnIPAddressIsCheckedAgainstTheCertificatesAddresses() throws {
+    @Test func anIPAddressIsCheckedAgainstTheCertificatesAddresses() throws {
         let (client, _) = try connect(clientContext: try certificate.clientContext(), serverName: "127.0.0.1")
-        XCTAssertTrue(client.isHandshakeComplete)
+        #expect(client.isHandshakeComplete)
     }
 
-    func testCloseNotifyEndsThePeersReads() throws {
+    @Test func closeNotifyEndsThePeersReads() throws {
         let (client, server) = try connect(clientContext: try certificate.clientContext())
         server.close()
-        let bytes = try XCTUnwrap(server.takeOutput())
+        let bytes = try #require(server.takeOutput())
         bytes.withUnsafeBytes { client.receive($0) }
         var buffer = [UInt8](repeating: 0, count: 1024)
-        XCTAssertEqual(try buffer.withUnsafeMutableBytes { try client.read(into: $0) }, .closed)
+        #expect(try buffer.withUnsafeMutableBytes { try client.read(into: $0) } == .closed)
     }
 
-    func testFeedingByteByByteCompletesTheHandshake() throws {
+    @Test func feedingByteByByteCompletesTheHandshake() throws {
         let client = try TLSSession(context: try certificate.clientContext(), serverName: "localhost")
         let server = try TLSSession(context: try certificate.serverContext())
         var buffer = [UInt8](repeating: 0, count: 1024)
@@ -98,93 +97,92 @@ final class TLSSessionTests: XCTestCase {
             for (from, to) in [(client, server), (server, client)] {
                 for byte in from.takeOutput() ?? [] {
                     [byte].withUnsafeBytes { to.receive($0) }
-                    XCTAssertEqual(try buffer.withUnsafeMutableBytes { try to.read(into: $0) }, .needsInput)
+                    #expect(try buffer.withUnsafeMutableBytes { try to.read(into: $0) } == .needsInput)
                 }
             }
         }
-        XCTAssertTrue(client.isHandshakeComplete && server.isHandshakeComplete)
+        #expect(client.isHandshakeComplete && server.isHandshakeComplete)
     }
 
     private func expectVerificationFailure(clientContext: TLSContext, serverName: String = "localhost",
-                                           containing reason: String, file: StaticString = #filePath,
-                                           line: UInt = #line) throws {
-        XCTAssertThrowsError(try connect(clientContext: clientContext, serverName: serverName), file: file, line: line) { error in
-            let tlsError = error as? TLSError
-            XCTAssertEqual(tlsError?.code, TLSError.verificationCode, "\(error)", file: file, line: line)
-            XCTAssertTrue(tlsError?.message.contains(reason) == true, "\(error)", file: file, line: line)
+                                           containing reason: String,
+                                           sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let error = #expect(throws: TLSError.self, sourceLocation: sourceLocation) {
+            try self.connect(clientContext: clientContext, serverName: serverName)
         }
+        #expect(error?.code == TLSError.verificationCode, "\(String(describing: error))", sourceLocation: sourceLocation)
+        #expect(error?.message.contains(reason) == true, "\(String(describing: error))", sourceLocation: sourceLocation)
     }
 
-    func testAnotherCertificateAsCAFails() throws {
+    @Test func anotherCertificateAsCAFails() throws {
         let other = try TestCertificate()
         defer { other.remove() }
         try expectVerificationFailure(clientContext: try other.clientContext(), containing: "self-signed certificate")
     }
 
-    func testTheSystemRootsDoNotTrustADevelopmentCertificate() throws {
+    @Test func theSystemRootsDoNotTrustADevelopmentCertificate() throws {
         try expectVerificationFailure(clientContext: try TLSContext.client(verification: .systemRoots),
                                       containing: "self-signed certificate")
     }
 
-    func testAnExpiredCertificateFails() throws {
+    @Test func anExpiredCertificateFails() throws {
         certificate.remove()
         certificate = try TestCertificate(validFrom: -7200, validUntil: -3600)
         try expectVerificationFailure(clientContext: try certificate.clientContext(), containing: "expired")
     }
 
-    func testAnotherHostNameFails() throws {
+    @Test func anotherHostNameFails() throws {
         try expectVerificationFailure(clientContext: try certificate.clientContext(), serverName: "example.org",
                                       containing: "mismatch")
     }
 
-    func testNoVerificationAcceptsAnyCertificate() throws {
+    @Test func noVerificationAcceptsAnyCertificate() throws {
         let (client, _) = try connect(clientContext: try TLSContext.client(verification: .none), serverName: "example.org")
-        XCTAssertTrue(client.isHandshakeComplete)
+        #expect(client.isHandshakeComplete)
     }
 
-    func testWithoutVerificationAFailureIsNotBlamedOnTheCertificate() throws {
+    @Test func withoutVerificationAFailureIsNotBlamedOnTheCertificate() throws {
         let client = try TLSSession(context: try TLSContext.client(verification: .none), serverName: "localhost")
         let server = try TLSSession(context: try certificate.serverContext())
         _ = try client.handshake()
-        try XCTUnwrap(client.takeOutput()).withUnsafeBytes { server.receive($0) }
+        try #require(client.takeOutput()).withUnsafeBytes { server.receive($0) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         _ = try buffer.withUnsafeMutableBytes { try server.read(into: $0) }
         // The server's flight with its last byte (inside Finished) corrupted:
         // the certificate is seen (and, unverified, found self-signed) first.
-        var flight = try XCTUnwrap(server.takeOutput())
+        var flight = try #require(server.takeOutput())
         flight[flight.count - 1] ^= 0xFF
         flight.withUnsafeBytes { client.receive($0) }
-        XCTAssertThrowsError(try buffer.withUnsafeMutableBytes { try client.read(into: $0) }) { error in
-            XCTAssertEqual((error as? TLSError)?.code, TLSError.handshakeCode, "\(error)")
-        }
+        let error = #expect(throws: TLSError.self) { try buffer.withUnsafeMutableBytes { try client.read(into: $0) } }
+        #expect(error?.code == TLSError.handshakeCode, "\(String(describing: error))")
     }
 
-    func testPlainTextIsNotAHandshake() throws {
+    @Test func plainTextIsNotAHandshake() throws {
         let server = try TLSSession(context: try certificate.serverContext())
         Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { server.receive($0) }
         var buffer = [UInt8](repeating: 0, count: 1024)
-        XCTAssertThrowsError(try buffer.withUnsafeMutableBytes { try server.read(into: $0) }) { error in
-            XCTAssertEqual((error as? TLSError)?.code, TLSError.handshakeCode, "\(error)")
-        }
+        let error = #expect(throws: TLSError.self) { try buffer.withUnsafeMutableBytes { try server.read(into: $0) } }
+        #expect(error?.code == TLSError.handshakeCode, "\(String(describing: error))")
     }
 
-    func testServerContextErrorsNameTheFile() throws {
+    @Test func serverContextErrorsNameTheFile() throws {
         let missing = certificate.directory.path + "/missing.pem"
         for (certificatePath, keyPath, expected) in [
             (missing, certificate.privateKeyPath, missing),
             (certificate.certificatePath, missing, missing),
             (certificate.privateKeyPath, certificate.privateKeyPath, certificate.privateKeyPath),
         ] {
-            XCTAssertThrowsError(try TLSContext.server(certificatePath: certificatePath, privateKeyPath: keyPath)) { error in
-                XCTAssertEqual((error as? TLSError)?.code, TLSError.configurationCode)
-                XCTAssertTrue("\(error)".contains(expected), "\(error)")
+            let error = #expect(throws: TLSError.self) {
+                try TLSContext.server(certificatePath: certificatePath, privateKeyPath: keyPath)
             }
+            #expect(error?.code == TLSError.configurationCode)
+            #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
         }
         let other = try TestCertificate()
         defer { other.remove() }
-        XCTAssertThrowsError(try TLSContext.server(certificatePath: certificate.certificatePath,
-                                                   privateKeyPath: other.privateKeyPath)) { error in
-            XCTAssertTrue("\(error)".contains("does not match"), "\(error)")
+        let mismatch = #expect(throws: TLSError.self) {
+            try TLSContext.server(certificatePath: self.certificate.certificatePath, privateKeyPath: other.privateKeyPath)
         }
+        #expect(mismatch?.message.contains("does not match") == true, "\(String(describing: mismatch))")
     }
 }

@@ -5,6 +5,9 @@ public struct PerMessageDeflateParameters: Hashable, Sendable {
     public static let extensionName = "permessage-deflate"
     /// The window sizes (base-2 logarithm) the RFC allows.
     public static let windowBitsRange = 8 ... 15
+    /// What ringd's clients offer: permessage-deflate, accepting any window
+    /// limit the server sets for the client's compressor.
+    public static let clientOffer = PerMessageDeflateParameters(clientMaxWindowBits: .unspecified)
 
     /// How `client_max_window_bits` appears.
     public enum ClientWindowBits: Hashable, Sendable {

@@ -68,6 +68,41 @@ struct SecureConnectionTests {
         }
     }
 
+    /// Large requests up and large answers (many TLS records each) down at
+    /// once, from concurrent tasks sharing one connection.
+    @Test("large messages both ways over wss://, concurrently: every request is answered")
+    func heavyTrafficBothWays() async throws {
+        let files = try CertificateFiles()
+        defer { files.remove() }
+        try await withSecureRingd(files) { ringd in
+            let alice = try await ringd.connect("alice", verification: files.trusted)
+            let bob = try await ringd.connect("bob", verification: files.trusted)
+            let metadata = JSONValue.object([("notes", .string(String(repeating: "x", count: 4000)))])
+            for _ in 0 ..< 40 {
+                let call = try await alice.initiateCall(to: "bob", type: .audio, metadata: metadata).call
+                _ = try await alice.cancelCall(call.sessionId)
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0 ..< 10 {
+                    group.addTask {
+                        let page = try await alice.getCallLogs(CallLogFilter(limit: 40))
+                        #expect(page.logs.count == 40)
+                        #expect(page.logs.allSatisfy { $0.call.metadata == metadata })
+                    }
+                }
+                for _ in 0 ..< 200 {
+                    group.addTask {
+                        let error = try await clientError { try await alice.initiateCall(to: "alice", type: .audio, metadata: metadata) }
+                        #expect(error.code == "ERR_CALLING_SELF")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            await alice.close()
+            await bob.close()
+        }
+    }
+
     @Test("plain text and TLS side by side on two ports")
     func sideBySide() async throws {
         let files = try CertificateFiles()

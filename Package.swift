@@ -34,9 +34,9 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "SignalProtocol", path: "Sources/Protocol"),
-        .target(name: "SignalSystem", path: "Sources/System"),
-        .target(name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/Compression"),
-        .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "SignalSystem", "COpenSSL"], path: "Sources/Crypto"),
+        .target(name: "SignalSystem", path: "Sources/SignalSystem"),
+        .target(name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/SignalCompression"),
+        .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "SignalSystem", "COpenSSL"], path: "Sources/SignalCrypto"),
         .target(
             name: "SignalServer",
             dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim", "CSQLite"],
@@ -47,11 +47,16 @@ let package = Package(
         .executableTarget(name: "ws-echo", dependencies: ["SignalServer"], path: "Sources/ws-echo"),
         .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/ringctl"),
         .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
+        .target(name: "TestSupport", dependencies: ["SignalCrypto"], path: "Tests/TestSupport"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol"]),
+        .testTarget(name: "SignalSystemTests", dependencies: ["SignalSystem"]),
+        .testTarget(name: "SignalCryptoTests", dependencies: ["SignalCrypto", "SignalProtocol", "TestSupport"]),
         .testTarget(name: "SignalCompressionTests", dependencies: ["SignalCompression", "SignalProtocol", "CZlib"]),
         .testTarget(name: "SignalClientTests",
-                    dependencies: ["SignalClient", "SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem", "SignalCrypto"]),
+                    dependencies: ["SignalClient", "SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem",
+                                   "SignalCrypto", "TestSupport"]),
         .testTarget(name: "SignalServerTests",
-                    dependencies: ["SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem", "SignalCrypto", "CShim"]),
+                    dependencies: ["SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem", "SignalCrypto",
+                                   "CShim", "TestSupport"]),
     ]
 )

@@ -3,6 +3,7 @@ import SignalCrypto
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 @Suite("wss:// and https:// against a real ringd, OpenSSL on both sides")
 struct SecureConnectionTests {

@@ -2,6 +2,7 @@ import Foundation
 import SignalProtocol
 import Synchronization
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,11 +22,8 @@ final class RingctlProcess {
     private let process: ChildProcess
     private let captured = CapturedOutput()
 
-    /// The built `ringctl`, next to the `ringd` the integration tests found.
-    static func binary() -> String? {
-        SignalingIntegration.ringdCandidates().map { String($0.dropLast("ringd".count)) + "ringctl" }
-            .first { access($0, X_OK) == 0 }
-    }
+    /// The built `ringctl`.
+    static func binary() -> String? { Repository.executable("ringctl") }
 
     /// Starts `ringctl` with `arguments`, talking to the server on `port`
     /// (at `server`, a URL with that port, when given).

@@ -8,11 +8,13 @@ import Testing
         let h = MachineHarness()
         let device = h.newDevice("alice", "a-phone")
         let output = h.connect(device, requestId: "auth-1")
-        #expect(output.actions == [.reply(device.address, id: "auth-1", .success(.object([
+        #expect(output.actions == [.reply(device.address, id: "auth-1", .success(.authenticated(
+            Authentication(uid: "alice", deviceId: "a-phone", activeCall: nil))))])
+        #expect(output.resultData(to: device) == .object([
             ("user", .object([("uid", .string("alice"))])),
             ("deviceId", .string("a-phone")),
             ("activeCall", .null),
-        ])))])
+        ]))
         #expect(output.saves.isEmpty)
         #expect(h.machine.isRegistered(device))
     }

@@ -74,11 +74,13 @@ import Testing
         #expect(output.eventAddresses == addresses(a1))
     }
 
-    @Test func aTimerFiringEarlyChangesNothing() {
+    @Test func aTimerFiringEarlyChangesNothingAndIsScheduledAgain() {
         let (h, a1, _, _, _) = MachineHarness.aliceAndBob()
         let id = h.ring(from: a1, to: "bob", timeout: 30)
         h.advance(by: 29_999)
-        #expect(h.fire(.ring(sessionId: id)).isEmpty)
+        let early = h.fire(.ring(sessionId: id))
+        #expect(early.changes.isEmpty)
+        #expect(early.actions == [.schedule(.ring(sessionId: id), at: MachineHarness.start + 30_000)])
         #expect(h.live("alice")?.status == .initiated)
         #expect(h.advance(by: 1).saves.map(\.status) == [.unanswered])
     }

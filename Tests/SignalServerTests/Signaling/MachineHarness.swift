@@ -17,14 +17,19 @@ final class SequentialSessionIds: Sendable {
 
 /// A ``CallStateMachine`` on a manual clock, in the spirit of hummingbird's
 /// `MockClock`: it owns the machine, the current time and the timers the
-/// machine scheduled. `advance(by:)` / `advance(to:)` move the clock and fire
-/// every due timer in deadline order (ties in scheduling order), each at its
-/// own deadline. Every output is recorded in ``outputs``.
+/// machine scheduled. `advance(by:)` / `advance(to:)` move both clocks and
+/// fire every due timer in deadline order (ties in scheduling order), each at
+/// its own deadline; `stepWallClock(by:)` moves the wall clock alone, as an
+/// NTP step or an operator would. The monotonic clock starts where the wall
+/// clock does, so until the wall clock steps, deadlines read as wall times.
+/// Every output is recorded in ``outputs``.
 final class MachineHarness {
     private(set) var machine: CallStateMachine
-    /// Milliseconds since the Unix epoch.
+    /// The wall clock: milliseconds since the Unix epoch.
     private(set) var now: Int64
-    /// Timers scheduled and not yet fired, in scheduling order.
+    /// The monotonic clock, in milliseconds; timers are due on it.
+    private(set) var monotonic: Int64
+    /// Timers scheduled and not yet fired, in scheduling order; `at` is monotonic.
     private(set) var pendingTimers: [(timer: SignalingTimer, at: Int64)] = []
     /// Every output the machine produced, in order.
     private(set) var outputs: [SignalingOutput] = []
@@ -38,6 +43,7 @@ final class MachineHarness {
         let ids = SequentialSessionIds()
         self.settings = settings
         self.now = now
+        monotonic = now
         machine = CallStateMachine(settings: settings, makeSessionId: { ids.next() })
     }
 
@@ -49,9 +55,12 @@ final class MachineHarness {
         return Device(uid: uid, deviceId: deviceId, address: DeviceAddress(loop: loop, connection: nextConnection))
     }
 
+    /// Both clocks as the machine reads them.
+    var time: SignalingTime { SignalingTime(wall: now, monotonic: monotonic) }
+
     @discardableResult
     func connect(_ device: Device, requestId: String? = "auth") -> SignalingOutput {
-        record(machine.connect(device, requestId: requestId, now: now))
+        record(machine.connect(device, requestId: requestId, now: time))
     }
 
     /// A new device of `uid`, connected; records an issue unless the connect succeeded.
@@ -67,7 +76,7 @@ final class MachineHarness {
 
     @discardableResult
     func disconnect(_ device: Device) -> SignalingOutput {
-        record(machine.disconnect(device, now: now))
+        record(machine.disconnect(device, now: time))
     }
 
     // MARK: Requests
@@ -76,7 +85,7 @@ final class MachineHarness {
     @discardableResult
     func send(_ request: ClientRequest, from device: Device, id: String? = nil) -> SignalingOutput {
         nextRequest += 1
-        return record(machine.handle(request, id: id ?? "r\(nextRequest)", from: device, now: now))
+        return record(machine.handle(request, id: id ?? "r\(nextRequest)", from: device, now: time))
     }
 
     @discardableResult
@@ -114,37 +123,48 @@ final class MachineHarness {
     }
 
     @discardableResult func shutdown() -> SignalingOutput {
-        record(machine.shutdown(now: now))
+        record(machine.shutdown(now: time))
     }
 
     // MARK: Clock
 
-    /// Moves the clock by `millis`, firing due timers.
+    /// Moves both clocks by `millis`, firing due timers.
     @discardableResult
     func advance(by millis: Int64) -> SignalingOutput {
-        advance(to: now + millis)
+        precondition(millis >= 0, "the manual clock only moves forward")
+        let target = monotonic + millis
+        var merged = SignalingOutput()
+        while let index = nextDueTimer(by: target) {
+            let (timer, at) = pendingTimers.remove(at: index)
+            if at > monotonic {
+                now += at - monotonic
+                monotonic = at
+            }
+            merged.append(record(machine.timerFired(timer, now: time)))
+        }
+        now += target - monotonic
+        monotonic = target
+        return merged
     }
 
-    /// Moves the clock to `deadline`, firing every timer due by then in
-    /// deadline order, each at its deadline. Returns the merged output.
+    /// Moves both clocks until the monotonic clock reads `deadline`, firing
+    /// every timer due by then in deadline order, each at its deadline.
+    /// Returns the merged output.
     @discardableResult
     func advance(to deadline: Int64) -> SignalingOutput {
-        precondition(deadline >= now, "the manual clock only moves forward")
-        var merged = SignalingOutput()
-        while let index = nextDueTimer(by: deadline) {
-            let (timer, at) = pendingTimers.remove(at: index)
-            now = max(now, at)
-            merged.append(record(machine.timerFired(timer, now: now)))
-        }
-        now = deadline
-        return merged
+        advance(by: deadline - monotonic)
+    }
+
+    /// Steps the wall clock alone by `millis` (negative: back).
+    func stepWallClock(by millis: Int64) {
+        now += millis
     }
 
     /// Fires `timer` right now, whatever its deadline (as a driver with a
     /// clock skew or a stale timer would); the pending list is untouched.
     @discardableResult
     func fire(_ timer: SignalingTimer) -> SignalingOutput {
-        record(machine.timerFired(timer, now: now))
+        record(machine.timerFired(timer, now: time))
     }
 
     /// The deadline of the pending timer `timer`, if any.
@@ -164,7 +184,9 @@ final class MachineHarness {
         outputs.append(output)
         for action in output.actions {
             switch action {
-            case .schedule(let timer, let at): pendingTimers.append((timer, at))
+            case .schedule(let timer, let at):
+                pendingTimers.removeAll { $0.timer == timer }
+                pendingTimers.append((timer, at))
             case .cancel(let timer): pendingTimers.removeAll { $0.timer == timer }
             default: break
             }
@@ -181,20 +203,26 @@ final class MachineHarness {
 
     /// Every save so far, in order.
     var allSaves: [Call] { outputs.flatMap(\.saves) }
+
+    /// Every change so far, in order.
+    var allChanges: [CallChange] { outputs.flatMap(\.changes) }
 }
 
 // MARK: - Reading outputs
 
 extension SignalingOutput {
     mutating func append(_ other: SignalingOutput) {
-        saves += other.saves
+        changes += other.changes
         actions += other.actions
     }
 
-    /// Replies in order, with their address and request id.
+    /// The calls as each change left them, in order.
+    var saves: [Call] { changes.map(\.after) }
+
+    /// Replies in order, with their address, request id and wire data.
     var replies: [(address: DeviceAddress, id: String?, result: Result<JSONValue, SignalError>)] {
         actions.compactMap {
-            if case .reply(let address, let id, let result) = $0 { return (address, id, result) }
+            if case .reply(let address, let id, let result) = $0 { return (address, id, result.map(\.json)) }
             return nil
         }
     }
@@ -225,9 +253,9 @@ extension SignalingOutput {
 
     /// Events in order, with their address.
     var events: [(address: DeviceAddress, call: Call)] {
-        actions.compactMap {
-            if case .event(let address, let call) = $0 { return (address, call) }
-            return nil
+        actions.flatMap { action -> [(address: DeviceAddress, call: Call)] in
+            if case .event(let call, let recipients) = action { return recipients.map { ($0, call) } }
+            return []
         }
     }
 
@@ -247,7 +275,7 @@ extension SignalingOutput {
 
     var closes: [(address: DeviceAddress, code: UInt16, reason: String)] {
         actions.compactMap {
-            if case .close(let address, let code, let reason) = $0 { return (address, code, reason) }
+            if case .close(let address, let code, let reason) = $0 { return (address, code.rawValue, reason) }
             return nil
         }
     }

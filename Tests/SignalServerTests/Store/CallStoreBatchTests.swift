@@ -3,6 +3,7 @@ import SignalProtocol
 @testable import SignalServer
 import Synchronization
 import Testing
+import TestSupport
 
 /// Saves queued without waking the writer, and work deferred to the end of
 /// a batch: how an event loop's pass and a batch's deliveries are grouped.
@@ -10,7 +11,7 @@ import Testing
     /// Saves queued with `wakeWriter: false` wait, while the writer sleeps,
     /// for ``CallStore/wakeWriter()``, and then commit together.
     @Test func savesQueuedWithoutAWakeCommitTogetherOnceWoken() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -36,7 +37,7 @@ import Testing
     /// that batch, in the order they were deferred; `flush()` waits for
     /// them. What those actions defer in turn runs next.
     @Test func afterBatchActionsRunOnceEveryCompletionHasRun() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -65,7 +66,7 @@ import Testing
 
     /// Outside a completion there is no batch to wait for: the action runs at once.
     @Test func afterBatchOutsideTheWriterRunsAtOnce() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }

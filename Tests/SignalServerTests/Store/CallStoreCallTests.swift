@@ -2,12 +2,13 @@ import SignalProtocol
 @testable import SignalServer
 import Synchronization
 import Testing
+import TestSupport
 
 /// Saving calls, reading them back, both parties' histories, and the
 /// start-up/shutdown closing of live calls.
 @Suite struct CallStoreCallTests {
     @Test func roundTripsEveryFieldIncludingMetadataAndNulls() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -37,7 +38,7 @@ import Testing
     }
 
     @Test func upsertReplacesTheSnapshotAndKeepsItsPlace() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -64,7 +65,7 @@ import Testing
     }
 
     @Test func logsBothPartiesWithDirectionPeerAndMissed() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -82,7 +83,7 @@ import Testing
     }
 
     @Test func historiesFollowLaterSaves() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -101,7 +102,7 @@ import Testing
     }
 
     @Test func aSaveMayNotChangeTheParties() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -116,11 +117,13 @@ import Testing
         #expect(try store.logs("mallory").logs.isEmpty)
     }
 
-    /// A failing job in a batch rolls back alone: the jobs around it, in the
+    /// A failing job in a batch rolls back alone: the jobs before it, in the
     /// same transaction, commit, and a read after it sees the writes before
-    /// it but nothing of it; a multi-call save that fails saves none.
-    @Test func aFailingJobDoesNotSpoilItsBatch() throws {
-        let directory = try StoreTestDirectory()
+    /// it but nothing of it; a multi-call change that fails saves none. The
+    /// changes after it fail without running (they may build on it) until
+    /// the chain is recovered; other jobs run.
+    @Test func aFailingChangeBreaksTheChainNotTheBatch() throws {
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -130,6 +133,7 @@ import Testing
         let gate = try WriterGate(store)
         let batchesBefore = store.batchCount
         let first = Mutex<Result<Void, StoreError>?>(nil), middle = Mutex<Result<Void, StoreError>?>(nil)
+        let revoked = Mutex<Result<Void, StoreError>?>(nil)
         let counter = CompletionCounter()
         store.save([storedCall(2)]) { result in first.withLock { $0 = result }; counter.signal() }
         store.save([storedCall(3), conflicting]) { result in middle.withLock { $0 = result }; counter.signal() }
@@ -143,25 +147,53 @@ import Testing
             if case .failure(let error) = result { badCursor.withLock { $0 = error.code } }
             counter.signal()
         }
+        store.saveRevocation(uid: "alice", revokedAt: 5) { result in revoked.withLock { $0 = result }; counter.signal() }
         let last = try waitForResult { completion in
             store.save([storedCall(4)], completion: completion)
             gate.release()
         }
-        #expect(counter.wait(for: 4))
+        #expect(counter.wait(for: 5))
         #expect(store.batchCount - batchesBefore == 1)
         #expect(seen.withLock { $0 } == ["session-2", "session-1"])
         #expect(badCursor.withLock { $0 } == .badCursor)
         #expect(throws: Never.self) { try first.withLock { $0 }?.get() }
-        #expect(throws: Never.self) { try last.get() }
-        #expect(middle.withLock { $0 }.flatMap { try? $0.get() } == nil)
+        #expect(middle.withLock { $0 }?.failureCode == .callConflict)
+        #expect(throws: Never.self) { try revoked.withLock { $0 }?.get() }
+        #expect(last.failureCode == .chainBroken)
         #expect(try store.fetch("session-2") != nil)
         #expect(try store.fetch("session-3") == nil)
-        #expect(try store.fetch("session-4") != nil)
+        #expect(try store.fetch("session-4") == nil)
         #expect(try store.fetch("session-1") == storedCall(1))
+        #expect(try store.loadRevocations() == ["alice": 5])
+
+        #expect(try waitForResult { store.save([storedCall(5)], completion: $0) }.failureCode == .chainBroken,
+                "the next batch's changes fail too")
+        let live = try waitForResult { store.recoverChain(completion: $0) }.get()
+        #expect(live.isEmpty)
+        try store.saveAndWait([storedCall(6)])
+        #expect(try store.fetch("session-6") != nil)
     }
 
-    @Test func closeLiveCallsEndsLiveCallsOnlyAndPersists() throws {
-        let directory = try StoreTestDirectory()
+    /// A transaction that fails as a whole (here at COMMIT, through the
+    /// fault hook) fails every job of its batch and breaks the chain.
+    @Test func aFailedCommitBreaksTheChainUntilRecovered() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        let ringing = storedCall(1, status: .initiated)
+        try store.saveAndWait([ringing])
+        store.setFaultHook { $0 == .commit ? StoreError(.database, "SQLITE_IOERR: injected") : nil }
+        #expect(try waitForResult { store.save([storedCall(2)], completion: $0) }.failureCode == .database)
+        store.setFaultHook(nil)
+        #expect(try waitForResult { store.save([storedCall(3)], completion: $0) }.failureCode == .chainBroken)
+        #expect(try waitForResult { store.recoverChain(completion: $0) }.get() == [ringing])
+        try store.saveAndWait([storedCall(4)])
+        #expect(try store.fetch("session-2") == nil && store.fetch("session-3") == nil && store.fetch("session-4") != nil)
+    }
+
+    @Test func loadLiveCallsReadsTheLiveCallsOldestFirst() throws {
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let ringing = storedCall(1, "alice", "bob", status: .initiated)
         let ongoing = storedCall(2, "carol", "dave", type: .video, status: .ongoing)
@@ -169,31 +201,11 @@ import Testing
             storedCall(10 + offset, "erin", "frank", status: status)
         }
         let store = try CallStore(path: directory.databasePath)
-        try store.saveAndWait([ringing, ongoing] + terminal)
-        let closed = try store.closeLiveCalls(reason: .serverRestart, now: 1_800_000_000_000)
-
-        var cancelled = ringing
-        cancelled.status = .cancelled
-        cancelled.endedAt = 1_800_000_000_000
-        cancelled.endReason = .serverRestart
-        cancelled.endedBy = nil
-        var ended = ongoing
-        ended.status = .ended
-        ended.endedAt = 1_800_000_000_000
-        ended.endReason = .serverRestart
-        ended.endedBy = nil
-        #expect(closed == [cancelled, ended])
-        #expect(try store.closeLiveCalls(reason: .serverShutdown, now: 1_900_000_000_000).isEmpty)
+        try store.saveAndWait([ringing] + terminal + [ongoing])
+        #expect(try store.loadLiveCalls() == [ringing, ongoing])
         store.close()
-
         let reopened = try CallStore(path: directory.databasePath)
         defer { reopened.close() }
-        #expect(try reopened.fetch("session-1") == cancelled)
-        #expect(try reopened.fetch("session-2") == ended)
-        for call in terminal { #expect(try reopened.fetch(call.sessionId) == call) }
-        #expect(try reopened.logs("bob", CallLogFilter(missedOnly: true)).logs.map(\.call) == [cancelled])
-        #expect(try reopened.logs("dave", CallLogFilter(status: .ended)).logs.map(\.call) == [ended])
-        #expect(try reopened.logs("alice", CallLogFilter(status: .initiated)).logs.isEmpty)
-        #expect(try reopened.closeLiveCalls(reason: .serverRestart, now: 0).isEmpty)
+        #expect(try reopened.loadLiveCalls() == [ringing, ongoing])
     }
 }

@@ -3,6 +3,7 @@ import SignalProtocol
 @testable import SignalServer
 import Synchronization
 import Testing
+import TestSupport
 
 /// The writer thread: FIFO completions after commit, group commit, reads
 /// ordered with writes, whole-batch failure, and blocking calls made from a
@@ -11,7 +12,7 @@ import Testing
     /// Many threads each queue single saves; the completions come in exactly
     /// the order the jobs were queued.
     @Test func completionsComeInQueueOrder() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -40,7 +41,7 @@ import Testing
     /// When a completion runs, its batch has committed: a separate
     /// connection already sees the data.
     @Test func completionsRunAfterCommit() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -69,7 +70,7 @@ import Testing
     /// Everything queued while the writer is busy runs as one batch (one
     /// transaction), and every job completes.
     @Test func groupCommitRunsAQueuedBurstAsOneBatch() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -98,7 +99,7 @@ import Testing
     /// A burst without a gate still completes, in fewer batches than jobs
     /// once the writer falls behind (not asserted: timing dependent).
     @Test func unthrottledBurstCompletes() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -119,7 +120,7 @@ import Testing
 
     /// Reads queued right after a write, without waiting for it, see it.
     @Test func aReadQueuedAfterAWriteSeesIt() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -137,9 +138,10 @@ import Testing
 
     /// When the transaction cannot even begin (another connection holds the
     /// write lock past the busy timeout), every job of the batch, reads
-    /// included, gets the error; the store works again afterwards.
+    /// included, gets the error; the store works again once the change
+    /// chain is recovered.
     @Test func aFailedTransactionFailsTheWholeBatch() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -167,6 +169,9 @@ import Testing
         #expect(errors.withLock { $0 } == [.database, .database, .database])
 
         try blocker.execute("ROLLBACK")
+        // The failed batch broke the change chain: nothing commits until it is recovered.
+        #expect(throws: StoreError.self) { try store.saveAndWait([storedCall(4)]) }
+        #expect(try waitForResult { store.recoverChain(completion: $0) }.get() == [])
         try store.saveAndWait([storedCall(3)])
         #expect(try store.fetch("session-1") == nil)
         #expect(try store.fetch("session-3") == storedCall(3))
@@ -175,7 +180,7 @@ import Testing
     /// From a completion (on the writer thread) the blocking methods neither
     /// deadlock nor run: they refuse, or (flush, close) return at once.
     @Test func blockingCallsFromACompletionDoNotDeadlock() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         let codes = Mutex<[StoreErrorCode?]>([])
@@ -183,8 +188,8 @@ import Testing
             store.save([storedCall(1)]) { result in
                 store.flush()
                 let load = Result { () throws(StoreError) in try store.loadRevocations() }
-                let close = Result { () throws(StoreError) in try store.closeLiveCalls(reason: .serverShutdown, now: 0) }
-                codes.withLock { $0 = [load.failureCode, close.failureCode] }
+                let live = Result { () throws(StoreError) in try store.loadLiveCalls() }
+                codes.withLock { $0 = [load.failureCode, live.failureCode] }
                 store.close()
                 completion(result)
             }

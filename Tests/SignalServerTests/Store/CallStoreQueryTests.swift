@@ -1,6 +1,7 @@
 import SignalProtocol
 @testable import SignalServer
 import Testing
+import TestSupport
 
 /// Call history queries: every filter and combination, keyset pagination
 /// (also while calls are added), and invalid queries.
@@ -29,7 +30,7 @@ import Testing
 
     /// Runs `body` with a store holding ``calls``.
     private func withStore(_ body: (CallStore) throws -> Void) throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -169,7 +170,7 @@ import Testing
     }
 
     @Test func anEmptyHistoryHasOneEmptyPage() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }

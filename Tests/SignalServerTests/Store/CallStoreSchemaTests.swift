@@ -2,6 +2,7 @@ import Foundation
 import SignalProtocol
 @testable import SignalServer
 import Testing
+import TestSupport
 
 /// Opening, migrating, reopening and closing the store's database file.
 @Suite struct CallStoreSchemaTests {
@@ -16,7 +17,7 @@ import Testing
     }
 
     @Test func createsDirectoryAndSchemaInWALMode() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.path + "/nested/deeper/calls.db"
         let store = try CallStore(path: path)
@@ -36,7 +37,7 @@ import Testing
     }
 
     @Test func reopeningKeepsDataAndVersion() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let first = try CallStore(path: directory.databasePath)
         try first.saveAndWait([storedCall(1), storedCall(2, "carol", "alice")])
@@ -53,7 +54,7 @@ import Testing
     /// A file written by a version 1 build (calls plus call_log rows) keeps
     /// every call and its histories after the migration to version 2.
     @Test func aVersion1FileKeepsItsHistories() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let old = try SQLiteDatabase(path: directory.databasePath)
         try old.execute("PRAGMA journal_mode = WAL")
@@ -79,7 +80,7 @@ import Testing
     /// ``StoreCheckpointer/thresholdFrames`` frames; the data stays readable
     /// from another connection throughout.
     @Test func theCheckpointerCopiesTheLogBack() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -100,7 +101,7 @@ import Testing
     /// log, hence twice the catch-up size as the bound. (Without the
     /// catch-up, 2,000 saves left about 53 MB in it.)
     @Test func theLogStaysBoundedUnderSteadyCommits() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -112,7 +113,7 @@ import Testing
     }
 
     @Test func synchronousFullOpensAndSaves() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath, synchronousFull: true)
         defer { store.close() }
@@ -121,7 +122,7 @@ import Testing
     }
 
     @Test func refusesASchemaFromANewerVersion() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try CallStore(path: directory.databasePath).close()
         try SQLiteDatabase(path: directory.databasePath).execute("PRAGMA user_version = 99")
@@ -130,7 +131,7 @@ import Testing
     }
 
     @Test func reportsAFileThatIsNotADatabase() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: directory.databasePath))
         let error = try #require(throws: StoreError.self) { try CallStore(path: directory.databasePath) }
@@ -139,7 +140,7 @@ import Testing
     }
 
     @Test func reportsADirectoryPathBlockedByAFile() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try Data("x".utf8).write(to: URL(fileURLWithPath: directory.path + "/file"))
         let nested = try #require(throws: StoreError.self) { try CallStore(path: directory.path + "/file/sub/calls.db") }
@@ -149,7 +150,7 @@ import Testing
     }
 
     @Test func revocationsPersistAndOnlyMoveForward() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let first = try CallStore(path: directory.databasePath)
         #expect(try first.loadRevocations().isEmpty)
@@ -170,7 +171,7 @@ import Testing
     /// after a crash would) sees the data while the store is still open and
     /// was never closed.
     @Test func committedDataIsInTheFileWithoutClose() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         defer { store.close() }
@@ -187,7 +188,7 @@ import Testing
     }
 
     @Test func closeCheckpointsAndIsIdempotent() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try CallStore(path: directory.databasePath)
         try store.saveAndWait([storedCall(1)])
@@ -203,7 +204,7 @@ import Testing
     }
 
     @Test func releasingTheStoreStopsTheThreadAndClosesTheFile() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         do {
             let store = try CallStore(path: directory.databasePath)

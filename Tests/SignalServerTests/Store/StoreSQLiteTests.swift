@@ -1,6 +1,7 @@
 import CSQLite
 @testable import SignalServer
 import Testing
+import TestSupport
 
 /// The owning SQLite wrappers: statement cache, bindings, columns, errors;
 /// and the call log cursor codec.
@@ -8,7 +9,7 @@ import Testing
     private static let base64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
     private func withDatabase(_ body: (SQLiteDatabase) throws -> Void) throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try body(try SQLiteDatabase(path: directory.databasePath))
     }
@@ -86,7 +87,7 @@ import Testing
     }
 
     @Test func openingSomethingThatIsNotADatabaseFails() throws {
-        let directory = try StoreTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let error = try #require(throws: SQLiteError.self) { try SQLiteDatabase(path: directory.path + "/none/x.db") }
         #expect(error.code == "SQLITE_CANTOPEN")

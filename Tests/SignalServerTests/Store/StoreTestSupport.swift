@@ -1,7 +1,8 @@
 import Foundation
 import SignalProtocol
-import SignalServer
+@testable import SignalServer
 import Synchronization
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,26 +13,9 @@ struct StoreTestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A fresh directory under /tmp for one test's database files, removed with
-/// everything in it by ``remove()``.
-struct StoreTestDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array("/tmp/ringd-store-tests-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw StoreTestFailure("mkdtemp failed: errno \(errno)")
-        }
-        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
+extension TemporaryDirectory {
     /// The path of a database file in the directory.
-    var databasePath: String { path + "/calls.db" }
-
-    /// Whether `name` exists in the directory.
-    func contains(_ name: String) -> Bool { FileManager.default.fileExists(atPath: path + "/" + name) }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
+    var databasePath: String { file("calls.db") }
 }
 
 /// How long a test waits for any one store completion.
@@ -92,6 +76,14 @@ final class WriterGate: Sendable {
 
 /// Blocking conveniences for tests.
 extension CallStore {
+    /// Commits `calls` as changes creating them (the store writes a change's
+    /// `after`, inserting or replacing by session id), for tests that think
+    /// in snapshots.
+    func save(_ calls: [Call], wakeWriter: Bool = true,
+              completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        commit(calls.map { CallChange.created($0, by: .server) }, wakeWriter: wakeWriter, completion: completion)
+    }
+
     func saveAndWait(_ calls: [Call]) throws {
         try waitForResult { save(calls, completion: $0) }.get()
     }

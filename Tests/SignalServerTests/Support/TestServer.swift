@@ -132,6 +132,12 @@ final class TestServer {
         server = try Server(config: config, application: try Ringd(config: config))
     }
 
+    /// A server running `application` (its store is the application's business).
+    init(config: ServerConfig, application: ServerApplication) throws {
+        Self.prepareProcess()
+        server = try Server(config: config, application: application)
+    }
+
     /// The store directory this server created, removed when it is released.
     private var temporaryDirectory: String?
 

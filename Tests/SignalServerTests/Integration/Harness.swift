@@ -89,26 +89,6 @@ extension SignalingIntegration {
         return (token, expiresAt)
     }
 
-    /// A fresh directory for a store two servers share; remove it with `removeDirectory`.
-    static func makeStoreDirectory() -> String {
-        let path = "/tmp/ringd-it-\(SessionID.random())"
-        mkdir(path, 0o700)
-        return path
-    }
-
-    /// Removes a directory made by ``makeStoreDirectory()`` and its files.
-    static func removeDirectory(_ path: String) {
-        guard path.hasPrefix("/tmp/ringd-it-"), let dir = opendir(path) else { return }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { unlink(path + "/" + name) }
-        }
-        closedir(dir)
-        rmdir(path)
-    }
-
     /// The entries of a `getCallLogs`/REST page.
     static func logEntries(_ page: JSONValue?) -> [JSONValue] {
         guard case .array(let logs)? = page?["logs"] else { return [] }

@@ -1,6 +1,7 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 extension SignalingIntegration {
     /// Graceful shutdown in process: every device hears its call end with
@@ -10,9 +11,9 @@ extension SignalingIntegration {
     struct ShutdownRecoveryTests {
         @Test("graceful shutdown ends live calls with server_shutdown, then closes with 1001")
         func gracefulShutdown() throws {
-            let directory = makeStoreDirectory()
-            defer { removeDirectory(directory) }
-            let storePath = directory + "/ringd.sqlite"
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let storePath = directory.file("ringd.sqlite")
             var ringingId = "", ongoingId = "", accepted: Snapshot?
             do {
                 let h = try Harness { $0.storePath = storePath }

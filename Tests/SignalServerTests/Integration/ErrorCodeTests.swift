@@ -1,6 +1,7 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 extension SignalingIntegration {
     /// Every call error code over the wire, with no side effect on anyone.
@@ -99,9 +100,9 @@ extension SignalingIntegration {
 
         @Test("ERR_CALL_TERMINATED survives a restart on the same store")
         func terminatedAfterRestart() throws {
-            let directory = makeStoreDirectory()
-            defer { removeDirectory(directory) }
-            let storePath = directory + "/ringd.sqlite"
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let storePath = directory.file("ringd.sqlite")
             var sessionId = ""
             do {
                 let h = try Harness { $0.storePath = storePath }

@@ -1,11 +1,12 @@
 import SignalCrypto
 import SignalServer
 import Testing
+import TestSupport
 
 /// The server's TLS layer over raw sockets: the handshake however it is
 /// split, its deadline, close_notify, and garbage instead of a handshake.
 @Suite struct TLSServerTests {
-    private func secureServer(_ certificate: TestCertificate, handshakeTimeout: Double = 10) throws -> TestServer {
+    private func secureServer(_ certificate: CertificateFiles, handshakeTimeout: Double = 10) throws -> TestServer {
         try TestServer(config: testConfig {
             $0.tlsCertificatePath = certificate.certificatePath
             $0.tlsPrivateKeyPath = certificate.privateKeyPath
@@ -14,7 +15,7 @@ import Testing
     }
 
     @Test func aResponseEndsWithCloseNotifyBeforeTheTCPClose() throws {
-        let certificate = try TestCertificate()
+        let certificate = try CertificateFiles()
         defer { certificate.remove() }
         let server = try secureServer(certificate)
         defer { server.stop() }
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func aHandshakeArrivingByteByByteCompletes() throws {
-        let certificate = try TestCertificate()
+        let certificate = try CertificateFiles()
         defer { certificate.remove() }
         let server = try secureServer(certificate)
         defer { server.stop() }
@@ -47,7 +48,7 @@ import Testing
     }
 
     @Test func aStalledHandshakeIsDroppedAtTheHandshakeTimeout() throws {
-        let certificate = try TestCertificate()
+        let certificate = try CertificateFiles()
         defer { certificate.remove() }
         let server = try secureServer(certificate, handshakeTimeout: 0.3)
         defer { server.stop() }
@@ -64,7 +65,7 @@ import Testing
     }
 
     @Test func garbageInsteadOfAHandshakeIsClosedAndHarmsNoOne() throws {
-        let certificate = try TestCertificate()
+        let certificate = try CertificateFiles()
         defer { certificate.remove() }
         let server = try secureServer(certificate)
         defer { server.stop() }
@@ -77,7 +78,7 @@ import Testing
     }
 
     /// Whether a fresh TLS client gets a healthy `/healthz`.
-    private func healthOverTLS(port: Int, _ certificate: TestCertificate) throws -> Bool {
+    private func healthOverTLS(port: Int, _ certificate: CertificateFiles) throws -> Bool {
         let client = try TLSTestClient(port: port, trusting: certificate)
         try client.handshake()
         try client.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")

@@ -4,6 +4,7 @@ import SignalServer
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 extension SignalingIntegration {
@@ -46,10 +47,10 @@ extension SignalingIntegration {
         @Test("kill -9 during a burst: the restart keeps every call as told and closes live ones")
         func killDuringBurst() throws {
             let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
-            let directory = makeStoreDirectory()
-            defer { removeDirectory(directory) }
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
             let limits = ["RINGD_LIMITS_REQUESTS_PER_SECOND": "100000", "RINGD_LIMITS_REQUEST_BURST": "100000"]
-            let first = try RingdProcess(binary: binary, directory: directory, environment: limits)
+            let first = try RingdProcess(binary: binary, directory: directory.path, environment: limits)
             defer { first.stop() }
 
             // Two calls certainly live at the crash: one ringing, one ongoing.
@@ -80,7 +81,7 @@ extension SignalingIntegration {
             #expect(waitUntil(timeout: 15) { ledger.exitedCount == Self.pairs }, "burst threads did not stop")
             #expect(ledger.failureList.isEmpty, "failures before the crash: \(ledger.failureList)")
 
-            let second = try RingdProcess(binary: binary, directory: directory)
+            let second = try RingdProcess(binary: binary, directory: directory.path)
             defer { second.stop() }
             let told = ledger.statuses
             #expect(told.count >= 152)
@@ -127,9 +128,9 @@ extension SignalingIntegration {
         @Test("SIGTERM: devices are told server_shutdown, ringd exits 0 and leaves no live call")
         func sigterm() throws {
             let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
-            let directory = makeStoreDirectory()
-            defer { removeDirectory(directory) }
-            let first = try RingdProcess(binary: binary, directory: directory)
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let first = try RingdProcess(binary: binary, directory: directory.path)
             defer { first.stop() }
             let a = try Device.open(port: first.port, uid: "alice", deviceId: "a1")
             let b = try Device.open(port: first.port, uid: "bob", deviceId: "b1")
@@ -155,7 +156,7 @@ extension SignalingIntegration {
             #expect(first.process.termination == .exited(0),
                     "ended \(String(describing: first.process.termination)); log: \(first.log)")
 
-            let second = try RingdProcess(binary: binary, directory: directory)
+            let second = try RingdProcess(binary: binary, directory: directory.path)
             defer { second.stop() }
             for (sessionId, status) in [(ringingId, "cancelled"), (ongoingId, "ended")] {
                 let stored = try #require(try rest(port: second.port, "GET", "/v1/calls/\(sessionId)").json)

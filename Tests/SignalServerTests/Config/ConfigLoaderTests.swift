@@ -1,6 +1,7 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,11 +45,7 @@ func configError(_ contents: String, environment: [String: String] = [:],
 
 @Suite struct ConfigLoaderTests {
     /// The repository's `config.json`, found from this file's location.
-    static let repositoryConfig: String = {
-        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3) // Tests/SignalServerTests/ConfigLoaderTests.swift
-        return parts.joined(separator: "/") + "/config.json"
-    }()
+    static let repositoryConfig = Repository.root() + "/config.json"
 
     @Test func repositoryDefaultsLoadAndMatchServerConfig() throws {
         let config = try ConfigLoader.load(path: Self.repositoryConfig, environment: [:])

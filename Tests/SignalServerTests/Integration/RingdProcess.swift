@@ -3,32 +3,17 @@ import SignalProtocol
 import SignalServer
 import Synchronization
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 extension SignalingIntegration {
-    /// Where the built `ringd` executable may be: next to the test bundle,
-    /// else `.build/debug/ringd` under the package root.
-    static func ringdCandidates(filePath: String = #filePath) -> [String] {
-        var candidates: [String] = []
-        for argument in [ProcessInfo.processInfo.arguments.first, CommandLine.arguments.first] {
-            guard let argument, let slash = argument.lastIndex(of: "/") else { continue }
-            candidates.append(String(argument[..<slash]) + "/ringd")
-        }
-        var root = filePath
-        for _ in 0 ..< 4 {
-            guard let slash = root.lastIndex(of: "/") else { break }
-            root = String(root[..<slash])
-        }
-        candidates.append(root + "/.build/debug/ringd")
-        return candidates
-    }
+    /// Where the built `ringd` may be.
+    static func ringdCandidates() -> [String] { Repository.executableCandidates("ringd") }
 
     /// The `ringd` executable, if one was built.
-    static func ringdBinary() -> String? {
-        ringdCandidates().first { access($0, X_OK) == 0 }
-    }
+    static func ringdBinary() -> String? { Repository.executable("ringd") }
 
     /// A `ringd` child process on a free port, with its store in `directory`.
     /// Killed (SIGKILL) by ``stop()`` or when released.

@@ -1,13 +1,14 @@
 import SignalCrypto
 import Testing
+import TestSupport
 
 /// Client and server sessions talking through memory only: the handshake,
 /// records both ways, close_notify, and every way verification fails.
 @Suite final class TLSSessionTests {
-    private var certificate: TestCertificate
+    private var certificate: CertificateFiles
 
     init() throws {
-        certificate = try TestCertificate()
+        certificate = try CertificateFiles()
     }
 
     deinit {
@@ -115,7 +116,7 @@ import Testing
     }
 
     @Test func anotherCertificateAsCAFails() throws {
-        let other = try TestCertificate()
+        let other = try CertificateFiles()
         defer { other.remove() }
         try expectVerificationFailure(clientContext: try other.clientContext(), containing: "self-signed certificate")
     }
@@ -127,7 +128,7 @@ import Testing
 
     @Test func anExpiredCertificateFails() throws {
         certificate.remove()
-        certificate = try TestCertificate(validFrom: -7200, validUntil: -3600)
+        certificate = try CertificateFiles(validFrom: -7200, validUntil: -3600)
         try expectVerificationFailure(clientContext: try certificate.clientContext(), containing: "expired")
     }
 
@@ -178,7 +179,7 @@ import Testing
             #expect(error?.code == TLSError.configurationCode)
             #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
         }
-        let other = try TestCertificate()
+        let other = try CertificateFiles()
         defer { other.remove() }
         let mismatch = #expect(throws: TLSError.self) {
             try TLSContext.server(certificatePath: self.certificate.certificatePath, privateKeyPath: other.privateKeyPath)

@@ -1,6 +1,7 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 extension SignalingIntegration {
     /// Authentication over the wire: keys, tokens (frame and header), refusals
@@ -147,11 +148,11 @@ extension SignalingIntegration {
 
         @Test("tokens and revocations survive a restart on the same data directory")
         func tokensAcrossRestart() throws {
-            let directory = makeStoreDirectory()
-            defer { removeDirectory(directory) }
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
             var good = "", revoked = ""
             do {
-                let h = try Harness { $0.storePath = directory + "/ringd.sqlite" }
+                let h = try Harness { $0.storePath = directory.file("ringd.sqlite") }
                 defer { h.finish() }
                 revoked = try mintToken(port: h.port, uid: "bob").token
                 #expect(try h.rest("DELETE", "/v1/users/bob/tokens").status == 204)
@@ -160,7 +161,7 @@ extension SignalingIntegration {
                 h.finish()
                 #expect(h.server.waitForExit(timeout: 5))
             }
-            let h = try Harness { $0.storePath = directory + "/ringd.sqlite" }
+            let h = try Harness { $0.storePath = directory.file("ringd.sqlite") }
             defer { h.finish() }
             #expect(try h.connect().auth(token: good, deviceId: "a").ok, "the generated secret was not kept")
             let refused = try h.connect().auth(token: revoked, deviceId: "b")

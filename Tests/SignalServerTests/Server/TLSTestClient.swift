@@ -1,4 +1,5 @@
 import SignalCrypto
+import TestSupport
 
 /// A TLS client over a raw ``TestSocket``, driven step by step so tests see
 /// exactly what the server sends: records, alerts, close_notify, EOF.
@@ -10,7 +11,7 @@ final class TLSTestClient {
     /// Whether close_notify arrived.
     private(set) var sawCloseNotify = false
 
-    init(port: Int, trusting certificate: TestCertificate) throws {
+    init(port: Int, trusting certificate: CertificateFiles) throws {
         socket = try TestSocket(port: port)
         session = try TLSSession(context: try certificate.clientContext(), serverName: "localhost")
     }

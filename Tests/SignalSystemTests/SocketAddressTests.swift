@@ -1,0 +1,46 @@
+import SignalSystem
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct SocketAddressTests {
+    @Test func resolvesNumericIPv4() throws {
+        let address = try SocketAddress.resolve(host: "127.0.0.1", port: 8787)
+        #expect(address.family == AF_INET)
+        #expect(address.host == "127.0.0.1" && address.port == 8787)
+        #expect(address.description == "127.0.0.1:8787")
+    }
+
+    @Test func bracketsIPv6InItsDescription() throws {
+        let address = try SocketAddress.resolve(host: "::1", port: 443)
+        #expect(address.family == AF_INET6)
+        #expect(address.description == "[::1]:443")
+    }
+
+    @Test func aHostThatDoesNotResolveNamesItself() {
+        do {
+            _ = try SocketAddress.resolve(host: "no such host.invalid", port: 1)
+            Issue.record("resolved a host that cannot exist")
+        } catch {
+            #expect(error.host == "no such host.invalid")
+            #expect(error.description.hasPrefix("cannot resolve \"no such host.invalid\": "))
+        }
+    }
+
+    @Test func bindsAndReportsThePortTheKernelChose() throws {
+        let address = try SocketAddress.resolve(host: "127.0.0.1", port: 0)
+        let fd = try syscallExpectingResult("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
+        defer { closeDescriptor(fd) }
+        _ = try syscallExpectingResult("bind") { address.withSockAddr { bind(fd, $0, $1) } }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = try withUnsafeMutablePointer(to: &storage) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                try syscallExpectingResult("getsockname") { getsockname(fd, raw, &length) }
+            }
+        }
+        let bound = SocketAddress(storage: storage, length: length)
+        #expect(bound.host == "127.0.0.1" && bound.port > 0)
+    }
+}

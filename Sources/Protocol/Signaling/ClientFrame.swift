@@ -1,80 +1,3 @@
-/// Which calls `getCallLogs` returns, and which page.
-public struct CallLogFilter: Hashable, Sendable {
-    /// Page size, 1–100.
-    public var limit: Int
-    /// Where the previous page ended (opaque, from `next`).
-    public var cursor: String?
-    /// Only audio or only video calls.
-    public var callType: CallType?
-    /// Only calls with this status.
-    public var status: CallStatus?
-    /// Only missed calls (`callStatus: "missed"`).
-    public var missedOnly: Bool
-    /// Only incoming or only outgoing calls.
-    public var direction: CallDirection?
-    /// Only calls with this other party.
-    public var with: String?
-
-    /// The default page size.
-    public static let defaultLimit = 30
-    /// The page sizes accepted.
-    public static let limitRange = 1 ... 100
-
-    /// A filter; everything optional.
-    public init(limit: Int = defaultLimit, cursor: String? = nil, callType: CallType? = nil, status: CallStatus? = nil,
-                missedOnly: Bool = false, direction: CallDirection? = nil, with: String? = nil) {
-        self.limit = limit
-        self.cursor = cursor
-        self.callType = callType
-        self.status = status
-        self.missedOnly = missedOnly
-        self.direction = direction
-        self.with = with
-    }
-}
-
-/// Credentials of an `auth` frame.
-public enum Credentials: Hashable, Sendable {
-    /// A uid and a development auth key (`auth.authKeys`).
-    case authKey(uid: String, key: String)
-    /// A server-minted token.
-    case token(String)
-}
-
-/// A request a client sends; each names its parameters as in docs/PROTOCOL.md.
-public enum ClientRequest: Hashable, Sendable {
-    /// Authenticate the connection (first frame).
-    case auth(Credentials, deviceId: String?)
-    /// Ring `receiverId`.
-    case initiateCall(receiverId: String, callType: CallType, timeout: Int?, metadata: JSONValue?)
-    /// Accept a ringing call (receiver devices).
-    case acceptCall(sessionId: String)
-    /// Decline a ringing call with `rejected` or `busy`; `cancelled` from the caller cancels.
-    case rejectCall(sessionId: String, status: CallStatus)
-    /// Cancel one's own ringing call.
-    case cancelCall(sessionId: String)
-    /// End an ongoing call.
-    case endCall(sessionId: String)
-    /// The user's live call, if any.
-    case getActiveCall
-    /// A page of the user's call history.
-    case getCallLogs(CallLogFilter)
-
-    /// The frame's `type`.
-    public var type: String {
-        switch self {
-        case .auth: return "auth"
-        case .initiateCall: return "initiateCall"
-        case .acceptCall: return "acceptCall"
-        case .rejectCall: return "rejectCall"
-        case .cancelCall: return "cancelCall"
-        case .endCall: return "endCall"
-        case .getActiveCall: return "getActiveCall"
-        case .getCallLogs: return "getCallLogs"
-        }
-    }
-}
-
 /// One frame from a client: a request and the id its result will echo.
 public struct ClientFrame: Hashable, Sendable {
     /// The client-chosen request id (1–64 characters).
@@ -132,21 +55,24 @@ public struct ClientFrame: Hashable, Sendable {
         }
     }
 
-    private static func parseRequest(type: String, _ fields: JSONFields) throws(SignalError) -> ClientRequest {
+    private static func parseRequest(type name: String, _ fields: JSONFields) throws(SignalError) -> ClientRequest {
+        guard let type = RequestType(rawValue: name) else {
+            throw SignalError(.unknownType, "unknown frame type \"\(name)\"")
+        }
         switch type {
-        case "auth":
+        case .auth:
             let deviceId = try fields.optionalString("deviceId")
             if let deviceId, !Identifier.isValid(deviceId) {
-                throw SignalError(.validation, "deviceId must be 1 to 100 characters of A-Z a-z 0-9 . _ - @")
+                throw SignalError(.validation, "deviceId must be \(Identifier.rule)")
             }
             if fields.has("authToken") {
                 return .auth(.token(try fields.string("authToken")), deviceId: deviceId)
             }
             return .auth(.authKey(uid: try fields.string("uid"), key: try fields.string("authKey")), deviceId: deviceId)
-        case "initiateCall":
+        case .initiateCall:
             let receiver = try fields.string("receiverId")
             guard Identifier.isValid(receiver) else {
-                throw SignalError(.validation, "receiverId must be 1 to 100 characters of A-Z a-z 0-9 . _ - @")
+                throw SignalError(.validation, "receiverId must be \(Identifier.rule)")
             }
             let timeout = try fields.optionalInteger("timeout")
             if let timeout, !(1 ... 300).contains(timeout) {
@@ -155,24 +81,22 @@ public struct ClientFrame: Hashable, Sendable {
             let metadata = try metadata(fields)
             return .initiateCall(receiverId: receiver, callType: try fields.enumeration("callType", CallType.self),
                                  timeout: timeout.map { Int($0) }, metadata: metadata)
-        case "acceptCall":
+        case .acceptCall:
             return .acceptCall(sessionId: try fields.string("sessionId"))
-        case "rejectCall":
+        case .rejectCall:
             let status = try fields.optionalString("status") ?? "rejected"
             guard let parsed = CallStatus(rawValue: status), [.rejected, .busy, .cancelled].contains(parsed) else {
                 throw SignalError(.validation, "status must be one of rejected, busy, cancelled")
             }
             return .rejectCall(sessionId: try fields.string("sessionId"), status: parsed)
-        case "cancelCall":
+        case .cancelCall:
             return .cancelCall(sessionId: try fields.string("sessionId"))
-        case "endCall":
+        case .endCall:
             return .endCall(sessionId: try fields.string("sessionId"))
-        case "getActiveCall":
+        case .getActiveCall:
             return .getActiveCall
-        case "getCallLogs":
+        case .getCallLogs:
             return .getCallLogs(try callLogFilter(fields))
-        default:
-            throw SignalError(.unknownType, "unknown frame type \"\(type)\"")
         }
     }
 
@@ -217,23 +141,5 @@ public struct ClientFrame: Hashable, Sendable {
             filter.with = with
         }
         return filter
-    }
-}
-
-/// The rule for uids and device ids: 1–100 characters of `A-Z a-z 0-9 . _ - @`.
-public enum Identifier {
-    /// Whether `text` is a valid uid or device id.
-    public static func isValid(_ text: String) -> Bool {
-        let bytes = text.utf8
-        return (1 ... 100).contains(bytes.count) && bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "-"), UInt8(ascii: "@"):
-                return true
-            default:
-                return false
-            }
-        }
     }
 }

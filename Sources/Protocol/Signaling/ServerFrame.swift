@@ -30,6 +30,17 @@ public enum ServerFrame: Hashable, Sendable {
         return bytes
     }
 
+    /// Parses a text frame from the server (client side).
+    public static func parse(_ bytes: [UInt8]) throws(SignalError) -> ServerFrame {
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(bytes)
+        } catch {
+            throw SignalError(.badRequest, "invalid JSON: \(error)")
+        }
+        return try ServerFrame(json: json)
+    }
+
     /// Decodes a frame (client side).
     public init(json: JSONValue) throws(SignalError) {
         let fields = JSONFields(json)

@@ -40,7 +40,7 @@ enum RestRoutes {
 
     private static func invalidUID(_ uid: String) -> HTTPRoute? {
         Identifier.isValid(uid) ? nil
-            : .respond(.error(.badRequest, "uid must be 1 to 100 characters of A-Z a-z 0-9 . _ - @"))
+            : .respond(.error(.badRequest, "uid must be \(Identifier.rule)"))
     }
 
     private static func mintToken(_ request: HTTPRequest, uid: String, _ service: SignalingService) -> HTTPRoute {
@@ -100,7 +100,7 @@ enum RestRoutes {
         return .later { sink in
             service.store.callLogs(for: uid, query: filter) { result in
                 switch result {
-                case .success(let page): sink.send(.json(.ok, page.json))
+                case .success(let page): sink.send(.json(.ok, ResultData.callLogs(page).json))
                 case .failure(let error):
                     let signal = error.signalError
                     sink.send(.error(signal.code == .validation ? .badRequest : .internalServerError, signal.message))

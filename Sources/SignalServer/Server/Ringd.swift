@@ -12,14 +12,14 @@ public final class Ringd: ServerApplication {
     /// cannot be opened.
     public init(config: ServerConfig) throws {
         let store = try CallStore(path: config.storePath, synchronousFull: config.storeSynchronousFull)
-        let recovered = try store.closeLiveCalls(reason: .serverRestart, now: WallClock.milliseconds())
-        if !recovered.isEmpty {
-            Log.info("closed \(recovered.count) call(s) left live by the previous run (server_restart)")
-        }
         let secret = try TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
         let tokens = TokenAuthority(secret: secret, revocations: try store.loadRevocations())
         service = SignalingService(config: config, store: store, tokens: tokens,
                                    keys: AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys))
+        let recovered = try service.restart(with: try store.loadLiveCalls())
+        if recovered > 0 {
+            Log.info("closed \(recovered) call(s) left live by the previous run (server_restart)")
+        }
     }
 
     public func makeRouter(_ context: ServerContext) -> HTTPRouter {

@@ -24,7 +24,7 @@ public final class RingdRouter: HTTPRouter {
             case .success(let uid):
                 let deviceId = request.queryValue("deviceId")
                 if let deviceId, !Identifier.isValid(deviceId) {
-                    return .respond(.error(.badRequest, "deviceId must be 1 to 100 characters of A-Z a-z 0-9 . _ - @"))
+                    return .respond(.error(.badRequest, "deviceId must be \(Identifier.rule)"))
                 }
                 return .webSocket(SignalingSession(loop: signaling, headerIdentity: (uid, deviceId)))
             }

@@ -4,64 +4,51 @@ extension CallStateMachine {
     /// A call request from an authenticated device (`auth` and `getCallLogs`
     /// are the driver's). The result goes to the device; the change, if any,
     /// to every other device of both parties.
-    public mutating func handle(_ request: ClientRequest, id: String, from device: Device, now: Int64) -> SignalingOutput {
+    public mutating func handle(_ request: ClientRequest, id: String, from device: Device,
+                                now: SignalingTime) -> SignalingOutput {
         var output = SignalingOutput()
         guard isRegistered(device) else {
             output.actions.append(.reply(device.address, id: id, .failure(SignalError(.authRequired, "authenticate first"))))
             return output
         }
-        let result: Result<JSONValue, SignalError>
+        let result: SignalingReply
         switch request {
         case .initiateCall(let receiver, let callType, let timeout, let metadata):
             result = initiate(from: device, to: receiver, callType: callType, timeout: timeout,
                               metadata: metadata, now: now, into: &output)
         case .acceptCall(let sessionId):
-            result = change(sessionId, by: device, id: id, into: &output) { call throws(SignalError) in
+            result = change(sessionId, by: device, now: now, into: &output) { call throws(SignalError) in
                 guard call.receiver == device.uid else {
                     throw SignalError(.notReceiver, "only \(call.receiver) can accept this call")
                 }
-                guard call.status == .initiated else {
-                    throw SignalError(.alreadyJoined, "the call was already accepted")
-                }
-                call.status = .ongoing
-                call.acceptedAt = now
-                call.acceptedBy = device.deviceId
+                return .accept(deviceId: device.deviceId)
             }
         case .rejectCall(let sessionId, let status):
-            result = change(sessionId, by: device, id: id, into: &output) { call throws(SignalError) in
+            result = change(sessionId, by: device, now: now, into: &output) { call throws(SignalError) in
                 if call.initiator == device.uid {
                     guard status == .cancelled else {
                         throw SignalError(.notReceiver, "only \(call.receiver) can reject this call; cancel it instead")
                     }
-                    try Self.end(&call, as: .cancelled, reason: .cancelled, by: device.uid, now: now)
-                } else {
-                    guard status == .rejected || status == .busy else {
-                        throw SignalError(.validation, "status must be rejected or busy (cancelled is for the caller)")
-                    }
-                    try Self.end(&call, as: status, reason: status == .busy ? .busy : .rejected, by: device.uid, now: now)
+                    return .cancel
                 }
+                guard status == .rejected || status == .busy else {
+                    throw SignalError(.validation, "status must be rejected or busy (cancelled is for the caller)")
+                }
+                return .reject(busy: status == .busy)
             }
         case .cancelCall(let sessionId):
-            result = change(sessionId, by: device, id: id, into: &output) { call throws(SignalError) in
+            result = change(sessionId, by: device, now: now, into: &output) { call throws(SignalError) in
                 guard call.initiator == device.uid else {
                     throw SignalError(.notInitiator, "only \(call.initiator) can cancel this call")
                 }
-                try Self.end(&call, as: .cancelled, reason: .cancelled, by: device.uid, now: now)
+                return .cancel
             }
         case .endCall(let sessionId):
-            result = change(sessionId, by: device, id: id, into: &output) { call throws(SignalError) in
-                guard call.status == .ongoing else {
-                    throw SignalError(.notStarted, "the call has not been accepted; cancel or reject it")
-                }
-                call.status = .ended
-                call.endedAt = now
-                call.endedBy = device.uid
-                call.endReason = .hangup
-            }
+            result = change(sessionId, by: device, now: now, into: &output) { _ in .hangUp }
         case .getActiveCall:
-            result = .success(.object([("call", liveCall(of: device.uid)?.json ?? .null)]))
+            result = .success(.activeCall(liveCall(of: device.uid)))
         case .auth, .getCallLogs:
-            result = .failure(SignalError(.badRequest, "\(request.type) is not a call request"))
+            result = .failure(SignalError(.badRequest, "\(request.type.rawValue) is not a call request"))
         }
         if case .failure(let error) = result, error.code == .sessionNotFound, case let sessionId? = Self.sessionId(of: request) {
             output.actions.append(.resolveSession(device.address, id: id, sessionId: sessionId, uid: device.uid))
@@ -71,18 +58,6 @@ extension CallStateMachine {
         return output
     }
 
-    /// Moves a ringing call to a terminal status; an ongoing one must be ended instead.
-    private static func end(_ call: inout Call, as status: CallStatus, reason: EndReason, by uid: String?,
-                            now: Int64) throws(SignalError) {
-        guard call.status == .initiated else {
-            throw SignalError(.callOngoing, "the call is ongoing; end it instead")
-        }
-        call.status = status
-        call.endedAt = now
-        call.endedBy = uid
-        call.endReason = reason
-    }
-
     private static func sessionId(of request: ClientRequest) -> String? {
         switch request {
         case .acceptCall(let id), .rejectCall(let id, _), .cancelCall(let id), .endCall(let id): return id
@@ -90,54 +65,47 @@ extension CallStateMachine {
         }
     }
 
-    /// Applies `transition` to a live call the device's user is party of.
-    private mutating func change(_ sessionId: String, by device: Device, id: String, into output: inout SignalingOutput,
-                                 _ transition: (inout Call) throws(SignalError) -> Void) -> Result<JSONValue, SignalError> {
-        guard var call = liveCalls[sessionId] else {
+    /// Applies the transition `decide` picks (after checking the device's
+    /// user may ask for it) to a live call the user is party of.
+    private mutating func change(_ sessionId: String, by device: Device, now: SignalingTime,
+                                 into output: inout SignalingOutput,
+                                 _ decide: (Call) throws(SignalError) -> CallTransition) -> SignalingReply {
+        guard let call = liveCalls[sessionId] else {
             return .failure(SignalError(.sessionNotFound, "no live call \(sessionId)"))
         }
         guard call.isParty(device.uid) else {
             return .failure(SignalError(.notAParty, "\(device.uid) is not a party of call \(sessionId)"))
         }
-        do {
-            try transition(&call)
+        do throws(SignalError) {
+            let transition = try decide(call)
+            return .success(.call(try commit(transition, to: call, by: .device(uid: device.uid, deviceId: device.deviceId),
+                                             except: device.address, now: now, into: &output)))
         } catch {
             return .failure(error)
         }
-        commit(call, except: device.address, into: &output)
-        return .success(.object([("call", call.json)]))
     }
 
     private mutating func initiate(from device: Device, to receiver: String, callType: CallType, timeout: Int?,
-                                   metadata: JSONValue?, now: Int64,
-                                   into output: inout SignalingOutput) -> Result<JSONValue, SignalError> {
+                                   metadata: JSONValue?, now: SignalingTime,
+                                   into output: inout SignalingOutput) -> SignalingReply {
         guard receiver != device.uid else {
             return .failure(SignalError(.callingSelf, "a user cannot call themselves"))
         }
-        if var own = liveCall(of: device.uid) {
-            // Glare: the receiver is ringing us right now; join that call instead of starting a second one.
+        let actor = CallActor.device(uid: device.uid, deviceId: device.deviceId)
+        if let own = liveCall(of: device.uid) {
+            // Glare: the receiver is ringing us right now; answer that call instead of starting a second one.
             guard own.status == .initiated, own.initiator == receiver, own.receiver == device.uid else {
                 return .failure(SignalError(.callBusySelf, "\(device.uid) is already in call \(own.sessionId)"))
             }
-            own.status = .ongoing
-            own.acceptedAt = now
-            own.acceptedBy = device.deviceId
-            commit(own, except: device.address, into: &output)
-            return .success(.object([("call", own.json), ("ringing", .integer(0))]))
+            return Result { () throws(SignalError) in
+                .initiated(try commit(.accept(deviceId: device.deviceId), to: own, by: actor, except: device.address,
+                                      now: now, into: &output), ringing: 0)
+            }
         }
-        var call = Call(sessionId: newSessionId(), callType: callType, status: .initiated, initiator: device.uid,
-                        receiver: receiver, initiatedAt: now, timeout: timeout ?? settings.defaultRingTimeout,
-                        metadata: metadata)
-        if liveCall(of: receiver) != nil {
-            call.status = .busy
-            call.endedAt = now
-            call.endReason = .busy
-            commit(call, except: device.address, into: &output)
-            return .success(.object([("call", call.json), ("ringing", .integer(0))]))
-        }
-        commit(call, except: device.address, into: &output)
-        output.actions.append(.schedule(.ring(sessionId: call.sessionId), at: now + Int64(call.timeout) * 1000))
-        let ringing = devices[receiver]?.count ?? 0
-        return .success(.object([("call", call.json), ("ringing", .integer(Int64(ringing)))]))
+        let call = Call.placed(sessionId: newSessionId(), from: device.uid, to: receiver, callType: callType,
+                               timeout: timeout ?? settings.defaultRingTimeout, metadata: metadata,
+                               receiverBusy: liveCall(of: receiver) != nil, at: now.wall)
+        commit(.created(call, by: actor), except: device.address, now: now, into: &output)
+        return .success(.initiated(call, ringing: call.status == .initiated ? devices[receiver]?.count ?? 0 : 0))
     }
 }

@@ -2,46 +2,71 @@ import SignalProtocol
 
 extension CallStateMachine {
     /// A timer the machine scheduled is due. Stale timers (the call moved on,
-    /// the user came back) change nothing.
-    public mutating func timerFired(_ timer: SignalingTimer, now: Int64) -> SignalingOutput {
+    /// the user came back) change nothing; a ring timer that fires before its
+    /// deadline (it never should: both are monotonic) is scheduled again.
+    public mutating func timerFired(_ timer: SignalingTimer, now: SignalingTime) -> SignalingOutput {
         var output = SignalingOutput()
         switch timer {
         case .ring(let sessionId):
-            guard var call = liveCalls[sessionId], call.status == .initiated,
-                  now >= call.initiatedAt + Int64(call.timeout) * 1000 else { return output }
-            call.status = .unanswered
-            call.endedAt = now
-            call.endReason = .timeout
-            commit(call, except: nil, into: &output)
+            guard let call = liveCalls[sessionId], call.status == .initiated, let deadline = ringDeadlines[sessionId] else {
+                return output
+            }
+            guard now.monotonic >= deadline else {
+                output.actions.append(.schedule(timer, at: deadline))
+                return output
+            }
+            _ = try? commit(.timeOut, to: call, by: .server, except: nil, now: now, into: &output)
         case .grace(let uid, let generation):
             guard graceGenerations[uid] == generation, devices[uid] == nil else { return output }
             graceGenerations[uid] = nil
-            guard var call = liveCall(of: uid) else { return output }
-            switch call.status {
-            case .initiated where call.initiator == uid:
-                call.status = .cancelled
-            case .ongoing:
-                call.status = .ended
-            default:
-                // A callee without devices keeps ringing until the ring timeout.
-                return output
-            }
-            call.endedAt = now
-            call.endReason = .connectionLost
-            commit(call, except: nil, into: &output)
+            guard let call = liveCall(of: uid) else { return output }
+            // A callee without devices is rung until the ring timeout: the transition does not apply.
+            _ = try? commit(.loseConnection(uid: uid), to: call, by: .server, except: nil, now: now, into: &output)
         }
         return output
     }
 
     /// The server stops: every ringing call is cancelled and every ongoing one
     /// ended, with `server_shutdown`, and every device is told.
-    public mutating func shutdown(now: Int64) -> SignalingOutput {
+    public mutating func shutdown(now: SignalingTime) -> SignalingOutput {
+        endEveryLiveCall(.shutDown, now: now)
+    }
+
+    /// The server starts on a store that holds `calls` as live (a crash left
+    /// them): each ends with `server_restart`. Nobody is connected yet, so
+    /// the output is only the changes to commit.
+    public mutating func restart(with calls: [Call], now: SignalingTime) -> SignalingOutput {
+        for call in calls { adopt(call, now: now) }
+        return endEveryLiveCall(.restart, now: now)
+    }
+
+    /// After a commit failed: the live calls become exactly `calls`, what the
+    /// store holds, keeping the devices. Ring timers are scheduled again for
+    /// calls that ring (their deadline may have passed while the failed
+    /// change was pending: the timer then fires at once), and a grace period
+    /// starts for each party with no device and none running.
+    public mutating func rebuild(from calls: [Call], now: SignalingTime) -> SignalingOutput {
         var output = SignalingOutput()
-        for var call in liveCalls.values.sorted(by: { $0.initiatedAt < $1.initiatedAt }) {
-            call.status = call.status == .ongoing ? .ended : .cancelled
-            call.endedAt = now
-            call.endReason = .serverShutdown
-            commit(call, except: nil, into: &output)
+        for sessionId in ringDeadlines.keys.sorted() where !calls.contains(where: { $0.sessionId == sessionId }) {
+            output.actions.append(.cancel(.ring(sessionId: sessionId)))
+        }
+        forgetLiveCalls()
+        for call in calls {
+            adopt(call, now: now)
+            if let deadline = ringDeadlines[call.sessionId] {
+                output.actions.append(.schedule(.ring(sessionId: call.sessionId), at: deadline))
+            }
+            for uid in [call.initiator, call.receiver] where devices[uid] == nil && graceGenerations[uid] == nil {
+                startGrace(of: uid, now: now, into: &output)
+            }
+        }
+        return output
+    }
+
+    private mutating func endEveryLiveCall(_ transition: CallTransition, now: SignalingTime) -> SignalingOutput {
+        var output = SignalingOutput()
+        for call in liveCalls.values.sorted(by: { ($0.initiatedAt, $0.sessionId) < ($1.initiatedAt, $1.sessionId) }) {
+            _ = try? commit(transition, to: call, by: .server, except: nil, now: now, into: &output)
         }
         return output
     }

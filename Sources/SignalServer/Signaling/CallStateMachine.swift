@@ -1,10 +1,11 @@
 import SignalProtocol
 
 /// The ringing semantics, free of I/O: presence of devices, live calls, busy,
-/// glare, ring timeouts, reconnect grace and shutdown. Every input is a
-/// `mutating func` taking the current time (milliseconds since the Unix
-/// epoch) and returning a ``SignalingOutput``; timers are actions the driver
-/// performs, so tests run the semantics on a manual clock.
+/// glare, ring timeouts, reconnect grace, shutdown and restart. Every input
+/// is a `mutating func` taking the current ``SignalingTime`` and returning a
+/// ``SignalingOutput``: the ``CallChange``s to commit and the actions to
+/// perform once they are committed. Timers are actions too, so tests run the
+/// semantics on a manual clock.
 ///
 /// Invariant: a user is a party of at most one live (non-terminal) call.
 /// Terminal calls leave the machine; the store keeps them.
@@ -14,6 +15,8 @@ public struct CallStateMachine: Sendable {
     private(set) var liveCalls: [String: Call] = [:]
     /// The live call of each user who has one.
     private var liveCallOfUser: [String: String] = [:]
+    /// The ring deadline of each ringing call, on the monotonic clock.
+    private(set) var ringDeadlines: [String: Int64] = [:]
     /// Connected devices: uid → device id → address.
     private(set) var devices: [String: [String: DeviceAddress]] = [:]
     /// The current grace period of each user (see ``SignalingTimer/grace(uid:generation:)``).
@@ -44,33 +47,30 @@ public struct CallStateMachine: Sendable {
     /// (closing the old connection with 4003), refuses one over the per-user
     /// limit (error result, then close 4001), ends the user's grace period,
     /// and replies with the user's live call.
-    public mutating func connect(_ device: Device, requestId: String?, now: Int64) -> SignalingOutput {
+    public mutating func connect(_ device: Device, requestId: String?, now: SignalingTime) -> SignalingOutput {
         var output = SignalingOutput()
         var userDevices = devices[device.uid] ?? [:]
         if let previous = userDevices[device.deviceId] {
             if previous != device.address {
-                output.actions.append(.close(previous, code: 4003, reason: "replaced by a new connection of this device"))
+                output.actions.append(.close(previous, code: .replaced, reason: "replaced by a new connection of this device"))
             }
         } else if userDevices.count >= settings.maxDevicesPerUser {
             output.actions.append(.reply(device.address, id: requestId, .failure(SignalError(
                 .tooManyDevices, "\(device.uid) already has \(settings.maxDevicesPerUser) devices connected"))))
-            output.actions.append(.close(device.address, code: 4001, reason: "too many devices"))
+            output.actions.append(.close(device.address, code: .notAuthenticated, reason: "too many devices"))
             return output
         }
         userDevices[device.deviceId] = device.address
         devices[device.uid] = userDevices
         graceGenerations[device.uid] = nil
-        output.actions.append(.reply(device.address, id: requestId, .success(.object([
-            ("user", .object([("uid", .string(device.uid))])),
-            ("deviceId", .string(device.deviceId)),
-            ("activeCall", liveCall(of: device.uid)?.json ?? .null),
-        ]))))
+        let authentication = Authentication(uid: device.uid, deviceId: device.deviceId, activeCall: liveCall(of: device.uid))
+        output.actions.append(.reply(device.address, id: requestId, .success(.authenticated(authentication))))
         return output
     }
 
     /// A device's connection closed. When it was the user's last device and the
     /// user is in a live call, the grace period starts.
-    public mutating func disconnect(_ device: Device, now: Int64) -> SignalingOutput {
+    public mutating func disconnect(_ device: Device, now: SignalingTime) -> SignalingOutput {
         var output = SignalingOutput()
         guard devices[device.uid]?[device.deviceId] == device.address else { return output }
         devices[device.uid]?[device.deviceId] = nil
@@ -80,11 +80,7 @@ public struct CallStateMachine: Sendable {
             graceGenerations[device.uid] = nil
             return output
         }
-        lastGraceGeneration += 1
-        let generation = lastGraceGeneration
-        graceGenerations[device.uid] = generation
-        output.actions.append(.schedule(.grace(uid: device.uid, generation: generation),
-                                        at: now + settings.reconnectGraceMillis))
+        startGrace(of: device.uid, now: now, into: &output)
         return output
     }
 
@@ -93,12 +89,29 @@ public struct CallStateMachine: Sendable {
         devices[device.uid]?[device.deviceId] == device.address
     }
 
+    /// Starts a new grace period for `uid`, whose devices are all gone.
+    mutating func startGrace(of uid: String, now: SignalingTime, into output: inout SignalingOutput) {
+        lastGraceGeneration += 1
+        graceGenerations[uid] = lastGraceGeneration
+        output.actions.append(.schedule(.grace(uid: uid, generation: lastGraceGeneration),
+                                        at: now.monotonic + settings.reconnectGraceMillis))
+    }
+
     // MARK: Changes
 
-    /// Records a new state of a call: keeps it live or retires it, saves it,
-    /// and tells every device of both parties except `actor`.
-    mutating func commit(_ call: Call, except actor: DeviceAddress?, into output: inout SignalingOutput) {
-        if liveCalls[call.sessionId]?.status == .initiated, call.status != .initiated {
+    /// Records a change: keeps the call live or retires it, keeps its ring
+    /// deadline while it rings, queues the change for the store, and tells
+    /// every device of both parties except `actor`.
+    mutating func commit(_ change: CallChange, except actor: DeviceAddress?, now: SignalingTime,
+                         into output: inout SignalingOutput) {
+        let call = change.after
+        if call.status == .initiated {
+            if ringDeadlines[call.sessionId] == nil {
+                let deadline = now.monotonic(atWall: call.ringDeadline)
+                ringDeadlines[call.sessionId] = deadline
+                output.actions.append(.schedule(.ring(sessionId: call.sessionId), at: deadline))
+            }
+        } else if ringDeadlines.removeValue(forKey: call.sessionId) != nil {
             output.actions.append(.cancel(.ring(sessionId: call.sessionId)))
         }
         if call.status.isTerminal {
@@ -111,12 +124,36 @@ public struct CallStateMachine: Sendable {
             liveCallOfUser[call.initiator] = call.sessionId
             liveCallOfUser[call.receiver] = call.sessionId
         }
-        output.saves.append(call)
-        for uid in [call.initiator, call.receiver] {
-            for address in (devices[uid] ?? [:]).values.sorted(by: Self.addressOrder) where address != actor {
-                output.actions.append(.event(address, call))
-            }
+        output.changes.append(change)
+        let recipients = [call.initiator, call.receiver].flatMap { uid in
+            (devices[uid] ?? [:]).values.sorted(by: Self.addressOrder).filter { $0 != actor }
         }
+        if !recipients.isEmpty { output.actions.append(.event(call, to: recipients)) }
+    }
+
+    /// Applies `transition` to the live call `call` and commits the change.
+    mutating func commit(_ transition: CallTransition, to call: Call, by actor: CallActor, except address: DeviceAddress?,
+                         now: SignalingTime, into output: inout SignalingOutput) throws(SignalError) -> Call {
+        let next = try call.applying(transition, by: actor, at: now.wall)
+        commit(CallChange(before: call, after: next, transition: transition, actor: actor), except: address, now: now,
+               into: &output)
+        return next
+    }
+
+    /// Takes `call`, live in the store, into the machine as it is.
+    mutating func adopt(_ call: Call, now: SignalingTime) {
+        guard !call.status.isTerminal else { return }
+        liveCalls[call.sessionId] = call
+        liveCallOfUser[call.initiator] = call.sessionId
+        liveCallOfUser[call.receiver] = call.sessionId
+        if call.status == .initiated { ringDeadlines[call.sessionId] = now.monotonic(atWall: call.ringDeadline) }
+    }
+
+    /// Drops every live call (before adopting the store's).
+    mutating func forgetLiveCalls() {
+        liveCalls = [:]
+        liveCallOfUser = [:]
+        ringDeadlines = [:]
     }
 
     /// A new session id.

@@ -42,8 +42,10 @@ final class SignalingLoop {
         sessions[address.connection] = nil
     }
 
-    /// Runs `fire` after `delay` seconds unless ``cancel(_:)`` drops `timer` first.
+    /// Runs `fire` after `delay` seconds unless ``cancel(_:)`` drops `timer`
+    /// first; replaces `timer` if it is pending.
     func schedule(_ timer: SignalingTimer, after delay: Double, _ fire: @escaping () -> Void) {
+        cancel(timer)
         timers[timer] = eventLoop.schedule(after: delay) { [weak self] in
             self?.timers[timer] = nil
             fire()

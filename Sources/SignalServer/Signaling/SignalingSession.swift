@@ -14,9 +14,6 @@ final class SignalingSession: WebSocketResponder {
         case closed
     }
 
-    /// The close code for a connection that did not authenticate.
-    static let authFailedCloseCode = WebSocketCloseCode(rawValue: 4001)
-
     private let loopState: SignalingLoop
     private var service: SignalingService { loopState.service }
     private let headerIdentity: (uid: String, deviceId: String?)?
@@ -100,7 +97,7 @@ final class SignalingSession: WebSocketResponder {
         case .frame(let bytes):
             socket?.send(WebSocketMessage(kind: .text, payload: bytes))
         case .close(let code, let reason):
-            socket?.close(code: WebSocketCloseCode(rawValue: code), reason: reason)
+            socket?.close(code: code, reason: reason)
         }
     }
 
@@ -110,7 +107,7 @@ final class SignalingSession: WebSocketResponder {
         switch credentials {
         case .authKey(let uid, let key):
             guard Identifier.isValid(uid) else {
-                return .failure(SignalError(.validation, "uid must be 1 to 100 characters of A-Z a-z 0-9 . _ - @"))
+                return .failure(SignalError(.validation, "uid must be \(Identifier.rule)"))
             }
             guard service.keys.isAuthKey(key) else { return .failure(SignalError(.authFailed, "unknown auth key")) }
             return .success(uid)
@@ -133,7 +130,7 @@ final class SignalingSession: WebSocketResponder {
         if let timer { socket?.loop.cancel(timer) }
         state = .closed
         send(.result(id: id, .failure(error)))
-        socket?.close(code: Self.authFailedCloseCode, reason: error.code.rawValue)
+        socket?.close(code: .notAuthenticated, reason: error.code.rawValue)
     }
 
     /// Answers a bad frame: before authentication it ends the connection, after it the connection stays.

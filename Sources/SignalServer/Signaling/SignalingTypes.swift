@@ -42,16 +42,40 @@ public enum SignalingTimer: Hashable, Sendable {
     case grace(uid: String, generation: UInt64)
 }
 
+/// The time an input happens at, on both clocks: the wall clock for the
+/// timestamps calls carry on the wire, the monotonic clock for deadlines,
+/// so that a step of the wall clock neither fires a timer early nor holds
+/// it back.
+public struct SignalingTime: Hashable, Sendable {
+    /// Milliseconds since the Unix epoch.
+    public var wall: Int64
+    /// Milliseconds on CLOCK_MONOTONIC (any origin).
+    public var monotonic: Int64
+
+    public init(wall: Int64, monotonic: Int64) {
+        self.wall = wall
+        self.monotonic = monotonic
+    }
+
+    /// The monotonic time at which the wall clock will read `wall`, if it
+    /// is not stepped meanwhile.
+    func monotonic(atWall wall: Int64) -> Int64 { monotonic + (wall - self.wall) }
+}
+
+/// The reply to a request: typed data, or a protocol error.
+public typealias SignalingReply = Result<ResultData, SignalError>
+
 /// Something the driver must do; the state machine itself does no I/O.
 public enum SignalingAction: Hashable, Sendable {
     /// Send a request's result to the device that asked.
-    case reply(DeviceAddress, id: String?, Result<JSONValue, SignalError>)
-    /// Push a call's new state to a device.
-    case event(DeviceAddress, Call)
-    /// Close a device's connection with a WebSocket close code.
-    case close(DeviceAddress, code: UInt16, reason: String)
-    /// Call ``CallStateMachine/timerFired(_:now:)`` with `timer` at `at`
-    /// (milliseconds since the Unix epoch).
+    case reply(DeviceAddress, id: String?, SignalingReply)
+    /// Tell these devices the call's new state: one encoding, the same bytes to each.
+    case event(Call, to: [DeviceAddress])
+    /// Close a device's connection.
+    case close(DeviceAddress, code: WebSocketCloseCode, reason: String)
+    /// Call ``CallStateMachine/timerFired(_:now:)`` with `timer` once the
+    /// monotonic clock reads `at` (milliseconds, ``SignalingTime/monotonic``).
+    /// Scheduling a timer that is pending replaces it.
     case schedule(SignalingTimer, at: Int64)
     /// Drop `timer`, scheduled earlier and no longer needed (the call was
     /// answered or ended before its ring timeout). Unknown or already run
@@ -62,20 +86,19 @@ public enum SignalingAction: Hashable, Sendable {
     case resolveSession(DeviceAddress, id: String, sessionId: String, uid: String)
 }
 
-/// What one input to the state machine produced: call snapshots to commit,
-/// then actions to perform once they are committed.
+/// What one input to the state machine produced: the changes of calls to
+/// commit, then actions to perform once they are committed.
 public struct SignalingOutput: Sendable {
-    /// Calls whose new state must be durable before any action is performed.
-    public var saves: [Call] = []
+    /// Changes that must be durable before any action is performed, in order.
+    public var changes: [CallChange] = []
     /// Replies, events, closes and timers, in order.
     public var actions: [SignalingAction] = []
 
-    /// Nothing to do.
     public init() {}
 
-    /// Whether there is nothing to save and nothing to do (a timer for a
+    /// Whether there is nothing to commit and nothing to do (a timer for a
     /// call that already ended, a second disconnect).
-    public var isEmpty: Bool { saves.isEmpty && actions.isEmpty }
+    public var isEmpty: Bool { changes.isEmpty && actions.isEmpty }
 }
 
 /// Limits and defaults of the ringing semantics.
@@ -87,7 +110,6 @@ public struct SignalingSettings: Sendable {
     /// Devices one user may have connected at once.
     public var maxDevicesPerUser: Int
 
-    /// Settings with the given values.
     public init(defaultRingTimeout: Int = 45, reconnectGraceMillis: Int64 = 10_000, maxDevicesPerUser: Int = 10) {
         self.defaultRingTimeout = defaultRingTimeout
         self.reconnectGraceMillis = reconnectGraceMillis

@@ -13,20 +13,6 @@ extension CallLogFilter {
     }
 }
 
-/// One page of a user's call history, newest first.
-public struct CallLogPage: Hashable, Sendable {
-    /// The entries, newest first.
-    public var logs: [CallLog]
-    /// The cursor of the following (older) page; nil when this page is the last.
-    public var next: String?
-
-    /// A page of `logs`, continued by `next`.
-    public init(logs: [CallLog], next: String?) {
-        self.logs = logs
-        self.next = next
-    }
-}
-
 /// The opaque call log cursor: the `seq` of the last entry returned, as 8
 /// big-endian bytes in unpadded base64url (11 characters, safe in a URL).
 /// Keyset pagination on `seq`: the next page is `seq < cursor`, so calls

@@ -85,24 +85,8 @@ extension StoreConnection {
         return try Self.decodeCall(statement)
     }
 
-    /// Ends every live call: `initiated` ones become `cancelled`, `ongoing`
-    /// ones `ended`, with `endedAt` = `now`, `endReason` = `reason` and no
-    /// `endedBy` (the server ended them). Returns them as saved, oldest first.
-    func closeLiveCalls(reason: EndReason, now: Int64) throws(StoreError) -> [Call] {
-        var closed: [Call] = []
-        for var call in try liveCalls() {
-            call.status = call.status == .initiated ? .cancelled : .ended
-            call.endedAt = now
-            call.endReason = reason
-            call.endedBy = nil
-            try save(call)
-            closed.append(call)
-        }
-        return closed
-    }
-
     /// The calls still `initiated` or `ongoing`, oldest first.
-    private func liveCalls() throws(StoreError) -> [Call] {
+    func liveCalls() throws(StoreError) -> [Call] {
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in try database.statement(Self.liveCallsSQL) }
         defer { statement.reset() }
         var calls: [Call] = []

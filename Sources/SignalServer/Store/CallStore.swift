@@ -12,7 +12,7 @@ import Synchronization
 /// write queued before it. Completions are called on the writer thread,
 /// after the batch committed, in queue order; they must be quick and must
 /// not call the blocking methods (``flush()``, ``close()``,
-/// ``loadRevocations()``, ``closeLiveCalls(reason:now:)``), which would wait
+/// ``loadRevocations()``, ``loadLiveCalls()``), which would wait
 /// for the thread they run on. A job queued after ``close()`` is refused:
 /// its completion gets ``StoreErrorCode/closed`` at once, on the caller's thread.
 public final class CallStore: Sendable {
@@ -76,19 +76,50 @@ public final class CallStore: Sendable {
 
     deinit { close() }
 
-    /// Saves full snapshots of `calls`, inserting new ones and replacing
-    /// stored ones by session id; both parties' histories read them from
-    /// there. All or nothing: if one call
-    /// fails (e.g. ``StoreErrorCode/callConflict``: a snapshot may not
-    /// change a call's parties), none is saved. With `wakeWriter` false the
-    /// caller owes a ``wakeWriter()`` call soon after, so that the saves of
-    /// one event-loop pass wake the writer once and commit together.
-    public func save(_ calls: [Call], wakeWriter: Bool = true,
-                     completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
-        submit(writes: !calls.isEmpty, wakeWriter: wakeWriter, { connection throws(StoreError) in
-            for call in calls { try connection.save(call) }
+    /// Commits `changes` (each call's state after it, inserted or replacing
+    /// the stored one by session id; both parties' histories read it from
+    /// there) with whatever `recording` writes for them, in one transaction
+    /// with the rest of the batch. All or nothing: if one call fails (e.g.
+    /// ``StoreErrorCode/callConflict``: a change may not alter a call's
+    /// parties) or `recording` throws, none is saved.
+    ///
+    /// Commits are chained: once one fails, every later commit fails with
+    /// ``StoreErrorCode/chainBroken`` without running, until
+    /// ``recoverChain(completion:)``, so the store never holds a change
+    /// whose predecessors were lost. With `wakeWriter` false the caller owes
+    /// a ``wakeWriter()`` call soon after, so that the commits of one
+    /// event-loop pass wake the writer once and commit together.
+    func commit(_ changes: [CallChange], wakeWriter: Bool = true,
+                recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil,
+                completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        submit(writes: !changes.isEmpty, chained: !changes.isEmpty, wakeWriter: wakeWriter, { connection throws(StoreError) in
+            for change in changes { try connection.save(change.after) }
+            try recording?(connection)
         }, completion: completion)
     }
+
+    /// ``commit(_:wakeWriter:recording:completion:)``, blocking until done
+    /// (for start-up, before the server serves).
+    func commitAndWait(_ changes: [CallChange],
+                       recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil) throws(StoreError) {
+        try wait(writes: !changes.isEmpty, chained: !changes.isEmpty) { connection throws(StoreError) in
+            for change in changes { try connection.save(change.after) }
+            try recording?(connection)
+        }
+    }
+
+    /// Starts the change chain afresh after a failed commit, once every
+    /// commit queued before has failed or committed, and reads the calls the
+    /// store holds as live then: what memory must be rebuilt from.
+    func recoverChain(completion: @escaping @Sendable (Result<[Call], StoreError>) -> Void) {
+        submit(writes: false, resetsChain: true, { connection throws(StoreError) in
+            try connection.liveCalls()
+        }, completion: completion)
+    }
+
+    /// Makes the store fail where `hook` returns an error (tests, and crash
+    /// tests of features built on the store); nil removes it.
+    public func setFaultHook(_ hook: StoreFaultHook?) { queue.setFaultHook(hook) }
 
     /// Wakes the writer for the jobs queued without waking it.
     public func wakeWriter() { queue.wakeWriter() }
@@ -143,15 +174,9 @@ public final class CallStore: Sendable {
         try wait(writes: false) { connection throws(StoreError) in try connection.revocations() }
     }
 
-    /// Ends every live call in one transaction: `initiated` ones become
-    /// `cancelled`, `ongoing` ones `ended`, with `endedAt` = `now`,
-    /// `endReason` = `reason` and no `endedBy`.
-    /// Returns the calls as saved, oldest first. Blocks until committed (for
-    /// start-up recovery and shutdown).
-    public func closeLiveCalls(reason: EndReason, now: Int64) throws(StoreError) -> [Call] {
-        try wait(writes: true) { connection throws(StoreError) in
-            try connection.closeLiveCalls(reason: reason, now: now)
-        }
+    /// The calls stored as `initiated` or `ongoing`, oldest first. Blocks until read.
+    public func loadLiveCalls() throws(StoreError) -> [Call] {
+        try wait(writes: false) { connection throws(StoreError) in try connection.liveCalls() }
     }
 
     /// Blocks until every job queued before the call has completed (its
@@ -184,10 +209,11 @@ public final class CallStore: Sendable {
     public var batchCount: Int { queue.batchCount }
 
     /// Queues a job running `body`, or refuses it (``StoreErrorCode/closed``).
-    private func submit<Value: Sendable>(writes: Bool, wakeWriter: Bool = true,
+    private func submit<Value: Sendable>(writes: Bool, chained: Bool = false, resetsChain: Bool = false,
+                                         wakeWriter: Bool = true,
                                          _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
                                          completion: @escaping @Sendable (Result<Value, StoreError>) -> Void) {
-        let job = StoreJob(writes: writes, body: body, completion: completion)
+        let job = StoreJob(writes: writes, chained: chained, resetsChain: resetsChain, body: body, completion: completion)
         guard queue.push(job, wakeWriter: wakeWriter) else {
             job.fail(StoreError(.closed, "the call store is closed"))
             return
@@ -195,7 +221,7 @@ public final class CallStore: Sendable {
     }
 
     /// Queues a job running `body` and blocks until it completed.
-    private func wait<Value: Sendable>(writes: Bool,
+    private func wait<Value: Sendable>(writes: Bool, chained: Bool = false,
                                        _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value)
         throws(StoreError) -> Value {
         guard !queue.isWriterThread else {
@@ -203,7 +229,7 @@ public final class CallStore: Sendable {
         }
         let outcome = Mutex<Result<Value, StoreError>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        submit(writes: writes, body) { result in
+        submit(writes: writes, chained: chained, body) { result in
             outcome.withLock { $0 = result }
             done.signal()
         }

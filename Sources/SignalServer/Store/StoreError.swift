@@ -24,6 +24,9 @@ public struct StoreErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     public static let schemaTooNew = StoreErrorCode(rawValue: "STORE_SCHEMA_TOO_NEW")
     /// A save would change the parties of a stored call; the save did not happen.
     public static let callConflict = StoreErrorCode(rawValue: "STORE_CALL_CONFLICT")
+    /// An earlier change failed to commit, and this one, which may build on
+    /// it, was not run (see ``CallStore/commit(_:wakeWriter:recording:completion:)``).
+    public static let chainBroken = StoreErrorCode(rawValue: "STORE_CHAIN_BROKEN")
     /// A blocking method was called on the store's writer thread (from a
     /// completion), where waiting would deadlock; it did not run.
     public static let reentrant = StoreErrorCode(rawValue: "STORE_REENTRANT")
@@ -58,3 +61,13 @@ func reportingSQLiteErrors<Value>(_ body: () throws(SQLiteError) -> Value) throw
         throw StoreError(error)
     }
 }
+
+/// Where a ``StoreFaultHook`` is asked whether the store should fail.
+public enum StoreFaultPoint: Hashable, Sendable {
+    /// A write transaction is about to commit: an error rolls the whole batch
+    /// back and every job in it gets the error.
+    case commit
+}
+
+/// Decides, on the writer thread, whether the store fails at a point.
+public typealias StoreFaultHook = @Sendable (StoreFaultPoint) -> StoreError?

@@ -8,6 +8,13 @@ import Glibc
 struct StoreJob: Sendable {
     /// Whether the job writes; a batch with a writing job runs in a transaction.
     let writes: Bool
+    /// Whether the job is a link of the change chain: each change may build
+    /// on the ones queued before it, so once one fails, every later link
+    /// fails without running until a job that ``resetsChain``.
+    let chained: Bool
+    /// Whether the job starts the chain afresh (it runs after every link
+    /// queued before it has failed or committed).
+    let resetsChain: Bool
     /// Does the work on the writer's connection; the outcome is reported
     /// only once the batch committed.
     let run: @Sendable (StoreConnection) -> StoreJobOutcome
@@ -16,15 +23,23 @@ struct StoreJob: Sendable {
     let fail: @Sendable (StoreError) -> Void
 
     /// A job running `body` and handing its result to `completion`.
-    init<Value: Sendable>(writes: Bool, body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
+    init<Value: Sendable>(writes: Bool, chained: Bool = false, resetsChain: Bool = false,
+                          body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
                           completion: @escaping @Sendable (Result<Value, StoreError>) -> Void) {
         self.writes = writes
+        self.chained = chained
+        self.resetsChain = resetsChain
         run = { connection in
             let result = Result { () throws(StoreError) in try body(connection) }
             let error: StoreError? = if case .failure(let error) = result { error } else { nil }
             return StoreJobOutcome(error: error) { completion(result) }
         }
         fail = { completion(.failure($0)) }
+    }
+
+    /// The outcome of not running the job: it reports `error`.
+    func refused(_ error: StoreError) -> StoreJobOutcome {
+        StoreJobOutcome(error: error) { [fail] in fail(error) }
     }
 }
 
@@ -65,6 +80,13 @@ final class StoreQueue: Sendable {
     private let writerThread = Atomic<UInt>(0)
     private let batches = Atomic<Int>(0)
     private let batchEndActions = Mutex<[@Sendable () -> Void]>([])
+    private let faultHook = Mutex<StoreFaultHook?>(nil)
+
+    /// Installs (or with nil removes) the hook that makes the store fail on demand.
+    func setFaultHook(_ hook: StoreFaultHook?) { faultHook.withLock { $0 = hook } }
+
+    /// The failure the hook asks for at `point`, if any.
+    func fault(at point: StoreFaultPoint) -> StoreError? { faultHook.withLock { $0 }?(point) }
 
     /// Appends `job`, waking the writer if it sleeps, unless `wakeWriter`
     /// is false: then the caller owes a ``wakeWriter()`` call soon after

@@ -11,6 +11,12 @@
 /// report, so a replay is safe. (Savepoints on every job would cost about a
 /// third of the throughput.)
 ///
+/// Changes of calls are chained (``StoreJob/chained``): once one fails, every
+/// later one fails too without running, in this batch and the next, until a
+/// job that resets the chain; so the store always holds a prefix of the
+/// changes in the order they were made, never a later change without an
+/// earlier one it may build on.
+///
 /// Completions run only after COMMIT, in queue order, on the writer thread;
 /// then the actions they deferred with ``CallStore/afterBatch(_:)``.
 /// If the transaction itself fails (BEGIN, COMMIT, or an error that made
@@ -20,8 +26,9 @@
 final class StoreWriter {
     private let connection: StoreConnection
     private let queue: StoreQueue
+    /// Whether a chained job failed and no job has reset the chain since.
+    private var chainBroken = false
 
-    /// A writer over `connection` draining `queue`.
     init(connection: StoreConnection, queue: StoreQueue) {
         self.connection = connection
         self.queue = queue
@@ -39,27 +46,40 @@ final class StoreWriter {
     /// Runs one batch and reports every job's outcome.
     private func execute(_ batch: [StoreJob]) {
         guard batch.contains(where: \.writes) else {
-            let outcomes = batch.map { $0.run(connection) }
+            let outcomes = batch.map(run)
             for outcome in outcomes { outcome.report() }
             return
         }
+        let brokenBefore = chainBroken
         let outcomes: [StoreJobOutcome]
         do throws(StoreError) {
-            outcomes = try runTransaction(batch, isolated: false)
+            outcomes = try runTransaction(batch, isolated: false, brokenBefore: brokenBefore)
         } catch {
             Log.error("call store: a batch of \(batch.count) jobs was rolled back: \(error)")
+            chainBroken = brokenBefore || batch.contains(where: \.chained)
             for job in batch { job.fail(error) }
             return
         }
         for outcome in outcomes { outcome.report() }
     }
 
+    /// Runs one job, or refuses a chained one while the chain is broken.
+    private func run(_ job: StoreJob) -> StoreJobOutcome {
+        if job.resetsChain { chainBroken = false }
+        if job.chained && chainBroken {
+            return job.refused(StoreError(.chainBroken, "an earlier change failed to commit; this one was not saved"))
+        }
+        let outcome = job.run(connection)
+        if job.chained && outcome.error != nil { chainBroken = true }
+        return outcome
+    }
+
     /// Runs `batch` between BEGIN IMMEDIATE and COMMIT. When `isolated`, each
     /// writing job runs under a savepoint that its failure rolls back to.
     /// Otherwise a writing job's failure rolls the whole transaction back and
-    /// the batch is replayed isolated. Rolls back and throws when the
-    /// transaction fails.
-    private func runTransaction(_ batch: [StoreJob], isolated: Bool) throws(StoreError) -> [StoreJobOutcome] {
+    /// the batch is replayed isolated, from the chain's state before it.
+    /// Rolls back and throws when the transaction fails.
+    private func runTransaction(_ batch: [StoreJob], isolated: Bool, brokenBefore: Bool) throws(StoreError) -> [StoreJobOutcome] {
         do throws(StoreError) {
             try reportingSQLiteErrors { () throws(SQLiteError) in try connection.begin() }
             var outcomes: [StoreJobOutcome] = []
@@ -69,13 +89,14 @@ final class StoreWriter {
                 if savepoint {
                     try reportingSQLiteErrors { () throws(SQLiteError) in try connection.savepoint() }
                 }
-                let outcome = job.run(connection)
+                let outcome = run(job)
                 if let error = outcome.error, !connection.isInTransaction {
                     throw StoreError(error.code, "the transaction was aborted: \(error.message)")
                 }
-                if outcome.error != nil, job.writes, !isolated {
+                if let error = outcome.error, error.code != .chainBroken, job.writes, !isolated {
                     try reportingSQLiteErrors { () throws(SQLiteError) in try connection.rollback() }
-                    return try runTransaction(batch, isolated: true)
+                    chainBroken = brokenBefore
+                    return try runTransaction(batch, isolated: true, brokenBefore: brokenBefore)
                 }
                 if savepoint {
                     try reportingSQLiteErrors { () throws(SQLiteError) in
@@ -88,6 +109,7 @@ final class StoreWriter {
                 }
                 outcomes.append(outcome)
             }
+            if let fault = queue.fault(at: .commit) { throw fault }
             try reportingSQLiteErrors { () throws(SQLiteError) in try connection.commit() }
             return outcomes
         } catch {

@@ -1,0 +1,62 @@
+extension ClientFrame {
+    /// The wire form (docs/PROTOCOL.md, "Requests and results"): `type` and
+    /// `id`, then the request's parameters; what ``parse(_:)`` reads back.
+    public var json: JSONValue {
+        .object([("type", .string(request.type.rawValue)), ("id", .string(id))] + request.parameters)
+    }
+
+    /// The wire form as UTF-8 bytes, ready for a text frame.
+    public var encoded: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128)
+        json.write(into: &bytes)
+        return bytes
+    }
+}
+
+extension ClientRequest {
+    /// The members that follow `type` and `id`; optional ones only when set.
+    var parameters: [(key: String, value: JSONValue)] {
+        switch self {
+        case .auth(let credentials, let deviceId):
+            var members: [(key: String, value: JSONValue)]
+            switch credentials {
+            case .authKey(let uid, let key): members = [("uid", .string(uid)), ("authKey", .string(key))]
+            case .token(let token): members = [("authToken", .string(token))]
+            }
+            if let deviceId { members.append(("deviceId", .string(deviceId))) }
+            return members
+        case .initiateCall(let receiverId, let callType, let timeout, let metadata):
+            var members: [(key: String, value: JSONValue)] = [("receiverId", .string(receiverId)),
+                                                               ("callType", .string(callType.rawValue))]
+            if let timeout { members.append(("timeout", .integer(Int64(timeout)))) }
+            if let metadata { members.append(("metadata", metadata)) }
+            return members
+        case .acceptCall(let sessionId), .cancelCall(let sessionId), .endCall(let sessionId):
+            return [("sessionId", .string(sessionId))]
+        case .rejectCall(let sessionId, let status):
+            return [("sessionId", .string(sessionId)), ("status", .string(status.rawValue))]
+        case .getActiveCall:
+            return []
+        case .getCallLogs(let filter):
+            return filter.parameters
+        }
+    }
+}
+
+extension CallLogFilter {
+    /// The `getCallLogs` parameters (and REST query items) this filter sets.
+    public var parameters: [(key: String, value: JSONValue)] {
+        var members: [(key: String, value: JSONValue)] = [("limit", .integer(Int64(limit)))]
+        if let cursor { members.append(("cursor", .string(cursor))) }
+        if let callType { members.append(("callType", .string(callType.rawValue))) }
+        if missedOnly {
+            members.append(("callStatus", .string("missed")))
+        } else if let status {
+            members.append(("callStatus", .string(status.rawValue)))
+        }
+        if let direction { members.append(("direction", .string(direction.rawValue))) }
+        if let with { members.append(("with", .string(with))) }
+        return members
+    }
+}

@@ -1,0 +1,82 @@
+/// Which calls `getCallLogs` returns, and which page.
+public struct CallLogFilter: Hashable, Sendable {
+    /// Page size, 1–100.
+    public var limit: Int
+    /// Where the previous page ended (opaque, from `next`).
+    public var cursor: String?
+    /// Only audio or only video calls.
+    public var callType: CallType?
+    /// Only calls with this status.
+    public var status: CallStatus?
+    /// Only missed calls (`callStatus: "missed"`).
+    public var missedOnly: Bool
+    /// Only incoming or only outgoing calls.
+    public var direction: CallDirection?
+    /// Only calls with this other party.
+    public var with: String?
+
+    /// The default page size.
+    public static let defaultLimit = 30
+    /// The page sizes accepted.
+    public static let limitRange = 1 ... 100
+
+    /// A filter; everything optional.
+    public init(limit: Int = defaultLimit, cursor: String? = nil, callType: CallType? = nil, status: CallStatus? = nil,
+                missedOnly: Bool = false, direction: CallDirection? = nil, with: String? = nil) {
+        self.limit = limit
+        self.cursor = cursor
+        self.callType = callType
+        self.status = status
+        self.missedOnly = missedOnly
+        self.direction = direction
+        self.with = with
+    }
+}
+
+/// Credentials of an `auth` frame.
+public enum Credentials: Hashable, Sendable {
+    /// A uid and a development auth key (`auth.authKeys`).
+    case authKey(uid: String, key: String)
+    /// A server-minted token.
+    case token(String)
+}
+
+/// A request a client sends; each names its parameters as in docs/PROTOCOL.md.
+public enum ClientRequest: Hashable, Sendable {
+    /// Authenticate the connection (first frame).
+    case auth(Credentials, deviceId: String?)
+    /// Ring `receiverId`.
+    case initiateCall(receiverId: String, callType: CallType, timeout: Int?, metadata: JSONValue?)
+    /// Accept a ringing call (receiver devices).
+    case acceptCall(sessionId: String)
+    /// Decline a ringing call with `rejected` or `busy`; `cancelled` from the caller cancels.
+    case rejectCall(sessionId: String, status: CallStatus)
+    /// Cancel one's own ringing call.
+    case cancelCall(sessionId: String)
+    /// End an ongoing call.
+    case endCall(sessionId: String)
+    /// The user's live call, if any.
+    case getActiveCall
+    /// A page of the user's call history.
+    case getCallLogs(CallLogFilter)
+
+    /// The frame's `type`.
+    public var type: RequestType {
+        switch self {
+        case .auth: return .auth
+        case .initiateCall: return .initiateCall
+        case .acceptCall: return .acceptCall
+        case .rejectCall: return .rejectCall
+        case .cancelCall: return .cancelCall
+        case .endCall: return .endCall
+        case .getActiveCall: return .getActiveCall
+        case .getCallLogs: return .getCallLogs
+        }
+    }
+}
+
+/// The `type` of a client frame; it also says how its result's `data` reads
+/// (see ``ResultData``).
+public enum RequestType: String, Hashable, Sendable, CaseIterable {
+    case auth, initiateCall, acceptCall, rejectCall, cancelCall, endCall, getActiveCall, getCallLogs
+}

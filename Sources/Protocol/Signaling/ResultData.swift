@@ -1,0 +1,79 @@
+/// The `data` of a successful result, by the request it answers
+/// (docs/PROTOCOL.md, "Requests and results"). A result does not say which
+/// request it answers, so decoding needs the request's type.
+public enum ResultData: Hashable, Sendable {
+    /// `auth`: `{"user":{"uid"},"deviceId","activeCall"}`.
+    case authenticated(Authentication)
+    /// `initiateCall`: the call and how many callee devices it rings now.
+    case initiated(Call, ringing: Int)
+    /// `acceptCall`, `rejectCall`, `cancelCall`, `endCall`: the call as changed.
+    case call(Call)
+    /// `getActiveCall`: the user's live call, or null.
+    case activeCall(Call?)
+    /// `getCallLogs`: a page of history.
+    case callLogs(CallLogPage)
+
+    /// The wire form.
+    public var json: JSONValue {
+        switch self {
+        case .authenticated(let authentication):
+            return .object([("user", .object([("uid", .string(authentication.uid))])),
+                            ("deviceId", .string(authentication.deviceId)),
+                            ("activeCall", authentication.activeCall?.json ?? .null)])
+        case .initiated(let call, let ringing):
+            return .object([("call", call.json), ("ringing", .integer(Int64(ringing)))])
+        case .call(let call):
+            return .object([("call", call.json)])
+        case .activeCall(let call):
+            return .object([("call", call?.json ?? .null)])
+        case .callLogs(let page):
+            return .object([("logs", .array(page.logs.map(\.json))), ("next", page.next.map(JSONValue.string) ?? .null)])
+        }
+    }
+
+    /// Decodes the `data` of the result to a request of `type`; fails naming
+    /// the first member that is missing or wrong.
+    public init(json: JSONValue, answering type: RequestType) throws(SignalError) {
+        let fields = JSONFields(json)
+        switch type {
+        case .auth:
+            self = .authenticated(Authentication(uid: try fields.nested("user").string("uid"),
+                                                 deviceId: try fields.string("deviceId"),
+                                                 activeCall: try Self.optionalCall(json["activeCall"], "activeCall")))
+        case .initiateCall:
+            self = .initiated(try Call(json: try fields.nested("call").value), ringing: Int(try fields.integer("ringing")))
+        case .acceptCall, .rejectCall, .cancelCall, .endCall:
+            self = .call(try Call(json: try fields.nested("call").value))
+        case .getActiveCall:
+            self = .activeCall(try Self.optionalCall(json["call"], "call"))
+        case .getCallLogs:
+            guard case .array(let entries)? = json["logs"] else { throw SignalError(.validation, "logs must be an array") }
+            var logs: [CallLog] = []
+            logs.reserveCapacity(entries.count)
+            for entry in entries { logs.append(try CallLog(json: entry)) }
+            self = .callLogs(CallLogPage(logs: logs, next: try fields.optionalString("next")))
+        }
+    }
+
+    private static func optionalCall(_ value: JSONValue?, _ name: String) throws(SignalError) -> Call? {
+        guard let value, value != .null else { return nil }
+        guard value.objectMembers != nil else { throw SignalError(.validation, "\(name) must be an object or null") }
+        return try Call(json: value)
+    }
+}
+
+/// Who a connection authenticated as, and the user's live call then.
+public struct Authentication: Hashable, Sendable {
+    /// The authenticated uid.
+    public var uid: String
+    /// The device id, as given or as the server assigned it.
+    public var deviceId: String
+    /// The user's live call, if any.
+    public var activeCall: Call?
+
+    public init(uid: String, deviceId: String, activeCall: Call?) {
+        self.uid = uid
+        self.deviceId = deviceId
+        self.activeCall = activeCall
+    }
+}

@@ -1,0 +1,22 @@
+import SignalProtocol
+
+/// Something that follows every change of every call (webhooks, push, a
+/// test tap): the one place a new consumer plugs in, handed to the
+/// ``SignalingService`` when it is made.
+protocol CallChangeConsumer: Sendable {
+    /// Writes what must be durable with `changes`, inside the store
+    /// transaction that commits them, on the store's writer thread (an
+    /// outbox row, say). Throwing fails the changes: none is committed, the
+    /// requester hears `ERR_INTERNAL`, and memory is rebuilt from the store.
+    func record(_ changes: [CallChange], in store: StoreConnection) throws(StoreError)
+
+    /// `changes` were committed; runs on the store's writer thread, in
+    /// commit order, before any device hears of them. Keep it quick: hand
+    /// work to a thread of your own.
+    func committed(_ changes: [CallChange])
+}
+
+extension CallChangeConsumer {
+    func record(_ changes: [CallChange], in store: StoreConnection) throws(StoreError) {}
+    func committed(_ changes: [CallChange]) {}
+}

@@ -1,0 +1,66 @@
+import SignalProtocol
+import Testing
+
+/// Every client frame encodes to what the parser reads back, byte for byte
+/// as documented in docs/PROTOCOL.md.
+@Suite struct ClientFrameTests {
+    static let call = Call(sessionId: "3f2a", callType: .video, status: .initiated, initiator: "alice", receiver: "bob",
+                           initiatedAt: 1_700_000_000_000, timeout: 45)
+
+    static let requests: [ClientRequest] = [
+        .auth(.authKey(uid: "alice", key: "ringd-dev-auth-key"), deviceId: "a-phone"),
+        .auth(.token("v1.abc.def"), deviceId: nil),
+        .initiateCall(receiverId: "bob", callType: .video, timeout: 30,
+                      metadata: .object([("topic", .string("standup")), ("n", .integer(3))])),
+        .initiateCall(receiverId: "bob", callType: .audio, timeout: nil, metadata: nil),
+        .acceptCall(sessionId: "3f2a"),
+        .rejectCall(sessionId: "3f2a", status: .busy),
+        .rejectCall(sessionId: "3f2a", status: .cancelled),
+        .cancelCall(sessionId: "3f2a"),
+        .endCall(sessionId: "3f2a"),
+        .getActiveCall,
+        .getCallLogs(CallLogFilter()),
+        .getCallLogs(CallLogFilter(limit: 5, cursor: "AAAAAAAAAAE", callType: .audio, missedOnly: true,
+                                   direction: .incoming, with: "bob")),
+        .getCallLogs(CallLogFilter(limit: 100, status: .ended, direction: .outgoing)),
+    ]
+
+    @Test(arguments: requests)
+    func roundTrips(_ request: ClientRequest) throws {
+        let frame = ClientFrame(id: "r1", request: request)
+        #expect(try ClientFrame.parse(frame.encoded) == frame)
+    }
+
+    @Test func theWireFormIsTheDocumentedOne() {
+        let frames: [(ClientRequest, String)] = [
+            (.auth(.authKey(uid: "alice", key: "k"), deviceId: "a1"),
+             #"{"type":"auth","id":"1","uid":"alice","authKey":"k","deviceId":"a1"}"#),
+            (.auth(.token("t"), deviceId: nil), #"{"type":"auth","id":"1","authToken":"t"}"#),
+            (.initiateCall(receiverId: "bob", callType: .audio, timeout: 30, metadata: nil),
+             #"{"type":"initiateCall","id":"1","receiverId":"bob","callType":"audio","timeout":30}"#),
+            (.rejectCall(sessionId: "s", status: .rejected), #"{"type":"rejectCall","id":"1","sessionId":"s","status":"rejected"}"#),
+            (.getActiveCall, #"{"type":"getActiveCall","id":"1"}"#),
+            (.getCallLogs(CallLogFilter(limit: 10, missedOnly: true)),
+             #"{"type":"getCallLogs","id":"1","limit":10,"callStatus":"missed"}"#),
+        ]
+        for (request, text) in frames {
+            #expect(String(decoding: ClientFrame(id: "1", request: request).encoded, as: UTF8.self) == text)
+        }
+    }
+
+    @Test func everyRequestTypeIsCovered() {
+        #expect(Set(Self.requests.map(\.type)) == Set(RequestType.allCases))
+    }
+
+    @Test func refusalsKeepTheIdWhenThereIsOne() {
+        #expect(throws: ClientFrame.ParseError(id: "7", error: SignalError(.unknownType, #"unknown frame type "dance""#))) {
+            try ClientFrame.parse(Array(#"{"type":"dance","id":"7"}"#.utf8))
+        }
+        #expect(throws: ClientFrame.ParseError(id: nil, error: SignalError(.badRequest, "id must be a string of 1 to 64 characters"))) {
+            try ClientFrame.parse(Array(#"{"type":"getActiveCall"}"#.utf8))
+        }
+        #expect(throws: ClientFrame.ParseError(id: "2", error: SignalError(.validation, "receiverId must be \(Identifier.rule)"))) {
+            try ClientFrame.parse(Array(#"{"type":"initiateCall","id":"2","receiverId":"a b","callType":"audio"}"#.utf8))
+        }
+    }
+}

@@ -44,7 +44,7 @@ let package = Package(
         ),
         .target(name: "SignalClient", dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto"], path: "Sources/SignalClient"),
         .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
-        .executableTarget(name: "ws-echo", dependencies: ["SignalServer"], path: "Sources/ws-echo"),
+        .executableTarget(name: "ws-echo", dependencies: ["SignalServer", "SignalProtocol"], path: "Sources/ws-echo"),
         .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/ringctl"),
         .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
         .target(name: "TestSupport", dependencies: ["SignalCrypto"], path: "Tests/TestSupport"),

@@ -12,7 +12,7 @@ final class ClientConnection: Sendable {
     static let closeLinger = 2.0
 
     /// The auth result of this connection.
-    let auth: AuthResult
+    let auth: Authentication
     private let sender: WebSocketSender
     private let pending = PendingRequests()
     private let nextRequestID = Atomic<Int>(2)
@@ -53,22 +53,21 @@ final class ClientConnection: Sendable {
         thread.start()
     }
 
-    /// Sends request `type` with `parameters` and waits for its result (at
-    /// most the request timeout).
-    func request(_ type: String, _ parameters: [(key: String, value: JSONValue)] = []) async -> PendingRequests.Outcome {
+    /// Sends `request` and waits for its result (at most the request timeout).
+    func request(_ request: ClientRequest) async -> PendingRequests.Outcome {
         let id = String(nextRequestID.wrappingAdd(1, ordering: .relaxed).oldValue)
-        let frame = RequestFrame.request(type, id: id, parameters)
+        let frame = ClientFrame(id: id, request: request), type = request.type
         let pending = self.pending, timeout = requestTimeout
         var timer: Task<Void, Never>?
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<PendingRequests.Outcome, Never>) in
-            guard pending.register(id, continuation) else { return }
+            guard pending.register(id, answering: type, continuation) else { return }
             timer = Task {
                 try? await Task.sleep(for: .seconds(timeout))
                 guard !Task.isCancelled else { return }
-                pending.complete(id, with: .failure(.timeout("no result for \(type) within \(timeout)s")))
+                pending.complete(id, with: .failure(.timeout("no result for \(type.rawValue) within \(timeout)s")))
             }
             do throws(ClientError) {
-                try sender.sendText(frame)
+                try sender.send(frame)
             } catch {
                 pending.complete(id, with: .failure(error))
             }
@@ -155,7 +154,7 @@ final class ClientConnection: Sendable {
         case .call(let call):
             onCall(call)
         case .result(let id?, let outcome):
-            pending.complete(id, with: outcome.mapError { ClientError(code: $0.code.rawValue, message: $0.message) })
+            pending.complete(id, with: outcome.mapError(ClientError.init))
         case .result(nil, _):
             return
         }

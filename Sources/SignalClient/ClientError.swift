@@ -1,8 +1,10 @@
-/// A client-side failure: the server's error code (e.g. `ERR_CALL_BUSY_SELF`)
-/// or one of the client codes in ``ClientErrorCode``.
+import SignalProtocol
+
+/// A client-side failure: the server's error code or one the client itself
+/// detected (``ClientErrorCode``), with a message for people.
 public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The server's stable error code, or a `CLIENT_…` code from ``ClientErrorCode``.
-    public let code: String
+    /// What failed, as a stable code.
+    public let code: ClientErrorCode
     /// What went wrong, for people.
     public let message: String
     /// The WebSocket close code, when the failure is a close frame from the server.
@@ -10,55 +12,71 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The HTTP status, for ``ClientErrorCode/http`` and ``ClientErrorCode/handshakeFailed``.
     public let httpStatus: Int?
 
-    /// An error with `code` and `message`, and optionally the close code or HTTP status behind it.
-    public init(code: String, message: String, closeCode: UInt16? = nil, httpStatus: Int? = nil) {
+    public init(code: ClientErrorCode, message: String, closeCode: UInt16? = nil, httpStatus: Int? = nil) {
         self.code = code
         self.message = message
         self.closeCode = closeCode
         self.httpStatus = httpStatus
     }
 
+    /// The server's answer `error`, as the client reports it.
+    public init(_ error: SignalError) {
+        self.init(code: .server(error.code), message: error.message)
+    }
+
     /// `CODE: message`.
     public var description: String { "\(code): \(message)" }
 }
 
-/// The codes of failures the client itself detects (the server's codes are `ERR_…`).
-public enum ClientErrorCode {
+/// The code of a ``ClientError``: one of the server's `ERR_…` codes
+/// (``server(_:)``), or a `CLIENT_…` code for what the client detects itself.
+public struct ClientErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The server's code `code`.
+    public static func server(_ code: SignalErrorCode) -> ClientErrorCode { ClientErrorCode(rawValue: code.rawValue) }
+
+    /// The server's code, when the failure is the server's answer rather than the client's finding.
+    public var serverCode: SignalErrorCode? {
+        rawValue.hasPrefix("CLIENT_") ? nil : SignalErrorCode(rawValue: rawValue)
+    }
+
+    public var description: String { rawValue }
+
     /// The server address could not be understood, or names an unsupported scheme.
-    public static let badURL = "CLIENT_BAD_URL"
+    public static let badURL = ClientErrorCode(rawValue: "CLIENT_BAD_URL")
     /// The host did not resolve, or the TCP connection failed or was refused.
-    public static let connectFailed = "CLIENT_CONNECT_FAILED"
+    public static let connectFailed = ClientErrorCode(rawValue: "CLIENT_CONNECT_FAILED")
     /// The TLS handshake failed: the certificate did not verify (untrusted,
     /// expired, another name), no common protocol, or no TLS on that port.
-    public static let tlsFailed = "CLIENT_TLS"
+    public static let tlsFailed = ClientErrorCode(rawValue: "CLIENT_TLS")
     /// The server refused the WebSocket upgrade or answered it wrongly.
-    public static let handshakeFailed = "CLIENT_HANDSHAKE_FAILED"
+    public static let handshakeFailed = ClientErrorCode(rawValue: "CLIENT_HANDSHAKE_FAILED")
     /// The WebSocket or TCP connection closed (`closeCode` is set when a close frame came).
-    public static let closed = "CLIENT_CLOSED"
+    public static let closed = ClientErrorCode(rawValue: "CLIENT_CLOSED")
     /// The server did not answer in time.
-    public static let timeout = "CLIENT_TIMEOUT"
+    public static let timeout = ClientErrorCode(rawValue: "CLIENT_TIMEOUT")
     /// The server sent something the client did not expect.
-    public static let protocolViolation = "CLIENT_PROTOCOL"
+    public static let protocolViolation = ClientErrorCode(rawValue: "CLIENT_PROTOCOL")
     /// A REST request got a status other than 2xx (`httpStatus` is set).
-    public static let http = "CLIENT_HTTP"
+    public static let http = ClientErrorCode(rawValue: "CLIENT_HTTP")
 }
 
 extension ClientError {
     /// A ``ClientErrorCode/closed`` error.
     static func closed(_ message: String, closeCode: UInt16? = nil) -> ClientError {
-        ClientError(code: ClientErrorCode.closed, message: message, closeCode: closeCode)
+        ClientError(code: .closed, message: message, closeCode: closeCode)
     }
 
     /// A ``ClientErrorCode/protocolViolation`` error.
     static func protocolViolation(_ message: String) -> ClientError {
-        ClientError(code: ClientErrorCode.protocolViolation, message: message)
+        ClientError(code: .protocolViolation, message: message)
     }
 
     /// A ``ClientErrorCode/timeout`` error.
     static func timeout(_ message: String) -> ClientError {
-        ClientError(code: ClientErrorCode.timeout, message: message)
+        ClientError(code: .timeout, message: message)
     }
-
-    /// Whether the code came from the server (`ERR_…`) rather than from the client.
-    var isServerCode: Bool { !code.hasPrefix("CLIENT_") }
 }

@@ -1,16 +1,6 @@
 import SignalProtocol
 import SignalSystem
 
-/// What a successful `auth` result says.
-struct AuthResult: Sendable {
-    /// The authenticated uid.
-    var uid: String
-    /// The device id, as given or as the server assigned it.
-    var deviceId: String
-    /// The user's live call, if any.
-    var activeCall: Call?
-}
-
 /// An upgraded, authenticated connection whose reader has not started yet.
 struct OpenedConnection: Sendable {
     /// Sends frames.
@@ -18,7 +8,7 @@ struct OpenedConnection: Sendable {
     /// Receives frames, holding any bytes read past the auth result.
     var receiver: WebSocketReceiver
     /// The auth result.
-    var auth: AuthResult
+    var auth: Authentication
 }
 
 /// Opens a connection and authenticates it, blocking the calling thread
@@ -31,7 +21,7 @@ enum ConnectionOpener {
     /// and sends `auth` as the options' device, waiting the request timeout
     /// for its result. An error result throws the server's code (and the
     /// connection is closed).
-    static func open(_ endpoint: ServerEndpoint, credentials: ClientCredentials,
+    static func open(_ endpoint: ServerEndpoint, credentials: Credentials,
                      options: ConnectOptions) throws(ClientError) -> OpenedConnection {
         let deviceId = options.deviceId, requestTimeout = options.requestTimeout
         let upgraded = try WebSocketUpgrade.open(endpoint, verification: options.tlsVerification,
@@ -40,7 +30,7 @@ enum ConnectionOpener {
         let sender = WebSocketSender(socket: socket, sendTimeout: requestTimeout, deflate: upgraded.deflate?.clientToServer)
         var receiver = WebSocketReceiver(socket: socket, leftover: upgraded.leftover, deflate: upgraded.deflate?.serverToClient)
         do {
-            try sender.sendText(RequestFrame.auth(id: authRequestID, credentials: credentials, deviceId: deviceId))
+            try sender.send(ClientFrame(id: authRequestID, request: .auth(credentials, deviceId: deviceId)))
             let auth = try awaitAuthResult(&receiver, sender: sender,
                                            deadline: Deadline.now().adding(seconds: requestTimeout))
             return OpenedConnection(sender: sender, receiver: receiver, auth: auth)
@@ -52,7 +42,7 @@ enum ConnectionOpener {
     }
 
     private static func awaitAuthResult(_ receiver: inout WebSocketReceiver, sender: WebSocketSender,
-                                        deadline: Deadline) throws(ClientError) -> AuthResult {
+                                        deadline: Deadline) throws(ClientError) -> Authentication {
         while true {
             let event: WebSocketMessageReader.Event
             do {
@@ -68,9 +58,12 @@ enum ConnectionOpener {
                 }
                 switch frame {
                 case .result(let id, .success(let data)) where id == authRequestID || id == nil:
-                    return try ResultDecoding.auth(data)
+                    guard case .authenticated(let authentication) = try PendingRequests.decode(data, answering: .auth) else {
+                        throw .protocolViolation("the auth result is not an authentication")
+                    }
+                    return authentication
                 case .result(let id, .failure(let error)) where id == authRequestID || id == nil:
-                    throw ClientError(code: error.code.rawValue, message: error.message)
+                    throw ClientError(error)
                 case .result, .call:
                     continue
                 }

@@ -1,34 +1,6 @@
 import SignalProtocol
 import SignalSystem
 
-/// An HTTP/1.1 response's status line and headers.
-struct HTTPResponseHead: Sendable {
-    /// The status code.
-    var status: Int
-    /// The reason phrase.
-    var reason: String
-    /// The header fields in order.
-    var headers: [(name: String, value: String)]
-
-    /// The first value of header `name`, compared case-insensitively.
-    func value(_ name: String) -> String? {
-        let wanted = name.lowercased()
-        return headers.first { $0.name.lowercased() == wanted }?.value
-    }
-
-    /// Every value of header `name`, in order, compared case-insensitively.
-    func values(_ name: String) -> [String] {
-        let wanted = name.lowercased()
-        return headers.filter { $0.name.lowercased() == wanted }.map(\.value)
-    }
-
-    /// The comma-separated tokens of every `name` header, lowercased.
-    func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }
-            .map { String($0).trimmed.lowercased() }
-    }
-}
-
 /// A tiny HTTP/1.1 response reader over a ``TCPSocket``, for the WebSocket
 /// upgrade and the REST client: the head, then a `Content-Length` body or
 /// everything up to the end of the stream.
@@ -57,7 +29,11 @@ struct HTTPResponseReader {
             }) {
                 let head = Array(buffered[0 ..< end])
                 buffered.removeFirst(end + 4)
-                return try Self.parseHead(head)
+                do {
+                    return try HTTPResponseHead.parse(head)
+                } catch {
+                    throw .protocolViolation(error.message)
+                }
             }
             searchFrom = max(0, buffered.count - 3)
             guard buffered.count <= Self.maxHeadBytes else {
@@ -108,24 +84,6 @@ struct HTTPResponseReader {
         case .system(let error): return .closed("reading \(what): \(error)")
         case .tls(let error): return .closed("reading \(what): \(error.message)")
         }
-    }
-
-    private static func parseHead(_ bytes: [UInt8]) throws(ClientError) -> HTTPResponseHead {
-        let text = String(decoding: bytes, as: UTF8.self)
-        var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
-        let statusLine = lines.isEmpty ? "" : lines.removeFirst()
-        let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
-            throw .protocolViolation("malformed HTTP status line \"\(statusLine)\"")
-        }
-        var headers: [(name: String, value: String)] = []
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else {
-                throw .protocolViolation("malformed HTTP header line \"\(line)\"")
-            }
-            headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmed))
-        }
-        return HTTPResponseHead(status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: headers)
     }
 
     /// The server's error message from a JSON error body

@@ -61,7 +61,7 @@ public struct RestClient: Sendable {
         }
         guard responseHead.status == status else {
             let message = HTTPResponseReader.errorMessage(in: responseBody).message
-            throw ClientError(code: ClientErrorCode.http,
+            throw ClientError(code: .http,
                               message: message.isEmpty ? "HTTP \(responseHead.status) \(responseHead.reason)" : message,
                               httpStatus: responseHead.status)
         }

@@ -110,7 +110,7 @@ public struct ServerEndpoint: Sendable, Hashable {
     }
 
     private static func bad(_ message: String) -> ClientError {
-        ClientError(code: ClientErrorCode.badURL, message: message)
+        ClientError(code: .badURL, message: message)
     }
 }
 

@@ -7,47 +7,63 @@ extension SignalClient {
     /// gives a call that is already `busy`; glare gives the other party's call, `ongoing`.
     public func initiateCall(to receiverId: String, type: CallType, timeout: Int? = nil,
                              metadata: JSONValue? = nil) async throws(ClientError) -> (call: Call, ringing: Int) {
-        let parameters = RequestFrame.initiateCall(receiverId: receiverId, type: type, timeout: timeout, metadata: metadata)
-        return try ResultDecoding.initiated(try await perform("initiateCall", parameters))
+        let data = try await perform(.initiateCall(receiverId: receiverId, callType: type, timeout: timeout,
+                                                   metadata: metadata))
+        guard case .initiated(let call, let ringing) = data else { throw Self.unexpected(data, "initiateCall") }
+        return (call, ringing)
     }
 
     /// Accepts a ringing call (receiver devices only).
     public func acceptCall(_ sessionId: String) async throws(ClientError) -> Call {
-        try ResultDecoding.call(try await perform("acceptCall", [("sessionId", .string(sessionId))]))
+        try await changeCall(.acceptCall(sessionId: sessionId))
     }
 
     /// Declines a ringing call with `rejected` or `busy`; from the caller,
     /// `cancelled` cancels it.
     public func rejectCall(_ sessionId: String, status: CallStatus = .rejected) async throws(ClientError) -> Call {
-        let parameters: [(key: String, value: JSONValue)] = [("sessionId", .string(sessionId)),
-                                                            ("status", .string(status.rawValue))]
-        return try ResultDecoding.call(try await perform("rejectCall", parameters))
+        try await changeCall(.rejectCall(sessionId: sessionId, status: status))
     }
 
     /// Cancels the user's own ringing call.
     public func cancelCall(_ sessionId: String) async throws(ClientError) -> Call {
-        try ResultDecoding.call(try await perform("cancelCall", [("sessionId", .string(sessionId))]))
+        try await changeCall(.cancelCall(sessionId: sessionId))
     }
 
     /// Ends an ongoing call (either party).
     public func endCall(_ sessionId: String) async throws(ClientError) -> Call {
-        try ResultDecoding.call(try await perform("endCall", [("sessionId", .string(sessionId))]))
+        try await changeCall(.endCall(sessionId: sessionId))
     }
 
     /// The user's live call (`initiated` or `ongoing`), or nil.
     public func getActiveCall() async throws(ClientError) -> Call? {
-        try ResultDecoding.activeCall(try await perform("getActiveCall"))
+        let data = try await perform(.getActiveCall)
+        guard case .activeCall(let call) = data else { throw Self.unexpected(data, "getActiveCall") }
+        return call
     }
 
     /// A page of the user's call history, newest first; pass `next` as the
     /// filter's `cursor` for the following page (nil on the last one).
     public func getCallLogs(_ filter: CallLogFilter = CallLogFilter()) async throws(ClientError) -> (logs: [CallLog], next: String?) {
-        try ResultDecoding.callLogs(try await perform("getCallLogs", RequestFrame.callLogs(filter)))
+        let data = try await perform(.getCallLogs(filter))
+        guard case .callLogs(let page) = data else { throw Self.unexpected(data, "getCallLogs") }
+        return (page.logs, page.next)
     }
 
     /// The ``CallNotification`` `call` means for this device, or nil when
     /// CometChat has no listener for it.
     public func notification(for call: Call) -> CallNotification? {
         CallNotification(call: call, uid: uid, deviceId: deviceId)
+    }
+
+    private func changeCall(_ request: ClientRequest) async throws(ClientError) -> Call {
+        let data = try await perform(request)
+        guard case .call(let call) = data else { throw Self.unexpected(data, request.type.rawValue) }
+        return call
+    }
+
+    /// ``PendingRequests`` decodes each result for the request it answers,
+    /// so another case is a bug of the client, not of the server.
+    private static func unexpected(_ data: ResultData, _ request: String) -> ClientError {
+        .protocolViolation("the \(request) result decoded as \(data)")
     }
 }

@@ -28,7 +28,7 @@ extension SignalClient {
             } catch {
                 lastError = error
                 // The server refused the credentials or the device: trying again cannot help.
-                if error.isServerCode { break }
+                if error.code.serverCode != nil { break }
             }
         }
         state.withLock { state in

@@ -44,7 +44,7 @@ public final class SignalClient: Sendable {
     }
 
     let endpoint: ServerEndpoint
-    let credentials: ClientCredentials
+    let credentials: Credentials
     let options: ConnectOptions
     let eventSink: AsyncStream<ClientEvent>.Continuation
     let notificationSink: AsyncStream<CallNotification>.Continuation
@@ -71,7 +71,7 @@ public final class SignalClient: Sendable {
     /// Connects to `endpoint`, upgrades to a WebSocket and authenticates with
     /// `credentials`. An error result throws the server's code (e.g.
     /// `ERR_AUTH_FAILED`); see ``ClientErrorCode`` for the client's own.
-    public static func connect(to endpoint: ServerEndpoint, credentials: ClientCredentials,
+    public static func connect(to endpoint: ServerEndpoint, credentials: Credentials,
                                options: ConnectOptions = ConnectOptions()) async throws(ClientError) -> SignalClient {
         let opened = try await runBlocking { () throws(ClientError) -> OpenedConnection in
             try ConnectionOpener.open(endpoint, credentials: credentials, options: options)
@@ -82,7 +82,7 @@ public final class SignalClient: Sendable {
         return client
     }
 
-    private init(endpoint: ServerEndpoint, credentials: ClientCredentials, options: ConnectOptions,
+    private init(endpoint: ServerEndpoint, credentials: Credentials, options: ConnectOptions,
                  connection: ClientConnection) {
         self.endpoint = endpoint
         self.credentials = credentials
@@ -137,8 +137,8 @@ public final class SignalClient: Sendable {
         watchdog.cancel()
     }
 
-    /// Sends request `type` on the current connection and returns its result's data.
-    func perform(_ type: String, _ parameters: [(key: String, value: JSONValue)] = []) async throws(ClientError) -> JSONValue {
+    /// Sends `request` on the current connection and returns its result's data.
+    func perform(_ request: ClientRequest) async throws(ClientError) -> ResultData {
         let current = state.withLock { state -> Result<ClientConnection, ClientError> in
             switch state.phase {
             case .connected where state.closing: return .failure(.closed("the client is closing"))
@@ -147,7 +147,7 @@ public final class SignalClient: Sendable {
             case .finished: return .failure(.closed("the client is disconnected"))
             }
         }
-        return try await current.get().request(type, parameters).get()
+        return try await current.get().request(request).get()
     }
 
     /// Starts `connection`'s reader, delivering its events to this client.

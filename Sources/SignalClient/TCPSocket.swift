@@ -58,14 +58,14 @@ final class TCPSocket: Sendable {
             socket.close()
             switch error {
             case .endOfStream:
-                throw ClientError(code: ClientErrorCode.tlsFailed,
+                throw ClientError(code: .tlsFailed,
                                   message: "\(endpoint.hostAndPort) closed the connection during the TLS handshake")
             case .timedOut:
-                throw ClientError(code: ClientErrorCode.tlsFailed, message: "no TLS handshake with \(endpoint.hostAndPort) within \(timeout)s")
+                throw ClientError(code: .tlsFailed, message: "no TLS handshake with \(endpoint.hostAndPort) within \(timeout)s")
             case .system(let error):
-                throw ClientError(code: ClientErrorCode.tlsFailed, message: "TLS with \(endpoint.hostAndPort): \(error)")
+                throw ClientError(code: .tlsFailed, message: "TLS with \(endpoint.hostAndPort): \(error)")
             case .tls(let error):
-                throw ClientError(code: ClientErrorCode.tlsFailed, message: "TLS with \(endpoint.hostAndPort): \(error.message)")
+                throw ClientError(code: .tlsFailed, message: "TLS with \(endpoint.hostAndPort): \(error.message)")
             }
         }
     }
@@ -76,7 +76,7 @@ final class TCPSocket: Sendable {
         do {
             addresses = try SocketAddress.resolveAll(host: host, port: port)
         } catch {
-            throw ClientError(code: ClientErrorCode.connectFailed, message: error.description)
+            throw ClientError(code: .connectFailed, message: error.description)
         }
         let deadline = Deadline.now().adding(seconds: timeout)
         var reason = ""
@@ -102,7 +102,7 @@ final class TCPSocket: Sendable {
                 if case .timedOut = error { break }
             }
         }
-        throw ClientError(code: ClientErrorCode.connectFailed, message: "connect to \(target): \(reason)")
+        throw ClientError(code: .connectFailed, message: "connect to \(target): \(reason)")
     }
 
     /// Starts a non-blocking connect, waits for it to complete, and sets TCP_NODELAY.

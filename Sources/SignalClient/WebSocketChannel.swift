@@ -38,12 +38,10 @@ final class WebSocketSender: Sendable {
     /// Whether permessage-deflate was agreed.
     var compresses: Bool { state.withLock { $0.compressor != nil } }
 
-    /// Sends one JSON text frame. A send that fails part-way shuts the socket
-    /// down, since the stream can no longer be framed.
-    func sendText(_ json: JSONValue) throws(ClientError) {
-        var payload: [UInt8] = []
-        json.write(into: &payload)
-        try send(.text, payload)
+    /// Sends `frame` as a text frame. A send that fails part-way shuts the
+    /// socket down, since the stream can no longer be framed.
+    func send(_ frame: ClientFrame) throws(ClientError) {
+        try send(.text, frame.encoded)
     }
 
     /// Answers a ping.

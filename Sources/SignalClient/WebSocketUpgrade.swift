@@ -34,50 +34,34 @@ enum WebSocketUpgrade {
 
     private static func upgrade(_ socket: TCPSocket, endpoint: ServerEndpoint, offer: PerMessageDeflateParameters?,
                                 deadline: Deadline) throws(ClientError) -> ([UInt8], PerMessageDeflateParameters?) {
-        var generator = SystemRandomNumberGenerator()
-        let key = Base64.encode((0 ..< 16).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
-        let request = "GET \(endpoint.path) HTTP/1.1\r\n"
-            + "Host: \(endpoint.hostAndPort)\r\n"
-            + "Upgrade: websocket\r\n"
-            + "Connection: Upgrade\r\n"
-            + "Sec-WebSocket-Version: 13\r\n"
-            + "Sec-WebSocket-Key: \(key)\r\n"
-            + (offer.map { "Sec-WebSocket-Extensions: \($0.headerValue)\r\n" } ?? "")
-            + "\r\n"
+        let handshake = WebSocketClientHandshake(offer: offer)
         do {
-            try socket.sendAll(Array(request.utf8), deadline: deadline)
+            try socket.sendAll(handshake.request(path: endpoint.path, host: endpoint.hostAndPort), deadline: deadline)
         } catch {
             throw failed("sending the upgrade request failed: \(error)")
         }
         var reader = HTTPResponseReader(socket: socket)
         let head = try reader.readHead(until: deadline)
-        guard head.status == 101 else {
-            let body = (try? reader.readBody(of: head, until: deadline)) ?? []
-            let (code, message) = HTTPResponseReader.errorMessage(in: body)
-            let detail = [code, message.isEmpty ? nil : message].compactMap { $0 }.joined(separator: ": ")
-            throw ClientError(code: ClientErrorCode.handshakeFailed,
-                              message: "HTTP \(head.status) \(head.reason)" + (detail.isEmpty ? "" : ": \(detail)"),
-                              httpStatus: head.status)
-        }
-        guard head.tokens("Upgrade").contains("websocket") else {
-            throw failed("the 101 response lacks Upgrade: websocket")
-        }
-        guard head.tokens("Connection").contains("upgrade") else {
-            throw failed("the 101 response lacks Connection: Upgrade")
-        }
-        guard head.value("Sec-WebSocket-Accept") == Crypto.webSocketAccept(forKey: key) else {
-            throw failed("the server's Sec-WebSocket-Accept does not match the key")
-        }
-        do {
-            let deflate = try PerMessageDeflateNegotiation.validate(response: head.values("Sec-WebSocket-Extensions"),
-                                                                    offer: offer)
-            return (reader.buffered, deflate)
+        let deflate: PerMessageDeflateParameters?
+        do throws(WebSocketHandshakeError) {
+            deflate = try handshake.validate(head, accept: Crypto.webSocketAccept(forKey: handshake.key))
         } catch {
-            throw failed("the server's Sec-WebSocket-Extensions answer is invalid: \(error.message)")
+            switch error {
+            case .refused(let status, let reason):
+                let body = (try? reader.readBody(of: head, until: deadline)) ?? []
+                let (code, message) = HTTPResponseReader.errorMessage(in: body)
+                let detail = [code, message.isEmpty ? nil : message].compactMap { $0 }.joined(separator: ": ")
+                throw ClientError(code: .handshakeFailed,
+                                  message: "HTTP \(status) \(reason)" + (detail.isEmpty ? "" : ": \(detail)"),
+                                  httpStatus: status)
+            case .invalid(let message):
+                throw failed(message)
+            }
         }
+        return (reader.buffered, deflate)
     }
 
     private static func failed(_ message: String) -> ClientError {
-        ClientError(code: ClientErrorCode.handshakeFailed, message: message)
+        ClientError(code: .handshakeFailed, message: message)
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalProtocol
 import SignalSystem
 
 /// Nanoseconds on the monotonic clock.
@@ -58,6 +59,9 @@ struct CallResults {
 /// `rate` spread round-robin over the pairs; each call is initiate → ring →
 /// accept → ongoing → end → ended.
 final class CallRun {
+    /// The id of clean-up requests, whose results (often errors: the call
+    /// already ended) are ignored.
+    private static let ignoredID = "x"
     private let loop: ClientLoop
     private let options: CallOptions
     private var pairs: [Pair]
@@ -95,9 +99,10 @@ final class CallRun {
         guard !leftovers.isEmpty else { return }
         for peer in leftovers {
             let session = peer.leftoverSession!
-            let settle = peer.isCaller ? "cancelCall" : "rejectCall"
-            loop.send(peer, #"{"type":"\#(settle)","id":"x","sessionId":"\#(session)"}"#)
-            loop.send(peer, #"{"type":"endCall","id":"x","sessionId":"\#(session)"}"#)
+            let settle: ClientRequest = peer.isCaller ? .cancelCall(sessionId: session)
+                : .rejectCall(sessionId: session, status: .rejected)
+            loop.send(peer, ClientFrame(id: Self.ignoredID, request: settle))
+            loop.send(peer, ClientFrame(id: Self.ignoredID, request: .endCall(sessionId: session)))
         }
         let deadline = monotonicNanos() + 500_000_000
         while monotonicNanos() < deadline { loop.poll(timeoutMS: 50) }
@@ -147,7 +152,8 @@ final class CallRun {
         }
         results.attempted += 1
         pairs[index] = Pair(step: .ringing, sessionID: nil, initiatedAt: now)
-        loop.send(callers[index], #"{"type":"initiateCall","id":"i","receiverId":"benchcallee\#(index)","callType":"audio"}"#)
+        loop.send(callers[index], ClientFrame(id: "i", request: .initiateCall(receiverId: "benchcallee\(index)", callType: .audio,
+                                                                       timeout: nil, metadata: nil)))
     }
 
     /// Counts calls stuck longer than `callTimeout` as failed and frees their pairs.
@@ -158,37 +164,38 @@ final class CallRun {
         }
     }
 
-    private func handle(_ peer: Peer, _ payload: [UInt8]) {
+    private func handle(_ peer: Peer, _ frame: ServerFrame) {
         let index = peer.pair
         let now = monotonicNanos()
-        if JSONScan.has(#"{"type":"result""#, in: payload) {
-            guard !JSONScan.has(#""ok":true"#, in: payload), pairs[index].step != .idle else { return }
-            let id = JSONScan.string(#""id":""#, in: payload)
-            guard id != "x" else { return }
-            fail(pair: index, code: JSONScan.string(#""code":""#, in: payload) ?? "ERR_UNKNOWN")
+        let call: Call
+        switch frame {
+        case .result(let id, .failure(let error)):
+            guard pairs[index].step != .idle, id != Self.ignoredID else { return }
+            return fail(pair: index, code: error.code.rawValue)
+        case .result:
             return
+        case .call(let changed):
+            call = changed
         }
-        guard JSONScan.has(#"{"type":"call""#, in: payload),
-              let session = JSONScan.string(#""sessionId":""#, in: payload),
-              let status = JSONScan.string(#""status":""#, in: payload) else { return }
+        let session = call.sessionId, status = call.status
         var pair = pairs[index]
         switch (peer.isCaller, status, pair.step) {
-        case (false, "initiated", .ringing) where pair.sessionID == nil:
+        case (false, .initiated, .ringing) where pair.sessionID == nil:
             pair.sessionID = session
             results.ring.append(now - pair.initiatedAt)
-            loop.send(peer, #"{"type":"acceptCall","id":"c","sessionId":"\#(session)"}"#)
-        case (true, "ongoing", .ringing) where pair.sessionID == session:
+            loop.send(peer, ClientFrame(id: "c", request: .acceptCall(sessionId: session)))
+        case (true, .ongoing, .ringing) where pair.sessionID == session:
             results.setup.append(now - pair.initiatedAt)
             pair.step = .ending
             pair.endSentAt = monotonicNanos()
-            loop.send(peer, #"{"type":"endCall","id":"e","sessionId":"\#(session)"}"#)
-        case (false, "ended", .ending) where pair.sessionID == session:
+            loop.send(peer, ClientFrame(id: "e", request: .endCall(sessionId: session)))
+        case (false, .ended, .ending) where pair.sessionID == session:
             results.teardown.append(now - pair.endSentAt)
             results.completed += 1
             pair = Pair()
-        case (false, _, _) where pair.sessionID == session && status != "ongoing":
+        case (false, _, _) where pair.sessionID == session && status != .ongoing:
             pairs[index] = pair
-            return fail(pair: index, code: "UNEXPECTED_\(status.uppercased())")
+            return fail(pair: index, code: "UNEXPECTED_\(status.rawValue.uppercased())")
         default:
             return
         }
@@ -196,12 +203,12 @@ final class CallRun {
     }
 
     /// Records a failed call and leaves its pair free, cancelling or ending
-    /// what the server may still hold (those results carry id `x` and are ignored).
+    /// what the server may still hold (those results carry ``ignoredID``).
     private func fail(pair index: Int, code: String) {
         results.failures[code, default: 0] += 1
         if let session = pairs[index].sessionID {
-            loop.send(callers[index], #"{"type":"cancelCall","id":"x","sessionId":"\#(session)"}"#)
-            loop.send(callers[index], #"{"type":"endCall","id":"x","sessionId":"\#(session)"}"#)
+            loop.send(callers[index], ClientFrame(id: Self.ignoredID, request: .cancelCall(sessionId: session)))
+            loop.send(callers[index], ClientFrame(id: Self.ignoredID, request: .endCall(sessionId: session)))
         }
         pairs[index] = Pair()
     }

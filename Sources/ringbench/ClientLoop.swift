@@ -35,8 +35,9 @@ final class Peer {
     var phase = Phase.connecting
     /// The TLS session, when the loop speaks TLS.
     let tls: TLSSession?
-    let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
-    var handshake: [UInt8] = []
+    let handshake: WebSocketClientHandshake
+    /// The server's answer to the upgrade, until its head is complete.
+    var upgradeResponse: [UInt8] = []
     var reader = WebSocketMessageReader(role: .client, maxMessageBytes: Peer.maxMessageBytes)
     /// Inflates the server's compressed messages, once permessage-deflate is agreed.
     var decompressor: MessageDecompressor?
@@ -47,8 +48,10 @@ final class Peer {
     /// The live call the auth result reported (a previous run's), if any.
     var leftoverSession: String?
 
-    init(fd: Int32, index: Int, uid: String, pair: Int, isCaller: Bool, tls: TLSSession?) {
+    init(fd: Int32, index: Int, uid: String, pair: Int, isCaller: Bool, tls: TLSSession?,
+         offer: PerMessageDeflateParameters?) {
         (self.fd, self.index, self.uid, self.pair, self.isCaller, self.tls) = (fd, index, uid, pair, isCaller, tls)
+        handshake = WebSocketClientHandshake(offer: offer)
     }
 }
 
@@ -66,8 +69,8 @@ final class ClientLoop {
     private var events = [cshim_event](repeating: cshim_event(), count: 256)
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
     private var plaintextBuffer = [UInt8](repeating: 0, count: 16 * 1024)
-    /// Called with each text message of an authenticated peer.
-    var onMessage: (Peer, [UInt8]) -> Void = { _, _ in }
+    /// Called with each frame of an authenticated peer.
+    var onMessage: (Peer, ServerFrame) -> Void = { _, _ in }
     /// Peers that failed, with why (connection refused, bad upgrade, auth error, closed).
     private(set) var failures: [String] = []
     /// How many peers are authenticated and open.
@@ -120,18 +123,18 @@ final class ClientLoop {
             closeDescriptor(fd)
             throw error
         }
-        let peer = Peer(fd: fd, index: peers.count, uid: uid, pair: pair, isCaller: isCaller, tls: session)
+        let peer = Peer(fd: fd, index: peers.count, uid: uid, pair: pair, isCaller: isCaller, tls: session,
+                        offer: deflateOffer)
         _ = try syscallExpectingResult("epoll_ctl") {
             cshim_epoll_ctl(epoll, CSHIM_EPOLL_CTL_ADD, fd, CSHIM_EPOLLIN | CSHIM_EPOLLOUT, UInt64(peers.count))
         }
         peers.append(peer)
     }
 
-    /// Sends one masked text frame.
-    func send(_ peer: Peer, _ text: String) {
+    /// Sends `frame` in one masked text frame.
+    func send(_ peer: Peer, _ frame: ClientFrame) {
         guard peer.phase != .closed else { return }
-        let frame = WebSocketFrameEncoder.frame(.text, payload: Array(text.utf8), maskKey: .random())
-        write(peer, frame)
+        write(peer, WebSocketFrameEncoder.frame(.text, payload: frame.encoded, maskKey: .random()))
     }
 
     /// Waits up to `timeoutMS` for readiness and handles what is ready.
@@ -164,11 +167,7 @@ final class ClientLoop {
 
     private func startUpgrade(_ peer: Peer) {
         peer.phase = .upgrading
-        let extensions = deflateOffer.map { "Sec-WebSocket-Extensions: \($0.headerValue)\r\n" } ?? ""
-        let request = "GET /v1/ws HTTP/1.1\r\nHost: \(hostHeader)\r\nUpgrade: websocket\r\n"
-            + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: \(peer.key)\r\n"
-            + extensions + "\r\n"
-        write(peer, Array(request.utf8))
+        write(peer, peer.handshake.request(path: "/v1/ws", host: hostHeader))
     }
 
     /// Drives the TLS handshake; once it is complete, starts the upgrade.
@@ -263,7 +262,7 @@ final class ClientLoop {
 
     private func received(_ peer: Peer, _ bytes: ArraySlice<UInt8>) {
         if peer.phase == .upgrading {
-            peer.handshake.append(contentsOf: bytes)
+            peer.upgradeResponse.append(contentsOf: bytes)
             upgrade(peer)
         } else {
             peer.reader.append(contentsOf: bytes)
@@ -273,28 +272,23 @@ final class ClientLoop {
 
     private func upgrade(_ peer: Peer) {
         let end: [UInt8] = [13, 10, 13, 10]
-        guard let range = peer.handshake.firstRange(of: end) else { return }
-        let head = String(decoding: peer.handshake[..<range.lowerBound], as: UTF8.self)
-        let accept = "sec-websocket-accept: " + Crypto.webSocketAccept(forKey: peer.key).lowercased()
-        guard head.hasPrefix("HTTP/1.1 101"), head.lowercased().contains(accept) else {
-            return fail(peer, "upgrade refused: \(head.prefix(while: { $0 != "\r" }))")
-        }
-        let extensionPrefix = "sec-websocket-extensions:"
-        let answers = head.split(separator: "\r\n").filter { $0.lowercased().hasPrefix(extensionPrefix) }
-            .map { String($0.dropFirst(extensionPrefix.count).drop { $0 == " " || $0 == "\t" }) }
+        guard let range = peer.upgradeResponse.firstRange(of: end) else { return }
+        let agreed: PerMessageDeflateParameters?
         do {
-            if let agreed = try PerMessageDeflateNegotiation.validate(response: answers, offer: deflateOffer) {
-                peer.reader = WebSocketMessageReader(role: .client, maxMessageBytes: Peer.maxMessageBytes,
-                                                     perMessageDeflate: true)
-                peer.decompressor = MessageDecompressor(contextTakeover: agreed.serverToClient.contextTakeover, cache: nil)
-            }
+            let head = try HTTPResponseHead.parse(peer.upgradeResponse[..<range.lowerBound])
+            agreed = try peer.handshake.validate(head, accept: Crypto.webSocketAccept(forKey: peer.handshake.key))
         } catch {
-            return fail(peer, "bad Sec-WebSocket-Extensions answer: \(error)")
+            return fail(peer, "upgrade refused: \(error)")
         }
-        peer.reader.append(contentsOf: peer.handshake[range.upperBound...])
-        peer.handshake = []
+        if let agreed {
+            peer.reader = WebSocketMessageReader(role: .client, maxMessageBytes: Peer.maxMessageBytes,
+                                                 perMessageDeflate: true)
+            peer.decompressor = MessageDecompressor(contextTakeover: agreed.serverToClient.contextTakeover, cache: nil)
+        }
+        peer.reader.append(contentsOf: peer.upgradeResponse[range.upperBound...])
+        peer.upgradeResponse = []
         peer.phase = .authenticating
-        send(peer, #"{"type":"auth","id":"a","uid":"\#(peer.uid)","authKey":"ringd-dev-auth-key"}"#)
+        send(peer, ClientFrame(id: "a", request: .auth(.authKey(uid: peer.uid, key: "ringd-dev-auth-key"), deviceId: nil)))
     }
 
     private func drainMessages(_ peer: Peer) {
@@ -305,16 +299,16 @@ final class ClientLoop {
             case nil:
                 return
             case .message(let message)?:
+                let frame: ServerFrame
+                do {
+                    frame = try ServerFrame.parse(message.payload)
+                } catch {
+                    return fail(peer, "bad message: \(error.message): \(message.text)")
+                }
                 if peer.phase == .ready {
-                    onMessage(peer, message.payload)
-                } else if JSONScan.has(#""ok":true"#, in: message.payload) {
-                    peer.phase = .ready
-                    readyCount += 1
-                    if JSONScan.has(#""activeCall":{"#, in: message.payload) {
-                        peer.leftoverSession = JSONScan.string(#""sessionId":""#, in: message.payload)
-                    }
+                    onMessage(peer, frame)
                 } else {
-                    fail(peer, "auth failed: \(message.text)")
+                    authenticated(peer, frame)
                 }
             case .ping(let payload)?:
                 write(peer, WebSocketFrameEncoder.frame(.pong, payload: payload, maskKey: .random()))
@@ -325,6 +319,18 @@ final class ClientLoop {
                 fail(peer, "server closed: \(code.map { "\($0.rawValue)" } ?? "-") \(reason)")
             }
         }
+    }
+
+    /// The auth result arrived: the peer is ready, and remembers the live
+    /// call an earlier run left it in.
+    private func authenticated(_ peer: Peer, _ frame: ServerFrame) {
+        guard case .result(_, .success(let data)) = frame,
+              case .authenticated(let authentication)? = try? ResultData(json: data, answering: .auth) else {
+            return fail(peer, "auth failed: \(frame)")
+        }
+        peer.phase = .ready
+        readyCount += 1
+        peer.leftoverSession = authentication.activeCall?.sessionId
     }
 
     private func fail(_ peer: Peer, _ reason: String) {

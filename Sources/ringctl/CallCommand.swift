@@ -141,7 +141,7 @@ final class Caller {
                 return .failure
             }
         }
-        session.console.fail(Failure(code: "CLIENT_PROTOCOL", message: "the call did not end"))
+        session.console.fail(Failure(code: ClientErrorCode.protocolViolation.rawValue, message: "the call did not end"))
         return .failure
     }
 

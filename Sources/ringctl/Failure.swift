@@ -23,13 +23,13 @@ struct Failure: Error, Sendable {
     /// A failure reported by the client library, talking to ringd at `server`.
     init(_ error: ClientError, server: String) {
         let line: String? = switch (error.code, error.httpStatus) {
-        case ("CLIENT_CONNECT_FAILED", _): "cannot reach ringd at \(server) — is it running? (make run)"
-        case ("CLIENT_HTTP", let status?): "HTTP \(status) from ringd: \(error.message)"
-        case ("CLIENT_TLS", _) where error.message.contains("did not verify"):
+        case (.connectFailed, _): "cannot reach ringd at \(server) — is it running? (make run)"
+        case (.http, let status?): "HTTP \(status) from ringd: \(error.message)"
+        case (.tlsFailed, _) where error.message.contains("did not verify"):
             "\(error.message) — trust its CA with --ca-file PATH (make cert writes data/tls-cert.pem)"
         default: nil
         }
-        self.init(code: error.code, message: error.message, line: line)
+        self.init(code: error.code.rawValue, message: error.message, line: line)
     }
 
     /// A wrong command line; the line points at the help of `command`.

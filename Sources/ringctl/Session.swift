@@ -33,8 +33,8 @@ struct Session: Sendable {
     static let confirmationSeconds = 5.0
     /// Errors meaning the call changed before the request arrived; its state
     /// is then read back from the call history.
-    private static let staleCodes: Set<String> = [
-        "ERR_CALL_TERMINATED", "ERR_CALL_ONGOING", "ERR_CALL_NOT_STARTED", "ERR_CALL_USER_ALREADY_JOINED",
+    private static let staleCodes: Set<ClientErrorCode> = [
+        .server(.terminated), .server(.callOngoing), .server(.notStarted), .server(.alreadyJoined),
     ]
 
     /// The connection to ringd.
@@ -79,7 +79,7 @@ struct Session: Sendable {
             return .failure(Failure(error, server: server))
         case nil:
             let seconds = Int(Self.confirmationSeconds)
-            return .failure(Failure(code: "CLIENT_TIMEOUT", message: "ringd did not confirm the \(action.name) within \(seconds) s"))
+            return .failure(Failure(code: ClientErrorCode.timeout.rawValue, message: "ringd did not confirm the \(action.name) within \(seconds) s"))
         }
     }
 
@@ -103,7 +103,7 @@ struct Session: Sendable {
     /// Reports that the connection dropped and the client is reconnecting.
     func reportReconnecting(_ error: ClientError) {
         console.report("lost the connection to ringd (\(error.message)); reconnecting …", event: "reconnecting",
-                       [("code", .string(error.code)), ("message", .string(error.message))])
+                       [("code", .string(error.code.rawValue)), ("message", .string(error.message))])
     }
 
     /// Reports that the client is connected again.

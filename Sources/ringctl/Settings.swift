@@ -21,7 +21,7 @@ struct Settings: Sendable {
     /// The parsed server URL.
     let endpoint: ServerEndpoint
     /// Who the user is, if `--as`, `--token` or their variables say.
-    let credentials: ClientCredentials?
+    let credentials: Credentials?
     /// The REST API key.
     let apiKey: String
     /// This device's id; nil lets ringd assign one.
@@ -63,7 +63,7 @@ struct Settings: Sendable {
 
     /// Flags beat variables: `--token`, then `--as`, then `RINGCTL_TOKEN`, then `RINGCTL_UID`.
     private static func credentials(_ arguments: Arguments,
-                                    environment: (String) -> String?) throws(Failure) -> ClientCredentials? {
+                                    environment: (String) -> String?) throws(Failure) -> Credentials? {
         let token = arguments.value("--token")
         let uid = arguments.value("--as")
         if token != nil && uid != nil { throw arguments.usage("give --as or --token, not both") }
@@ -76,7 +76,7 @@ struct Settings: Sendable {
     }
 
     /// Auth-key credentials for a checked uid.
-    private static func authKey(uid: String, key: String, _ arguments: Arguments) throws(Failure) -> ClientCredentials {
+    private static func authKey(uid: String, key: String, _ arguments: Arguments) throws(Failure) -> Credentials {
         guard Identifier.isValid(uid) else {
             throw arguments.usage("\"\(uid)\" is not a valid uid (1–100 of A-Z a-z 0-9 . _ - @)")
         }
@@ -101,7 +101,7 @@ struct Settings: Sendable {
 
     /// Connects to ringd as `credentials`; with `reconnect`, the client comes
     /// back by itself after a dropped connection.
-    func connect(as credentials: ClientCredentials, reconnect: Bool) async throws(Failure) -> SignalClient {
+    func connect(as credentials: Credentials, reconnect: Bool) async throws(Failure) -> SignalClient {
         do throws(ClientError) {
             var options = ConnectOptions(deviceId: deviceId, reconnect: reconnect, compression: compression)
             options.tlsVerification = tlsVerification

@@ -48,16 +48,16 @@ struct CallFlowTests {
         try await withRingd { ringd in
             let alice = try await ringd.connect("alice", device: "laptop")
             let bob = try await ringd.connect("bob", device: "phone")
-            #expect(try await clientError { try await alice.initiateCall(to: "alice", type: .audio) }.code == "ERR_CALLING_SELF")
+            #expect(try await clientError { try await alice.initiateCall(to: "alice", type: .audio) }.code == .server(.callingSelf))
             let call = try await alice.initiateCall(to: "bob", type: .audio).call
-            #expect(try await clientError { try await alice.acceptCall(call.sessionId) }.code == "ERR_CALL_NOT_RECEIVER")
-            #expect(try await clientError { try await alice.initiateCall(to: "carol", type: .audio) }.code == "ERR_CALL_BUSY_SELF")
-            #expect(try await clientError { try await bob.cancelCall(call.sessionId) }.code == "ERR_CALL_NOT_INITIATOR")
-            #expect(try await clientError { try await bob.endCall(call.sessionId) }.code == "ERR_CALL_NOT_STARTED")
+            #expect(try await clientError { try await alice.acceptCall(call.sessionId) }.code == .server(.notReceiver))
+            #expect(try await clientError { try await alice.initiateCall(to: "carol", type: .audio) }.code == .server(.callBusySelf))
+            #expect(try await clientError { try await bob.cancelCall(call.sessionId) }.code == .server(.notInitiator))
+            #expect(try await clientError { try await bob.endCall(call.sessionId) }.code == .server(.notStarted))
             #expect(try await clientError { try await bob.acceptCall("0123456789abcdef0123456789abcdef") }.code
-                == "ERR_CALL_SESSION_NOT_FOUND")
+                == .server(.sessionNotFound))
             let validation = try await clientError { try await alice.initiateCall(to: "carol", type: .audio, timeout: 0) }
-            #expect(validation.code == "ERR_VALIDATION")
+            #expect(validation.code == .server(.validation))
             #expect(validation.message.contains("timeout"))
             await alice.close()
             await bob.close()
@@ -105,7 +105,7 @@ struct CallFlowTests {
             #expect(missed.logs.count == 3)
             #expect(missed.logs.allSatisfy { $0.missed })
             #expect(try await bob.getCallLogs(CallLogFilter(direction: .outgoing)).logs.isEmpty)
-            #expect(try await clientError { try await bob.getCallLogs(CallLogFilter(limit: 0)) }.code == "ERR_VALIDATION")
+            #expect(try await clientError { try await bob.getCallLogs(CallLogFilter(limit: 0)) }.code == .server(.validation))
             await alice.close()
             await bob.close()
         }
@@ -150,7 +150,7 @@ struct CallFlowTests {
             let elsewhere = try await tabletStreams.nextCall()
             #expect(elsewhere.status == .ongoing && elsewhere.acceptedBy == "phone")
             #expect(await tabletStreams.notifications.next() == .incomingCallCancelled(elsewhere))
-            #expect(try await clientError { try await tablet.acceptCall(call.sessionId) }.code == "ERR_CALL_USER_ALREADY_JOINED")
+            #expect(try await clientError { try await tablet.acceptCall(call.sessionId) }.code == .server(.alreadyJoined))
             await alice.close()
             await phone.close()
             await tablet.close()

@@ -6,7 +6,7 @@ import Testing
 @Suite("permessage-deflate in the client")
 struct CompressionTests {
     static let options = ConnectOptions(compression: true)
-    static let credentials = ClientCredentials.authKey(uid: "alice", key: "k")
+    static let credentials = Credentials.authKey(uid: "alice", key: "k")
 
     private func connect(_ server: ScriptedServer, options: ConnectOptions = options) async throws -> SignalClient {
         try await SignalClient.connect(to: ServerEndpoint(host: "127.0.0.1", port: server.port),
@@ -39,7 +39,7 @@ struct CompressionTests {
             try peer.upgrade(extensions: answer)
         }
         let error = try await clientError { try await connect(server) }
-        #expect(error.code == ClientErrorCode.handshakeFailed)
+        #expect(error.code == .handshakeFailed)
         #expect(error.message.contains("Sec-WebSocket-Extensions"), "\(error.message)")
         await server.waitUntilDone()
     }
@@ -50,7 +50,7 @@ struct CompressionTests {
             try peer.upgrade(extensions: "permessage-deflate")
         }
         let error = try await clientError { try await connect(server, options: ConnectOptions()) }
-        #expect(error.code == ClientErrorCode.handshakeFailed)
+        #expect(error.code == .handshakeFailed)
         await server.waitUntilDone()
     }
 
@@ -75,7 +75,7 @@ struct CompressionTests {
             try await client.initiateCall(to: "bob", type: .audio, timeout: 30, metadata: .object([("topic", metadata)]))
         }
         // The scripted result is not a call: the request was read (inflated) and answered (compressed).
-        #expect(error.code == ClientErrorCode.protocolViolation)
+        #expect(error.code == .protocolViolation)
         #expect(received.value?["metadata"]?["topic"] == metadata)
         await client.close()
         await server.waitUntilDone()

@@ -17,11 +17,11 @@ struct ConnectTests {
             #expect(try await client.getActiveCall() == nil)
             await client.close()
             let error = try await streams.nextDisconnect()
-            #expect(error.code == "CLIENT_CLOSED")
+            #expect(error.code == .closed)
             #expect(error.closeCode == 1000)
             #expect(await streams.events.next(timeout: 1) == nil)
             #expect(streams.events.isFinished)
-            #expect(try await clientError { try await client.getActiveCall() }.code == "CLIENT_CLOSED")
+            #expect(try await clientError { try await client.getActiveCall() }.code == .closed)
         }
     }
 
@@ -57,7 +57,7 @@ struct ConnectTests {
             let error = try await clientError {
                 try await SignalClient.connect(to: ringd.endpoint, credentials: .token(minted.token))
             }
-            #expect(error.code == "ERR_AUTH_FAILED")
+            #expect(error.code == .server(.authFailed))
         }
     }
 
@@ -67,7 +67,7 @@ struct ConnectTests {
             let error = try await clientError {
                 try await SignalClient.connect(to: ringd.endpoint, credentials: .authKey(uid: "alice", key: "wrong"))
             }
-            #expect(error.code == "ERR_AUTH_FAILED")
+            #expect(error.code == .server(.authFailed))
             #expect(error.message == "unknown auth key")
         }
     }
@@ -80,9 +80,9 @@ struct ConnectTests {
         let error = try await clientError {
             try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: "alice", key: RingdFixture.authKey))
         }
-        #expect(error.code == "CLIENT_CONNECT_FAILED")
+        #expect(error.code == .connectFailed)
         let restError = try await clientError { try await RestClient(endpoint: endpoint, apiKey: nil).health() }
-        #expect(restError.code == "CLIENT_CONNECT_FAILED")
+        #expect(restError.code == .connectFailed)
     }
 
     @Test("an unknown host fails with CLIENT_CONNECT_FAILED")
@@ -91,7 +91,7 @@ struct ConnectTests {
         let error = try await clientError {
             try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: "alice", key: "k"))
         }
-        #expect(error.code == "CLIENT_CONNECT_FAILED")
+        #expect(error.code == .connectFailed)
     }
 
     @Test("a refused upgrade fails with CLIENT_HANDSHAKE_FAILED, the status and the server's message")
@@ -101,7 +101,7 @@ struct ConnectTests {
             let error = try await clientError {
                 try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: "alice", key: RingdFixture.authKey))
             }
-            #expect(error.code == "CLIENT_HANDSHAKE_FAILED")
+            #expect(error.code == .handshakeFailed)
             #expect(error.httpStatus == 404)
             #expect(error.message.contains("404"))
             #expect(error.message.contains("no resource at /nope"))
@@ -117,7 +117,7 @@ struct ConnectTests {
             try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: "alice", key: "k"),
                                            options: ConnectOptions(connectTimeout: 0.3))
         }
-        #expect(error.code == "CLIENT_TIMEOUT")
+        #expect(error.code == .timeout)
         #expect(Date().timeIntervalSince(started) < 3)
     }
 
@@ -149,7 +149,7 @@ struct ConnectTests {
         try await withRingd { ringd in
             let rest = RestClient(endpoint: ringd.endpoint, apiKey: "wrong")
             let error = try await clientError { try await rest.mintToken(uid: "alice") }
-            #expect(error.code == "CLIENT_HTTP")
+            #expect(error.code == .http)
             #expect(error.httpStatus == 401)
             #expect(error.message == "unknown API key")
             let revokeError = try await clientError { try await RestClient(endpoint: ringd.endpoint, apiKey: nil).revokeTokens(uid: "a") }

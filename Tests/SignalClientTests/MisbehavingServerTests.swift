@@ -21,8 +21,8 @@ struct MisbehavingServerTests {
             options: ConnectOptions(requestTimeout: 0.3))
         #expect(client.uid == "alice" && client.deviceId == "laptop")
         let timedOut = try await clientError { try await client.getActiveCall() }
-        #expect(timedOut.code == "CLIENT_TIMEOUT")
-        #expect(try await clientError { try await client.getActiveCall() }.code == "ERR_INTERNAL")
+        #expect(timedOut.code == .timeout)
+        #expect(try await clientError { try await client.getActiveCall() }.code == .server(.internalError))
         await client.close()
         await server.waitUntilDone()
     }
@@ -38,7 +38,7 @@ struct MisbehavingServerTests {
             try await SignalClient.connect(to: ServerEndpoint(host: "127.0.0.1", port: server.port),
                                            credentials: .token("t"), options: ConnectOptions(requestTimeout: 0.3))
         }
-        #expect(error.code == "CLIENT_TIMEOUT")
+        #expect(error.code == .timeout)
         await server.waitUntilDone()
     }
 
@@ -55,7 +55,7 @@ struct MisbehavingServerTests {
                                                     credentials: .authKey(uid: "alice", key: "k"))
         let streams = ClientStreams(client)
         let error = try await streams.nextDisconnect()
-        #expect(error.code == "CLIENT_PROTOCOL")
+        #expect(error.code == .protocolViolation)
         await server.waitUntilDone()
         #expect(closeCode.value == .protocolError)
     }
@@ -99,7 +99,7 @@ struct MisbehavingServerTests {
                                                     credentials: .authKey(uid: "alice", key: "k"), options: options)
         let streams = ClientStreams(client)
         let error = try await streams.nextDisconnect()
-        #expect(error.code == "CLIENT_CLOSED")
+        #expect(error.code == .closed)
         #expect(error.message.contains("did not answer a ping"))
         await server.waitUntilDone()
         #expect(pings.value == 2)

@@ -11,10 +11,10 @@ struct ReconnectTests {
             let firstStreams = ClientStreams(first)
             let second = try await ringd.connect("alice", device: "laptop")
             let error = try await firstStreams.nextDisconnect()
-            #expect(error.code == "CLIENT_CLOSED")
+            #expect(error.code == .closed)
             #expect(error.closeCode == 4003)
             #expect(await firstStreams.events.next(timeout: 1) == nil)
-            #expect(try await clientError { try await first.getActiveCall() }.code == "CLIENT_CLOSED")
+            #expect(try await clientError { try await first.getActiveCall() }.code == .closed)
             #expect(try await second.getActiveCall() == nil)
             await second.close()
         }
@@ -37,7 +37,7 @@ struct ReconnectTests {
                 Issue.record("expected .reconnecting, got \(String(describing: lost))")
                 return
             }
-            #expect(error.code == "CLIENT_CLOSED")
+            #expect(error.code == .closed)
             let back = await aliceStreams.events.next()
             guard case .reconnected(let activeCall)? = back else {
                 Issue.record("expected .reconnected, got \(String(describing: back))")
@@ -83,9 +83,9 @@ struct ReconnectTests {
             let streams = ClientStreams(alice)
             alice.dropConnectionForTesting()
             let error = try await streams.nextDisconnect()
-            #expect(error.code == "CLIENT_CLOSED")
+            #expect(error.code == .closed)
             #expect(error.closeCode == nil)
-            #expect(try await clientError { try await alice.getActiveCall() }.code == "CLIENT_CLOSED")
+            #expect(try await clientError { try await alice.getActiveCall() }.code == .closed)
         }
     }
 
@@ -103,9 +103,9 @@ struct ReconnectTests {
             return
         }
         #expect(error.closeCode == 1001)
-        #expect(try await clientError { try await alice.getActiveCall() }.code == "CLIENT_CLOSED")
+        #expect(try await clientError { try await alice.getActiveCall() }.code == .closed)
         let final = try await streams.nextDisconnect(timeout: 5)
-        #expect(final.code == "CLIENT_CONNECT_FAILED")
+        #expect(final.code == .connectFailed)
         #expect(final.message.hasPrefix("reconnecting failed"))
         #expect(await streams.events.next(timeout: 1) == nil)
     }
@@ -136,6 +136,6 @@ struct ReconnectTests {
             return
         }
         await alice.close()
-        #expect(try await streams.nextDisconnect(timeout: 2).code == "CLIENT_CLOSED")
+        #expect(try await streams.nextDisconnect(timeout: 2).code == .closed)
     }
 }

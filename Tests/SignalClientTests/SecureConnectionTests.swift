@@ -94,7 +94,7 @@ struct SecureConnectionTests {
                 for _ in 0 ..< 200 {
                     group.addTask {
                         let error = try await clientError { try await alice.initiateCall(to: "alice", type: .audio, metadata: metadata) }
-                        #expect(error.code == "ERR_CALLING_SELF")
+                        #expect(error.code == .server(.callingSelf))
                     }
                 }
                 try await group.waitForAll()
@@ -138,7 +138,7 @@ struct SecureConnectionTests {
         defer { files.remove(); stranger.remove() }
         try await withSecureRingd(files) { ringd in
             let error = try await clientError { try await ringd.connect("alice", verification: stranger.trusted) }
-            #expect(error.code == ClientErrorCode.tlsFailed)
+            #expect(error.code == .tlsFailed)
             #expect(error.message.contains("did not verify: self-signed certificate"))
             try await expectStillServing(ringd, files)
         }
@@ -150,7 +150,7 @@ struct SecureConnectionTests {
         defer { files.remove() }
         try await withSecureRingd(files) { ringd in
             let error = try await clientError { try await ringd.connect("alice", verification: files.trusted) }
-            #expect(error.code == ClientErrorCode.tlsFailed)
+            #expect(error.code == .tlsFailed)
             #expect(error.message.contains("expired"))
             let insecure = try await ringd.connect("alice", verification: .none)
             #expect(try await insecure.getActiveCall() == nil)
@@ -165,7 +165,7 @@ struct SecureConnectionTests {
         try await withSecureRingd(files) { ringd in
             let plain = ServerEndpoint(host: "127.0.0.1", port: ringd.endpoint.port)
             let error = try await clientError { try await ringd.connect("alice", endpoint: plain) }
-            #expect(error.code == ClientErrorCode.handshakeFailed)
+            #expect(error.code == .handshakeFailed)
             #expect(error.httpStatus == 400)
             #expect(error.message.contains("use wss://"))
             try await expectStillServing(ringd, files)
@@ -177,7 +177,7 @@ struct SecureConnectionTests {
         try await withRingd { ringd in
             let secure = ServerEndpoint(host: "127.0.0.1", port: ringd.endpoint.port, isSecure: true)
             let error = try await clientError { try await ringd.connect("alice", endpoint: secure, verification: .none) }
-            #expect(error.code == ClientErrorCode.tlsFailed)
+            #expect(error.code == .tlsFailed)
             #expect(error.message.contains("does not speak TLS"))
         }
     }
@@ -194,7 +194,7 @@ struct SecureConnectionTests {
 
             let bob = try await ringd.connect("bob", verification: files.trusted)
             let refused = try await clientError { try await ringd.connect("carol", verification: oldCA) }
-            #expect(refused.code == ClientErrorCode.tlsFailed)
+            #expect(refused.code == .tlsFailed)
             let bobStreams = ClientStreams(bob)
             let call = try await alice.initiateCall(to: "bob", type: .audio).call
             #expect(try await bobStreams.nextCall().sessionId == call.sessionId)
@@ -215,7 +215,7 @@ struct SecureConnectionTests {
             #expect(error.message.contains(files.certificatePath))
             try files.replace()
             let stillOld = try await clientError { try await ringd.connect("alice", verification: files.trusted) }
-            #expect(stillOld.code == ClientErrorCode.tlsFailed)
+            #expect(stillOld.code == .tlsFailed)
         }
     }
 }

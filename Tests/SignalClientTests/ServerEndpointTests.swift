@@ -1,4 +1,5 @@
 import SignalClient
+import SignalProtocol
 import Testing
 
 @Suite("ServerEndpoint parsing")
@@ -52,12 +53,14 @@ struct ServerEndpointTests {
         #expect {
             try ServerEndpoint(url: input)
         } throws: { error in
-            (error as? ClientError)?.code == ClientErrorCode.badURL
+            (error as? ClientError)?.code == .badURL
         }
     }
 
     @Test("ClientError describes itself as CODE: message")
     func description() {
-        #expect(ClientError(code: "ERR_X", message: "why").description == "ERR_X: why")
+        #expect(ClientError(code: .server(.callingSelf), message: "why").description == "ERR_CALLING_SELF: why")
+        #expect(ClientError(SignalError(.callingSelf, "why")).code.serverCode == .callingSelf)
+        #expect(ClientErrorCode.timeout.serverCode == nil)
     }
 }

@@ -10,9 +10,10 @@ protocol CallChangeConsumer: Sendable {
     /// requester hears `ERR_INTERNAL`, and memory is rebuilt from the store.
     func record(_ changes: [CallChange], in store: StoreConnection) throws(StoreError)
 
-    /// `changes` were committed; runs on the store's writer thread, in
-    /// commit order, before any device hears of them. Keep it quick: hand
-    /// work to a thread of your own.
+    /// `changes` (never empty) were committed; runs in commit order, before
+    /// any device hears of them, on the store's writer thread (at start-up,
+    /// for the calls a crash left live, on the thread that restarts the
+    /// service). Keep it quick: hand work to a thread of your own.
     func committed(_ changes: [CallChange])
 }
 

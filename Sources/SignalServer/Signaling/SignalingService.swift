@@ -125,6 +125,7 @@ public final class SignalingService: Sendable {
     /// that is committed. Returns how many there were.
     public func restart(with calls: [Call]) throws(StoreError) -> Int {
         let output = core.withLock { core in core.machine.restart(with: calls, now: clock.now()) }
+        guard !output.changes.isEmpty else { return 0 }
         try store.commitAndWait(output.changes, recording: recording(for: output.changes))
         for consumer in consumers { consumer.committed(output.changes) }
         return output.changes.count
@@ -195,10 +196,16 @@ public final class SignalingService: Sendable {
         guard !output.isEmpty else { return }
         let changes = output.changes
         store.commit(changes, wakeWriter: wakeWriter, recording: recording(for: changes)) { [self] result in
-            if case .failure(let error) = result, !changes.isEmpty {
+            switch result {
+            case .failure(let error) where error.code == .closed:
+                // The store closed under a live service (the job was refused
+                // at once, on this thread, with the core still locked): there
+                // is nothing left to recover, and locking the core again would deadlock.
+                break
+            case .failure(let error) where !changes.isEmpty:
                 commitFailed(error)
-            } else {
-                for consumer in consumers { consumer.committed(changes) }
+            case .failure, .success:
+                if !changes.isEmpty { for consumer in consumers { consumer.committed(changes) } }
             }
             perform(output.actions, committed: result)
         }

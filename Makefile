@@ -33,20 +33,16 @@ run: build
 cert: build
 	.build/release/ringd gen-cert --config $(CONFIG)
 
-# The client library's tests await on Swift's cooperative thread pool, which
-# the other suites hold while they block on sockets and processes; on two
-# cores that starves the client's timers, so its suite runs on its own.
-#
-# Each run is bounded (TEST_TIMEOUT seconds, killing its whole process group)
-# and line-buffered, so a test that hangs fails the run and the log shows
-# which test had started and not finished.
+# One run of every suite. Each run is bounded (TEST_TIMEOUT seconds, killing
+# its whole process group) and line-buffered, so a test that hangs fails the
+# run and the log shows which test had started and not finished. Suites that
+# block run on threads of their own, not Swift's cooperative pool
+# (Tests/TestSupport/DedicatedThread.swift).
 TEST_TIMEOUT ?= 900
-TEST_RUN = timeout --kill-after=10 $(TEST_TIMEOUT) stdbuf -oL -eL $(SWIFT) test --skip-build
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(TEST_RUN) --skip SignalClientTests
-	$(TEST_RUN) --filter SignalClientTests
+	timeout --kill-after=10 $(TEST_TIMEOUT) stdbuf -oL -eL $(SWIFT) test --skip-build
 
 # Two-party demo: ringd in the background (its log in a temporary file), bob
 # answering and alice calling him in two tmux panes; ringd stops when the

@@ -1,8 +1,9 @@
 import SignalClient
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("Calls between real clients")
+@Suite("Calls between real clients", .prompt)
 struct CallFlowTests {
     @Test("initiate, ring, accept, end: both sides on the same session, with events and notifications")
     func fullCall() async throws {

@@ -1,8 +1,9 @@
 import SignalClient
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("CallNotification mapping")
+@Suite("CallNotification mapping", .prompt)
 struct CallNotificationTests {
     private func call(_ status: CallStatus, acceptedBy: String? = nil) -> Call {
         Call(sessionId: "s", callType: .audio, status: status, initiator: "alice", receiver: "bob",

@@ -2,8 +2,9 @@ import SignalClient
 import SignalCompression
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("permessage-deflate in the client")
+@Suite("permessage-deflate in the client", .prompt)
 struct CompressionTests {
     static let options = ConnectOptions(compression: true)
     static let credentials = Credentials.authKey(uid: "alice", key: "k")

@@ -3,8 +3,9 @@ import Foundation
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
-@Suite("Connecting, authenticating and the REST API")
+@Suite("Connecting, authenticating and the REST API", .prompt)
 struct ConnectTests {
     @Test("auth by dev key: uid, device id, no active call; close ends the events with 1000")
     func authKey() async throws {

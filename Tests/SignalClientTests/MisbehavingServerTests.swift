@@ -1,8 +1,9 @@
 import SignalClient
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("Servers that misbehave")
+@Suite("Servers that misbehave", .prompt)
 struct MisbehavingServerTests {
     @Test("an unanswered request times out with CLIENT_TIMEOUT; its late result is ignored and the connection stays usable")
     func requestTimeout() async throws {

@@ -1,8 +1,9 @@
 @testable import SignalClient
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("Replacement, lost connections and reconnecting")
+@Suite("Replacement, lost connections and reconnecting", .prompt)
 struct ReconnectTests {
     @Test("a second connection of the same device ends the first with 4003")
     func replaced() async throws {

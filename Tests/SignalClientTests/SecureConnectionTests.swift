@@ -5,7 +5,7 @@ import SignalServer
 import Testing
 import TestSupport
 
-@Suite("wss:// and https:// against a real ringd, OpenSSL on both sides")
+@Suite("wss:// and https:// against a real ringd, OpenSSL on both sides", .prompt)
 struct SecureConnectionTests {
     /// Runs `body` against a server with `files` as its certificate, TLS
     /// alone on the port unless `sideBySide`.

@@ -1,8 +1,9 @@
 import SignalClient
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("ServerEndpoint parsing")
+@Suite("ServerEndpoint parsing", .prompt)
 struct ServerEndpointTests {
     @Test("every accepted form", arguments: [
         ("ws://example.com:9000", "example.com", 9000, "/v1/ws"),

@@ -2,8 +2,9 @@ import CZlib
 import SignalCompression
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("permessage-deflate: round trips")
+@Suite("permessage-deflate: round trips", .blocking)
 struct DeflateRoundTripTests {
     @Test func theRFCExamplesInflate() throws {
         // RFC 7692 §7.2.3.1 and §7.2.3.2: "Hello", then "Hello" again referring to the first.
@@ -89,7 +90,7 @@ struct DeflateRoundTripTests {
 
 /// A peer may end a message with a final deflate block (RFC 7692 §7.2.3.4);
 /// with context takeover its next message may still refer back to it.
-@Suite("permessage-deflate: final blocks")
+@Suite("permessage-deflate: final blocks", .blocking)
 struct FinalBlockTests {
     /// Raw deflate of `data` with `dictionary` as the window it may refer
     /// to, ended by a final block (`Z_FINISH`) or a sync flush whose

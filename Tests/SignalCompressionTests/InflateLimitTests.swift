@@ -1,8 +1,9 @@
 import SignalCompression
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("permessage-deflate: the inflated-size cap")
+@Suite("permessage-deflate: the inflated-size cap", .blocking)
 struct InflateLimitTests {
     /// 8 MB of zeros: about 8 KB compressed.
     static let bomb: [UInt8] = {
@@ -48,7 +49,7 @@ struct InflateLimitTests {
     }
 }
 
-@Suite("permessage-deflate: memory held per connection")
+@Suite("permessage-deflate: memory held per connection", .blocking)
 struct CompressionMemoryTests {
     @Test func withoutContextTakeoverAnIdleConnectionHoldsNoStream() throws {
         let cache = CompressionStreamCache()

@@ -1,7 +1,8 @@
 import SignalCrypto
 import Testing
+import TestSupport
 
-@Suite struct CryptoTests {
+@Suite(.blocking) struct CryptoTests {
     private func hex(_ bytes: [UInt8]) -> String {
         bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }

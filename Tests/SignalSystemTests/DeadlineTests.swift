@@ -1,7 +1,8 @@
 import SignalSystem
 import Testing
+import TestSupport
 
-@Suite struct DeadlineTests {
+@Suite(.blocking) struct DeadlineTests {
     @Test func addingAndMeasuring() {
         let start = Deadline(nanoseconds: 1_000_000_000)
         let later = start.adding(seconds: 1.5)

@@ -1,10 +1,11 @@
 import SignalSystem
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@Suite struct FileContentsTests {
+@Suite(.blocking) struct FileContentsTests {
     @Test func readsAWholeFileLargerThanOneChunk() throws {
         var template = Array("/tmp/ringd-file-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }

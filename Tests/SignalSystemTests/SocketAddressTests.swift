@@ -1,10 +1,11 @@
 import SignalSystem
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@Suite struct SocketAddressTests {
+@Suite(.blocking) struct SocketAddressTests {
     @Test func resolvesNumericIPv4() throws {
         let address = try SocketAddress.resolve(host: "127.0.0.1", port: 8787)
         #expect(address.family == AF_INET)

@@ -1,12 +1,13 @@
 import SignalSystem
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The one syscall helper: EINTR is retried, EAGAIN is "would block", any
 /// other failure is an error naming the call.
-@Suite struct SystemCallTests {
+@Suite(.blocking) struct SystemCallTests {
     @Test func retriesEINTRUntilTheCallCompletes() throws {
         var attempts = 0
         let result = try syscall("fake") { () -> Int32 in

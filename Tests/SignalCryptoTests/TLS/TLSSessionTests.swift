@@ -4,7 +4,7 @@ import TestSupport
 
 /// Client and server sessions talking through memory only: the handshake,
 /// records both ways, close_notify, and every way verification fails.
-@Suite final class TLSSessionTests {
+@Suite(.blocking) final class TLSSessionTests {
     private var certificate: CertificateFiles
 
     init() throws {

@@ -1,7 +1,8 @@
 import Testing
+import TestSupport
 @testable import SignalProtocol
 
-@Suite("Base64")
+@Suite("Base64", .blocking)
 struct Base64Tests {
     /// RFC 4648 §10 test vectors.
     static let vectors: [(String, String)] = [

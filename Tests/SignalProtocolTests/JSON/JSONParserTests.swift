@@ -1,5 +1,6 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// The parse error for `bytes`, nil if the parse succeeded.
 func jsonError(_ bytes: [UInt8]) -> JSONParseError? {
@@ -17,7 +18,7 @@ func nested(_ depth: Int, open: String = "[", close: String = "]", inner: String
     String(repeating: open, count: depth) + inner + String(repeating: close, count: depth)
 }
 
-@Suite("JSONValue.parse")
+@Suite("JSONValue.parse", .blocking)
 struct JSONParserTests {
     @Test func scalarsAndContainers() throws {
         #expect(try JSONValue.parse("null") == .null)

@@ -1,7 +1,8 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("JSONValue serialization")
+@Suite("JSONValue serialization", .blocking)
 struct JSONWriterTests {
     @Test func compactOutput() {
         let value = JSONValue.object([

@@ -1,9 +1,10 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// Every client frame encodes to what the parser reads back, byte for byte
 /// as documented in docs/PROTOCOL.md.
-@Suite struct ClientFrameTests {
+@Suite(.blocking) struct ClientFrameTests {
     static let call = Call(sessionId: "3f2a", callType: .video, status: .initiated, initiator: "alice", receiver: "bob",
                            initiatedAt: 1_700_000_000_000, timeout: 45)
 

@@ -1,9 +1,10 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// Server frames and result data: encoded by the server, parsed by clients,
 /// the same values both ways.
-@Suite struct ServerFrameTests {
+@Suite(.blocking) struct ServerFrameTests {
     static let ringing = ClientFrameTests.call
     static let ended = Call(sessionId: "3f2a", callType: .video, status: .ended, initiator: "alice", receiver: "bob",
                             initiatedAt: 1_700_000_000_000, acceptedAt: 1_700_000_002_000, endedAt: 1_700_000_009_500,

@@ -1,5 +1,6 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 func closeFrame(code: UInt16, reason: [UInt8] = []) -> [UInt8] {
     clientFrame(.close, [UInt8(code >> 8), UInt8(code & 0xFF)] + reason)
@@ -9,7 +10,7 @@ let validCloseCodes: [UInt16] = [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010,
                                  3000, 3999, 4000, 4999]
 let invalidCloseCodes: [UInt16] = [0, 1, 999, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 65535]
 
-@Suite("WebSocketMessageReader: close frames")
+@Suite("WebSocketMessageReader: close frames", .blocking)
 struct CloseFrameTests {
     @Test func emptyCloseHasNoCode() {
         let run = runReader([clientFrame(.close, [])])

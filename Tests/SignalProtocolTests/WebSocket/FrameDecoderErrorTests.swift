@@ -1,5 +1,6 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// Raw header bytes: the first byte from its fields, the second with the mask
 /// bit and a 7-bit length, then any extended length and mask key.
@@ -78,7 +79,7 @@ let lengthViolations: [LengthViolation] = [
     LengthViolation(name: "127 high bit only", length7: 127, extended: [0x80, 0, 0, 0, 0, 0, 0, 0]),
 ]
 
-@Suite("WebSocketFrameDecoder: errors")
+@Suite("WebSocketFrameDecoder: errors", .blocking)
 struct FrameDecoderErrorTests {
     @Test("violations judged from the first two bytes fail with 1002 at once", arguments: twoByteViolations)
     func failsOnFirstTwoBytes(_ violation: TwoByteViolation) throws {

@@ -1,5 +1,6 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// The payload lengths at the edges of the three length encodings.
 let boundaryLengths = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000]
@@ -45,7 +46,7 @@ struct FrameStream {
     }
 }
 
-@Suite("WebSocketFrameDecoder: framing")
+@Suite("WebSocketFrameDecoder: framing", .blocking)
 struct FrameDecoderTests {
     static let serverStream = FrameStream.mixed(masked: true)
     static let clientStream = FrameStream.mixed(masked: false)

@@ -1,9 +1,10 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 let rfcMaskKey = WebSocketMaskKey(0x37, 0xFA, 0x21, 0x3D)
 
-@Suite("WebSocketFrameEncoder")
+@Suite("WebSocketFrameEncoder", .blocking)
 struct FrameEncoderTests {
     // MARK: RFC 6455 §5.7 examples
 

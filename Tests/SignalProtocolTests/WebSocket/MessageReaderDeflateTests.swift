@@ -1,5 +1,6 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// A stand-in inflater: each compressed byte inflates to `factor` copies of
 /// itself, and the message end adds "!"; it records the calls it gets.
@@ -39,7 +40,7 @@ func runDeflateReader(_ chunks: [[UInt8]], inflater: inout RepeatingInflater, ma
     return run
 }
 
-@Suite("WebSocketMessageReader: permessage-deflate")
+@Suite("WebSocketMessageReader: permessage-deflate", .blocking)
 struct MessageReaderDeflateTests {
     static let rsv1 = WebSocketFrameHeader.rsv1
 

@@ -1,5 +1,6 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 func binaryMessage(_ payload: [UInt8]) -> WebSocketMessageReader.Event {
     .message(WebSocketMessage(kind: .binary, payload: payload))
@@ -16,7 +17,7 @@ func expectFailure(_ run: ReaderRun, _ code: UInt16, sourceLocation: SourceLocat
     #expect(run.error?.closeCode.rawValue == code, "events: \(run.events)", sourceLocation: sourceLocation)
 }
 
-@Suite("WebSocketMessageReader: messages")
+@Suite("WebSocketMessageReader: messages", .blocking)
 struct MessageReaderTests {
     @Test func singleFrameMessages() {
         let stream = clientFrame(.text, utf8Bytes("Hello")) + clientFrame(.binary, [0, 1, 0xFF])
@@ -115,7 +116,7 @@ struct MessageReaderTests {
     }
 }
 
-@Suite("WebSocketMessageReader: fragmentation errors")
+@Suite("WebSocketMessageReader: fragmentation errors", .blocking)
 struct MessageReaderFragmentationTests {
     @Test func continuationWithoutAStartFails() {
         expectFailure(runReader([clientFrame(.continuation, utf8Bytes("x"))]), 1002)
@@ -146,7 +147,7 @@ struct MessageReaderFragmentationTests {
     }
 }
 
-@Suite("WebSocketMessageReader: size limit")
+@Suite("WebSocketMessageReader: size limit", .blocking)
 struct MessageReaderSizeTests {
     @Test("a frame header announcing more than the limit fails with 1009 before any payload",
           arguments: [(100, 101), (100, 126), (125, 65_536), (1_000, 70_000), (0, 1), (65_535, 65_536)])
@@ -196,7 +197,7 @@ struct MessageReaderSizeTests {
     }
 }
 
-@Suite("WebSocketMessageReader: after an error")
+@Suite("WebSocketMessageReader: after an error", .blocking)
 struct MessageReaderFailureTests {
     @Test("stays failed: later valid frames are not reported")
     func staysFailed() throws {

@@ -1,7 +1,8 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("WebSocketMessageReader: text validation")
+@Suite("WebSocketMessageReader: text validation", .blocking)
 struct MessageReaderUTF8Tests {
     @Test("invalid UTF-8 in a text frame fails with 1007", arguments: invalidUTF8Cases)
     func invalidTextFails(_ test: UTF8Case) {

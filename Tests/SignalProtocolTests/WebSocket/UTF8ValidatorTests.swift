@@ -1,5 +1,6 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// A UTF-8 test vector: the bytes and, for invalid input, the index of the
 /// first byte that cannot continue a well-formed sequence. `truncated` input is
@@ -123,7 +124,7 @@ func feedChunks(_ chunks: [ArraySlice<UInt8>]) -> UTF8Outcome {
     return UTF8Outcome(allFeedsSucceeded: ok, isAtBoundary: validator.isAtBoundary, hasFailed: validator.hasFailed)
 }
 
-@Suite("UTF8Validator")
+@Suite("UTF8Validator", .blocking)
 struct UTF8ValidatorTests {
     @Test("verdict of a single feed", arguments: allUTF8Cases)
     func singleFeedVerdict(_ test: UTF8Case) {

@@ -43,7 +43,7 @@ func configError(_ contents: String, environment: [String: String] = [:],
     }
 }
 
-@Suite struct ConfigLoaderTests {
+@Suite(.blocking) struct ConfigLoaderTests {
     /// The repository's `config.json`, found from this file's location.
     static let repositoryConfig = Repository.root() + "/config.json"
 

@@ -1,13 +1,14 @@
 import Foundation
 import SignalProtocol
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The interactive path: `ringctl answer` on a real terminal (a tmux pane),
 /// accepting with a single key press.
-@Suite("EndToEnd: interactive answer")
+@Suite("EndToEnd: interactive answer", .blocking)
 struct InteractiveAnswerTests {
     /// Runs tmux with `arguments`, bounded so a wedged tmux fails the test
     /// instead of hanging the suite; returns its stdout and exit status (nil

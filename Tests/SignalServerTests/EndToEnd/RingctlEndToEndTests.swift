@@ -1,6 +1,7 @@
 import Foundation
 import SignalProtocol
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,7 @@ import Glibc
 /// `ringd` and `ringctl` as separate processes, the way users run them: every
 /// outcome's exit code on both sides, the session id both print, `--json`
 /// lines that parse, and the call log rows each side then sees.
-@Suite("EndToEnd: ringctl")
+@Suite("EndToEnd: ringctl", .blocking)
 struct RingctlEndToEndTests {
     /// A fresh `ringd` process with its store in a temporary directory.
     static func startRingd() throws -> SignalingIntegration.RingdProcess {

@@ -1,13 +1,14 @@
 import Foundation
 import SignalServer
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `ringd gen-cert`, then `ringd` serving TLS and `ringctl` over `wss://`
 /// as separate processes, and SIGHUP renewing the certificate.
-@Suite("EndToEnd: wss://")
+@Suite("EndToEnd: wss://", .blocking)
 struct SecureEndToEndTests {
     /// Runs `ringd gen-cert` with the store (so the data directory) in `directory`.
     private func generateCertificate(in directory: String, force: Bool = false) throws -> (status: Int32?, output: String) {

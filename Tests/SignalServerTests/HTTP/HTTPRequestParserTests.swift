@@ -1,5 +1,6 @@
 import SignalServer
 import Testing
+import TestSupport
 
 /// A request's observable parts, comparable across ways of feeding.
 struct ParsedRequest: Equatable, CustomStringConvertible {
@@ -50,7 +51,7 @@ func parseByteByByte(_ text: String, maxBodyBytes: Int = 1024) -> ParseOutcome {
     parse(Array(text.utf8).map { [$0] }, maxBodyBytes: maxBodyBytes)
 }
 
-@Suite struct HTTPRequestParserTests {
+@Suite(.blocking) struct HTTPRequestParserTests {
     static let pipeline = "\r\nGET /a?x=1&y=%20z HTTP/1.1\r\nHost: example\r\nX-Multi: one\r\nx-multi:  two \r\n\r\n"
         + "POST /b HTTP/1.1\r\nHost: example\r\nContent-Length: 5\r\n\r\nhello"
         + "GET /c HTTP/1.0\r\n\r\n"

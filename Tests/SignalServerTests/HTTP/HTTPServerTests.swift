@@ -1,9 +1,10 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 /// HTTP/1.1 over real sockets against ringd's router.
-@Suite struct HTTPServerTests {
+@Suite(.blocking) struct HTTPServerTests {
     @Test func healthzReportsStatusVersionUptimeAndConnections() throws {
         let server = try TestServer(ringd: testConfig())
         defer { server.stop() }

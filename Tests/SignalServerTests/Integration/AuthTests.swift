@@ -6,7 +6,7 @@ import TestSupport
 extension SignalingIntegration {
     /// Authentication over the wire: keys, tokens (frame and header), refusals
     /// with 4001, replacement with 4003, device limits, activeCall.
-    @Suite("SignalingIntegration: auth")
+    @Suite("SignalingIntegration: auth", .blocking)
     struct AuthTests {
         @Test("refusals before authentication: result, then close 4001")
         func refusals() throws {

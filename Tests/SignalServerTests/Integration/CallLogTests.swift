@@ -1,11 +1,12 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 extension SignalingIntegration {
     /// Call history over the WebSocket and the REST API: order, direction,
     /// missed flags, filters, keyset pagination under concurrent inserts.
-    @Suite("SignalingIntegration: call logs")
+    @Suite("SignalingIntegration: call logs", .blocking)
     struct CallLogTests {
         /// One call of alice's history as the test expects to see it.
         struct Entry {

@@ -1,12 +1,13 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 extension SignalingIntegration {
     /// Alice (a1, a2) calls Bob (b1, b2) through every outcome; the actor's
     /// device gets only its result, every other device of both parties one
     /// event per change.
-    @Suite("SignalingIntegration: call outcomes")
+    @Suite("SignalingIntegration: call outcomes", .blocking)
     struct CallOutcomeTests {
         struct Parties {
             let h: Harness

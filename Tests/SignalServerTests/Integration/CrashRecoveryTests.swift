@@ -11,7 +11,7 @@ extension SignalingIntegration {
     /// The real `ringd` binary: a burst of calls, `kill -9`, a restart on the
     /// same store; every call a client heard of is there as it was told, and
     /// nothing is left live. Also SIGTERM: exit 0 and no live call left.
-    @Suite("SignalingIntegration: crash recovery (ringd binary)")
+    @Suite("SignalingIntegration: crash recovery (ringd binary)", .blocking)
     struct CrashRecoveryTests {
         static let pairs = 8
 

@@ -5,7 +5,7 @@ import TestSupport
 
 extension SignalingIntegration {
     /// Every call error code over the wire, with no side effect on anyone.
-    @Suite("SignalingIntegration: error codes")
+    @Suite("SignalingIntegration: error codes", .blocking)
     struct ErrorCodeTests {
         @Test("initiateCall refusals: self, busy self, validation naming the field")
         func initiateRefusals() throws {

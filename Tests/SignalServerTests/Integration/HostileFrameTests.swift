@@ -1,12 +1,13 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 extension SignalingIntegration {
     /// Malformed and hostile input on an authenticated connection: the right
     /// error, the connection kept (except for oversized messages), the server
     /// still serving calls afterwards.
-    @Suite("SignalingIntegration: hostile frames")
+    @Suite("SignalingIntegration: hostile frames", .blocking)
     struct HostileFrameTests {
         @Test("malformed frames get ERR_BAD_REQUEST / ERR_UNKNOWN_TYPE and the connection stays")
         func malformedFrames() throws {

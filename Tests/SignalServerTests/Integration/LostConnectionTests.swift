@@ -1,11 +1,12 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 extension SignalingIntegration {
     /// Parties whose devices drop without a close frame: the reconnect grace,
     /// connection_lost, and picking the call up again.
-    @Suite("SignalingIntegration: lost connections")
+    @Suite("SignalingIntegration: lost connections", .blocking)
     struct LostConnectionTests {
         @Test("a caller that drops while ringing: cancelled with connection_lost after the grace")
         func callerDropsWhileRinging() throws {

@@ -7,7 +7,7 @@ extension SignalingIntegration {
     /// Graceful shutdown in process: every device hears its call end with
     /// server_shutdown before the 1001 close; a restart on the same store
     /// shows those calls (and has nothing left to recover).
-    @Suite("SignalingIntegration: shutdown and restart")
+    @Suite("SignalingIntegration: shutdown and restart", .blocking)
     struct ShutdownRecoveryTests {
         @Test("graceful shutdown ends live calls with server_shutdown, then closes with 1001")
         func gracefulShutdown() throws {

@@ -9,7 +9,7 @@ extension SignalingIntegration {
     /// What ringd remembers never differs from what it stored or promised:
     /// a shutdown racing initiates, a commit that fails, and a wall clock
     /// that steps back.
-    @Suite("SignalingIntegration: memory agrees with the store")
+    @Suite("SignalingIntegration: memory agrees with the store", .blocking)
     struct StoreConsistencyTests {
         /// A ringd whose service the test builds (its clock, its store) and can reach.
         final class Rig {
@@ -101,6 +101,8 @@ extension SignalingIntegration {
             let failed = try a.initiate(to: "bob", timeout: 1)
             #expect(failed.code == "ERR_INTERNAL", "\(failed)")
             rig.store.setFaultHook(nil)
+            // Requests get ERR_UNAVAILABLE until the calls are rebuilt from the store.
+            #expect(waitUntil(timeout: 5) { (try? a.request("getActiveCall"))?.code != "ERR_UNAVAILABLE" })
 
             #expect(try a.activeCall() == nil, "the call that was not saved is not live")
             #expect(try b.activeCall() == nil)

@@ -2,10 +2,11 @@ import Dispatch
 @testable import SignalServer
 import Synchronization
 import Testing
+import TestSupport
 
 /// ``EventLoop/atTickEnd(_:)``: once per registration, after the work of the
 /// pass that registered it, and again for actions registered by those actions.
-@Suite struct EventLoopTickTests {
+@Suite(.blocking) struct EventLoopTickTests {
     @Test func tickEndActionsRunAfterThePassInOrder() throws {
         let order = Mutex<[String]>([])
         let done = DispatchSemaphore(value: 0)

@@ -1,6 +1,7 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,7 @@ func raiseDescriptorLimit() -> UInt {
 }
 
 /// Many simultaneous connections, and the connection limit.
-@Suite struct ConnectionScaleTests {
+@Suite(.blocking) struct ConnectionScaleTests {
     @Test func thousandWebSocketsAreCountedAndReleased() throws {
         let count = 1000
         // Each connection costs two descriptors here (client and server end).

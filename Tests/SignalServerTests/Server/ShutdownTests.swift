@@ -1,10 +1,11 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 import Foundation
 
 /// Graceful shutdown: WebSockets get 1001, the loops exit once peers are gone.
-@Suite struct ShutdownTests {
+@Suite(.blocking) struct ShutdownTests {
     @Test func shutdownSends1001AndWaitReturnsAfterTheCloseHandshake() throws {
         let server = try TestServer()
         let socket = try TestWebSocket.connect(port: server.port)

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The server's TLS layer over raw sockets: the handshake however it is
 /// split, its deadline, close_notify, and garbage instead of a handshake.
-@Suite struct TLSServerTests {
+@Suite(.blocking) struct TLSServerTests {
     private func secureServer(_ certificate: CertificateFiles, handshakeTimeout: Double = 10) throws -> TestServer {
         try TestServer(config: testConfig {
             $0.tlsCertificatePath = certificate.certificatePath

@@ -1,9 +1,10 @@
 @testable import SignalServer
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// `acceptCall`, `rejectCall` and `cancelCall` on a ringing call.
-@Suite struct CallStateMachineAnswerTests {
+@Suite(.blocking) struct CallStateMachineAnswerTests {
     @Test func acceptMakesTheCallOngoingAndTellsEveryOtherDevice() throws {
         let (h, a1, a2, b1, b2) = MachineHarness.aliceAndBob()
         let id = h.ring(from: a1, to: "bob")
@@ -189,7 +190,7 @@ import Testing
 }
 
 /// `endCall`, `getActiveCall`, and refusals shared by every call request.
-@Suite struct CallStateMachineRequestTests {
+@Suite(.blocking) struct CallStateMachineRequestTests {
     @Test(arguments: ["alice", "bob"])
     func eitherPartyHangsUp(uid: String) throws {
         let (h, a1, a2, b1, b2) = MachineHarness.aliceAndBob()

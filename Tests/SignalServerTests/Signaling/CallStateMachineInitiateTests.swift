@@ -1,9 +1,10 @@
 @testable import SignalServer
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// `initiateCall`: ringing, busy, refusals, and glare.
-@Suite struct CallStateMachineInitiateTests {
+@Suite(.blocking) struct CallStateMachineInitiateTests {
     @Test func callingOneselfIsRefusedAndChangesNothing() {
         let (h, a1, _, _, _) = MachineHarness.aliceAndBob()
         let output = h.initiate(from: a1, to: "alice")
@@ -162,7 +163,7 @@ import Testing
 }
 
 /// Glare: the callee calls the caller back while being rung.
-@Suite struct CallStateMachineGlareTests {
+@Suite(.blocking) struct CallStateMachineGlareTests {
     @Test func calleeCallingBackJoinsTheRingingCall() throws {
         let (h, a1, a2, b1, b2) = MachineHarness.aliceAndBob()
         let id = h.ring(from: a1, to: "bob")

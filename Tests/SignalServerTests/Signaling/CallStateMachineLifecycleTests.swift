@@ -1,9 +1,10 @@
 @testable import SignalServer
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// `shutdown(now:)`.
-@Suite struct CallStateMachineShutdownTests {
+@Suite(.blocking) struct CallStateMachineShutdownTests {
     @Test func shutdownCancelsRingingAndEndsOngoingCalls() throws {
         let h = MachineHarness()
         let a1 = h.online("alice", "a-phone"), a2 = h.online("alice", "a-laptop")
@@ -62,7 +63,7 @@ import Testing
 }
 
 /// Cross-cutting rules: who hears about a change, in which order, and what is saved.
-@Suite struct CallStateMachineFanOutTests {
+@Suite(.blocking) struct CallStateMachineFanOutTests {
     @Test func aWholeCallIsSavedOncePerChangeAndHeardInOrder() {
         let (h, a1, a2, b1, b2) = MachineHarness.aliceAndBob()
         let carol = h.online("carol")

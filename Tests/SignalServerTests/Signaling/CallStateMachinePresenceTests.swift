@@ -1,9 +1,10 @@
 @testable import SignalServer
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// `connect` and `disconnect`: the connect result, replacement, the device limit.
-@Suite struct CallStateMachinePresenceTests {
+@Suite(.blocking) struct CallStateMachinePresenceTests {
     @Test func connectRepliesWithUserDeviceAndNoActiveCall() {
         let h = MachineHarness()
         let device = h.newDevice("alice", "a-phone")

@@ -1,9 +1,10 @@
 @testable import SignalServer
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// The ring timeout, on the manual clock.
-@Suite struct CallStateMachineRingTimeoutTests {
+@Suite(.blocking) struct CallStateMachineRingTimeoutTests {
     /// A call that leaves ringing (answered, declined, cancelled) drops its
     /// ring timer, once: later changes of the call cancel nothing more.
     @Test func leavingRingingCancelsTheRingTimerOnce() {
@@ -116,7 +117,7 @@ import Testing
 }
 
 /// The reconnect grace period after a party's last device went away.
-@Suite struct CallStateMachineGraceTests {
+@Suite(.blocking) struct CallStateMachineGraceTests {
     @Test func callerLostWhileRingingCancelsAfterGrace() throws {
         let h = MachineHarness()
         let a1 = h.online("alice")

@@ -7,7 +7,7 @@ import TestSupport
 
 /// Saves queued without waking the writer, and work deferred to the end of
 /// a batch: how an event loop's pass and a batch's deliveries are grouped.
-@Suite struct CallStoreBatchTests {
+@Suite(.blocking) struct CallStoreBatchTests {
     /// Saves queued with `wakeWriter: false` wait, while the writer sleeps,
     /// for ``CallStore/wakeWriter()``, and then commit together.
     @Test func savesQueuedWithoutAWakeCommitTogetherOnceWoken() throws {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Saving calls, reading them back, both parties' histories, and the
 /// start-up/shutdown closing of live calls.
-@Suite struct CallStoreCallTests {
+@Suite(.blocking) struct CallStoreCallTests {
     @Test func roundTripsEveryFieldIncludingMetadataAndNulls() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -8,7 +8,7 @@ import TestSupport
 /// The writer thread: FIFO completions after commit, group commit, reads
 /// ordered with writes, whole-batch failure, and blocking calls made from a
 /// completion.
-@Suite struct CallStoreOrderingTests {
+@Suite(.blocking) struct CallStoreOrderingTests {
     /// Many threads each queue single saves; the completions come in exactly
     /// the order the jobs were queued.
     @Test func completionsComeInQueueOrder() throws {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// Call history queries: every filter and combination, keyset pagination
 /// (also while calls are added), and invalid queries.
-@Suite struct CallStoreQueryTests {
+@Suite(.blocking) struct CallStoreQueryTests {
     /// 90 calls between five users with every type and status, in save order.
     private static let calls: [Call] = (0 ..< 90).map { index in
         let users = ["alice", "bob", "carol", "dave", "erin"]

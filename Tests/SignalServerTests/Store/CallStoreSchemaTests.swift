@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// Opening, migrating, reopening and closing the store's database file.
-@Suite struct CallStoreSchemaTests {
+@Suite(.blocking) struct CallStoreSchemaTests {
     /// The names of the tables and indexes in the database at `path`.
     private func schemaNames(_ path: String) throws -> Set<String> {
         let database = try SQLiteDatabase(path: path)

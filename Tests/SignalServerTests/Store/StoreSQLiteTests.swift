@@ -5,7 +5,7 @@ import TestSupport
 
 /// The owning SQLite wrappers: statement cache, bindings, columns, errors;
 /// and the call log cursor codec.
-@Suite struct StoreSQLiteTests {
+@Suite(.blocking) struct StoreSQLiteTests {
     private static let base64URLAlphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
     private func withDatabase(_ body: (SQLiteDatabase) throws -> Void) throws {

@@ -1,10 +1,11 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 /// Outbound limits: a peer that does not read is dropped at the hard limit;
 /// a slow one below it gets everything, in order.
-@Suite struct BackpressureTests {
+@Suite(.blocking) struct BackpressureTests {
     static let messageSize = 64 * 1024
 
     private func limitedConfig() -> ServerConfig {

@@ -1,9 +1,10 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 /// The WebSocket opening handshake over real sockets.
-@Suite struct HandshakeTests {
+@Suite(.blocking) struct HandshakeTests {
     /// RFC 6455 §1.3: key "dGhlIHNhbXBsZSBub25jZQ==" gives
     /// "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" (SHA-1 b37a4f2c c0624f16 90f64606
     /// cf385945 b2bec4ea, checked independently).

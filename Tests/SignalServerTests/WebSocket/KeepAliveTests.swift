@@ -1,9 +1,10 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 /// Keep-alive pings, the ping timeout and the handshake timeout.
-@Suite struct DeadlineTests {
+@Suite(.blocking) struct DeadlineTests {
     private func pingingServer() throws -> TestServer {
         try TestServer(config: testConfig {
             $0.pingInterval = 0.2

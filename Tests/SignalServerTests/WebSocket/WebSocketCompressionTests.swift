@@ -2,9 +2,10 @@ import SignalCompression
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 /// permessage-deflate over real sockets against the echo responder.
-@Suite struct WebSocketCompressionTests {
+@Suite(.blocking) struct WebSocketCompressionTests {
     static let offer = "permessage-deflate; client_max_window_bits"
 
     private func server(compression: Bool = true, threshold: Int = 256, contextTakeover: Bool = false,

@@ -1,10 +1,11 @@
 import SignalProtocol
 import SignalServer
 import Testing
+import TestSupport
 
 /// WebSocket messages, control frames and protocol failures over real
 /// sockets, against an echo responder.
-@Suite struct WebSocketEchoTests {
+@Suite(.blocking) struct WebSocketEchoTests {
     static let payloadSizes = [0, 1, 125, 126, 127, 65535, 65536, 200_000]
 
     private func echoServer(maxMessageBytes: Int = 1 << 20) throws -> TestServer {

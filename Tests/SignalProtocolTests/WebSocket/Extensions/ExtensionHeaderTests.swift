@@ -1,7 +1,8 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("Sec-WebSocket-Extensions: parsing")
+@Suite("Sec-WebSocket-Extensions: parsing", .blocking)
 struct ExtensionHeaderTests {
     typealias Parameter = WebSocketExtension.Parameter
 

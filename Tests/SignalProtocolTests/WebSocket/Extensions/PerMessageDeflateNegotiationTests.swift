@@ -1,7 +1,8 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
-@Suite("permessage-deflate: the server's choice")
+@Suite("permessage-deflate: the server's choice", .blocking)
 struct DeflateServerNegotiationTests {
     private func accept(_ offers: [String], contextTakeover: Bool = false) throws -> String? {
         try PerMessageDeflateNegotiation.accept(offers: offers, contextTakeover: contextTakeover)?.headerValue
@@ -43,7 +44,7 @@ struct DeflateServerNegotiationTests {
     }
 }
 
-@Suite("permessage-deflate: the client's check")
+@Suite("permessage-deflate: the client's check", .blocking)
 struct DeflateClientNegotiationTests {
     static let offer = PerMessageDeflateParameters(clientMaxWindowBits: .unspecified)
 

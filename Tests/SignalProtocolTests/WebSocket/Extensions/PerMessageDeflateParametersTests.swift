@@ -1,5 +1,6 @@
 import SignalProtocol
 import Testing
+import TestSupport
 
 /// The parameters of the first element of `header`.
 func deflateParameters(_ header: String, isOffer: Bool) throws(WebSocketExtensionError) -> PerMessageDeflateParameters {
@@ -17,7 +18,7 @@ func extensionErrorCode<T>(_ body: () throws -> T) -> WebSocketExtensionError.Co
     }
 }
 
-@Suite("permessage-deflate: parameters")
+@Suite("permessage-deflate: parameters", .blocking)
 struct PerMessageDeflateParametersTests {
     @Test func everyParameterIsRead() throws {
         let offer = try deflateParameters("permessage-deflate; server_no_context_takeover; client_no_context_takeover; "

@@ -69,11 +69,6 @@ public final class WebSocket: ConnectionHandler {
 
     // MARK: Sending
 
-    /// Sends a text message.
-    public func send(text: String) {
-        send(WebSocketMessage(kind: .text, payload: Array(text.utf8)))
-    }
-
     /// Sends a message, compressed (RSV1) when permessage-deflate was agreed
     /// and it has at least the threshold's bytes; header and payload leave in
     /// one `writev`.

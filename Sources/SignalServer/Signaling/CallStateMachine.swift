@@ -47,7 +47,7 @@ public struct CallStateMachine: Sendable {
     /// (closing the old connection with 4003), refuses one over the per-user
     /// limit (error result, then close 4001), ends the user's grace period,
     /// and replies with the user's live call.
-    public mutating func connect(_ device: Device, requestId: String?, now: SignalingTime) -> SignalingOutput {
+    public mutating func connect(_ device: Device, requestId: String?) -> SignalingOutput {
         var output = SignalingOutput()
         var userDevices = devices[device.uid] ?? [:]
         if let previous = userDevices[device.deviceId] {

@@ -86,8 +86,8 @@ public final class SignalingService: Sendable {
 
     /// A device authenticated (on `loop`, its connection's).
     func connect(_ device: Device, requestId: String?, on loop: SignalingLoop) {
-        apply(.presence(refusing: (device.address, requestId)), on: loop) { machine, now in
-            machine.connect(device, requestId: requestId, now: now)
+        apply(.presence(refusing: (device.address, requestId)), on: loop) { machine, _ in
+            machine.connect(device, requestId: requestId)
         }
     }
 

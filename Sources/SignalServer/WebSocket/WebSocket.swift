@@ -24,6 +24,9 @@ public final class WebSocket: ConnectionHandler {
     /// The event loop this connection lives on.
     public var loop: EventLoop { connection.loop }
 
+    /// Seconds the server waits for the peer's close frame after sending its own.
+    static let closeTimeout = 5.0
+
     private let connection: Connection
     private let responder: WebSocketResponder
     private let settings: WebSocketSettings
@@ -96,7 +99,7 @@ public final class WebSocket: ConnectionHandler {
         guard state == .open else { return }
         state = .closeSent
         sendControl(.close, WebSocketFrameEncoder.closePayload(code: code, reason: reason))
-        closeTimer = loop.schedule(after: settings.closeTimeout) { [weak self] in
+        closeTimer = loop.schedule(after: Self.closeTimeout) { [weak self] in
             self?.finish(code: code, closeTransport: true)
         }
     }

@@ -21,18 +21,15 @@ public struct WebSocketSettings: Sendable {
     public var pingInterval: Double
     /// Seconds of silence after which the peer is considered gone.
     public var pingTimeout: Double
-    /// Seconds the server waits for the peer's close frame after sending its own.
-    public var closeTimeout: Double
     /// permessage-deflate (RFC 7692) when a client offers it; nil: never.
     public var compression: WebSocketCompressionSettings?
 
     /// Settings with the given values.
-    public init(maxMessageBytes: Int, pingInterval: Double, pingTimeout: Double, closeTimeout: Double = 5,
+    public init(maxMessageBytes: Int, pingInterval: Double, pingTimeout: Double,
                 compression: WebSocketCompressionSettings? = nil) {
         self.maxMessageBytes = maxMessageBytes
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout
-        self.closeTimeout = closeTimeout
         self.compression = compression
     }
 }

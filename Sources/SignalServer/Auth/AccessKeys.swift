@@ -8,16 +8,13 @@ public struct AccessKeys: Sendable {
     /// Keys for the REST API (`X-Api-Key`).
     public let apiKeys: [String]
 
-    /// Keys with the given values.
     public init(authKeys: [String], apiKeys: [String]) {
         self.authKeys = authKeys
         self.apiKeys = apiKeys
     }
 
-    /// Whether `key` is one of the auth keys.
     public func isAuthKey(_ key: String) -> Bool { Self.contains(authKeys, key) }
 
-    /// Whether `key` is one of the API keys.
     public func isAPIKey(_ key: String) -> Bool { Self.contains(apiKeys, key) }
 
     private static func contains(_ keys: [String], _ key: String) -> Bool {

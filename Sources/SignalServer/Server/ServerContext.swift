@@ -2,8 +2,6 @@
 public struct ServerContext {
     /// The loop the router serves.
     public let loop: EventLoop
-    /// The server's configuration.
     public let config: ServerConfig
-    /// The server's counters.
     public let stats: ServerStats
 }

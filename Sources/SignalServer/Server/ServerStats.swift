@@ -5,7 +5,6 @@ import SignalSystem
 /// Counters shared by every loop of a server.
 public final class ServerStats: Sendable {
     private let connections = Atomic<Int>(0)
-    /// When the server started.
     public let startedAt = Deadline.now()
 
     /// Connections open right now.

@@ -38,7 +38,6 @@ public struct CallStateMachine: Sendable {
         liveCallOfUser[uid].flatMap { liveCalls[$0] }
     }
 
-    /// A live call by session id.
     public func liveCall(sessionId: String) -> Call? { liveCalls[sessionId] }
 
     // MARK: Presence
@@ -156,7 +155,6 @@ public struct CallStateMachine: Sendable {
         ringDeadlines = [:]
     }
 
-    /// A new session id.
     func newSessionId() -> String { makeSessionId() }
 
     /// Deterministic fan-out order, so tests and logs are stable.
@@ -167,7 +165,6 @@ public struct CallStateMachine: Sendable {
 
 /// Session ids: 128 random bits as 32 lowercase hex digits.
 public enum SessionID {
-    /// A fresh random session id.
     @Sendable public static func random() -> String {
         var generator = SystemRandomNumberGenerator()
         let high = generator.next() as UInt64, low = generator.next() as UInt64

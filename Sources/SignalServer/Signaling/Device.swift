@@ -5,7 +5,6 @@ public struct DeviceAddress: Hashable, Sendable, CustomStringConvertible {
     /// The connection's number, unique on its loop.
     public let connection: UInt64
 
-    /// The address of connection `connection` on loop `loop`.
     public init(loop: Int, connection: UInt64) {
         self.loop = loop
         self.connection = connection
@@ -16,14 +15,11 @@ public struct DeviceAddress: Hashable, Sendable, CustomStringConvertible {
 
 /// An authenticated device: whose, which, and where.
 public struct Device: Hashable, Sendable {
-    /// The user's uid.
     public let uid: String
     /// The device id (client-chosen or server-assigned).
     public let deviceId: String
-    /// Where it is connected.
     public let address: DeviceAddress
 
-    /// A device of `uid`.
     public init(uid: String, deviceId: String, address: DeviceAddress) {
         self.uid = uid
         self.deviceId = deviceId

@@ -24,7 +24,6 @@ public final class SignalingService: Sendable {
     public let store: CallStore
     /// Token minting and verification.
     public let tokens: TokenAuthority
-    /// Auth and API keys.
     public let keys: AccessKeys
     let clock: SignalingClock
     let consumers: [any CallChangeConsumer]

@@ -57,7 +57,6 @@ final class SQLiteStatement {
         try check(code, "bind text ?\(index)")
     }
 
-    /// Binds NULL to parameter `index`.
     func bindNull(at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_null(handle, index), "bind null ?\(index)")
     }

@@ -19,7 +19,6 @@ public final class WebSocket: ConnectionHandler {
         case closed
     }
 
-    /// The peer's address.
     public var peer: SocketAddress { connection.peer }
     /// The event loop this connection lives on.
     public var loop: EventLoop { connection.loop }

@@ -9,7 +9,6 @@ public struct WebSocketSettings: Sendable {
     /// permessage-deflate (RFC 7692) when a client offers it; nil: never.
     public var compression: WebSocketCompressionSettings?
 
-    /// Settings with the given values.
     public init(maxMessageBytes: Int, pingInterval: Double, pingTimeout: Double,
                 compression: WebSocketCompressionSettings? = nil) {
         self.maxMessageBytes = maxMessageBytes
@@ -29,7 +28,6 @@ public struct WebSocketCompressionSettings: Sendable {
     /// idle connection.
     public var contextTakeover: Bool
 
-    /// Settings with the given values.
     public init(thresholdBytes: Int = 256, contextTakeover: Bool = false) {
         self.thresholdBytes = thresholdBytes
         self.contextTakeover = contextTakeover

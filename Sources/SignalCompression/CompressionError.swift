@@ -14,12 +14,9 @@ public struct CompressionError: Error, Hashable, Sendable, CustomStringConvertib
         case zlib = "zlib"
     }
 
-    /// The kind of failure.
     public let code: Code
-    /// What went wrong.
     public let message: String
 
-    /// An error of `code` saying `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message

@@ -23,7 +23,6 @@ public final class DeflateStream {
 
     /// The window the peer allowed (9...15).
     public let windowBits: Int
-    /// The stream's `memLevel`.
     public let memLevel: Int
     private let stream = ZlibStream()
 

@@ -7,7 +7,6 @@ public struct Deadline: Comparable, Hashable, Sendable {
     /// Nanoseconds on CLOCK_MONOTONIC.
     public var nanoseconds: UInt64
 
-    /// A deadline at `nanoseconds` on the monotonic clock.
     public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
 
     /// The current monotonic time.

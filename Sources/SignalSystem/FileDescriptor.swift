@@ -11,7 +11,6 @@ public final class FileDescriptor {
     /// Takes ownership of `rawValue`.
     public init(_ rawValue: Int32) { self.rawValue = rawValue }
 
-    /// Whether the descriptor is still open.
     public var isOpen: Bool { rawValue >= 0 }
 
     /// Closes the descriptor now. EINTR is not retried: on Linux the

@@ -51,7 +51,6 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     /// The address family (AF_INET or AF_INET6).
     public var family: Int32 { Int32(storage.ss_family) }
 
-    /// The port number.
     public var port: Int {
         withUnsafeBytes(of: storage) { raw in
             if family == AF_INET6 {
@@ -92,7 +91,6 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
 
 /// A host name or address that did not resolve.
 public struct ResolveError: Error, Sendable, CustomStringConvertible {
-    /// The host asked for.
     public let host: String
     /// Why it did not resolve (from `gai_strerror`).
     public let reason: String

@@ -4,12 +4,10 @@ import Glibc
 
 /// A failed system call: which call, and the `errno` it left.
 public struct SystemError: Error, Sendable, CustomStringConvertible {
-    /// The name of the call that failed.
     public let call: String
     /// The `errno` value.
     public let code: Int32
 
-    /// An error for `call` failing with `code`.
     public init(call: String, code: Int32) {
         self.call = call
         self.code = code

@@ -84,7 +84,6 @@ if generateCertificate {
 }
 exit(Daemon.run(config: config, program: "ringd") { try Ringd(config: config) })
 
-/// The process environment as a dictionary.
 func environmentVariables() -> [String: String] {
     var result: [String: String] = [:]
     var entry = environ

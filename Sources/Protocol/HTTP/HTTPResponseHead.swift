@@ -1,9 +1,7 @@
 /// An HTTP/1.1 response's status line and header fields, as a client reads
 /// them (the WebSocket upgrade, the REST API).
 public struct HTTPResponseHead: Sendable {
-    /// The status code.
     public var status: Int
-    /// The reason phrase.
     public var reason: String
     /// The header fields in order.
     public var headers: [(name: String, value: String)]

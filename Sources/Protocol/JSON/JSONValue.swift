@@ -1,16 +1,12 @@
 /// A JSON value (RFC 8259). Objects keep their members in document order.
 public enum JSONValue: Hashable, Sendable {
-    /// `null`.
     case null
-    /// `true` or `false`.
     case bool(Bool)
     /// A number written without fraction or exponent that fits 64 bits.
     case integer(Int64)
     /// Any other number.
     case double(Double)
-    /// A string.
     case string(String)
-    /// An array.
     case array([JSONValue])
     /// An object, members in document order.
     case object([(key: String, value: JSONValue)])
@@ -51,7 +47,6 @@ public enum JSONValue: Hashable, Sendable {
         return members.last(where: { $0.key == key })?.value
     }
 
-    /// The string, if this is one.
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
@@ -66,13 +61,11 @@ public enum JSONValue: Hashable, Sendable {
         }
     }
 
-    /// The boolean, if this is one.
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
-    /// The members, if this is an object.
     public var objectMembers: [(key: String, value: JSONValue)]? {
         if case .object(let members) = self { return members }
         return nil

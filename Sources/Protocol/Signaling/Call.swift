@@ -4,7 +4,6 @@ public struct Call: Hashable, Sendable {
     public var sessionId: String
     /// Audio or video.
     public var callType: CallType
-    /// Where the call stands.
     public var status: CallStatus
     /// The caller's uid.
     public var initiator: String
@@ -27,7 +26,6 @@ public struct Call: Hashable, Sendable {
     /// The caller's metadata (a JSON object), if any.
     public var metadata: JSONValue?
 
-    /// A call with every field given.
     public init(sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
                 initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil, acceptedBy: String? = nil,
                 endedBy: String? = nil, endReason: EndReason? = nil, timeout: Int, metadata: JSONValue? = nil) {
@@ -70,14 +68,12 @@ public struct Call: Hashable, Sendable {
 
 /// A call as it appears in one user's history.
 public struct CallLog: Hashable, Sendable {
-    /// The call.
     public var call: Call
     /// Incoming or outgoing, for the user.
     public var direction: CallDirection
     /// Whether the user missed it.
     public var missed: Bool
 
-    /// The log entry of `call` for `uid`.
     public init(call: Call, for uid: String) {
         self.call = call
         direction = call.direction(for: uid)

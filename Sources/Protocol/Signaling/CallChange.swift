@@ -4,11 +4,9 @@
 public struct CallChange: Hashable, Sendable {
     /// The call before the change; nil when the change created it.
     public var before: Call?
-    /// The call after the change.
     public var after: Call
     /// What changed it; nil when the change created the call.
     public var transition: CallTransition?
-    /// Who changed it.
     public var actor: CallActor
 
     public init(before: Call?, after: Call, transition: CallTransition?, actor: CallActor) {
@@ -23,6 +21,5 @@ public struct CallChange: Hashable, Sendable {
         CallChange(before: nil, after: call, transition: nil, actor: actor)
     }
 
-    /// The session id of the call that changed.
     public var sessionId: String { after.sessionId }
 }

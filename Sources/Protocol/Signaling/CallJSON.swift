@@ -48,7 +48,6 @@ extension CallLog {
         return .object(members)
     }
 
-    /// Decodes the wire form.
     public init(json: JSONValue) throws(SignalError) {
         let fields = JSONFields(json)
         self.init(call: try Call(json: json),
@@ -63,7 +62,6 @@ public struct JSONFields {
     /// The object read from.
     public let value: JSONValue
 
-    /// The fields of `value`.
     public init(_ value: JSONValue) {
         self.value = value
     }

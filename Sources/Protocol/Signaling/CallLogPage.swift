@@ -5,7 +5,6 @@ public struct CallLogPage: Hashable, Sendable {
     /// The cursor of the following (older) page; nil when this page is the last.
     public var next: String?
 
-    /// A page of `logs`, continued by `next`.
     public init(logs: [CallLog], next: String?) {
         self.logs = logs
         self.next = next

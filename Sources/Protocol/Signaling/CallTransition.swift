@@ -27,9 +27,7 @@ public enum CallTransition: Hashable, Sendable {
 /// Who made a change: a user's device, or the server itself (timers,
 /// shutdown, restart).
 public enum CallActor: Hashable, Sendable {
-    /// The device `deviceId` of user `uid`.
     case device(uid: String, deviceId: String)
-    /// The server.
     case server
 
     /// The acting uid, nil for the server.

@@ -16,7 +16,6 @@ public enum CallStatus: String, Sendable, CaseIterable {
     /// Nobody answered before the ring timeout.
     case unanswered
 
-    /// Whether the status is final.
     public var isTerminal: Bool { self != .initiated && self != .ongoing }
 }
 

@@ -2,10 +2,8 @@
 public struct ClientFrame: Hashable, Sendable {
     /// The client-chosen request id (1–64 characters).
     public var id: String
-    /// The request.
     public var request: ClientRequest
 
-    /// A frame carrying `request` under `id`.
     public init(id: String, request: ClientRequest) {
         self.id = id
         self.request = request
@@ -15,7 +13,6 @@ public struct ClientFrame: Hashable, Sendable {
     public struct ParseError: Error, Hashable, Sendable {
         /// The request id, if the frame had a valid one.
         public let id: String?
-        /// What is wrong.
         public let error: SignalError
 
         /// A refusal of the frame with `id` (if it had a usable one).

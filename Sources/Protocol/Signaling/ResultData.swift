@@ -64,7 +64,6 @@ public enum ResultData: Hashable, Sendable {
 
 /// Who a connection authenticated as, and the user's live call then.
 public struct Authentication: Hashable, Sendable {
-    /// The authenticated uid.
     public var uid: String
     /// The device id, as given or as the server assigned it.
     public var deviceId: String

@@ -4,7 +4,6 @@ public struct SignalErrorCode: RawRepresentable, Hashable, Sendable, CustomStrin
     /// The code string, e.g. `ERR_CALL_BUSY_SELF`.
     public let rawValue: String
 
-    /// A code from its string.
     public init(rawValue: String) { self.rawValue = rawValue }
 
     public var description: String { rawValue }
@@ -60,7 +59,6 @@ public struct SignalError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong, for people.
     public let message: String
 
-    /// An error with `code` and `message`.
     public init(_ code: SignalErrorCode, _ message: String) {
         self.code = code
         self.message = message

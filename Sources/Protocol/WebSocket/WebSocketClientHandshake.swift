@@ -4,7 +4,6 @@
 public struct WebSocketClientHandshake: Sendable {
     /// The `Sec-WebSocket-Key`: 16 random bytes in base64.
     public let key: String
-    /// The permessage-deflate offer, if any.
     public let offer: PerMessageDeflateParameters?
 
     /// A handshake with a fresh random key.

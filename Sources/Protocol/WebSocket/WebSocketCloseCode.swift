@@ -1,10 +1,8 @@
 /// A WebSocket close status code (RFC 6455 §7.4, IANA registry). Open: any
 /// 16-bit value is representable so a received code can be judged by value.
 public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    /// The 16-bit status code.
     public let rawValue: UInt16
 
-    /// A close code from its value.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// The purpose of the connection was fulfilled.

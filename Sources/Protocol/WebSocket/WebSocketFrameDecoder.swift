@@ -43,7 +43,6 @@ public struct WebSocketFrameDecoder: Sendable {
     /// Reserved bits a negotiated extension gives meaning to; others fail with 1002.
     public var allowedReservedBits: UInt8
 
-    /// A decoder for the given end of the connection.
     public init(role: WebSocketRole, allowedReservedBits: UInt8 = 0) {
         self.role = role
         self.allowedReservedBits = allowedReservedBits
@@ -52,12 +51,10 @@ public struct WebSocketFrameDecoder: Sendable {
     /// Bytes received but not yet decoded.
     public var bufferedByteCount: Int { buffer.count - readIndex }
 
-    /// Adds received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         buffer.append(contentsOf: bytes)
     }
 
-    /// Adds received bytes.
     public mutating func append<Bytes: Sequence<UInt8>>(contentsOf bytes: Bytes) {
         buffer.append(contentsOf: bytes)
     }

@@ -46,14 +46,12 @@ public struct WebSocketFrameHeader: Hashable, Sendable {
     public var fin: Bool
     /// The three reserved bits as the low bits of a byte: RSV1 = 0b100, RSV2 = 0b010, RSV3 = 0b001.
     public var reservedBits: UInt8
-    /// The frame's opcode.
     public var opcode: WebSocketOpcode
     /// The masking key, present on every client-to-server frame.
     public var maskKey: WebSocketMaskKey?
     /// The payload length in bytes.
     public var payloadLength: Int
 
-    /// A header with the given fields.
     public init(fin: Bool = true, reservedBits: UInt8 = 0, opcode: WebSocketOpcode,
                 maskKey: WebSocketMaskKey? = nil, payloadLength: Int) {
         self.fin = fin

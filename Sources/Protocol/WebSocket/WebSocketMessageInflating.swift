@@ -19,7 +19,6 @@ public protocol WebSocketMessageInflating {
 /// decoder rejects RSV1 there, so a compressed message never reaches it; it
 /// fails the connection if one does.
 public struct WebSocketNoInflation: WebSocketMessageInflating {
-    /// The inflater of a connection without compression.
     public init() {}
 
     public func inflate(_ compressed: [UInt8], into output: inout [UInt8],

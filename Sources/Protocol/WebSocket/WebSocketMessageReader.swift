@@ -1,6 +1,5 @@
 /// A complete WebSocket data message.
 public struct WebSocketMessage: Hashable, Sendable {
-    /// The kind of message.
     public enum Kind: Hashable, Sendable {
         /// UTF-8 text, already validated.
         case text
@@ -8,18 +7,15 @@ public struct WebSocketMessage: Hashable, Sendable {
         case binary
     }
 
-    /// Text or binary.
     public var kind: Kind
     /// The whole payload, unmasked and reassembled from its fragments.
     public var payload: [UInt8]
 
-    /// A message of `kind` carrying `payload`.
     public init(kind: Kind, payload: [UInt8]) {
         self.kind = kind
         self.payload = payload
     }
 
-    /// A text message.
     public static func text(_ string: String) -> WebSocketMessage {
         WebSocketMessage(kind: .text, payload: Array(string.utf8))
     }
@@ -45,7 +41,6 @@ public struct WebSocketMessageReader: Sendable {
         case message(WebSocketMessage)
         /// A ping with its payload (answer it with a pong carrying the same bytes).
         case ping([UInt8])
-        /// A pong with its payload.
         case pong([UInt8])
         /// A valid close frame: its code (nil when the frame had none) and reason.
         case close(code: WebSocketCloseCode?, reason: String)
@@ -92,12 +87,10 @@ public struct WebSocketMessageReader: Sendable {
         maxCompressedBytes = doubled.overflow || doubled.partialValue > Int.max - 1024 ? Int.max : doubled.partialValue + 1024
     }
 
-    /// Adds received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         decoder.append(bytes)
     }
 
-    /// Adds received bytes.
     public mutating func append<Bytes: Sequence<UInt8>>(contentsOf bytes: Bytes) {
         decoder.append(contentsOf: bytes)
     }

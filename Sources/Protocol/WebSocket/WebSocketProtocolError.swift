@@ -5,7 +5,6 @@ public struct WebSocketProtocolError: Error, Hashable, Sendable, CustomStringCon
     /// A short, human-readable reason (fits a close frame: under 123 bytes).
     public let reason: String
 
-    /// An error failing the connection with `closeCode`.
     public init(_ closeCode: WebSocketCloseCode, _ reason: String) {
         self.closeCode = closeCode
         self.reason = reason

@@ -12,12 +12,11 @@ public struct SelfSignedCertificate: Sendable {
     /// The names a development certificate covers by default.
     public static let localhostNames = ["DNS:localhost", "IP:127.0.0.1", "IP:::1"]
 
-    /// Generates a key and a certificate for `commonName` covering
+    /// Generates a key and a certificate for CN `localhost` covering
     /// `subjectAltNames` (OpenSSL syntax: `DNS:…`, `IP:…`), valid from
     /// `validFrom` to `validUntil` seconds relative to now (negative values
     /// lie in the past, which tests use for expired certificates).
-    public static func generate(commonName: String = "localhost",
-                                subjectAltNames: [String] = localhostNames,
+    public static func generate(subjectAltNames: [String] = localhostNames,
                                 validFrom: Int = -60,
                                 validUntil: Int = 365 * 24 * 3600) throws(TLSError) -> SelfSignedCertificate {
         ERR_clear_error()
@@ -31,7 +30,7 @@ public struct SelfSignedCertificate: Sendable {
               X509_gmtime_adj(X509_getm_notAfter(certificate), validUntil) != nil,
               X509_set_pubkey(certificate, key) == 1,
               let name = X509_get_subject_name(certificate),
-              X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, commonName, -1, -1, 0) == 1,
+              X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, "localhost", -1, -1, 0) == 1,
               X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, "ringd development", -1, -1, 0) == 1,
               X509_set_issuer_name(certificate, name) == 1 else {
             throw failure("cannot fill in the certificate")

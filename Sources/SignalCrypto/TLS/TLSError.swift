@@ -5,7 +5,6 @@ import COpenSSL
 public struct TLSError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The stable code: one of the static members (`TLS_…`).
     public let code: String
-    /// What went wrong.
     public let message: String
 
     /// A certificate, key or CA file could not be read or used.
@@ -18,7 +17,6 @@ public struct TLSError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A record could not be decrypted or the peer broke the protocol later on.
     public static let protocolCode = "TLS_PROTOCOL"
 
-    /// An error with `code` and `message`.
     public init(code: String, message: String) {
         self.code = code
         self.message = message

@@ -105,7 +105,6 @@ public final class TLSSession {
         return inet_pton(AF_INET, text, &buffer) == 1 || inet_pton(AF_INET6, text, &buffer) == 1
     }
 
-    /// Whether the handshake has finished.
     public var isHandshakeComplete: Bool { SSL_is_init_finished(ssl) == 1 }
 
     /// The negotiated version, e.g. `TLSv1.3`.

@@ -13,7 +13,6 @@ enum RestRoutes {
     /// The longest token lifetime: one year.
     static let maxTokenTTL: Int64 = 366 * 24 * 3600
 
-    /// Adds the routes to `table`.
     static func add(to table: inout RouteTable, service: SignalingService) {
         table.add("POST", "/v1/users/{uid}/tokens") { request, parameters in
             authorized(request, service) { mintToken(request, uid: parameters["uid"] ?? "", service) }

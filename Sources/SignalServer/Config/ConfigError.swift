@@ -3,7 +3,6 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible {
     /// What is wrong, naming the key or file.
     public let message: String
 
-    /// An error with `message`.
     public init(_ message: String) { self.message = message }
 
     public var description: String { message }

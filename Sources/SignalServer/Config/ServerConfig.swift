@@ -90,7 +90,6 @@ public struct ServerConfig: Sendable {
                               : nil)
     }
 
-    /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
 
     /// The per-connection outbound limits.

@@ -16,7 +16,6 @@ public enum DevelopmentCertificate {
     public struct Files: Sendable {
         /// The certificate (also what clients pass as their CA file).
         public let certificatePath: String
-        /// The private key.
         public let privateKeyPath: String
     }
 

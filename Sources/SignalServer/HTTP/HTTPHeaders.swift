@@ -2,7 +2,6 @@
 public struct HTTPHeaders: Sendable, Sequence {
     private var fields: [(name: String, value: String)] = []
 
-    /// No fields.
     public init() {}
 
     /// Fields from `name`/`value` pairs.

@@ -6,7 +6,6 @@ public struct HTTPRequest: Sendable {
     public var target: String
     /// The minor version: 1 for HTTP/1.1, 0 for HTTP/1.0.
     public var minorVersion: Int
-    /// The header fields.
     public var headers: HTTPHeaders
     /// The body (empty without `Content-Length`).
     public var body: [UInt8]

@@ -2,7 +2,6 @@
 public struct HTTPParseError: Error, Sendable, CustomStringConvertible {
     /// The status to answer with (400, 413, 431, 501 or 505).
     public let status: HTTPStatus
-    /// What was wrong.
     public let message: String
 
     public var description: String { "\(status.code) \(message)" }
@@ -34,7 +33,6 @@ public struct HTTPRequestParser: Sendable {
     /// space after it was seen.
     private var methodChecked: Int? = 0
 
-    /// A parser with the given limits.
     public init(maxHeaderBytes: Int = 8192, maxBodyBytes: Int) {
         self.maxHeaderBytes = maxHeaderBytes
         self.maxBodyBytes = maxBodyBytes
@@ -46,12 +44,10 @@ public struct HTTPRequestParser: Sendable {
         return !buffer.isEmpty
     }
 
-    /// Adds received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         buffer.append(contentsOf: bytes)
     }
 
-    /// Adds received bytes.
     public mutating func append<Bytes: Sequence<UInt8>>(contentsOf bytes: Bytes) {
         buffer.append(contentsOf: bytes)
     }

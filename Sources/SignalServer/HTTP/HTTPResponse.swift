@@ -2,21 +2,17 @@ import SignalProtocol
 
 /// An HTTP response to serialize.
 public struct HTTPResponse: Sendable {
-    /// The status.
     public var status: HTTPStatus
     /// Header fields besides `Content-Length` and `Connection`, which are added when sending.
     public var headers: HTTPHeaders
-    /// The body.
     public var body: [UInt8]
 
-    /// A response with the given parts.
     public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
-    /// A JSON response.
     public static func json(_ status: HTTPStatus, _ value: JSONValue, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
         var all = headers
         all.add("Content-Type", "application/json")

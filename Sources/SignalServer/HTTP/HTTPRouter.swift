@@ -1,6 +1,5 @@
 /// What a request gets.
 public enum HTTPRoute {
-    /// Answer with this response.
     case respond(HTTPResponse)
     /// Complete the WebSocket handshake (or answer why it fails) and hand the
     /// connection to this responder.
@@ -27,7 +26,6 @@ public struct HTTPResponseSink: Sendable {
 /// Decides what each request gets. One router per event loop, called on
 /// that loop's thread only.
 public protocol HTTPRouter: AnyObject {
-    /// The route for `request`.
     func route(_ request: HTTPRequest) -> HTTPRoute
 }
 
@@ -61,7 +59,6 @@ public struct RouteTable {
 
     private var entries: [Entry] = []
 
-    /// An empty table.
     public init() {}
 
     /// Routes `method` on paths matching `pattern` to `handler`.
@@ -75,7 +72,6 @@ public struct RouteTable {
         }
     }
 
-    /// The route for `request`.
     public func route(_ request: HTTPRequest) -> HTTPRoute {
         let path = request.path.split(separator: "/", omittingEmptySubsequences: false)
         guard let (entry, parameters) = entries.lazy.compactMap({ entry in entry.match(path).map { (entry, $0) } }).first

@@ -6,7 +6,6 @@ public struct HTTPStatus: Hashable, Sendable {
     /// The reason phrase sent on the status line.
     public let reason: String
 
-    /// A status with `code` and `reason`.
     public init(_ code: Int, _ reason: String) {
         self.code = code
         self.reason = reason
@@ -14,11 +13,8 @@ public struct HTTPStatus: Hashable, Sendable {
 
     /// 101: the connection switches to WebSocket.
     public static let switchingProtocols = HTTPStatus(101, "Switching Protocols")
-    /// 200.
     public static let ok = HTTPStatus(200, "OK")
-    /// 201.
     public static let created = HTTPStatus(201, "Created")
-    /// 204.
     public static let noContent = HTTPStatus(204, "No Content")
     /// 400: malformed request.
     public static let badRequest = HTTPStatus(400, "Bad Request")
@@ -36,7 +32,6 @@ public struct HTTPStatus: Hashable, Sendable {
     public static let upgradeRequired = HTTPStatus(426, "Upgrade Required")
     /// 431: the header block is over 8 KiB.
     public static let headersTooLarge = HTTPStatus(431, "Request Header Fields Too Large")
-    /// 500.
     public static let internalServerError = HTTPStatus(500, "Internal Server Error")
     /// 501: a request feature the server does not implement (chunked bodies).
     public static let notImplemented = HTTPStatus(501, "Not Implemented")

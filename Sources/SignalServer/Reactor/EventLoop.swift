@@ -54,7 +54,6 @@ public final class EventLoop {
 
     // MARK: Registration
 
-    /// Registers `handler` for `events` on `fd`.
     func register(_ fd: Int32, events: UInt32, handler: Selectable) throws(SystemError) {
         let generation = nextGeneration
         nextGeneration = nextGeneration == UInt32.max ? 1 : nextGeneration + 1
@@ -66,7 +65,6 @@ public final class EventLoop {
         registrations[slot] = (generation, handler)
     }
 
-    /// Changes the events `fd` is watched for.
     func modify(_ fd: Int32, events: UInt32) throws(SystemError) {
         guard Int(fd) < registrations.count, let registration = registrations[Int(fd)] else { return }
         try control(CSHIM_EPOLL_CTL_MOD, fd, events, generation: registration.generation)
@@ -105,7 +103,6 @@ public final class EventLoop {
         attachments[ObjectIdentifier(T.self)] = object
     }
 
-    /// The attached object of type `T`, if any.
     public func attachment<T: AnyObject>(_ type: T.Type) -> T? {
         attachments[ObjectIdentifier(type)] as? T
     }

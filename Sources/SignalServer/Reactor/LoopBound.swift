@@ -5,7 +5,6 @@ struct LoopBound<Value: AnyObject>: @unchecked Sendable {
     private weak var value: Value?
     private let owner: ObjectIdentifier
 
-    /// Binds `value` to `loop`.
     init(_ value: Value, on loop: EventLoop) {
         self.value = value
         owner = ObjectIdentifier(loop)

@@ -14,7 +14,6 @@ struct OutboundBuffer {
     /// Bytes queued and not yet written.
     private(set) var pendingBytes = 0
 
-    /// Whether nothing is waiting.
     var isEmpty: Bool { pendingBytes == 0 }
 
     /// Queues a chunk behind everything already queued.

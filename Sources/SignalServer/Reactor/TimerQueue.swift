@@ -21,7 +21,6 @@ struct TimerQueue {
     private var actions: [UInt64: () -> Void] = [:]
     private var nextID: UInt64 = 1
 
-    /// Schedules `action` to run at `deadline`.
     mutating func schedule(at deadline: Deadline, _ action: @escaping () -> Void) -> TimerID {
         let id = nextID
         nextID += 1

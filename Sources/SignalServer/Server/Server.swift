@@ -26,7 +26,6 @@ struct RouterApplication: ServerApplication {
 public struct ServerListener: Sendable {
     /// The address, with the real port when 0 was configured.
     public let address: SocketAddress
-    /// Whether it speaks TLS.
     public let isSecure: Bool
 
     /// `ws://host:port` or `wss://host:port`.
@@ -36,13 +35,11 @@ public struct ServerListener: Sendable {
 /// A running server: one ``EventLoopGroup``, every loop listening on the
 /// same addresses (plain, TLS or both), each with its own router.
 public final class Server: Sendable {
-    /// The configuration it runs with.
     public let config: ServerConfig
     /// Where it listens: plain text first, then TLS.
     public let listeners: [ServerListener]
     /// The certificate TLS connections get, when TLS is configured.
     public let certificates: TLSCertificates?
-    /// Shared counters.
     public let stats: ServerStats
     private let group: EventLoopGroup
     private let application: ServerApplication

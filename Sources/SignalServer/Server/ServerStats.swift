@@ -5,7 +5,6 @@ import SignalSystem
 /// Counters shared by every loop of a server.
 public final class ServerStats: Sendable {
     private let connections = Atomic<Int>(0)
-    /// When the server started.
     public let startedAt = Deadline.now()
 
     /// Connections open right now.
@@ -38,20 +37,4 @@ public final class ServerStats: Sendable {
             ("connections", .integer(Int64(openConnections))),
         ]))
     }
-}
-
-/// What a router is given when the server creates it on a loop.
-public struct ServerContext {
-    /// The loop the router serves.
-    public let loop: EventLoop
-    /// The server's configuration.
-    public let config: ServerConfig
-    /// The server's counters.
-    public let stats: ServerStats
-}
-
-/// The daemon's version, reported by `/healthz`.
-public enum RingdVersion {
-    /// The current version.
-    public static let current = "0.1.0"
 }

@@ -38,7 +38,6 @@ public struct CallStateMachine: Sendable {
         liveCallOfUser[uid].flatMap { liveCalls[$0] }
     }
 
-    /// A live call by session id.
     public func liveCall(sessionId: String) -> Call? { liveCalls[sessionId] }
 
     // MARK: Presence
@@ -47,7 +46,7 @@ public struct CallStateMachine: Sendable {
     /// (closing the old connection with 4003), refuses one over the per-user
     /// limit (error result, then close 4001), ends the user's grace period,
     /// and replies with the user's live call.
-    public mutating func connect(_ device: Device, requestId: String?, now: SignalingTime) -> SignalingOutput {
+    public mutating func connect(_ device: Device, requestId: String?) -> SignalingOutput {
         var output = SignalingOutput()
         var userDevices = devices[device.uid] ?? [:]
         if let previous = userDevices[device.deviceId] {
@@ -156,7 +155,6 @@ public struct CallStateMachine: Sendable {
         ringDeadlines = [:]
     }
 
-    /// A new session id.
     func newSessionId() -> String { makeSessionId() }
 
     /// Deterministic fan-out order, so tests and logs are stable.
@@ -167,7 +165,6 @@ public struct CallStateMachine: Sendable {
 
 /// Session ids: 128 random bits as 32 lowercase hex digits.
 public enum SessionID {
-    /// A fresh random session id.
     @Sendable public static func random() -> String {
         var generator = SystemRandomNumberGenerator()
         let high = generator.next() as UInt64, low = generator.next() as UInt64

@@ -7,15 +7,16 @@ struct RateLimiter {
     private var last: Deadline
 
     /// A full bucket.
-    init(rate: Int, burst: Int, now: Deadline = .now()) {
+    init(rate: Int, burst: Int) {
         self.rate = Double(rate)
         self.burst = Double(burst)
         tokens = Double(burst)
-        last = now
+        last = Deadline.now()
     }
 
     /// Takes a token if one is left; false means the request is over the limit.
-    mutating func allow(now: Deadline = .now()) -> Bool {
+    mutating func allow() -> Bool {
+        let now = Deadline.now()
         tokens = min(burst, tokens + max(0, now.seconds(since: last)) * rate)
         last = now
         guard tokens >= 1 else { return false }

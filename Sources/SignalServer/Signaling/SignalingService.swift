@@ -24,7 +24,6 @@ public final class SignalingService: Sendable {
     public let store: CallStore
     /// Token minting and verification.
     public let tokens: TokenAuthority
-    /// Auth and API keys.
     public let keys: AccessKeys
     let clock: SignalingClock
     let consumers: [any CallChangeConsumer]
@@ -86,8 +85,8 @@ public final class SignalingService: Sendable {
 
     /// A device authenticated (on `loop`, its connection's).
     func connect(_ device: Device, requestId: String?, on loop: SignalingLoop) {
-        apply(.presence(refusing: (device.address, requestId)), on: loop) { machine, now in
-            machine.connect(device, requestId: requestId, now: now)
+        apply(.presence(refusing: (device.address, requestId)), on: loop) { machine, _ in
+            machine.connect(device, requestId: requestId)
         }
     }
 

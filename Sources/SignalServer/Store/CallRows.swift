@@ -15,14 +15,12 @@ extension StoreConnection {
         WHERE session_id = ?1 AND initiator = ?4 AND receiver = ?5
         """
 
-    /// Inserts a new call.
     private static let insertCallSQL = """
         INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, accepted_at,
                            ended_at, accepted_by, ended_by, end_reason, timeout, metadata)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
         """
 
-    /// One call by session id.
     private static let callBySessionSQL = "SELECT \(callColumns) FROM calls WHERE session_id = ?1"
 
     /// The live calls, oldest first; the condition matches the `calls_live`
@@ -73,7 +71,6 @@ extension StoreConnection {
         try statement.run()
     }
 
-    /// The stored call with `sessionId`, or nil.
     func call(sessionId: String) throws(StoreError) -> Call? {
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
             let statement = try database.statement(Self.callBySessionSQL)

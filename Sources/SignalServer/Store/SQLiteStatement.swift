@@ -43,12 +43,6 @@ final class SQLiteStatement {
         try check(sqlite3_bind_int64(handle, index, value), "bind integer ?\(index)")
     }
 
-    /// Binds a floating-point number, or NULL for nil, to parameter `index`.
-    func bind(_ value: Double?, at index: Int32) throws(SQLiteError) {
-        guard let value else { return try bindNull(at: index) }
-        try check(sqlite3_bind_double(handle, index, value), "bind real ?\(index)")
-    }
-
     /// Binds UTF-8 text (copied by SQLite), or NULL for nil, to parameter `index`.
     func bind(_ value: String?, at index: Int32) throws(SQLiteError) {
         guard var value else { return try bindNull(at: index) }
@@ -63,7 +57,6 @@ final class SQLiteStatement {
         try check(code, "bind text ?\(index)")
     }
 
-    /// Binds NULL to parameter `index`.
     func bindNull(at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_null(handle, index), "bind null ?\(index)")
     }
@@ -93,9 +86,6 @@ final class SQLiteStatement {
 
     /// Column `column` of the current row as an integer, nil for NULL.
     func optionalInt64(at column: Int32) -> Int64? { isNull(at: column) ? nil : int64(at: column) }
-
-    /// Column `column` of the current row as a floating-point number, nil for NULL.
-    func double(at column: Int32) -> Double? { isNull(at: column) ? nil : sqlite3_column_double(handle, column) }
 
     /// Column `column` of the current row as text, nil for NULL. Invalid
     /// UTF-8 is repaired with replacement characters.

@@ -3,7 +3,6 @@ public struct StoreErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     /// The code string, e.g. `STORE_BAD_CURSOR`.
     public let rawValue: String
 
-    /// A code from its string.
     public init(rawValue: String) { self.rawValue = rawValue }
 
     public var description: String { rawValue }
@@ -39,7 +38,6 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong, for people (and logs).
     public let message: String
 
-    /// An error with `code` and `message`.
     public init(_ code: StoreErrorCode, _ message: String) {
         self.code = code
         self.message = message
@@ -61,13 +59,3 @@ func reportingSQLiteErrors<Value>(_ body: () throws(SQLiteError) -> Value) throw
         throw StoreError(error)
     }
 }
-
-/// Where a ``StoreFaultHook`` is asked whether the store should fail.
-public enum StoreFaultPoint: Hashable, Sendable {
-    /// A write transaction is about to commit: an error rolls the whole batch
-    /// back and every job in it gets the error.
-    case commit
-}
-
-/// Decides, on the writer thread, whether the store fails at a point.
-public typealias StoreFaultHook = @Sendable (StoreFaultPoint) -> StoreError?

@@ -6,7 +6,6 @@ import Glibc
 /// Line-oriented logging to standard error, one `write` per line so lines
 /// from different threads never interleave. Never given secrets.
 public enum Log {
-    /// How much to log.
     public enum Level: Int, Sendable, Comparable {
         /// Failures the operator must see.
         case error = 0
@@ -51,13 +50,9 @@ public enum Log {
     /// Whether `level` is written; check before building an expensive message.
     public static func isEnabled(_ level: Level) -> Bool { level.rawValue <= threshold.load(ordering: .relaxed) }
 
-    /// Logs a failure.
     public static func error(_ message: @autoclosure () -> String) { write(.error, message) }
-    /// Logs an unusual condition.
     public static func warning(_ message: @autoclosure () -> String) { write(.warning, message) }
-    /// Logs a milestone.
     public static func info(_ message: @autoclosure () -> String) { write(.info, message) }
-    /// Logs detail.
     public static func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
 
     private static func write(_ level: Level, _ message: () -> String) {

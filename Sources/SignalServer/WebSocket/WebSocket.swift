@@ -19,10 +19,12 @@ public final class WebSocket: ConnectionHandler {
         case closed
     }
 
-    /// The peer's address.
     public var peer: SocketAddress { connection.peer }
     /// The event loop this connection lives on.
     public var loop: EventLoop { connection.loop }
+
+    /// Seconds the server waits for the peer's close frame after sending its own.
+    static let closeTimeout = 5.0
 
     private let connection: Connection
     private let responder: WebSocketResponder
@@ -69,11 +71,6 @@ public final class WebSocket: ConnectionHandler {
 
     // MARK: Sending
 
-    /// Sends a text message.
-    public func send(text: String) {
-        send(WebSocketMessage(kind: .text, payload: Array(text.utf8)))
-    }
-
     /// Sends a message, compressed (RSV1) when permessage-deflate was agreed
     /// and it has at least the threshold's bytes; header and payload leave in
     /// one `writev`.
@@ -101,7 +98,7 @@ public final class WebSocket: ConnectionHandler {
         guard state == .open else { return }
         state = .closeSent
         sendControl(.close, WebSocketFrameEncoder.closePayload(code: code, reason: reason))
-        closeTimer = loop.schedule(after: settings.closeTimeout) { [weak self] in
+        closeTimer = loop.schedule(after: Self.closeTimeout) { [weak self] in
             self?.finish(code: code, closeTransport: true)
         }
     }

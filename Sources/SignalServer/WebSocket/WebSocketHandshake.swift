@@ -66,9 +66,7 @@ public enum WebSocketHandshake {
 
 /// An error response to send as it is.
 public struct HTTPResponseError: Error, Sendable {
-    /// The response explaining the error.
     public let response: HTTPResponse
 
-    /// Wraps `response`.
     public init(_ response: HTTPResponse) { self.response = response }
 }

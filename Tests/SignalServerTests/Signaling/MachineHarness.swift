@@ -60,7 +60,7 @@ final class MachineHarness {
 
     @discardableResult
     func connect(_ device: Device, requestId: String? = "auth") -> SignalingOutput {
-        record(machine.connect(device, requestId: requestId, now: time))
+        record(machine.connect(device, requestId: requestId))
     }
 
     /// A new device of `uid`, connected; records an issue unless the connect succeeded.

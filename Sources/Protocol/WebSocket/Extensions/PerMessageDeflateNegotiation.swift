@@ -5,7 +5,6 @@ public struct PerMessageDeflateDirection: Hashable, Sendable {
     /// Whether the sender keeps its compression context from one message to the next.
     public var contextTakeover: Bool
 
-    /// A direction with the given settings.
     public init(windowBits: Int, contextTakeover: Bool) {
         self.windowBits = windowBits
         self.contextTakeover = contextTakeover

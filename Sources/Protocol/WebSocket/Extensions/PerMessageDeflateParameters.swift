@@ -11,7 +11,6 @@ public struct PerMessageDeflateParameters: Hashable, Sendable {
 
     /// How `client_max_window_bits` appears.
     public enum ClientWindowBits: Hashable, Sendable {
-        /// Not present.
         case absent
         /// Present without a value (offers only): the client can honour a limit.
         case unspecified
@@ -28,7 +27,6 @@ public struct PerMessageDeflateParameters: Hashable, Sendable {
     /// `client_max_window_bits`.
     public var clientMaxWindowBits = ClientWindowBits.absent
 
-    /// Parameters with the given values.
     public init(serverNoContextTakeover: Bool = false, clientNoContextTakeover: Bool = false,
                 serverMaxWindowBits: Int? = nil, clientMaxWindowBits: ClientWindowBits = .absent) {
         self.serverNoContextTakeover = serverNoContextTakeover

@@ -17,12 +17,10 @@ public struct WebSocketExtensionError: Error, Hashable, Sendable, CustomStringCo
         case unsupportedValue = "unsupported_value"
     }
 
-    /// The kind of problem.
     public let code: Code
     /// What is wrong, naming the parameter.
     public let message: String
 
-    /// An error of `code` saying `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message

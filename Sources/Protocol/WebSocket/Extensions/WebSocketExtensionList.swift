@@ -8,7 +8,6 @@ public struct WebSocketExtension: Hashable, Sendable {
         /// The value, unquoted; nil when the parameter has none.
         public var value: String?
 
-        /// A parameter with `name` and an optional `value`.
         public init(_ name: String, _ value: String? = nil) {
             self.name = name
             self.value = value
@@ -20,7 +19,6 @@ public struct WebSocketExtension: Hashable, Sendable {
     /// The parameters in the order they were written.
     public var parameters: [Parameter]
 
-    /// An extension `name` with `parameters`.
     public init(_ name: String, _ parameters: [Parameter] = []) {
         self.name = name
         self.parameters = parameters

@@ -1,0 +1,49 @@
+import SignalProtocol
+
+/// A deadline the state machine asked for.
+public enum SignalingTimer: Hashable, Sendable {
+    /// The ring timeout of a ringing call.
+    case ring(sessionId: String)
+    /// The reconnect grace period of a user whose devices are all gone; the
+    /// generation tells a current grace period from one a reconnect ended.
+    case grace(uid: String, generation: UInt64)
+}
+
+/// The reply to a request: typed data, or a protocol error.
+public typealias SignalingReply = Result<ResultData, SignalError>
+
+/// Something the driver must do; the state machine itself does no I/O.
+public enum SignalingAction: Hashable, Sendable {
+    /// Send a request's result to the device that asked.
+    case reply(DeviceAddress, id: String?, SignalingReply)
+    /// Tell these devices the call's new state: one encoding, the same bytes to each.
+    case event(Call, to: [DeviceAddress])
+    /// Close a device's connection.
+    case close(DeviceAddress, code: WebSocketCloseCode, reason: String)
+    /// Call ``CallStateMachine/timerFired(_:now:)`` with `timer` once the
+    /// monotonic clock reads `at` (milliseconds, ``SignalingTime/monotonic``).
+    /// Scheduling a timer that is pending replaces it.
+    case schedule(SignalingTimer, at: Int64)
+    /// Drop `timer`, scheduled earlier and no longer needed (the call was
+    /// answered or ended before its ring timeout). Unknown or already run
+    /// timers are ignored; a stale timer that fires anyway changes nothing.
+    case cancel(SignalingTimer)
+    /// The session is not live: the store decides between
+    /// `ERR_CALL_TERMINATED`, `ERR_CALL_NOT_A_PART` and `ERR_CALL_SESSION_NOT_FOUND`.
+    case resolveSession(DeviceAddress, id: String, sessionId: String, uid: String)
+}
+
+/// What one input to the state machine produced: the changes of calls to
+/// commit, then actions to perform once they are committed.
+public struct SignalingOutput: Sendable {
+    /// Changes that must be durable before any action is performed, in order.
+    public var changes: [CallChange] = []
+    /// Replies, events, closes and timers, in order.
+    public var actions: [SignalingAction] = []
+
+    public init() {}
+
+    /// Whether there is nothing to commit and nothing to do (a timer for a
+    /// call that already ended, a second disconnect).
+    public var isEmpty: Bool { changes.isEmpty && actions.isEmpty }
+}

@@ -37,9 +37,11 @@ let package = Package(
         .target(name: "SignalSystem", path: "Sources/SignalSystem"),
         .target(name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/SignalCompression"),
         .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "SignalSystem", "COpenSSL"], path: "Sources/SignalCrypto"),
+        .target(name: "SignalReactor", dependencies: ["SignalSystem", "CShim"], path: "Sources/SignalReactor"),
         .target(
             name: "SignalServer",
-            dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim", "CSQLite"],
+            dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim",
+                           "CSQLite"],
             path: "Sources/SignalServer"
         ),
         .target(name: "SignalClient", dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto"], path: "Sources/SignalClient"),
@@ -51,12 +53,13 @@ let package = Package(
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol", "TestSupport"]),
         .testTarget(name: "SignalSystemTests", dependencies: ["SignalSystem", "TestSupport"]),
         .testTarget(name: "SignalCryptoTests", dependencies: ["SignalCrypto", "SignalProtocol", "TestSupport"]),
+        .testTarget(name: "SignalReactorTests", dependencies: ["SignalReactor", "TestSupport"]),
         .testTarget(name: "SignalCompressionTests", dependencies: ["SignalCompression", "SignalProtocol", "CZlib", "TestSupport"]),
         .testTarget(name: "SignalClientTests",
                     dependencies: ["SignalClient", "SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem",
                                    "SignalCrypto", "TestSupport"]),
         .testTarget(name: "SignalServerTests",
                     dependencies: ["SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem", "SignalCrypto",
-                                   "CShim", "TestSupport"]),
+                                   "SignalReactor", "CShim", "TestSupport"]),
     ]
 )

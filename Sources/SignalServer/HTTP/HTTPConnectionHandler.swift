@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalReactor
 
 /// Speaks HTTP/1.1 on a fresh connection: parses requests (pipelined or
 /// kept alive), routes them, and hands the connection to a ``WebSocket`` on a

@@ -1,3 +1,4 @@
+import SignalReactor
 /// What a request gets.
 public enum HTTPRoute {
     case respond(HTTPResponse)

@@ -3,6 +3,7 @@ import CShim
 import Glibc
 #endif
 import SignalCrypto
+import SignalReactor
 import SignalSystem
 
 /// The protocol currently spoken on a connection (HTTP, then maybe WebSocket).

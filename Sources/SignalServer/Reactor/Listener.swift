@@ -2,6 +2,7 @@ import CShim
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalReactor
 import SignalSystem
 
 /// A listening TCP socket on one event loop. Every loop binds its own socket

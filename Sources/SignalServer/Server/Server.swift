@@ -1,4 +1,5 @@
 import SignalCrypto
+import SignalReactor
 import Synchronization
 import SignalSystem
 
@@ -66,7 +67,9 @@ public final class Server: Sendable {
         let stats = ServerStats()
         // Loop 0 binds first; the others reuse the ports it was given.
         let bound = Mutex<[SocketAddress]?>(nil)
-        group = try EventLoopGroup(count: config.resolvedThreads) { loop in
+        group = try EventLoopGroup(count: config.resolvedThreads, onFailure: { index, error in
+            Log.error("event loop \(index): \(error)")
+        }) { loop in
             let context = ServerContext(loop: loop, config: config, stats: stats)
             let serverLoop = ServerLoop(context: context, router: application.makeRouter(context))
             let targets = bound.withLock { $0 } ?? requested.map(\.0)

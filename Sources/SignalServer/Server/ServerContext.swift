@@ -1,3 +1,4 @@
+import SignalReactor
 /// What a router is given when the server creates it on a loop.
 public struct ServerContext {
     /// The loop the router serves.

@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalReactor
 import Synchronization
 
 /// Drives the ``CallStateMachine`` for every loop of a server: feeds it

@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalReactor
 
 /// One `/v1/ws` connection: authenticates it (first frame, or a token on the
 /// upgrade request), rate-limits it, and passes its requests to the

@@ -1,5 +1,6 @@
 import SignalCompression
 import SignalProtocol
+import SignalReactor
 import SignalSystem
 
 /// A server-side WebSocket connection (RFC 6455) on one event loop: reads

@@ -1,4 +1,5 @@
 import Dispatch
+import SignalReactor
 @testable import SignalServer
 import SignalProtocol
 import Synchronization

@@ -7,17 +7,19 @@ import SignalSystem
 /// one `sendmsg` (the socket form of `writev`), so a frame header and its
 /// payload leave in one call. Holds no
 /// memory while empty.
-struct OutboundBuffer {
+public struct OutboundBuffer {
     private var chunks: [[UInt8]] = []
     /// How much of the first chunk was already written.
     private var offset = 0
     /// Bytes queued and not yet written.
-    private(set) var pendingBytes = 0
+    public private(set) var pendingBytes = 0
 
-    var isEmpty: Bool { pendingBytes == 0 }
+    public init() {}
+
+    public var isEmpty: Bool { pendingBytes == 0 }
 
     /// Queues a chunk behind everything already queued.
-    mutating func append(_ chunk: [UInt8]) {
+    public mutating func append(_ chunk: [UInt8]) {
         guard !chunk.isEmpty else { return }
         chunks.append(chunk)
         pendingBytes += chunk.count
@@ -26,7 +28,7 @@ struct OutboundBuffer {
     /// Writes as much as the socket takes, with `sendmsg` and MSG_NOSIGNAL so a
     /// peer that reset never raises SIGPIPE in a process embedding the server. Returns true when everything was
     /// written, false when the socket would block with bytes still queued.
-    mutating func flush(to fd: Int32) throws -> Bool {
+    public mutating func flush(to fd: Int32) throws -> Bool {
         while !chunks.isEmpty {
             let batch = min(chunks.count, 64)
             let result = try withIOVecs(batch) { iovecs in
@@ -46,7 +48,7 @@ struct OutboundBuffer {
     }
 
     /// Forgets everything queued (the connection is being aborted).
-    mutating func discard() {
+    public mutating func discard() {
         chunks = []
         offset = 0
         pendingBytes = 0

@@ -1,5 +1,5 @@
 import Dispatch
-@testable import SignalServer
+@testable import SignalReactor
 import Synchronization
 import Testing
 import TestSupport

@@ -1,4 +1,5 @@
 import Foundation
+import SignalSystem
 import Synchronization
 
 /// A fixed set of event loops, one thread each.
@@ -7,17 +8,22 @@ public final class EventLoopGroup: Sendable {
     public let mailboxes: [LoopMailbox]
     private let finished: [DispatchSemaphore]
 
-    /// Starts `count` loops. `setUp` runs on each loop's thread before it
-    /// starts serving, in index order (loop 0 first); a failure stops every
-    /// loop started so far and is rethrown here.
-    public init(count: Int, setUp: @escaping @Sendable (EventLoop) throws -> Void) throws {
+    /// Starts `count` loops on threads named `name-N`. `setUp` runs on each
+    /// loop's thread before it starts serving, in index order (loop 0
+    /// first); a failure stops every loop started so far and is rethrown
+    /// here. A loop whose `epoll_wait` fails (a bug) reports it to
+    /// `onFailure` and exits.
+    public init(count: Int, name: String = "ringd-loop",
+                onFailure: @escaping @Sendable (Int, SystemError) -> Void = EventLoopGroup.reportToStandardError,
+                setUp: @escaping @Sendable (EventLoop) throws -> Void) throws {
         var mailboxes: [LoopMailbox] = []
         var finished: [DispatchSemaphore] = []
         do {
             for index in 0 ..< max(1, count) {
                 let mailbox = try LoopMailbox()
                 let done = DispatchSemaphore(value: 0)
-                try Self.startThread(index: index, mailbox: mailbox, done: done, setUp: setUp)
+                try Self.startThread(index: index, name: name, mailbox: mailbox, done: done,
+                                     onFailure: onFailure, setUp: setUp)
                 mailboxes.append(mailbox)
                 finished.append(done)
             }
@@ -31,7 +37,8 @@ public final class EventLoopGroup: Sendable {
     }
 
     /// Starts one loop thread and waits until its set-up has run.
-    private static func startThread(index: Int, mailbox: LoopMailbox, done: DispatchSemaphore,
+    private static func startThread(index: Int, name: String, mailbox: LoopMailbox, done: DispatchSemaphore,
+                                    onFailure: @escaping @Sendable (Int, SystemError) -> Void,
                                     setUp: @escaping @Sendable (EventLoop) throws -> Void) throws {
         let outcome = Mutex<Result<Void, any Error>?>(nil)
         let ready = DispatchSemaphore(value: 0)
@@ -44,9 +51,9 @@ public final class EventLoopGroup: Sendable {
             }
             outcome.withLock { $0 = result.map { _ in } }
             ready.signal()
-            if case .success(let loop) = result { loop.run() }
+            if case .success(let loop) = result, let error = loop.run() { onFailure(index, error) }
         }
-        thread.name = "ringd-loop-\(index)"
+        thread.name = "\(name)-\(index)"
         thread.start()
         ready.wait()
         try outcome.withLock { $0 }?.get()
@@ -55,6 +62,11 @@ public final class EventLoopGroup: Sendable {
     /// Asks every loop to stop; each finishes closing its connections first.
     public func stop() {
         for mailbox in mailboxes { mailbox.submit { $0.stop() } }
+    }
+
+    /// Writes a loop's failure to standard error.
+    public static func reportToStandardError(_ index: Int, _ error: SystemError) {
+        FileHandle.standardError.write(Data("event loop \(index): \(error)\n".utf8))
     }
 
     /// Blocks until every loop has exited.

@@ -5,7 +5,7 @@ import Glibc
 import SignalSystem
 
 /// Something registered with an event loop for readiness on a descriptor.
-protocol Selectable: AnyObject {
+public protocol Selectable: AnyObject {
     /// The descriptor is ready: `events` holds EPOLLIN/EPOLLOUT/EPOLLERR/EPOLLHUP bits.
     func handleEvents(_ events: UInt32)
 }
@@ -21,7 +21,7 @@ public final class EventLoop {
     public let mailbox: LoopMailbox
     /// A scratch buffer shared by every connection of this loop for reads, so
     /// idle connections hold no read buffer of their own.
-    let readBuffer: UnsafeMutableRawBufferPointer
+    public let readBuffer: UnsafeMutableRawBufferPointer
 
     private let epoll: FileDescriptor
     private let timerFD: FileDescriptor
@@ -54,7 +54,7 @@ public final class EventLoop {
 
     // MARK: Registration
 
-    func register(_ fd: Int32, events: UInt32, handler: Selectable) throws(SystemError) {
+    public func register(_ fd: Int32, events: UInt32, handler: Selectable) throws(SystemError) {
         let generation = nextGeneration
         nextGeneration = nextGeneration == UInt32.max ? 1 : nextGeneration + 1
         try control(CSHIM_EPOLL_CTL_ADD, fd, events, generation: generation)
@@ -65,13 +65,13 @@ public final class EventLoop {
         registrations[slot] = (generation, handler)
     }
 
-    func modify(_ fd: Int32, events: UInt32) throws(SystemError) {
+    public func modify(_ fd: Int32, events: UInt32) throws(SystemError) {
         guard Int(fd) < registrations.count, let registration = registrations[Int(fd)] else { return }
         try control(CSHIM_EPOLL_CTL_MOD, fd, events, generation: registration.generation)
     }
 
     /// Stops watching `fd` (call before closing it).
-    func deregister(_ fd: Int32) {
+    public func deregister(_ fd: Int32) {
         guard Int(fd) < registrations.count, registrations[Int(fd)] != nil else { return }
         registrations[Int(fd)] = nil
         _ = try? syscall("epoll_ctl(DEL)") { cshim_epoll_ctl(epoll.rawValue, CSHIM_EPOLL_CTL_DEL, fd, 0, 0) }
@@ -111,19 +111,19 @@ public final class EventLoop {
     /// every ready event, mailbox task and due timer of this wake-up. Work
     /// that many events of one pass each produce (waking another thread)
     /// can so be done once for all of them.
-    func atTickEnd(_ action: @escaping () -> Void) {
+    public func atTickEnd(_ action: @escaping () -> Void) {
         tickEndActions.append(action)
     }
 
     /// Registers `handler` to run when the loop is asked to stop, before it exits.
-    func onShutdown(_ handler: @escaping () -> Void) {
+    public func onShutdown(_ handler: @escaping () -> Void) {
         shutdownHandlers.append(handler)
     }
 
     /// Asks the loop to stop: runs the shutdown handlers now; the loop exits
     /// once no descriptor but its own is registered (pending timers of closed
     /// descriptors are dropped with the loop).
-    func stop() {
+    public func stop() {
         guard !stopping else { return }
         stopping = true
         let handlers = shutdownHandlers
@@ -135,8 +135,9 @@ public final class EventLoop {
         stopping && registrations.allSatisfy { $0 == nil }
     }
 
-    /// Runs until stopped and drained. Blocks only in `epoll_wait`.
-    func run() {
+    /// Runs until stopped and drained, or until `epoll_wait` fails (a bug:
+    /// the error is returned). Blocks only in `epoll_wait`.
+    func run() -> SystemError? {
         var events = [cshim_event](repeating: cshim_event(), count: 256)
         while !isDone {
             armTimer()
@@ -147,8 +148,7 @@ public final class EventLoop {
                 case .wouldBlock: continue
                 }
             } catch {
-                Log.error("event loop \(index): \(error)")
-                return
+                return error
             }
             for event in events.prefix(Int(count)) {
                 dispatch(event)
@@ -160,6 +160,7 @@ public final class EventLoop {
                 for action in actions { action() }
             }
         }
+        return nil
     }
 
     private func dispatch(_ event: cshim_event) {

@@ -44,7 +44,9 @@ let package = Package(
                            "CSQLite"],
             path: "Sources/SignalServer"
         ),
-        .target(name: "SignalClient", dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto"], path: "Sources/SignalClient"),
+        .target(name: "SignalClient",
+                dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim"],
+                path: "Sources/SignalClient"),
         .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
         .executableTarget(name: "ws-echo", dependencies: ["SignalServer", "SignalProtocol"], path: "Sources/ws-echo"),
         .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/ringctl"),

@@ -42,7 +42,7 @@ public struct RestClient: Sendable {
         _ = try await exchange("DELETE", "/v1/users/\(Self.pathSegment(uid))/tokens", expecting: 204)
     }
 
-    /// Runs one request off the caller's thread; a status other than
+    /// Runs one request on the client I/O loop; a status other than
     /// `expecting` throws ``ClientErrorCode/http`` with the server's message.
     private func exchange(_ method: String, _ path: String, body: JSONValue? = nil, sendKey: Bool = true,
                           expecting status: Int) async throws(ClientError) -> JSONValue {
@@ -55,12 +55,10 @@ public struct RestClient: Sendable {
             head += "Content-Type: application/json\r\nContent-Length: \(payload.count)\r\n"
         }
         let request = Array((head + "\r\n").utf8) + payload
-        let endpoint = self.endpoint, timeout = self.timeout, verification = tlsVerification
-        let (responseHead, responseBody) = try await runBlocking { () throws(ClientError) -> (HTTPResponseHead, [UInt8]) in
-            try Self.send(request, to: endpoint, verification: verification, timeout: timeout)
-        }
+        let (responseHead, responseBody) = try await HTTPExchange.send(request, to: endpoint, verification: tlsVerification,
+                                                                       timeout: timeout)
         guard responseHead.status == status else {
-            let message = HTTPResponseReader.errorMessage(in: responseBody).message
+            let message = HTTPResponseBuffer.errorMessage(in: responseBody).message
             throw ClientError(code: .http,
                               message: message.isEmpty ? "HTTP \(responseHead.status) \(responseHead.reason)" : message,
                               httpStatus: responseHead.status)
@@ -71,22 +69,6 @@ public struct RestClient: Sendable {
         } catch {
             throw .protocolViolation("the response body is not JSON: \(error)")
         }
-    }
-
-    /// Connects, sends `request` and reads the whole response (blocking).
-    private static func send(_ request: [UInt8], to endpoint: ServerEndpoint, verification: TLSVerification,
-                             timeout: Double) throws(ClientError) -> (HTTPResponseHead, [UInt8]) {
-        let socket = try TCPSocket.connect(to: endpoint, verification: verification, timeout: timeout)
-        defer { socket.close() }
-        let deadline = Deadline.now().adding(seconds: timeout)
-        do {
-            try socket.sendAll(request, deadline: deadline)
-        } catch {
-            throw .closed("sending the request failed: \(error)")
-        }
-        var reader = HTTPResponseReader(socket: socket)
-        let head = try reader.readHead(until: deadline)
-        return (head, try reader.readBody(of: head, until: deadline))
     }
 
     /// `text` percent-encoded for one path segment (uids are already safe; this guards the rest).

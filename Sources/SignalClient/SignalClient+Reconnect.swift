@@ -4,33 +4,43 @@ extension SignalClient {
     /// Tries to open a new connection as the same device, with backoff, until
     /// ``ConnectOptions/reconnectWindow`` passes; then either
     /// ``ClientEvent/reconnected(activeCall:)`` or ``ClientEvent/disconnected(_:)``.
-    func reconnect(after lost: ClientError) async {
-        let deadline = Deadline.now().adding(seconds: options.reconnectWindow)
-        var lastError = lost
-        var attempt = 0
-        while deadline.seconds(since: .now()) > 0 {
-            let delay = Self.reconnectBackoff[min(attempt, Self.reconnectBackoff.count - 1)]
-            attempt += 1
-            try? await Task.sleep(for: .seconds(min(delay, max(0, deadline.seconds(since: .now())))))
-            let left = deadline.seconds(since: .now())
-            guard !Task.isCancelled else { return }
-            guard left > 0 else { break }
-            let endpoint = self.endpoint, credentials = self.credentials
-            var attempt = options
-            attempt.deviceId = deviceId
-            attempt.connectTimeout = min(options.connectTimeout, left)
-            do {
-                let opened = try await runBlocking { [attempt] () throws(ClientError) -> OpenedConnection in
-                    try ConnectionOpener.open(endpoint, credentials: credentials, options: attempt)
-                }
-                adopt(opened)
-                return
-            } catch {
-                lastError = error
-                // The server refused the credentials or the device: trying again cannot help.
-                if error.code.serverCode != nil { break }
+    /// The waits are timers of the client I/O loop.
+    func startReconnecting(after lost: ClientError) {
+        scheduleAttempt(0, deadline: Deadline.now().adding(seconds: options.reconnectWindow), lastError: lost)
+    }
+
+    private func scheduleAttempt(_ attempt: Int, deadline: Deadline, lastError: ClientError) {
+        let delay = min(Self.reconnectBackoff[min(attempt, Self.reconnectBackoff.count - 1)],
+                        max(0, deadline.seconds(since: .now())))
+        ClientIO.mailbox.submit { [weak self] loop in
+            loop.schedule(after: delay) { [weak self] in
+                self?.reconnect(attempt: attempt, deadline: deadline, lastError: lastError)
             }
         }
+    }
+
+    private func reconnect(attempt: Int, deadline: Deadline, lastError: ClientError) {
+        guard case .reconnecting = state.withLock({ $0.phase }) else { return }
+        let left = deadline.seconds(since: .now())
+        guard left > 0 else { return giveUp(lastError) }
+        var attemptOptions = options
+        attemptOptions.deviceId = deviceId
+        attemptOptions.connectTimeout = min(options.connectTimeout, left)
+        ClientConnection.open(endpoint, credentials: credentials, options: attemptOptions) { [weak self] result in
+            switch result {
+            case .success(let connection):
+                guard let self else { return connection.abort() }
+                adopt(connection)
+            case .failure(let error):
+                guard let self else { return }
+                // The server refused the credentials or the device: trying again cannot help.
+                if error.code.serverCode != nil || deadline.seconds(since: .now()) <= 0 { return giveUp(error) }
+                scheduleAttempt(attempt + 1, deadline: deadline, lastError: error)
+            }
+        }
+    }
+
+    private func giveUp(_ lastError: ClientError) {
         state.withLock { state in
             guard case .reconnecting = state.phase else { return }
             state.phase = .finished
@@ -39,16 +49,15 @@ extension SignalClient {
         }
     }
 
-    /// Makes `opened` the current connection, unless the client was closed meanwhile.
-    private func adopt(_ opened: OpenedConnection) {
-        let connection = ClientConnection(opened, options: options)
+    /// Makes `connection` the current one, unless the client was closed meanwhile.
+    private func adopt(_ connection: ClientConnection) {
         let adopted = state.withLock { state -> Bool in
             guard case .reconnecting = state.phase, !state.closing else { return false }
             state.phase = .connected(connection)
-            eventSink.yield(.reconnected(activeCall: opened.auth.activeCall))
+            eventSink.yield(.reconnected(activeCall: connection.auth.activeCall))
             return true
         }
-        startReading(connection, opened.receiver)
+        startReading(connection)
         if !adopted { connection.beginClose() }
     }
 }

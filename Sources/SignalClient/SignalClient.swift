@@ -54,8 +54,8 @@ public final class SignalClient: Sendable {
     enum Phase {
         /// Connected and authenticated.
         case connected(ClientConnection)
-        /// The connection was lost; the task tries to open a new one.
-        case reconnecting(Task<Void, Never>)
+        /// The connection was lost; attempts to open a new one run on the I/O loop.
+        case reconnecting
         /// Closed for good; ``ClientEvent/disconnected(_:)`` was sent.
         case finished
     }
@@ -73,12 +73,9 @@ public final class SignalClient: Sendable {
     /// `ERR_AUTH_FAILED`); see ``ClientErrorCode`` for the client's own.
     public static func connect(to endpoint: ServerEndpoint, credentials: Credentials,
                                options: ConnectOptions = ConnectOptions()) async throws(ClientError) -> SignalClient {
-        let opened = try await runBlocking { () throws(ClientError) -> OpenedConnection in
-            try ConnectionOpener.open(endpoint, credentials: credentials, options: options)
-        }
-        let connection = ClientConnection(opened, options: options)
+        let connection = try await ClientConnection.open(endpoint, credentials: credentials, options: options)
         let client = SignalClient(endpoint: endpoint, credentials: credentials, options: options, connection: connection)
-        client.startReading(connection, opened.receiver)
+        client.startReading(connection)
         return client
     }
 
@@ -100,7 +97,7 @@ public final class SignalClient: Sendable {
         state.withLock { state in
             switch state.phase {
             case .connected(let connection): connection.abort()
-            case .reconnecting(let task): task.cancel()
+            case .reconnecting: break
             case .finished: return
             }
             state.phase = .finished
@@ -117,8 +114,7 @@ public final class SignalClient: Sendable {
             switch state.phase {
             case .connected(let connection):
                 return connection
-            case .reconnecting(let task):
-                task.cancel()
+            case .reconnecting:
                 state.phase = .finished
                 finishStreams(.closed("closed by the client while reconnecting"))
                 return nil
@@ -126,15 +122,7 @@ public final class SignalClient: Sendable {
                 return nil
             }
         }
-        guard let connection else { return }
-        connection.beginClose()
-        let watchdog = Task {
-            try? await Task.sleep(for: .seconds(Self.closeTimeout))
-            guard !Task.isCancelled else { return }
-            connection.abort()
-        }
-        await connection.waitUntilClosed()
-        watchdog.cancel()
+        await connection?.close(within: Self.closeTimeout)
     }
 
     /// Sends `request` on the current connection and returns its result's data.
@@ -150,9 +138,9 @@ public final class SignalClient: Sendable {
         return try await current.get().request(request).get()
     }
 
-    /// Starts `connection`'s reader, delivering its events to this client.
-    func startReading(_ connection: ClientConnection, _ receiver: WebSocketReceiver) {
-        connection.start(receiver, onCall: { [weak self] call in
+    /// Starts delivering `connection`'s events to this client.
+    func startReading(_ connection: ClientConnection) {
+        connection.start(onCall: { [weak self] call in
             self?.deliver(call)
         }, onClose: { [weak self, weak connection] error in
             guard let self, let connection else { return }
@@ -177,7 +165,8 @@ public final class SignalClient: Sendable {
                 return
             }
             eventSink.yield(.reconnecting(error))
-            state.phase = .reconnecting(Task { [weak self] in await self?.reconnect(after: error) })
+            state.phase = .reconnecting
+            startReconnecting(after: error)
         }
     }
 

@@ -62,21 +62,26 @@ final class Inbox: Sendable {
 }
 
 /// Runs `work` but waits at most `seconds` for it; nil if it did not finish
-/// in time (it then goes on in the background, unwatched).
+/// in time (it then goes on in the background, unwatched). When the work
+/// finishes first, the timer is cancelled rather than left to run out.
 func bounded<Value: Sendable>(seconds: Double,
                               _ work: @escaping @Sendable () async throws(ClientError) -> Value) async -> Result<Value, ClientError>? {
     await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, ClientError>?, Never>) in
         let once = ResumeOnce(continuation)
-        Task {
-            do throws(ClientError) {
-                once.resume(.success(try await work()))
-            } catch {
-                once.resume(.failure(error))
-            }
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            guard !Task.isCancelled else { return }
+            once.resume(nil)
         }
         Task {
-            try? await Task.sleep(for: .seconds(seconds))
-            once.resume(nil)
+            let result: Result<Value, ClientError>
+            do throws(ClientError) {
+                result = .success(try await work())
+            } catch {
+                result = .failure(error)
+            }
+            timer.cancel()
+            once.resume(result)
         }
     }
 }
@@ -86,7 +91,6 @@ private final class ResumeOnce<Value: Sendable>: Sendable {
     /// The continuation until it is resumed, then nil.
     private let continuation: Mutex<CheckedContinuation<Value, Never>?>
 
-    /// Guards `continuation`.
     init(_ continuation: CheckedContinuation<Value, Never>) {
         self.continuation = Mutex(continuation)
     }

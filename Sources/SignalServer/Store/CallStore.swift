@@ -64,7 +64,13 @@ public final class CallStore: Sendable {
             return
         }
         connection.database.onWALCommit { [unowned connection] frames in
-            if checkpointer.walCommitted(frames: frames) == .catchUp { connection.catchUpOwed = true }
+            switch checkpointer.walCommitted(frames: frames) {
+            case .proceed: break
+            case .catchUp: connection.catchUpOwed = true
+            case .catchUpAfterPass:
+                connection.catchUpOwed = true
+                connection.catchUpWaitsFor = checkpointer
+            }
         }
         outcome.withLock { $0 = .success(checkpointer) }
         opened.signal()

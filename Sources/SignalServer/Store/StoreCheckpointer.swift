@@ -19,14 +19,21 @@ import Synchronization
 /// ``catchUpFrames`` frames, the writer runs a PASSIVE checkpoint itself
 /// (``WALCommitOutcome/catchUp``), after the batch's results were handed on:
 /// it copies only what arrived since this thread's last pass, and its next
-/// transaction starts the log over. The last connection to close still checkpoints and
-/// removes the log.
+/// transaction starts the log over. A pass of this thread that is still
+/// running (its fdatasync on a slow disk can outlast thousands of commits)
+/// makes the catch-up find the checkpoint busy; at ``limitFrames`` the writer
+/// waits for that pass to end (``WALCommitOutcome/catchUpAfterPass``), so
+/// the log stays bounded however slow the disk. The last connection to
+/// close still checkpoints and removes the log.
 final class StoreCheckpointer: Sendable {
     /// The growth of the log, in frames (pages), after which the writer's
     /// commit asks this thread for a checkpoint: SQLite's own default threshold.
     static let thresholdFrames: Int32 = 1000
     /// The log size, in frames, from which the writer catches up itself.
     static let catchUpFrames: Int32 = 4 * thresholdFrames
+    /// The log size, in frames, at which the writer's catch-up waits for a
+    /// running pass of this thread rather than trying again later.
+    static let limitFrames: Int32 = catchUpFrames + catchUpFrames / 2
 
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -35,6 +42,8 @@ final class StoreCheckpointer: Sendable {
     private let runs = Atomic<Int>(0)
     private let framesAtLastRequest = Atomic<Int32>(0)
     private let framesAtLastCatchUp = Atomic<Int32>(0)
+    /// Held for the length of each pass, so the writer can wait for one.
+    private let pass = Mutex<Void>(())
 
     /// Opens a second connection to the database at `path` (which must
     /// exist, in WAL mode) and starts the thread.
@@ -63,7 +72,9 @@ final class StoreCheckpointer: Sendable {
     /// so asking whenever it is above the threshold would checkpoint after
     /// every commit). From ``catchUpFrames`` on, this thread is left alone so
     /// that its reads do not stop the log from starting over, and the answer
-    /// is ``WALCommitOutcome/catchUp``: the writer copies the rest itself.
+    /// is ``WALCommitOutcome/catchUp``: the writer copies the rest itself;
+    /// from ``limitFrames`` on, ``WALCommitOutcome/catchUpAfterPass``: it
+    /// first waits for a pass of this thread still running.
     ///
     /// The writer catches up at most once per ``thresholdFrames`` of growth
     /// too: when a reader (a backup, the sqlite3 shell) holds the log, the
@@ -76,7 +87,8 @@ final class StoreCheckpointer: Sendable {
             }
             return .proceed
         }
-        return Self.hasGrown(frames, since: framesAtLastCatchUp) ? .catchUp : .proceed
+        guard Self.hasGrown(frames, since: framesAtLastCatchUp) else { return .proceed }
+        return frames >= Self.limitFrames ? .catchUpAfterPass : .catchUp
     }
 
     /// Whether the log of `frames` frames has grown by ``thresholdFrames``
@@ -97,6 +109,11 @@ final class StoreCheckpointer: Sendable {
         finished.signal()
     }
 
+    /// Blocks until a pass of this thread that is running has ended (at once when none is).
+    func waitForRunningPass() {
+        pass.withLock { _ in }
+    }
+
     /// The number of checkpoints so far that found frames copied back.
     var checkpointCount: Int { runs.load(ordering: .relaxed) }
 
@@ -105,10 +122,12 @@ final class StoreCheckpointer: Sendable {
             wake.wait()
             if stopping.load(ordering: .acquiring) { return }
             requested.store(false, ordering: .releasing)
-            do throws(SQLiteError) {
-                if let copied = try database.checkpointPassively(), copied > 0 { runs.add(1, ordering: .relaxed) }
-            } catch {
-                Log.warning("call store: checkpoint failed, the writer will catch up: \(error)")
+            pass.withLock { _ in
+                do throws(SQLiteError) {
+                    if let copied = try database.checkpointPassively(), copied > 0 { runs.add(1, ordering: .relaxed) }
+                } catch {
+                    Log.warning("call store: checkpoint failed, the writer will catch up: \(error)")
+                }
             }
         }
     }
@@ -120,4 +139,6 @@ enum WALCommitOutcome {
     case proceed
     /// Copy the rest of the log now, so the next transaction starts it over.
     case catchUp
+    /// The log is at its limit: wait for this thread's running pass, then catch up.
+    case catchUpAfterPass
 }

@@ -50,12 +50,17 @@ final class StoreConnection {
     /// with ``catchUpIfOwed()`` once the batch's results were handed on, so
     /// its fdatasync calls do not hold them back.
     var catchUpOwed = false
+    /// Set by the commit hook when the log reached its limit: the catch-up
+    /// first waits for a pass of this checkpointer that holds the log.
+    var catchUpWaitsFor: StoreCheckpointer?
 
     /// Copies the rest of the log back if the commit hook asked for it;
     /// tries again after the next batch while the checkpointer thread's own
-    /// pass holds the checkpoint.
+    /// pass holds the checkpoint, unless the log is at its limit: then it
+    /// waits for that pass first.
     func catchUpIfOwed() {
         guard catchUpOwed else { return }
+        catchUpWaitsFor.take()?.waitForRunningPass()
         do throws(SQLiteError) {
             if try database.checkpointPassively() != nil { catchUpOwed = false }
         } catch {

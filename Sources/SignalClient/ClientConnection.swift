@@ -10,13 +10,13 @@ final class ClientConnection: Sendable {
     let auth: Authentication
     /// Whether this connection agreed on permessage-deflate.
     let compresses: Bool
-    private let socket: LoopBound<ClientWebSocket>
+    private let webSocket: LoopBound<ClientWebSocket>
     private let events: ClientConnectionEvents
 
     private init(_ opened: ClientWebSocket.Opened, events: ClientConnectionEvents) {
         auth = opened.auth
         compresses = opened.compresses
-        socket = opened.socket
+        webSocket = opened.webSocket
         self.events = events
     }
 
@@ -57,35 +57,35 @@ final class ClientConnection: Sendable {
 
     /// Sends `request` and waits for its result (at most the request timeout).
     func request(_ request: ClientRequest) async -> Result<ResultData, ClientError> {
-        let socket = self.socket, events = self.events
+        let webSocket = self.webSocket, events = self.events
         return await ClientIO.perform { loop, completion in
-            guard let webSocket = socket.value(on: loop) else {
+            guard let open = webSocket.value(on: loop) else {
                 return completion(.failure(events.endError ?? .closed("the connection closed")))
             }
-            webSocket.request(request, completion: completion)
+            open.request(request, completion: completion)
         }
     }
 
     /// Sends a close frame with `code` (once), starting the close handshake.
     func beginClose(code: WebSocketCloseCode = .normalClosure) {
-        let socket = self.socket
-        ClientIO.mailbox.submit { loop in socket.value(on: loop)?.beginClose(code: code) }
+        let webSocket = self.webSocket
+        ClientIO.mailbox.submit { loop in webSocket.value(on: loop)?.beginClose(code: code) }
     }
 
     /// Drops the connection at once, without a close handshake; what is
     /// pending fails and the close is reported.
     func abort() {
-        let socket = self.socket
-        ClientIO.mailbox.submit { loop in socket.value(on: loop)?.abort() }
+        let webSocket = self.webSocket
+        ClientIO.mailbox.submit { loop in webSocket.value(on: loop)?.abort() }
     }
 
     /// Starts the close handshake and returns once the connection is gone,
     /// dropping it when the server has not closed within `timeout` seconds.
     func close(within timeout: Double) async {
-        let socket = self.socket
+        let webSocket = self.webSocket
         ClientIO.mailbox.submit { loop in
-            socket.value(on: loop)?.beginClose(code: .normalClosure)
-            loop.schedule(after: timeout) { socket.value(on: loop)?.abort() }
+            webSocket.value(on: loop)?.beginClose(code: .normalClosure)
+            loop.schedule(after: timeout) { webSocket.value(on: loop)?.abort() }
         }
         await events.waitUntilClosed()
     }

@@ -331,13 +331,11 @@ final class ClientSocket: Selectable {
 
     /// Readable always; writable only while bytes are queued.
     private func updateInterest() {
-        guard case .closed = phase else {
-            do {
-                try watch(CSHIM_EPOLLIN | (outbound.isEmpty ? 0 : CSHIM_EPOLLOUT))
-            } catch {
-                end(.system(error))
-            }
-            return
+        if case .closed = phase { return }
+        do {
+            try watch(CSHIM_EPOLLIN | (outbound.isEmpty ? 0 : CSHIM_EPOLLOUT))
+        } catch {
+            end(.system(error))
         }
     }
 }

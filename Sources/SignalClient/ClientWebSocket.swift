@@ -20,7 +20,7 @@ final class ClientWebSocket: ClientSocketDelegate {
 
     /// What opening produced.
     struct Opened: Sendable {
-        var socket: LoopBound<ClientWebSocket>
+        var webSocket: LoopBound<ClientWebSocket>
         var auth: Authentication
         var compresses: Bool
     }
@@ -142,7 +142,7 @@ final class ClientWebSocket: ClientSocketDelegate {
             disarm()
             lastHeard = .now()
             scheduleKeepAlive(after: options.keepAliveInterval)
-            let opened = Opened(socket: LoopBound(self, on: loop), auth: auth, compresses: compressor != nil)
+            let opened = Opened(webSocket: LoopBound(self, on: loop), auth: auth, compresses: compressor != nil)
             opening.take()?(.success(opened))
         case .result(let id, .failure(let error)) where id == Self.authRequestID || id == nil:
             failOpening(ClientError(error), closeCode: .normalClosure)

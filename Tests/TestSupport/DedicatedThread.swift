@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Runs each test of a suite on the threads of ``BlockingTestExecutor``
-/// instead of Swift's cooperative pool. Tests that block (on sockets, processes, semaphores)
+/// Runs each test of a suite on threads of its own instead of Swift's
+/// cooperative pool. Tests that block (on sockets, processes, semaphores)
 /// would otherwise hold the pool's few threads (two on two cores) for
 /// seconds, and every async test in the same run would stall behind them.
 public struct DedicatedThreadTrait: SuiteTrait, TestTrait, TestScoping {

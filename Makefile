@@ -47,6 +47,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(TEST_RUN) --skip SignalClientTests
 	$(TEST_RUN) --filter SignalClientTests
+	$(MAKE) --no-print-directory fuzz-smoke
 
 # Two-party demo: ringd in the background (its log in a temporary file), bob
 # answering and alice calling him in two tmux panes; ringd stops when the
@@ -133,3 +134,15 @@ bench: deps
 	  "$$bin/ringbench" idle --spawn "$$bin/ringd" $$pin $$transport $(BENCH_TRANSPORT_IDLE_ARGS) || status=1; \
 	done; \
 	exit $$status
+
+# libFuzzer targets (Fuzz/, docs/TESTING.md), one after the other on one
+# core, each for FUZZ_SECONDS; fails when any crashed. fuzz-smoke runs each a
+# few seconds so that a broken target fails `make test`.
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz fuzz-smoke
+
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT=$(SWIFT) Fuzz/run.sh
+
+fuzz-smoke: deps
+	FUZZ_SECONDS=3 SWIFT=$(SWIFT) Fuzz/run.sh

@@ -3,6 +3,7 @@
 # after the other in one process each (one core: the machine is shared),
 # printing per target its executions and the crashes it wrote.
 # Usage: Fuzz/run.sh [TARGET...]   (default: every target)
+# FUZZ_RUNS, when set, also stops each target after that many executions.
 #
 # The build has its own scratch path, so the sanitizer flags never reach the
 # normal .build. Both kinds of flags are needed: SwiftPM's --sanitize links
@@ -38,14 +39,15 @@ for target in "${targets[@]}"; do
     log="$scratch/$target.log"
     mkdir -p "$corpus"
     before=$(ls Fuzz/artifacts | grep -c "^$target-" || true)
-    "$bin/$target" -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
+    "$bin/$target" -max_total_time="$seconds" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -timeout=10 -print_final_stats=1 \
         -artifact_prefix="Fuzz/artifacts/$target-" "$corpus" "Fuzz/Corpus/$target" > "$log" 2>&1
     code=$?
     after=$(ls Fuzz/artifacts | grep -c "^$target-" || true)
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
     crashes=$((after - before))
     if [ "$code" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes=1; fi
-    echo "$target: ${runs:-0} runs, $crashes crashes"
+    echo "$target: ${runs:-0} runs, $crashes crashes${took:+ in $took s}"
     if [ "$crashes" -ne 0 ]; then
         status=1
         grep -E "ERROR|Fatal error|precondition|SUMMARY|Test unit written|artifact" "$log" | head -20 >&2

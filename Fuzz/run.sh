@@ -11,7 +11,8 @@
 # release (whole-module) build instrument for coverage.
 #
 # New inputs go to .build/fuzz/corpus/TARGET (the committed seeds in
-# Fuzz/Corpus/TARGET are only read); crashes to Fuzz/artifacts/ (ignored by git).
+# Fuzz/Corpus/TARGET are only read); crashes to Fuzz/artifacts/ (ignored by git),
+# where slow-unit-* files are only reports, not counted as crashes.
 set -uo pipefail
 # libFuzzer reports a trap itself; the Swift runtime's backtracer would get in its way.
 export SWIFT_BACKTRACE=enable=no
@@ -38,11 +39,11 @@ for target in "${targets[@]}"; do
     corpus="$scratch/corpus/$target"
     log="$scratch/$target.log"
     mkdir -p "$corpus"
-    before=$(ls Fuzz/artifacts | grep -c "^$target-" || true)
+    before=$(ls Fuzz/artifacts | grep -cE "^$target-(crash|leak|timeout|oom)-" || true)
     "$bin/$target" -max_total_time="$seconds" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -timeout=10 -print_final_stats=1 \
         -artifact_prefix="Fuzz/artifacts/$target-" "$corpus" "Fuzz/Corpus/$target" > "$log" 2>&1
     code=$?
-    after=$(ls Fuzz/artifacts | grep -c "^$target-" || true)
+    after=$(ls Fuzz/artifacts | grep -cE "^$target-(crash|leak|timeout|oom)-" || true)
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
     crashes=$((after - before))

@@ -40,7 +40,7 @@ for target in "${targets[@]}"; do
     log="$scratch/$target.log"
     mkdir -p "$corpus"
     before=$(ls Fuzz/artifacts | grep -cE "^$target-(crash|leak|timeout|oom)-" || true)
-    "$bin/$target" -max_total_time="$seconds" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -timeout=10 -print_final_stats=1 \
+    "$bin/$target" -max_total_time="$seconds" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -timeout=60 -print_final_stats=1 \
         -artifact_prefix="Fuzz/artifacts/$target-" "$corpus" "Fuzz/Corpus/$target" > "$log" 2>&1
     code=$?
     after=$(ls Fuzz/artifacts | grep -cE "^$target-(crash|leak|timeout|oom)-" || true)

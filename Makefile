@@ -33,7 +33,8 @@ run: build
 cert: build
 	.build/release/ringd gen-cert --config $(CONFIG)
 
-# One run of every suite. Each run is bounded (TEST_TIMEOUT seconds, killing
+# One run of every suite, then a few seconds of each fuzz target (so a
+# broken target fails too). The run is bounded (TEST_TIMEOUT seconds, killing
 # its whole process group) and line-buffered, so a test that hangs fails the
 # run and the log shows which test had started and not finished. Suites that
 # block run on threads of their own, not Swift's cooperative pool
@@ -43,6 +44,7 @@ TEST_TIMEOUT ?= 900
 test: deps
 	$(SWIFT) build --build-tests
 	timeout --kill-after=10 $(TEST_TIMEOUT) stdbuf -oL -eL $(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory fuzz-smoke
 
 # Two-party demo: ringd in the background (its log in a temporary file), bob
 # answering and alice calling him in two tmux panes; ringd stops when the
@@ -129,3 +131,15 @@ bench: deps
 	  "$$bin/ringbench" idle --spawn "$$bin/ringd" $$pin $$transport $(BENCH_TRANSPORT_IDLE_ARGS) || status=1; \
 	done; \
 	exit $$status
+
+# libFuzzer targets (Fuzz/, docs/TESTING.md), one after the other on one
+# core, each for FUZZ_SECONDS; fails when any crashed. fuzz-smoke runs each a
+# few seconds so that a broken target fails `make test`.
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz fuzz-smoke
+
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT=$(SWIFT) Fuzz/run.sh
+
+fuzz-smoke: deps
+	FUZZ_SECONDS=3 SWIFT=$(SWIFT) Fuzz/run.sh

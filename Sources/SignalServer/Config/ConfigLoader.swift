@@ -167,6 +167,13 @@ public enum ConfigLoader {
     /// Loads `path` (a missing file is an error) and then the environment.
     public static func load(path: String, environment: [String: String]) throws(ConfigError) -> ServerConfig {
         guard let bytes = FileContents.read(path) else { throw ConfigError("\(path): cannot read the configuration file") }
+        return try load(bytes: bytes, source: path, environment: environment)
+    }
+
+    /// Loads a configuration file's `bytes` (`source` names it in messages)
+    /// and then the environment.
+    public static func load(bytes: [UInt8], source path: String,
+                            environment: [String: String]) throws(ConfigError) -> ServerConfig {
         let document: JSONValue
         do {
             document = try JSONValue.parse(bytes)

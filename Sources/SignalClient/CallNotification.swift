@@ -49,7 +49,6 @@ public enum CallNotification: Sendable, Equatable {
         }
     }
 
-    /// The call the notification is about.
     public var call: Call {
         switch self {
         case .incomingCallReceived(let call), .outgoingCallAccepted(let call), .outgoingCallRejected(let call),

@@ -6,7 +6,6 @@ import Synchronization
 /// it from any thread: every call hops to the client I/O loop, where the
 /// ``ClientWebSocket`` lives, and async calls are completed from there.
 final class ClientConnection: Sendable {
-    /// The auth result of this connection.
     let auth: Authentication
     /// Whether this connection agreed on permessage-deflate.
     let compresses: Bool
@@ -110,7 +109,7 @@ final class ClientConnectionEvents: Sendable {
     /// What a request made after the end fails with; nil while open.
     var endError: ClientError? { state.withLock { $0.end?.requestsFail } }
 
-    /// On the loop.
+    /// Sets the handlers and hands them what was buffered (on the loop).
     func start(onCall: @escaping @Sendable (Call) -> Void, onClose: @escaping @Sendable (ClientError) -> Void) {
         let (buffered, end) = state.withLock { state in
             state.onCall = onCall
@@ -122,7 +121,7 @@ final class ClientConnectionEvents: Sendable {
         if let end { report(end.error) }
     }
 
-    /// On the loop.
+    /// A call event (on the loop): delivered, or buffered until ``start(onCall:onClose:)``.
     func call(_ call: Call) {
         let handler = state.withLock { state -> (@Sendable (Call) -> Void)? in
             if state.onCall == nil { state.buffered.append(call) }

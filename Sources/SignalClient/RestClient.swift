@@ -6,7 +6,6 @@ import SignalSystem
 /// and health. Every call runs one HTTP/1.1 exchange on a fresh connection
 /// (`Connection: close`) on a thread of its own.
 public struct RestClient: Sendable {
-    /// The server.
     public let endpoint: ServerEndpoint
     /// The `X-Api-Key` sent with every request except ``health()``; nil sends none.
     public let apiKey: String?

@@ -54,7 +54,6 @@ public struct ServerEndpoint: Sendable, Hashable {
         }
     }
 
-    /// An endpoint from its parts.
     public init(host: String, port: Int = defaultPort, path: String = defaultPath, isSecure: Bool = false) {
         self.host = host
         self.port = port
@@ -115,7 +114,6 @@ public struct ServerEndpoint: Sendable, Hashable {
 }
 
 extension String {
-    /// The text without leading and trailing whitespace.
     var trimmed: String {
         guard let first = firstIndex(where: { !$0.isWhitespace }),
               let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }

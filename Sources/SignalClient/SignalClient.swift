@@ -173,7 +173,7 @@ public final class SignalClient: Sendable {
     /// Whether a lost connection may come back: not when the server refused
     /// the device (4001) or replaced it with a newer connection (4003).
     private static func isWorthReconnecting(after error: ClientError) -> Bool {
-        error.closeCode != 4001 && error.closeCode != 4003
+        error.closeCode != WebSocketCloseCode.notAuthenticated.rawValue && error.closeCode != WebSocketCloseCode.replaced.rawValue
     }
 
     /// Ends both streams with ``ClientEvent/disconnected(_:)`` (call with the state locked).

@@ -13,7 +13,7 @@ struct ReconnectTests {
             let second = try await ringd.connect("alice", device: "laptop")
             let error = try await firstStreams.nextDisconnect()
             #expect(error.code == .closed)
-            #expect(error.closeCode == 4003)
+            #expect(error.closeCode == WebSocketCloseCode.replaced.rawValue)
             #expect(await firstStreams.events.next(timeout: 1) == nil)
             #expect(try await clientError { try await first.getActiveCall() }.code == .closed)
             #expect(try await second.getActiveCall() == nil)

@@ -16,29 +16,29 @@ extension SignalingIntegration {
             let badKey = try h.connect()
             let refused = try badKey.auth(uid: "alice", deviceId: "a1", key: "nope")
             #expect(refused.code == "ERR_AUTH_FAILED" && refused.id == "r1")
-            #expect(try badKey.nextClose() == WebSocketCloseCode(rawValue: 4001))
+            #expect(try badKey.nextClose() == WebSocketCloseCode.notAuthenticated)
 
             let early = try h.connect()
             let first = try early.request("getActiveCall")
             #expect(first.code == "ERR_AUTH_REQUIRED" && first.id == "r1")
-            #expect(try early.nextClose() == WebSocketCloseCode(rawValue: 4001))
+            #expect(try early.nextClose() == WebSocketCloseCode.notAuthenticated)
 
             let garbage = try h.connect()
             try garbage.send(text: "{nope")
             #expect(try garbage.result(for: nil).code == "ERR_BAD_REQUEST")
-            #expect(try garbage.nextClose() == WebSocketCloseCode(rawValue: 4001))
+            #expect(try garbage.nextClose() == WebSocketCloseCode.notAuthenticated)
 
             let badDevice = try h.connect()
             let invalid = try badDevice.auth(uid: "alice", deviceId: "bad device")
             #expect(invalid.code == "ERR_VALIDATION" && invalid.message.contains("deviceId"))
-            #expect(try badDevice.nextClose() == WebSocketCloseCode(rawValue: 4001))
+            #expect(try badDevice.nextClose() == WebSocketCloseCode.notAuthenticated)
 
             let silent = try h.connect()
             let start = monotonicSeconds()
             let timedOut = try silent.result(for: nil, timeout: 5)
             #expect(timedOut.code == "ERR_AUTH_TIMEOUT" && timedOut.raw["id"] == .null)
             #expect(monotonicSeconds() - start >= 0.25, "timed out after \(monotonicSeconds() - start)s")
-            #expect(try silent.nextClose() == WebSocketCloseCode(rawValue: 4001))
+            #expect(try silent.nextClose() == WebSocketCloseCode.notAuthenticated)
 
             // A good device is unaffected by all that, and a second auth is refused without closing.
             let good = try h.device("alice", "a1")
@@ -96,7 +96,7 @@ extension SignalingIntegration {
             let revoked = try h.connect()
             let refused = try revoked.auth(token: token, deviceId: "x")
             #expect(refused.code == "ERR_AUTH_FAILED", "\(refused)")
-            #expect(try revoked.nextClose() == WebSocketCloseCode(rawValue: 4001))
+            #expect(try revoked.nextClose() == WebSocketCloseCode.notAuthenticated)
             let (socket, response) = try Device.handshake(port: h.port, headers: ["Authorization: Bearer \(token)"])
             socket.close()
             #expect(response.status == 401 && response.bodyText.contains("revoked"), "\(response.status) \(response.bodyText)")
@@ -116,7 +116,7 @@ extension SignalingIntegration {
             let expired = try h.connect()
             let late = try expired.auth(token: short.token, deviceId: "c")
             #expect(late.code == "ERR_AUTH_FAILED" && late.message.contains("expire"), "\(late)")
-            #expect(try expired.nextClose() == WebSocketCloseCode(rawValue: 4001))
+            #expect(try expired.nextClose() == WebSocketCloseCode.notAuthenticated)
 
             // Token REST validation.
             let zero = try h.rest("POST", "/v1/users/alice/tokens", body: #"{"ttlSeconds":0}"#)
@@ -178,7 +178,7 @@ extension SignalingIntegration {
             try expectOne([b], .initiated, call.sessionId)
 
             let new = try h.device("alice", "phone")
-            #expect(try old.nextClose() == WebSocketCloseCode(rawValue: 4003))
+            #expect(try old.nextClose() == WebSocketCloseCode.replaced)
             old.close()
             // The new connection works and is in the call; the replaced one going away is not a lost device.
             #expect(try new.activeCall()?.sessionId == call.sessionId)
@@ -197,7 +197,7 @@ extension SignalingIntegration {
             let third = try h.connect()
             let refused = try third.auth(uid: "alice", deviceId: "3")
             #expect(refused.code == "ERR_TOO_MANY_DEVICES")
-            #expect(try third.nextClose() == WebSocketCloseCode(rawValue: 4001))
+            #expect(try third.nextClose() == WebSocketCloseCode.notAuthenticated)
             #expect(try d1.request("getActiveCall").ok)
             _ = try h.device("bob", "1")  // other users are not counted
             let replacement = try h.connect()

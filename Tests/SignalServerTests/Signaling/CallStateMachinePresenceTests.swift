@@ -62,7 +62,7 @@ import TestSupport
         let close = try #require(output.closes.first)
         #expect(output.closes.count == 1)
         #expect(close.address == old.address)
-        #expect(close.code == 4003)
+        #expect(close.code == WebSocketCloseCode.replaced.rawValue)
         #expect(output.reply(to: fresh) != nil)
         if case .success? = output.reply(to: fresh) {} else { Issue.record("the new connection is registered") }
         #expect(output.replies.count == 1, "the old connection gets no reply")

@@ -15,6 +15,8 @@ final class CapturedOutput: Sendable {
     let errors = Mutex<String>("")
     /// Whether stdout reached its end.
     let finished = Atomic<Bool>(false)
+    /// Whether stderr reached its end (and ``errors`` holds all of it).
+    let errorsFinished = Atomic<Bool>(false)
 }
 
 /// A `ringctl` child process whose stdout is read line by line as it comes.
@@ -54,6 +56,7 @@ final class RingctlProcess {
         Thread {
             let text = String(decoding: errorOutput.readDataToEndOfFile(), as: UTF8.self)
             captured.errors.withLock { $0 = text }
+            captured.errorsFinished.store(true, ordering: .releasing)
         }.start()
     }
 
@@ -79,9 +82,13 @@ final class RingctlProcess {
     /// Sends a signal.
     func signal(_ number: Int32) { process.signal(number) }
 
-    /// Waits for the exit; returns the status, nil on timeout (the process is then killed).
+    /// Waits for the exit and the end of both outputs; returns the status,
+    /// nil on timeout (the process is then killed).
     func exitStatus(timeout: Double = 20) -> Int32? {
-        guard waitUntil(timeout: timeout, { !process.isRunning && captured.finished.load(ordering: .acquiring) }),
+        guard waitUntil(timeout: timeout, {
+                  !process.isRunning && captured.finished.load(ordering: .acquiring)
+                      && captured.errorsFinished.load(ordering: .acquiring)
+              }),
               case .exited(let status) = process.termination else {
             process.kill()
             return nil

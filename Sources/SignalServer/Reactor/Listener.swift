@@ -25,20 +25,7 @@ final class Listener: Selectable {
     /// Binds and listens on `address`, calling `onAccept` for each new connection.
     init(address: SocketAddress, loop: EventLoop,
          onAccept: @escaping (FileDescriptor, SocketAddress) -> Void) throws {
-        let fd = FileDescriptor(try syscallExpectingResult("socket") {
-            Glibc.socket(address.family, CSHIM_SOCK_STREAM, 0)
-        })
-        var one: Int32 = 1
-        let size = socklen_t(MemoryLayout<Int32>.size)
-        _ = try syscallExpectingResult("setsockopt(SO_REUSEADDR)") {
-            setsockopt(fd.rawValue, SOL_SOCKET, SO_REUSEADDR, &one, size)
-        }
-        _ = try syscallExpectingResult("setsockopt(SO_REUSEPORT)") {
-            setsockopt(fd.rawValue, SOL_SOCKET, CSHIM_SO_REUSEPORT, &one, size)
-        }
-        _ = try address.withSockAddr { pointer, length in
-            try syscallExpectingResult("bind") { bind(fd.rawValue, pointer, length) }
-        }
+        let fd = try Self.bound(to: address, sharingPort: true)
         _ = try syscallExpectingResult("listen") { listen(fd.rawValue, 1024) }
         var bound = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -52,6 +39,47 @@ final class Listener: Selectable {
         self.loop = loop
         self.onAccept = onAccept
         try loop.register(fd.rawValue, events: CSHIM_EPOLLIN, handler: self)
+    }
+
+    /// Fails with ``ListenError`` when another socket listens on `address`
+    /// (a port of 0 is always free). The loops of one process share a port
+    /// with SO_REUSEPORT, which would also let a second ringd of the same
+    /// user bind it and take half the connections; a probe bound without
+    /// SO_REUSEPORT sees any listener, and is closed before the loops bind.
+    /// Two processes starting in the same instant could both pass it.
+    static func checkFree(_ address: SocketAddress) throws(ListenError) {
+        guard address.port != 0 else { return }
+        try bound(to: address, sharingPort: false).close()
+    }
+
+    /// A socket bound to `address` (SO_REUSEADDR, and SO_REUSEPORT when
+    /// `sharingPort`); a failed bind names the address.
+    private static func bound(to address: SocketAddress, sharingPort: Bool) throws(ListenError) -> FileDescriptor {
+        do throws(SystemError) {
+            let fd = FileDescriptor(try syscallExpectingResult("socket") {
+                Glibc.socket(address.family, CSHIM_SOCK_STREAM, 0)
+            })
+            var one: Int32 = 1
+            let size = socklen_t(MemoryLayout<Int32>.size)
+            _ = try syscallExpectingResult("setsockopt(SO_REUSEADDR)") {
+                setsockopt(fd.rawValue, SOL_SOCKET, SO_REUSEADDR, &one, size)
+            }
+            if sharingPort {
+                _ = try syscallExpectingResult("setsockopt(SO_REUSEPORT)") {
+                    setsockopt(fd.rawValue, SOL_SOCKET, CSHIM_SO_REUSEPORT, &one, size)
+                }
+            }
+            let raw = fd.rawValue
+            let binding = address.withSockAddr { pointer, length in
+                Result { () throws(SystemError) in try syscallExpectingResult("bind") { bind(raw, pointer, length) } }
+            }
+            _ = try binding.get()
+            return fd
+        } catch where error.code == EADDRINUSE {
+            throw ListenError(message: "address \(address) already in use")
+        } catch {
+            throw ListenError(message: "cannot listen on \(address): \(error)")
+        }
     }
 
     /// Stops accepting and closes the socket.
@@ -106,4 +134,11 @@ final class Listener: Selectable {
             Log.debug("accept4: \(error)")
         }
     }
+}
+
+/// A listening socket that could not be set up; the message names the address.
+public struct ListenError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+
+    public var description: String { message }
 }

@@ -6,11 +6,13 @@ import SignalProtocol
 public final class Ringd: ServerApplication {
     /// The signaling service (state machine, store, auth).
     public let service: SignalingService
+    private let storeLock: StoreLock
 
     /// Prepares everything the server needs before it listens. Throws
     /// ``ConfigError`` for a bad secret and ``StoreError`` for a store that
-    /// cannot be opened.
+    /// cannot be opened or that another ringd serves.
     public init(config: ServerConfig) throws {
+        storeLock = try StoreLock(storePath: config.storePath)
         let store = try CallStore(path: config.storePath, synchronousFull: config.storeSynchronousFull)
         let secret = try TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
         let tokens = TokenAuthority(secret: secret, revocations: try store.loadRevocations())
@@ -32,5 +34,6 @@ public final class Ringd: ServerApplication {
 
     public func close() {
         service.store.close()
+        storeLock.release()
     }
 }

@@ -48,7 +48,8 @@ public final class Server: Sendable {
 
     /// Binds and starts serving `application`. Throws ``ResolveError`` when the
     /// address cannot be resolved, ``TLSError`` when the certificate or key
-    /// cannot be loaded, and ``SystemError`` when an address cannot be bound.
+    /// cannot be loaded, and ``ListenError`` when an address is in use
+    /// (by any other process, another ringd included) or cannot be bound.
     public init(config: ServerConfig, application: ServerApplication) throws {
         var certificates: TLSCertificates?
         if let certificatePath = config.tlsCertificatePath, let privateKeyPath = config.tlsPrivateKeyPath {
@@ -64,6 +65,7 @@ public final class Server: Sendable {
             wanted.append((try SocketAddress.resolve(host: config.host, port: port), certificates))
         }
         let requested = wanted
+        for (address, _) in requested { try Listener.checkFree(address) }
         let stats = ServerStats()
         // Loop 0 binds first; the others reuse the ports it was given.
         let bound = Mutex<[SocketAddress]?>(nil)

@@ -26,6 +26,8 @@ public struct StoreErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     /// An earlier change failed to commit, and this one, which may build on
     /// it, was not run (see ``CallStore/commit(_:wakeWriter:recording:completion:)``).
     public static let chainBroken = StoreErrorCode(rawValue: "STORE_CHAIN_BROKEN")
+    /// Another process serves this store (see ``StoreLock``); nothing was opened.
+    public static let inUse = StoreErrorCode(rawValue: "STORE_IN_USE")
     /// A blocking method was called on the store's writer thread (from a
     /// completion), where waiting would deadlock; it did not run.
     public static let reentrant = StoreErrorCode(rawValue: "STORE_REENTRANT")

@@ -85,7 +85,10 @@ extension Call {
             }
             next.finish(as: .ended, reason: .hangup, by: actor, at: now)
         case .timeOut:
-            try next.finishRinging(as: .unanswered, reason: .timeout, by: actor, at: now)
+            // The deadline is kept on the monotonic clock, and the two clocks
+            // read in whole milliseconds can disagree by one; a call never
+            // times out before its ring deadline as the wire tells it.
+            try next.finishRinging(as: .unanswered, reason: .timeout, by: actor, at: max(now, ringDeadline))
         case .loseConnection(let uid):
             switch status {
             case .ongoing: next.finish(as: .ended, reason: .connectionLost, by: actor, at: now)

@@ -86,6 +86,28 @@ import TestSupport
         #expect(h.advance(by: 1).saves.map(\.status) == [.unanswered])
     }
 
+    @Test func aWallClockSteppedBackDoesNotHoldTheRingTimeoutBack() {
+        let (h, a1, _, _, _) = MachineHarness.aliceAndBob()
+        let id = h.ring(from: a1, to: "bob", timeout: 30)
+        h.advance(by: 10_000)
+        h.stepWallClock(by: -60_000)
+        let output = h.advance(by: 20_000)
+        #expect(output.saves.map(\.status) == [.unanswered])
+        #expect(output.saves.first?.sessionId == id)
+        #expect(h.live("alice") == nil)
+    }
+
+    @Test func aCallNeverTimesOutBeforeItsRingDeadlineOnTheWire() {
+        let (h, a1, _, _, _) = MachineHarness.aliceAndBob()
+        h.ring(from: a1, to: "bob", timeout: 5)
+        h.advance(by: 4_999)
+        // The two clocks, read in whole milliseconds, can disagree by one.
+        h.stepWallClock(by: -1)
+        let output = h.advance(by: 1)
+        #expect(output.saves.map(\.status) == [.unanswered])
+        #expect(output.saves.first?.endedAt == MachineHarness.start + 5_000)
+    }
+
     @Test func aTimerForAnAcceptedCallChangesNothing() {
         let (h, a1, _, b1, _) = MachineHarness.aliceAndBob()
         let id = h.ring(from: a1, to: "bob")

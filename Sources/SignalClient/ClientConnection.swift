@@ -25,11 +25,11 @@ final class ClientConnection: Sendable {
     /// Call events that arrive before ``start(onCall:onClose:)`` wait for it.
     static func open(_ endpoint: ServerEndpoint, credentials: Credentials, options: ConnectOptions,
                      completion: @escaping @Sendable (Result<ClientConnection, ClientError>) -> Void) {
-        ClientIO.resolve(endpoint) { loop, resolved in
+        ClientIO.resolve(endpoint) { resolved in
             switch resolved {
             case .failure(let error):
                 completion(.failure(error))
-            case .success(let addresses):
+            case .success(let (loop, addresses)):
                 let events = ClientConnectionEvents()
                 _ = ClientWebSocket(to: addresses, of: endpoint, credentials: credentials, options: options,
                                     events: events, on: loop) { opened in
@@ -51,13 +51,13 @@ final class ClientConnection: Sendable {
     /// `onClose` once when the connection is gone. Both run on the I/O loop.
     func start(onCall: @escaping @Sendable (Call) -> Void, onClose: @escaping @Sendable (ClientError) -> Void) {
         let events = self.events
-        ClientIO.mailbox.submit { _ in events.start(onCall: onCall, onClose: onClose) }
+        ClientIO.submit { _ in events.start(onCall: onCall, onClose: onClose) }
     }
 
     /// Sends `request` and waits for its result (at most the request timeout).
     func request(_ request: ClientRequest) async -> Result<ResultData, ClientError> {
         let webSocket = self.webSocket, events = self.events
-        return await ClientIO.perform { loop, completion in
+        return await ClientIO.perform(orElse: .failure(.closed("the connection closed"))) { loop, completion in
             guard let open = webSocket.value(on: loop) else {
                 return completion(.failure(events.endError ?? .closed("the connection closed")))
             }
@@ -68,25 +68,25 @@ final class ClientConnection: Sendable {
     /// Sends a close frame with `code` (once), starting the close handshake.
     func beginClose(code: WebSocketCloseCode = .normalClosure) {
         let webSocket = self.webSocket
-        ClientIO.mailbox.submit { loop in webSocket.value(on: loop)?.beginClose(code: code) }
+        ClientIO.submit { loop in webSocket.value(on: loop)?.beginClose(code: code) }
     }
 
     /// Drops the connection at once, without a close handshake; what is
     /// pending fails and the close is reported.
     func abort() {
         let webSocket = self.webSocket
-        ClientIO.mailbox.submit { loop in webSocket.value(on: loop)?.abort() }
+        ClientIO.submit { loop in webSocket.value(on: loop)?.abort() }
     }
 
     /// Starts the close handshake and returns once the connection is gone,
     /// dropping it when the server has not closed within `timeout` seconds.
     func close(within timeout: Double) async {
         let webSocket = self.webSocket
-        ClientIO.mailbox.submit { loop in
+        let submitted = ClientIO.submit { loop in
             webSocket.value(on: loop)?.beginClose(code: .normalClosure)
             loop.schedule(after: timeout) { webSocket.value(on: loop)?.abort() }
         }
-        await events.waitUntilClosed()
+        if submitted { await events.waitUntilClosed() }
     }
 }
 

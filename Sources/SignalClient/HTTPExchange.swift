@@ -25,11 +25,11 @@ final class HTTPExchange: ClientSocketDelegate {
     static func send(_ request: [UInt8], to endpoint: ServerEndpoint, verification: TLSVerification,
                      timeout: Double) async throws(ClientError) -> (HTTPResponseHead, [UInt8]) {
         try await withCheckedContinuation { (continuation: CheckedContinuation<Result<(HTTPResponseHead, [UInt8]), ClientError>, Never>) in
-            ClientIO.resolve(endpoint) { loop, resolved in
+            ClientIO.resolve(endpoint) { resolved in
                 switch resolved {
                 case .failure(let error):
                     continuation.resume(returning: .failure(error))
-                case .success(let addresses):
+                case .success(let (loop, addresses)):
                     let exchange = HTTPExchange(request: request, timeout: timeout) { continuation.resume(returning: $0) }
                     exchange.deadline = loop.schedule(after: timeout) { [weak exchange] in
                         exchange?.finish(.failure(.timeout("timed out waiting for the HTTP response")))

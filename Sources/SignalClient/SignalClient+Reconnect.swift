@@ -12,11 +12,12 @@ extension SignalClient {
     private func scheduleAttempt(_ attempt: Int, deadline: Deadline, lastError: ClientError) {
         let delay = min(Self.reconnectBackoff[min(attempt, Self.reconnectBackoff.count - 1)],
                         max(0, deadline.seconds(since: .now())))
-        ClientIO.mailbox.submit { [weak self] loop in
+        let submitted = ClientIO.submit { [weak self] loop in
             loop.schedule(after: delay) { [weak self] in
                 self?.reconnect(attempt: attempt, deadline: deadline, lastError: lastError)
             }
         }
+        if !submitted { giveUp(lastError) }
     }
 
     private func reconnect(attempt: Int, deadline: Deadline, lastError: ClientError) {

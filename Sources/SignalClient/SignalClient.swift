@@ -157,17 +157,18 @@ public final class SignalClient: Sendable {
 
     /// The reader of `connection` ended with `error`: finish, or start reconnecting.
     private func connectionClosed(_ connection: ClientConnection, error: ClientError) {
-        state.withLock { state in
-            guard case .connected(let current) = state.phase, current === connection else { return }
+        let reconnecting = state.withLock { state -> Bool in
+            guard case .connected(let current) = state.phase, current === connection else { return false }
             guard !state.closing, options.reconnect, Self.isWorthReconnecting(after: error) else {
                 state.phase = .finished
                 finishStreams(error)
-                return
+                return false
             }
             eventSink.yield(.reconnecting(error))
             state.phase = .reconnecting
-            startReconnecting(after: error)
+            return true
         }
+        if reconnecting { startReconnecting(after: error) }
     }
 
     /// Whether a lost connection may come back: not when the server refused

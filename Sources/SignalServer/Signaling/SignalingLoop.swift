@@ -1,4 +1,5 @@
 import SignalReactor
+
 /// The signaling sessions of one event loop, by connection number, so work
 /// handed to the loop can reach them.
 final class SignalingLoop {

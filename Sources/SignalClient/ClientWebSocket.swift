@@ -106,7 +106,9 @@ final class ClientWebSocket: ClientSocketDelegate {
             compressor = MessageCompressor(deflate.clientToServer, cache: nil)
         }
         phase = .authenticating
-        send(.text, ClientFrame(id: Self.authRequestID, request: .auth(credentials, deviceId: options.deviceId)).encoded)
+        let resume = options.deviceId.flatMap { id in options.resumeAfter.map { ResumePoint(deviceId: id, afterSeq: $0) } }
+        send(.text, ClientFrame(id: Self.authRequestID,
+                                request: .auth(credentials, deviceId: options.deviceId, resume: resume)).encoded)
         arm(after: options.requestTimeout) { $0.failOpening(.timeout("no auth result in time")) }
         reader.append(contentsOf: response.rest)
         drain()

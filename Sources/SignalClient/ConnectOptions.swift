@@ -28,6 +28,8 @@ public struct ConnectOptions: Sendable {
     /// answer that breaks RFC 7692 fails the connection with
     /// ``ClientErrorCode/handshakeFailed``.
     public var compression: Bool
+    /// Where a reconnect resumes (the largest `seq` seen); set by the client itself.
+    var resumeAfter: Int64?
 
     /// Options; every one has a default.
     public init(deviceId: String? = nil, reconnect: Bool = false, reconnectWindow: Double = 10,

@@ -26,6 +26,7 @@ extension SignalClient {
         guard left > 0 else { return giveUp(lastError) }
         var attemptOptions = options
         attemptOptions.deviceId = deviceId
+        attemptOptions.resumeAfter = state.withLock { $0.lastSeq }
         attemptOptions.connectTimeout = min(options.connectTimeout, left)
         ClientConnection.open(endpoint, credentials: credentials, options: attemptOptions) { [weak self] result in
             switch result {
@@ -50,13 +51,22 @@ extension SignalClient {
         }
     }
 
-    /// Makes `connection` the current one, unless the client was closed meanwhile.
+    /// Makes `connection` the current one, unless the client was closed
+    /// meanwhile. What the server says the device missed comes first, as
+    /// call events, then ``ClientEvent/reconnected(activeCall:)``, then the
+    /// connection's live events.
     private func adopt(_ connection: ClientConnection) {
         let adopted = state.withLock { state -> Bool in
             guard case .reconnecting = state.phase, !state.closing else { return false }
             state.phase = .connected(connection)
-            eventSink.yield(.reconnected(activeCall: connection.auth.activeCall))
+            state.lastSeq = max(state.lastSeq, connection.auth.seq)
             return true
+        }
+        if adopted {
+            if let resume = connection.auth.resume, resume.resumed {
+                for call in resume.calls { deliver(call) }
+            }
+            eventSink.yield(.reconnected(activeCall: connection.auth.activeCall))
         }
         startReading(connection)
         if !adopted { connection.beginClose() }

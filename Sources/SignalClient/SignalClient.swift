@@ -66,6 +66,9 @@ public final class SignalClient: Sendable {
         var phase: Phase
         /// Whether ``close()`` was called.
         var closing = false
+        /// The largest sequence position seen (``Call/seq``): a reconnect
+        /// asks the server for what changed after it.
+        var lastSeq: Int64
     }
 
     /// Connects to `endpoint`, upgrades to a WebSocket and authenticates with
@@ -90,7 +93,7 @@ public final class SignalClient: Sendable {
         (events, eventSink) = AsyncStream.makeStream(of: ClientEvent.self, bufferingPolicy: .unbounded)
         (notifications, notificationSink) = AsyncStream.makeStream(
             of: CallNotification.self, bufferingPolicy: .bufferingNewest(Self.notificationBufferSize))
-        state = Mutex(ClientState(phase: .connected(connection)))
+        state = Mutex(ClientState(phase: .connected(connection), lastSeq: connection.auth.seq))
     }
 
     deinit {
@@ -135,7 +138,17 @@ public final class SignalClient: Sendable {
             case .finished: return .failure(.closed("the client is disconnected"))
             }
         }
-        return try await current.get().request(request).get()
+        let data = try await current.get().request(request).get()
+        switch data {
+        case .initiated(let call, _), .call(let call), .activeCall(let call?): saw(call)
+        case .authenticated, .activeCall(nil), .callLogs: break
+        }
+        return data
+    }
+
+    /// Notes that this device has heard of `call` as it is at its `seq`.
+    func saw(_ call: Call) {
+        state.withLock { $0.lastSeq = max($0.lastSeq, call.seq) }
     }
 
     /// Starts delivering `connection`'s events to this client.
@@ -148,7 +161,10 @@ public final class SignalClient: Sendable {
         })
     }
 
-    private func deliver(_ call: Call) {
+    /// Hands a call event to both streams (a resume's calls too, before
+    /// ``ClientEvent/reconnected(activeCall:)``).
+    func deliver(_ call: Call) {
+        saw(call)
         eventSink.yield(.call(call))
         if let notification = CallNotification(call: call, uid: uid, deviceId: deviceId) {
             notificationSink.yield(notification)

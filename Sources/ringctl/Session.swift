@@ -106,9 +106,12 @@ struct Session: Sendable {
                        [("code", .string(error.code.rawValue)), ("message", .string(error.message))])
     }
 
-    /// Reports that the client is connected again.
+    /// Reports that the client is connected again, and that the call goes
+    /// on when it does (after a restart of ringd, or a network blip).
     func reportReconnected(_ activeCall: Call?) {
-        console.report("reconnected", event: "reconnected", [("activeCall", activeCall?.json ?? .null)])
+        var line = "reconnected"
+        if let activeCall, activeCall.status == .ongoing { line += " · connected · session \(activeCall.sessionId)" }
+        console.report(line, event: "reconnected", [("activeCall", activeCall?.json ?? .null)])
     }
 
     /// Reports that the connection is gone for good: one line on stderr and,

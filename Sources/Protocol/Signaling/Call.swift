@@ -25,10 +25,15 @@ public struct Call: Hashable, Sendable {
     public var timeout: Int
     /// The caller's metadata (a JSON object), if any.
     public var metadata: JSONValue?
+    /// Where the call's latest change stands in the store-wide sequence of
+    /// changes (each change of any call takes the next, larger value); 0 for
+    /// a call not committed yet. A device that saw it can resume after it.
+    public var seq: Int64
 
     public init(sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
                 initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil, acceptedBy: String? = nil,
-                endedBy: String? = nil, endReason: EndReason? = nil, timeout: Int, metadata: JSONValue? = nil) {
+                endedBy: String? = nil, endReason: EndReason? = nil, timeout: Int, metadata: JSONValue? = nil,
+                seq: Int64 = 0) {
         self.sessionId = sessionId
         self.callType = callType
         self.status = status
@@ -42,6 +47,7 @@ public struct Call: Hashable, Sendable {
         self.endReason = endReason
         self.timeout = timeout
         self.metadata = metadata
+        self.seq = seq
     }
 
     /// For ended calls: from accept to end, in milliseconds.

@@ -17,6 +17,7 @@ extension Call {
             ("endReason", endReason.map { .string($0.rawValue) } ?? .null),
             ("timeout", .integer(Int64(timeout))),
             ("metadata", metadata ?? .null),
+            ("seq", .integer(seq)),
         ])
     }
 
@@ -36,6 +37,7 @@ extension Call {
         endReason = try fields.optionalEnumeration("endReason", EndReason.self)
         timeout = Int(try fields.integer("timeout"))
         metadata = json["metadata"].flatMap { $0 == .null ? nil : $0 }
+        seq = try fields.optionalInteger("seq") ?? 0
     }
 }
 

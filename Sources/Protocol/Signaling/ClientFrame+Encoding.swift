@@ -18,13 +18,17 @@ extension ClientRequest {
     /// The members that follow `type` and `id`; optional ones only when set.
     var parameters: [(key: String, value: JSONValue)] {
         switch self {
-        case .auth(let credentials, let deviceId):
+        case .auth(let credentials, let deviceId, let resume):
             var members: [(key: String, value: JSONValue)]
             switch credentials {
             case .authKey(let uid, let key): members = [("uid", .string(uid)), ("authKey", .string(key))]
             case .token(let token): members = [("authToken", .string(token))]
             }
             if let deviceId { members.append(("deviceId", .string(deviceId))) }
+            if let resume {
+                members.append(("resume", .object([("deviceId", .string(resume.deviceId)),
+                                                   ("afterSeq", .integer(resume.afterSeq))])))
+            }
             return members
         case .initiateCall(let receiverId, let callType, let timeout, let metadata):
             var members: [(key: String, value: JSONValue)] = [("receiverId", .string(receiverId)),

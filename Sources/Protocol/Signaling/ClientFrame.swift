@@ -58,14 +58,22 @@ public struct ClientFrame: Hashable, Sendable {
         }
         switch type {
         case .auth:
-            let deviceId = try fields.optionalString("deviceId")
+            var deviceId = try fields.optionalString("deviceId")
             if let deviceId, !Identifier.isValid(deviceId) {
                 throw SignalError(.validation, "deviceId must be \(Identifier.rule)")
             }
-            if fields.has("authToken") {
-                return .auth(.token(try fields.string("authToken")), deviceId: deviceId)
+            let resume = try resumePoint(fields)
+            if let resume {
+                guard deviceId == nil || deviceId == resume.deviceId else {
+                    throw SignalError(.validation, "resume.deviceId must be the deviceId of the frame")
+                }
+                deviceId = resume.deviceId
             }
-            return .auth(.authKey(uid: try fields.string("uid"), key: try fields.string("authKey")), deviceId: deviceId)
+            if fields.has("authToken") {
+                return .auth(.token(try fields.string("authToken")), deviceId: deviceId, resume: resume)
+            }
+            return .auth(.authKey(uid: try fields.string("uid"), key: try fields.string("authKey")), deviceId: deviceId,
+                         resume: resume)
         case .initiateCall:
             let receiver = try fields.string("receiverId")
             guard Identifier.isValid(receiver) else {
@@ -95,6 +103,18 @@ public struct ClientFrame: Hashable, Sendable {
         case .getCallLogs:
             return .getCallLogs(try callLogFilter(fields))
         }
+    }
+
+    /// `auth`'s optional `resume`: `{"deviceId", "afterSeq"}`, a valid device
+    /// id and a sequence position of 0 or more.
+    private static func resumePoint(_ fields: JSONFields) throws(SignalError) -> ResumePoint? {
+        guard fields.has("resume") else { return nil }
+        let resume = try fields.nested("resume")
+        let deviceId = try resume.string("deviceId")
+        guard Identifier.isValid(deviceId) else { throw SignalError(.validation, "resume.deviceId must be \(Identifier.rule)") }
+        let afterSeq = try resume.integer("afterSeq")
+        guard afterSeq >= 0 else { throw SignalError(.validation, "resume.afterSeq must be an integer of 0 or more") }
+        return ResumePoint(deviceId: deviceId, afterSeq: afterSeq)
     }
 
     private static func metadata(_ fields: JSONFields) throws(SignalError) -> JSONValue? {

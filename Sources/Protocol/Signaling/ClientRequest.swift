@@ -40,10 +40,24 @@ public enum Credentials: Hashable, Sendable {
     case token(String)
 }
 
+/// Where a reconnecting device left off (`auth`'s `resume`): the largest
+/// `seq` it has seen.
+public struct ResumePoint: Hashable, Sendable {
+    public var deviceId: String
+    public var afterSeq: Int64
+
+    public init(deviceId: String, afterSeq: Int64) {
+        self.deviceId = deviceId
+        self.afterSeq = afterSeq
+    }
+}
+
 /// A request a client sends; each names its parameters as in docs/PROTOCOL.md.
 public enum ClientRequest: Hashable, Sendable {
-    /// Authenticate the connection (first frame).
-    case auth(Credentials, deviceId: String?)
+    /// Authenticate the connection (first frame); with `resume`, also hear
+    /// what changed since the device last heard (`deviceId` is then the
+    /// resuming device's).
+    case auth(Credentials, deviceId: String?, resume: ResumePoint? = nil)
     /// Ring `receiverId`.
     case initiateCall(receiverId: String, callType: CallType, timeout: Int?, metadata: JSONValue?)
     /// Accept a ringing call (receiver devices).

@@ -2,7 +2,8 @@
 /// (docs/PROTOCOL.md, "Requests and results"). A result does not say which
 /// request it answers, so decoding needs the request's type.
 public enum ResultData: Hashable, Sendable {
-    /// `auth`: `{"user":{"uid"},"deviceId","activeCall"}`.
+    /// `auth`: `{"user":{"uid"},"deviceId","activeCall","seq"}`, and
+    /// `"resumed","calls"` when it asked to resume.
     case authenticated(Authentication)
     /// `initiateCall`: the call and how many callee devices it rings now.
     case initiated(Call, ringing: Int)
@@ -17,9 +18,17 @@ public enum ResultData: Hashable, Sendable {
     public var json: JSONValue {
         switch self {
         case .authenticated(let authentication):
-            return .object([("user", .object([("uid", .string(authentication.uid))])),
-                            ("deviceId", .string(authentication.deviceId)),
-                            ("activeCall", authentication.activeCall?.json ?? .null)])
+            var members: [(key: String, value: JSONValue)] = [
+                ("user", .object([("uid", .string(authentication.uid))])),
+                ("deviceId", .string(authentication.deviceId)),
+                ("activeCall", authentication.activeCall?.json ?? .null),
+                ("seq", .integer(authentication.seq)),
+            ]
+            if let resume = authentication.resume {
+                members.append(("resumed", .bool(resume.resumed)))
+                members.append(("calls", .array(resume.calls.map(\.json))))
+            }
+            return .object(members)
         case .initiated(let call, let ringing):
             return .object([("call", call.json), ("ringing", .integer(Int64(ringing)))])
         case .call(let call):
@@ -37,9 +46,17 @@ public enum ResultData: Hashable, Sendable {
         let fields = JSONFields(json)
         switch type {
         case .auth:
+            var resume: ResumeOutcome?
+            if fields.has("resumed") {
+                guard case .array(let entries)? = json["calls"] else { throw SignalError(.validation, "calls must be an array") }
+                var calls: [Call] = []
+                for entry in entries { calls.append(try Call(json: entry)) }
+                resume = ResumeOutcome(resumed: try fields.bool("resumed"), calls: calls)
+            }
             self = .authenticated(Authentication(uid: try fields.nested("user").string("uid"),
                                                  deviceId: try fields.string("deviceId"),
-                                                 activeCall: try Self.optionalCall(json["activeCall"], "activeCall")))
+                                                 activeCall: try Self.optionalCall(json["activeCall"], "activeCall"),
+                                                 seq: try fields.optionalInteger("seq") ?? 0, resume: resume))
         case .initiateCall:
             self = .initiated(try Call(json: try fields.nested("call").value), ringing: Int(try fields.integer("ringing")))
         case .acceptCall, .rejectCall, .cancelCall, .endCall:
@@ -69,10 +86,34 @@ public struct Authentication: Hashable, Sendable {
     public var deviceId: String
     /// The user's live call, if any.
     public var activeCall: Call?
+    /// The position of the change sequence when the device authenticated:
+    /// every later change of the user's calls reaches it as an event, so
+    /// this is where it resumes from until it sees a larger `seq`.
+    public var seq: Int64
+    /// What the device missed, when it asked to resume.
+    public var resume: ResumeOutcome?
 
-    public init(uid: String, deviceId: String, activeCall: Call?) {
+    public init(uid: String, deviceId: String, activeCall: Call?, seq: Int64 = 0, resume: ResumeOutcome? = nil) {
         self.uid = uid
         self.deviceId = deviceId
         self.activeCall = activeCall
+        self.seq = seq
+        self.resume = resume
+    }
+}
+
+/// The answer to `auth`'s `resume`.
+public struct ResumeOutcome: Hashable, Sendable {
+    /// False when the device missed more than the server keeps for a resume
+    /// (docs/PROTOCOL.md, "Resume"): `calls` is then empty and the device
+    /// goes by `activeCall` and its call history instead.
+    public var resumed: Bool
+    /// Every call of the user that changed after `afterSeq`, each in its
+    /// current state, oldest change first.
+    public var calls: [Call]
+
+    public init(resumed: Bool, calls: [Call]) {
+        self.resumed = resumed
+        self.calls = calls
     }
 }

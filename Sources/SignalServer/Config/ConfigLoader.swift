@@ -145,6 +145,12 @@ public enum ConfigLoader {
         },
         integer("calls.ringTimeoutSeconds", \.ringTimeout, 1 ... 300),
         seconds("calls.reconnectGraceSeconds", \.reconnectGrace),
+        Key(path: "calls.onRestart", expectation: "resume or end") { config, value in
+            guard let policy = value.stringValue.flatMap(RestartPolicy.init(rawValue:)) else { return false }
+            config.onRestart = policy
+            return true
+        },
+        seconds("calls.restartGraceSeconds", \.restartGrace),
         integer("limits.outboundSoftLimitBytes", \.outboundSoftLimit, 1024 ... 1 << 30),
         integer("limits.outboundHardLimitBytes", \.outboundHardLimit, 1024 ... 1 << 30),
         optionalPath("tls.certificate", \.tlsCertificatePath),

@@ -68,6 +68,11 @@ public struct ServerConfig: Sendable {
     /// Seconds a user whose devices all went away may take to come back
     /// before their live call ends (`calls.reconnectGraceSeconds`).
     public var reconnectGrace = 10.0
+    /// What a start does with the calls the store holds as live (`calls.onRestart`).
+    public var onRestart = RestartPolicy.resume
+    /// Seconds every party of a call restored at start has to reconnect
+    /// before the lost-connection rules apply (`calls.restartGraceSeconds`).
+    public var restartGrace = 30.0
     /// Devices one user may have connected at once (`limits.devicesPerUser`).
     public var devicesPerUser = 10
     /// Requests per second a connection may make on average (`limits.requestsPerSecond`).
@@ -101,6 +106,16 @@ public struct ServerConfig: Sendable {
     public var resolvedThreads: Int {
         threads > 0 ? threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
+}
+
+/// What happens to live calls when ringd stops and starts again.
+public enum RestartPolicy: String, Sendable {
+    /// A stop leaves them live in the store and the next start restores
+    /// them: ongoing calls go on, ringing ones ring until their deadline.
+    case resume
+    /// A stop ends them with `server_shutdown`; a start ends those a crash
+    /// left with `server_restart`.
+    case end
 }
 
 #if canImport(Glibc)

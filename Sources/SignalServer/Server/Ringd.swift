@@ -1,8 +1,9 @@
 import SignalProtocol
 
-/// The ringing server as an application: opens the store, closes calls a
-/// crash left live (`server_restart`), loads the token secret and the
-/// revocations, and serves ``RingdRouter`` on every loop.
+/// The ringing server as an application: opens the store, restores the
+/// calls the previous run left live (or ends them, as `calls.onRestart`
+/// says), loads the token secret and the revocations, and serves
+/// ``RingdRouter`` on every loop.
 public final class Ringd: ServerApplication {
     /// The signaling service (state machine, store, auth).
     public let service: SignalingService
@@ -18,9 +19,10 @@ public final class Ringd: ServerApplication {
         let tokens = TokenAuthority(secret: secret, revocations: try store.loadRevocations())
         service = SignalingService(config: config, store: store, tokens: tokens,
                                    keys: AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys))
-        let recovered = try service.restart(with: try store.loadLiveCalls())
-        if recovered > 0 {
-            Log.info("closed \(recovered) call(s) left live by the previous run (server_restart)")
+        let report = try service.start(from: try store.loadContinuity())
+        if report.restored > 0 || report.ended > 0 {
+            let ending = config.onRestart == .resume ? "ended (deadline passed)" : "ended (server_restart)"
+            Log.info("calls left live by the previous run: \(report.restored) restored, \(report.ended) \(ending)")
         }
     }
 

@@ -105,7 +105,7 @@ extension CallStateMachine {
         let call = Call.placed(sessionId: newSessionId(), from: device.uid, to: receiver, callType: callType,
                                timeout: timeout ?? settings.defaultRingTimeout, metadata: metadata,
                                receiverBusy: liveCall(of: receiver) != nil, at: now.wall)
-        commit(.created(call, by: actor), except: device.address, now: now, into: &output)
-        return .success(.initiated(call, ringing: call.status == .initiated ? devices[receiver]?.count ?? 0 : 0))
+        let placed = commit(.created(call, by: actor), except: device.address, now: now, into: &output)
+        return .success(.initiated(placed, ringing: placed.status == .initiated ? devices[receiver]?.count ?? 0 : 0))
     }
 }

@@ -26,20 +26,6 @@ extension CallStateMachine {
         return output
     }
 
-    /// The server stops: every ringing call is cancelled and every ongoing one
-    /// ended, with `server_shutdown`, and every device is told.
-    public mutating func shutdown(now: SignalingTime) -> SignalingOutput {
-        endEveryLiveCall(.shutDown, now: now)
-    }
-
-    /// The server starts on a store that holds `calls` as live (a crash left
-    /// them): each ends with `server_restart`. Nobody is connected yet, so
-    /// the output is only the changes to commit.
-    public mutating func restart(with calls: [Call], now: SignalingTime) -> SignalingOutput {
-        for call in calls { adopt(call, now: now) }
-        return endEveryLiveCall(.restart, now: now)
-    }
-
     /// After a commit failed: the live calls become exactly `calls`, what the
     /// store holds, keeping the devices. Ring timers are scheduled again for
     /// calls that ring (their deadline may have passed while the failed
@@ -59,14 +45,6 @@ extension CallStateMachine {
             for uid in [call.initiator, call.receiver] where devices[uid] == nil && graceGenerations[uid] == nil {
                 startGrace(of: uid, now: now, into: &output)
             }
-        }
-        return output
-    }
-
-    private mutating func endEveryLiveCall(_ transition: CallTransition, now: SignalingTime) -> SignalingOutput {
-        var output = SignalingOutput()
-        for call in liveCalls.values.sorted(by: { ($0.initiatedAt, $0.sessionId) < ($1.initiatedAt, $1.sessionId) }) {
-            _ = try? commit(transition, to: call, by: .server, except: nil, now: now, into: &output)
         }
         return output
     }

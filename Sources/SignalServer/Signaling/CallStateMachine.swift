@@ -24,6 +24,12 @@ public struct CallStateMachine: Sendable {
     /// The last grace generation handed out; never repeats, so a stale timer
     /// can never match a later grace period.
     private var lastGraceGeneration: UInt64 = 0
+    /// The restart grace deadline (wall clock, ms) of each party of a
+    /// restored call that has not come back yet; kept in the store too, so
+    /// that no later start extends it.
+    var restartGraceDeadlines: [String: Int64] = [:]
+    /// The store-wide position of the last change made (see ``Call/seq``).
+    private(set) var lastSeq: Int64 = 0
     private let makeSessionId: @Sendable () -> String
 
     /// A machine with no devices and no calls. `makeSessionId` must return
@@ -45,8 +51,9 @@ public struct CallStateMachine: Sendable {
     /// A device authenticated. Replaces a device of the same uid and id
     /// (closing the old connection with 4003), refuses one over the per-user
     /// limit (error result, then close 4001), ends the user's grace period,
-    /// and replies with the user's live call.
-    public mutating func connect(_ device: Device, requestId: String?) -> SignalingOutput {
+    /// and replies with the user's live call, and with what changed after
+    /// `resumingAfter` when the device resumes.
+    public mutating func connect(_ device: Device, requestId: String?, resumingAfter: Int64? = nil) -> SignalingOutput {
         var output = SignalingOutput()
         var userDevices = devices[device.uid] ?? [:]
         if let previous = userDevices[device.deviceId] {
@@ -62,8 +69,14 @@ public struct CallStateMachine: Sendable {
         userDevices[device.deviceId] = device.address
         devices[device.uid] = userDevices
         graceGenerations[device.uid] = nil
-        let authentication = Authentication(uid: device.uid, deviceId: device.deviceId, activeCall: liveCall(of: device.uid))
-        output.actions.append(.reply(device.address, id: requestId, .success(.authenticated(authentication))))
+        endRestartGrace(of: device.uid, into: &output)
+        let authentication = Authentication(uid: device.uid, deviceId: device.deviceId, activeCall: liveCall(of: device.uid),
+                                            seq: lastSeq)
+        if let resumingAfter {
+            output.actions.append(.replyResuming(device.address, id: requestId, authentication, afterSeq: resumingAfter))
+        } else {
+            output.actions.append(.reply(device.address, id: requestId, .success(.authenticated(authentication))))
+        }
         return output
     }
 
@@ -88,21 +101,33 @@ public struct CallStateMachine: Sendable {
         devices[device.uid]?[device.deviceId] == device.address
     }
 
-    /// Starts a new grace period for `uid`, whose devices are all gone.
-    mutating func startGrace(of uid: String, now: SignalingTime, into output: inout SignalingOutput) {
+    /// Starts a new grace period for `uid`, whose devices are all gone:
+    /// the reconnect grace from `now`, or until the monotonic `deadline`.
+    mutating func startGrace(of uid: String, now: SignalingTime, until deadline: Int64? = nil,
+                             into output: inout SignalingOutput) {
         lastGraceGeneration += 1
         graceGenerations[uid] = lastGraceGeneration
         output.actions.append(.schedule(.grace(uid: uid, generation: lastGraceGeneration),
-                                        at: now.monotonic + settings.reconnectGraceMillis))
+                                        at: deadline ?? now.monotonic + settings.reconnectGraceMillis))
+    }
+
+    /// `uid` came back or its call ended: its restart grace is over, in the store too.
+    mutating func endRestartGrace(of uid: String, into output: inout SignalingOutput) {
+        if restartGraceDeadlines.removeValue(forKey: uid) != nil { output.restartGrace.append(.clear(uid: uid)) }
     }
 
     // MARK: Changes
 
-    /// Records a change: keeps the call live or retires it, keeps its ring
-    /// deadline while it rings, queues the change for the store, and tells
-    /// every device of both parties except `actor`.
+    /// Records a change: gives it the next position in the sequence, keeps
+    /// the call live or retires it, keeps its ring deadline while it rings,
+    /// queues the change for the store, and tells every device of both
+    /// parties except `actor`. Returns the call as changed.
+    @discardableResult
     mutating func commit(_ change: CallChange, except actor: DeviceAddress?, now: SignalingTime,
-                         into output: inout SignalingOutput) {
+                         into output: inout SignalingOutput) -> Call {
+        var change = change
+        lastSeq += 1
+        change.after.seq = lastSeq
         let call = change.after
         if call.status == .initiated {
             if ringDeadlines[call.sessionId] == nil {
@@ -117,6 +142,7 @@ public struct CallStateMachine: Sendable {
             liveCalls[call.sessionId] = nil
             for uid in [call.initiator, call.receiver] where liveCallOfUser[uid] == call.sessionId {
                 liveCallOfUser[uid] = nil
+                endRestartGrace(of: uid, into: &output)
             }
         } else {
             liveCalls[call.sessionId] = call
@@ -128,15 +154,15 @@ public struct CallStateMachine: Sendable {
             (devices[uid] ?? [:]).values.sorted(by: Self.addressOrder).filter { $0 != actor }
         }
         if !recipients.isEmpty { output.actions.append(.event(call, to: recipients)) }
+        return call
     }
 
     /// Applies `transition` to the live call `call` and commits the change.
     mutating func commit(_ transition: CallTransition, to call: Call, by actor: CallActor, except address: DeviceAddress?,
                          now: SignalingTime, into output: inout SignalingOutput) throws(SignalError) -> Call {
         let next = try call.applying(transition, by: actor, at: now.wall)
-        commit(CallChange(before: call, after: next, transition: transition, actor: actor), except: address, now: now,
-               into: &output)
-        return next
+        return commit(CallChange(before: call, after: next, transition: transition, actor: actor), except: address,
+                      now: now, into: &output)
     }
 
     /// Takes `call`, live in the store, into the machine as it is.
@@ -146,6 +172,11 @@ public struct CallStateMachine: Sendable {
         liveCallOfUser[call.initiator] = call.sessionId
         liveCallOfUser[call.receiver] = call.sessionId
         if call.status == .initiated { ringDeadlines[call.sessionId] = now.monotonic(atWall: call.ringDeadline) }
+    }
+
+    /// Continues the sequence after `seq`, the last position the store holds.
+    mutating func continueSequence(after seq: Int64) {
+        lastSeq = max(lastSeq, seq)
     }
 
     /// Drops every live call (before adopting the store's).

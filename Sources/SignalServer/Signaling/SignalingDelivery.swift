@@ -25,7 +25,7 @@ extension SignalingService {
                 timers.append(.cancel(timer))
             case .resolveSession(let address, let id, let sessionId, let uid):
                 resolve(sessionId, for: uid, replyTo: address, id: id)
-            case .event, .schedule, .cancel:
+            case .event, .schedule, .cancel, .replyResuming:
                 break
             }
         }

@@ -28,6 +28,10 @@ public enum SignalingAction: Hashable, Sendable {
     /// answered or ended before its ring timeout). Unknown or already run
     /// timers are ignored; a stale timer that fires anyway changes nothing.
     case cancel(SignalingTimer)
+    /// Send the `auth` result once the calls of the device's user that
+    /// changed after `afterSeq` are read from the store (after every change
+    /// queued before, so that the live events follow it without a gap).
+    case replyResuming(DeviceAddress, id: String?, Authentication, afterSeq: Int64)
     /// The session is not live: the store decides between
     /// `ERR_CALL_TERMINATED`, `ERR_CALL_NOT_A_PART` and `ERR_CALL_SESSION_NOT_FOUND`.
     case resolveSession(DeviceAddress, id: String, sessionId: String, uid: String)
@@ -38,6 +42,8 @@ public enum SignalingAction: Hashable, Sendable {
 public struct SignalingOutput: Sendable {
     /// Changes that must be durable before any action is performed, in order.
     public var changes: [CallChange] = []
+    /// Restart grace deadlines to keep or drop, committed with the changes.
+    public var restartGrace: [RestartGraceChange] = []
     /// Replies, events, closes and timers, in order.
     public var actions: [SignalingAction] = []
 
@@ -45,5 +51,5 @@ public struct SignalingOutput: Sendable {
 
     /// Whether there is nothing to commit and nothing to do (a timer for a
     /// call that already ended, a second disconnect).
-    public var isEmpty: Bool { changes.isEmpty && actions.isEmpty }
+    public var isEmpty: Bool { changes.isEmpty && restartGrace.isEmpty && actions.isEmpty }
 }

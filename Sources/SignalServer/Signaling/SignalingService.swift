@@ -47,6 +47,9 @@ public final class SignalingService: Sendable {
     let core: Mutex<Core>
     let mailboxes = Mutex<[Int: LoopMailbox]>([:])
     let pendingWork = Mutex(PendingWork())
+    /// What the start asked of the loops (ring and grace timers of the
+    /// calls it restored), performed once loop 0 serves.
+    let startActions = Mutex<[SignalingAction]>([])
 
     /// A service over `store`, on the system's clocks unless told otherwise.
     public convenience init(config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys,
@@ -65,7 +68,8 @@ public final class SignalingService: Sendable {
         self.consumers = consumers
         let settings = SignalingSettings(defaultRingTimeout: config.ringTimeout,
                                          reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
-                                         maxDevicesPerUser: config.devicesPerUser)
+                                         maxDevicesPerUser: config.devicesPerUser,
+                                         restartGraceMillis: Int64(config.restartGrace * 1000))
         core = Mutex(Core(machine: CallStateMachine(settings: settings)))
     }
 
@@ -79,15 +83,23 @@ public final class SignalingService: Sendable {
         loop.attach(state)
         let mailbox = loop.mailbox
         mailboxes.withLock { $0[loop.index] = mailbox }
+        if loop.index == 0 {
+            let actions = startActions.withLock { actions in
+                defer { actions = [] }
+                return actions
+            }
+            perform(actions, committed: .success(()))
+        }
         return state
     }
 
     // MARK: Inputs
 
-    /// A device authenticated (on `loop`, its connection's).
-    func connect(_ device: Device, requestId: String?, on loop: SignalingLoop) {
+    /// A device authenticated (on `loop`, its connection's), resuming after
+    /// a position of the change sequence or not.
+    func connect(_ device: Device, requestId: String?, resumingAfter seq: Int64? = nil, on loop: SignalingLoop) {
         apply(.presence(refusing: (device.address, requestId)), on: loop) { machine, _ in
-            machine.connect(device, requestId: requestId)
+            machine.connect(device, requestId: requestId, resumingAfter: seq)
         }
     }
 
@@ -120,30 +132,6 @@ public final class SignalingService: Sendable {
         apply(.timer) { machine, now in machine.timerFired(timer, now: now) }
     }
 
-    /// Ends the calls a crash left live (`calls`, read from the store at
-    /// start, before anyone connects) with `server_restart`; blocks until
-    /// that is committed. Returns how many there were.
-    public func restart(with calls: [Call]) throws(StoreError) -> Int {
-        let output = core.withLock { core in core.machine.restart(with: calls, now: clock.now()) }
-        guard !output.changes.isEmpty else { return 0 }
-        try store.commitAndWait(output.changes, recording: recording(for: output.changes))
-        for consumer in consumers { consumer.committed(output.changes) }
-        return output.changes.count
-    }
-
-    /// Stops taking requests and ends every live call with
-    /// `server_shutdown`, in one critical section so that no request slips
-    /// in between; tells the devices, and waits until that is committed.
-    /// Deliveries are queued on the loops ahead of anything asked of them
-    /// afterwards. A recovery under way is given a moment to finish first.
-    public func shutdown() {
-        for _ in 0 ..< 3 where core.withLock({ $0.recovering }) { store.flush() }
-        core.withLock { core in
-            core.stopping = true
-            enqueue(core.machine.shutdown(now: clock.now()), wakeWriter: true)
-        }
-        store.flush()
-    }
 
     // MARK: Effects
 
@@ -195,7 +183,8 @@ public final class SignalingService: Sendable {
     func enqueue(_ output: SignalingOutput, wakeWriter: Bool) {
         guard !output.isEmpty else { return }
         let changes = output.changes
-        store.commit(changes, wakeWriter: wakeWriter, recording: recording(for: changes)) { [self] result in
+        store.commit(changes, restartGrace: output.restartGrace, wakeWriter: wakeWriter,
+                     recording: recording(for: changes)) { [self] result in
             switch result {
             case .failure(let error) where error.code == .closed:
                 // The store closed under a live service (the job was refused
@@ -209,10 +198,13 @@ public final class SignalingService: Sendable {
             }
             perform(output.actions, committed: result)
         }
+        for case .replyResuming(let address, let id, let authentication, let seq) in output.actions {
+            replyResuming(address, id: id, authentication, after: seq, wakeWriter: wakeWriter)
+        }
     }
 
     /// What the consumers write in the transaction that commits `changes`.
-    private func recording(for changes: [CallChange]) -> (@Sendable (StoreConnection) throws(StoreError) -> Void)? {
+    func recording(for changes: [CallChange]) -> (@Sendable (StoreConnection) throws(StoreError) -> Void)? {
         guard !changes.isEmpty, !consumers.isEmpty else { return nil }
         let consumers = self.consumers
         return { connection throws(StoreError) in

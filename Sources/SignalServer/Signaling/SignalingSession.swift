@@ -66,11 +66,12 @@ final class SignalingSession: WebSocketResponder {
         case .closed:
             return
         case .awaitingAuth:
-            guard case .auth(let credentials, let deviceId) = frame.request else {
+            guard case .auth(let credentials, let deviceId, let resume) = frame.request else {
                 return refuse(id: frame.id, SignalError(.authRequired, "the first frame must be auth"))
             }
             switch verify(credentials) {
-            case .success(let uid): authenticate(uid: uid, deviceId: deviceId, requestId: frame.id)
+            case .success(let uid):
+                authenticate(uid: uid, deviceId: deviceId, requestId: frame.id, resumingAfter: resume?.afterSeq)
             case .failure(let error): refuse(id: frame.id, error)
             }
         case .authenticated(let device):
@@ -117,12 +118,12 @@ final class SignalingSession: WebSocketResponder {
         }
     }
 
-    private func authenticate(uid: String, deviceId: String?, requestId: String?) {
+    private func authenticate(uid: String, deviceId: String?, requestId: String?, resumingAfter seq: Int64? = nil) {
         guard let address else { return }
         if case .awaitingAuth(let timer?) = state { socket?.loop.cancel(timer) }
         let device = Device(uid: uid, deviceId: deviceId ?? "d-" + String(SessionID.random().prefix(16)), address: address)
         state = .authenticated(device)
-        service.connect(device, requestId: requestId, on: loopState)
+        service.connect(device, requestId: requestId, resumingAfter: seq, on: loopState)
     }
 
     /// Answers an unauthenticated connection's failure, then closes it with 4001.

@@ -6,10 +6,15 @@ public struct SignalingSettings: Sendable {
     public var reconnectGraceMillis: Int64
     /// Devices one user may have connected at once.
     public var maxDevicesPerUser: Int
+    /// How long each party of a call restored at start may take to come
+    /// back, in milliseconds.
+    public var restartGraceMillis: Int64
 
-    public init(defaultRingTimeout: Int = 45, reconnectGraceMillis: Int64 = 10_000, maxDevicesPerUser: Int = 10) {
+    public init(defaultRingTimeout: Int = 45, reconnectGraceMillis: Int64 = 10_000, maxDevicesPerUser: Int = 10,
+                restartGraceMillis: Int64 = 30_000) {
         self.defaultRingTimeout = defaultRingTimeout
         self.reconnectGraceMillis = reconnectGraceMillis
         self.maxDevicesPerUser = maxDevicesPerUser
+        self.restartGraceMillis = restartGraceMillis
     }
 }

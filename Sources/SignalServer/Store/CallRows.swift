@@ -3,22 +3,23 @@ import SignalProtocol
 /// Calls in the `calls` table.
 extension StoreConnection {
     /// The `calls` columns a ``Call`` is decoded from, in the order
-    /// ``decodeCall(_:)`` reads them (columns 0 through 12).
+    /// ``decodeCall(_:)`` reads them (columns 0 through 13).
     static let callColumns = "session_id, call_type, status, initiator, receiver, initiated_at, accepted_at, ended_at, "
-        + "accepted_by, ended_by, end_reason, timeout, metadata"
+        + "accepted_by, ended_by, end_reason, timeout, metadata, change_seq"
 
     /// Replaces every field of the stored call but its session id and
     /// parties; matches no row when the call is new or names other parties.
     private static let updateCallSQL = """
         UPDATE calls SET call_type = ?2, status = ?3, initiated_at = ?6, accepted_at = ?7, ended_at = ?8,
-                         accepted_by = ?9, ended_by = ?10, end_reason = ?11, timeout = ?12, metadata = ?13
+                         accepted_by = ?9, ended_by = ?10, end_reason = ?11, timeout = ?12, metadata = ?13,
+                         change_seq = ?14
         WHERE session_id = ?1 AND initiator = ?4 AND receiver = ?5
         """
 
     private static let insertCallSQL = """
         INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, accepted_at,
-                           ended_at, accepted_by, ended_by, end_reason, timeout, metadata)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                           ended_at, accepted_by, ended_by, end_reason, timeout, metadata, change_seq)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
         """
 
     private static let callBySessionSQL = "SELECT \(callColumns) FROM calls WHERE session_id = ?1"
@@ -49,9 +50,9 @@ extension StoreConnection {
         }
     }
 
-    /// Runs `sql` with the 13 fields of `call` bound as ?1 through ?13
+    /// Runs `sql` with the 14 fields of `call` bound as ?1 through ?14
     /// (session id, call type, status, initiator, receiver, times, devices,
-    /// end reason, timeout, metadata).
+    /// end reason, timeout, metadata, sequence position).
     private func run(_ sql: String, with call: Call) throws(SQLiteError) {
         let statement = try database.statement(sql)
         defer { statement.reset() }
@@ -68,6 +69,7 @@ extension StoreConnection {
         try statement.bind(call.endReason?.rawValue, at: 11)
         try statement.bind(Int64(call.timeout), at: 12)
         try statement.bind(call.metadata?.serialized, at: 13)
+        try statement.bind(call.seq, at: 14)
         try statement.run()
     }
 
@@ -93,7 +95,7 @@ extension StoreConnection {
         return calls
     }
 
-    /// The ``Call`` in columns 0 through 12 of the current row (see
+    /// The ``Call`` in columns 0 through 13 of the current row (see
     /// ``callColumns``). Fails on a value this build does not know.
     static func decodeCall(_ row: SQLiteStatement) throws(StoreError) -> Call {
         guard let sessionId = row.string(at: 0), let initiator = row.string(at: 3), let receiver = row.string(at: 4)
@@ -120,6 +122,6 @@ extension StoreConnection {
         return Call(sessionId: sessionId, callType: callType, status: status, initiator: initiator, receiver: receiver,
                     initiatedAt: row.int64(at: 5), acceptedAt: row.optionalInt64(at: 6), endedAt: row.optionalInt64(at: 7),
                     acceptedBy: row.string(at: 8), endedBy: row.string(at: 9), endReason: endReason,
-                    timeout: Int(truncatingIfNeeded: row.int64(at: 11)), metadata: metadata)
+                    timeout: Int(truncatingIfNeeded: row.int64(at: 11)), metadata: metadata, seq: row.int64(at: 13))
     }
 }

@@ -95,23 +95,44 @@ public final class CallStore: Sendable {
     /// whose predecessors were lost. With `wakeWriter` false the caller owes
     /// a ``wakeWriter()`` call soon after, so that the commits of one
     /// event-loop pass wake the writer once and commit together.
-    func commit(_ changes: [CallChange], wakeWriter: Bool = true,
+    ///
+    /// The changes' sequence positions (``Call/seq``) are the store's last
+    /// from then on, and `restartGrace` is applied in the same transaction.
+    func commit(_ changes: [CallChange], restartGrace: [RestartGraceChange] = [], wakeWriter: Bool = true,
                 recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil,
                 completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
-        submit(writes: !changes.isEmpty, chained: !changes.isEmpty, wakeWriter: wakeWriter, { connection throws(StoreError) in
-            for change in changes { try connection.save(change.after) }
-            try recording?(connection)
+        let writes = !changes.isEmpty || !restartGrace.isEmpty
+        submit(writes: writes, chained: writes, wakeWriter: wakeWriter, { connection throws(StoreError) in
+            try Self.write(changes, restartGrace: restartGrace, recording: recording, on: connection)
         }, completion: completion)
     }
 
-    /// ``commit(_:wakeWriter:recording:completion:)``, blocking until done
-    /// (for start-up, before the server serves).
-    func commitAndWait(_ changes: [CallChange],
+    /// ``commit(_:restartGrace:wakeWriter:recording:completion:)``, blocking
+    /// until done (for start-up, before the server serves).
+    func commitAndWait(_ changes: [CallChange], restartGrace: [RestartGraceChange] = [],
                        recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil) throws(StoreError) {
-        try wait(writes: !changes.isEmpty, chained: !changes.isEmpty) { connection throws(StoreError) in
-            for change in changes { try connection.save(change.after) }
-            try recording?(connection)
+        let writes = !changes.isEmpty || !restartGrace.isEmpty
+        try wait(writes: writes, chained: writes) { connection throws(StoreError) in
+            try Self.write(changes, restartGrace: restartGrace, recording: recording, on: connection)
         }
+    }
+
+    private static func write(_ changes: [CallChange], restartGrace: [RestartGraceChange],
+                              recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)?,
+                              on connection: StoreConnection) throws(StoreError) {
+        for change in changes { try connection.save(change.after) }
+        if let last = changes.last { try connection.advanceChangeSeq(to: last.after.seq) }
+        for change in restartGrace { try connection.apply(change) }
+        try recording?(connection)
+    }
+
+    /// Reads the calls of `uid` changed after `seq` (at most `limit + 1`),
+    /// after every job queued before.
+    func changedCalls(of uid: String, after seq: Int64, limit: Int, wakeWriter: Bool = true,
+                      completion: @escaping @Sendable (Result<ChangedCalls, StoreError>) -> Void) {
+        submit(writes: false, wakeWriter: wakeWriter, { connection throws(StoreError) in
+            try connection.changedCalls(of: uid, after: seq, limit: limit + 1)
+        }, completion: completion)
     }
 
     /// Starts the change chain afresh after a failed commit, once every
@@ -183,6 +204,17 @@ public final class CallStore: Sendable {
     /// The calls stored as `initiated` or `ongoing`, oldest first. Blocks until read.
     public func loadLiveCalls() throws(StoreError) -> [Call] {
         try wait(writes: false) { connection throws(StoreError) in try connection.liveCalls() }
+    }
+
+    /// What a start continues from: the live calls (oldest first), the
+    /// restart grace deadlines and the last position of the change sequence.
+    /// Blocks until read.
+    public func loadContinuity() throws(StoreError) -> StoreContinuity {
+        try wait(writes: false) { connection throws(StoreError) in
+            StoreContinuity(liveCalls: try connection.liveCalls(),
+                            restartGraceDeadlines: try connection.restartGraceDeadlines(),
+                            lastSeq: try connection.lastChangeSeq())
+        }
     }
 
     /// Blocks until every job queued before the call has completed (its

@@ -84,6 +84,31 @@ enum StoreSchema {
             CREATE INDEX calls_between ON calls (initiator, receiver, seq);
             CREATE INDEX calls_missed ON calls (receiver, seq) WHERE status IN ('unanswered', 'cancelled', 'busy');
             """),
+        StoreMigration(version: 3, sql: """
+            -- Every change of a call takes the next position of one
+            -- store-wide sequence, kept as the call's change_seq, so that a
+            -- device coming back asks for the calls that changed after the
+            -- last position it saw: one ordered scan per party. The last
+            -- position given out is kept in counters, read at start. Calls
+            -- saved before this version keep their order of first save.
+            ALTER TABLE calls ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+            UPDATE calls SET change_seq = seq;
+            CREATE INDEX calls_changed_by_initiator ON calls (initiator, change_seq);
+            CREATE INDEX calls_changed_by_receiver ON calls (receiver, change_seq);
+            CREATE TABLE counters (
+                name TEXT PRIMARY KEY,
+                value INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO counters (name, value) VALUES ('change_seq', (SELECT coalesce(max(seq), 0) FROM calls));
+
+            -- The restart grace deadline (ms) of each party of a call a start
+            -- restored that has not come back yet: a later start keeps it
+            -- rather than granting a new one.
+            CREATE TABLE restart_grace (
+                uid TEXT PRIMARY KEY,
+                deadline INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            """),
     ]
 
     /// The schema version this build writes.

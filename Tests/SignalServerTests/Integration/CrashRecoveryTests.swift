@@ -8,12 +8,17 @@ import TestSupport
 #endif
 
 extension SignalingIntegration {
-    /// The real `ringd` binary: a burst of calls, `kill -9`, a restart on the
-    /// same store; every call a client heard of is there as it was told, and
-    /// nothing is left live. Also SIGTERM: exit 0 and no live call left.
+    /// The real `ringd` binary with `calls.onRestart: end`: a burst of calls,
+    /// `kill -9`, a restart on the same store; every call a client heard of
+    /// is there as it was told, and nothing is left live. Also SIGTERM: exit
+    /// 0 and no live call left. With `resume`: RestartResumeTests.
     @Suite("SignalingIntegration: crash recovery (ringd binary)", .blocking)
     struct CrashRecoveryTests {
         static let pairs = 8
+        /// Requests as fast as the pairs make them.
+        static let limits = ["RINGD_LIMITS_REQUESTS_PER_SECOND": "100000", "RINGD_LIMITS_REQUEST_BURST": "100000"]
+        /// Today's behaviour before `resume` became the default.
+        static let ending = ["RINGD_CALLS_ON_RESTART": "end"]
 
         /// One caller/callee pair running initiate → accept → end until the server dies.
         static func runPair(_ index: Int, port: Int, ledger: Ledger) {
@@ -44,13 +49,12 @@ extension SignalingIntegration {
             }
         }
 
-        @Test("kill -9 during a burst: the restart keeps every call as told and closes live ones")
+        @Test("onRestart end: kill -9 during a burst, the restart keeps every call as told and closes live ones")
         func killDuringBurst() throws {
             let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let limits = ["RINGD_LIMITS_REQUESTS_PER_SECOND": "100000", "RINGD_LIMITS_REQUEST_BURST": "100000"]
-            let first = try RingdProcess(binary: binary, directory: directory.path, environment: limits)
+            let first = try RingdProcess(binary: binary, directory: directory.path, environment: Self.limits.merging(Self.ending) { $1 })
             defer { first.stop() }
 
             // Two calls certainly live at the crash: one ringing, one ongoing.
@@ -81,7 +85,7 @@ extension SignalingIntegration {
             #expect(waitUntil(timeout: 15) { ledger.exitedCount == Self.pairs }, "burst threads did not stop")
             #expect(ledger.failureList.isEmpty, "failures before the crash: \(ledger.failureList)")
 
-            let second = try RingdProcess(binary: binary, directory: directory.path)
+            let second = try RingdProcess(binary: binary, directory: directory.path, environment: Self.ending)
             defer { second.stop() }
             let told = ledger.statuses
             #expect(told.count >= 152)
@@ -125,12 +129,12 @@ extension SignalingIntegration {
             #expect(try holder.initiate(to: "held").call().status == .initiated)
         }
 
-        @Test("SIGTERM: devices are told server_shutdown, ringd exits 0 and leaves no live call")
+        @Test("onRestart end: SIGTERM tells devices server_shutdown, ringd exits 0 and leaves no live call")
         func sigterm() throws {
             let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let first = try RingdProcess(binary: binary, directory: directory.path)
+            let first = try RingdProcess(binary: binary, directory: directory.path, environment: Self.ending)
             defer { first.stop() }
             let a = try Device.open(port: first.port, uid: "alice", deviceId: "a1")
             let b = try Device.open(port: first.port, uid: "bob", deviceId: "b1")
@@ -156,7 +160,7 @@ extension SignalingIntegration {
             #expect(first.process.termination == .exited(0),
                     "ended \(String(describing: first.process.termination)); log: \(first.log)")
 
-            let second = try RingdProcess(binary: binary, directory: directory.path)
+            let second = try RingdProcess(binary: binary, directory: directory.path, environment: Self.ending)
             defer { second.stop() }
             for (sessionId, status) in [(ringingId, "cancelled"), (ongoingId, "ended")] {
                 let stored = try #require(try rest(port: second.port, "GET", "/v1/calls/\(sessionId)").json)

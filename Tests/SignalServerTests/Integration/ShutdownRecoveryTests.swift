@@ -4,19 +4,20 @@ import Testing
 import TestSupport
 
 extension SignalingIntegration {
-    /// Graceful shutdown in process: every device hears its call end with
-    /// server_shutdown before the 1001 close; a restart on the same store
-    /// shows those calls (and has nothing left to recover).
+    /// Graceful shutdown in process with `calls.onRestart: end`: every
+    /// device hears its call end with server_shutdown before the 1001 close;
+    /// a restart on the same store shows those calls (and has nothing left
+    /// to recover). With `resume`: see RestartResumeTests.
     @Suite("SignalingIntegration: shutdown and restart", .blocking)
     struct ShutdownRecoveryTests {
-        @Test("graceful shutdown ends live calls with server_shutdown, then closes with 1001")
+        @Test("onRestart end: graceful shutdown ends live calls with server_shutdown, then closes with 1001")
         func gracefulShutdown() throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let storePath = directory.file("ringd.sqlite")
             var ringingId = "", ongoingId = "", accepted: Snapshot?
             do {
-                let h = try Harness { $0.storePath = storePath }
+                let h = try Harness { $0.storePath = storePath; $0.onRestart = .end }
                 defer { h.finish() }
                 let a1 = try h.device("alice", "a1"), a2 = try h.device("alice", "a2"), b1 = try h.device("bob", "b1")
                 let c1 = try h.device("carol", "c1"), d1 = try h.device("dave", "d1")
@@ -47,7 +48,7 @@ extension SignalingIntegration {
                 #expect(h.server.waitForExit(timeout: 5), "the server exits once the devices are gone")
             }
 
-            let h = try Harness { $0.storePath = storePath }
+            let h = try Harness { $0.storePath = storePath; $0.onRestart = .end }
             defer { h.finish() }
             let ringing = try #require(try h.rest("GET", "/v1/calls/\(ringingId)").json)
             #expect(ringing["status"] == .string("cancelled") && ringing["endReason"] == .string("server_shutdown"),

@@ -48,7 +48,7 @@ extension SignalingIntegration {
                 let directory = try TemporaryDirectory()
                 defer { directory.remove() }
                 let store = try CallStore(path: directory.file("ringd.sqlite"))
-                let config = testConfig()
+                let config = testConfig { $0.onRestart = .end }
                 let service = SignalingService(config: config, store: store,
                                                tokens: TokenAuthority(secret: Array(repeating: 7, count: 32), revocations: [:]),
                                                keys: AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys))

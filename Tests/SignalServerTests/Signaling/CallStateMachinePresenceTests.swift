@@ -15,6 +15,7 @@ import TestSupport
             ("user", .object([("uid", .string("alice"))])),
             ("deviceId", .string("a-phone")),
             ("activeCall", .null),
+            ("seq", .integer(0)),
         ]))
         #expect(output.saves.isEmpty)
         #expect(h.machine.isRegistered(device))

@@ -126,6 +126,18 @@ final class MachineHarness {
         record(machine.shutdown(now: time))
     }
 
+    /// A start on a store that holds `calls` live (`calls.onRestart: resume`).
+    @discardableResult
+    func restore(_ calls: [Call], graceDeadlines: [String: Int64] = [:], lastSeq: Int64 = 0) -> SignalingOutput {
+        machine.continueSequence(after: lastSeq)
+        return record(machine.restore(calls, graceDeadlines: graceDeadlines, now: time))
+    }
+
+    @discardableResult
+    func connect(_ device: Device, resumingAfter seq: Int64) -> SignalingOutput {
+        record(machine.connect(device, requestId: "auth", resumingAfter: seq))
+    }
+
     // MARK: Clock
 
     /// Moves both clocks by `millis`, firing due timers.
@@ -213,6 +225,7 @@ final class MachineHarness {
 extension SignalingOutput {
     mutating func append(_ other: SignalingOutput) {
         changes += other.changes
+        restartGrace += other.restartGrace
         actions += other.actions
     }
 

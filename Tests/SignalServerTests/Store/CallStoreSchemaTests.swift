@@ -26,11 +26,11 @@ import TestSupport
 
         let database = try SQLiteDatabase(path: path)
         #expect(try database.scalarInt64("PRAGMA user_version") == StoreSchema.latestVersion)
-        #expect(StoreSchema.latestVersion == 2)
+        #expect(StoreSchema.latestVersion == 3)
         #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
         let names = try schemaNames(path)
         for name in ["calls", "revocations", "calls_live", "calls_by_initiator", "calls_by_receiver", "calls_between",
-                     "calls_missed"] {
+                     "calls_missed", "calls_changed_by_initiator", "calls_changed_by_receiver", "counters", "restart_grace"] {
             #expect(names.contains(name), "\(name)")
         }
         #expect(!names.contains("call_log"))
@@ -73,7 +73,10 @@ import TestSupport
         let call = try #require(try store.fetch("session-1"))
         #expect(try store.logs("alice").logs == [CallLog(call: call, direction: .outgoing, missed: false)])
         #expect(try store.logs("bob", CallLogFilter(missedOnly: true)).logs == [CallLog(call: call, direction: .incoming, missed: true)])
-        #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == 2)
+        #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == 3)
+        // Version 3 numbered the calls already there in the order they were saved.
+        #expect(call.seq == 1)
+        #expect(try store.loadContinuity().lastSeq == 1)
     }
 
     /// The log is copied back by the checkpointer thread once it holds

@@ -11,6 +11,7 @@ import TestSupport
     static let requests: [ClientRequest] = [
         .auth(.authKey(uid: "alice", key: "ringd-dev-auth-key"), deviceId: "a-phone"),
         .auth(.token("v1.abc.def"), deviceId: nil),
+        .auth(.token("v1.abc.def"), deviceId: "a-phone", resume: ResumePoint(deviceId: "a-phone", afterSeq: 41)),
         .initiateCall(receiverId: "bob", callType: .video, timeout: 30,
                       metadata: .object([("topic", .string("standup")), ("n", .integer(3))])),
         .initiateCall(receiverId: "bob", callType: .audio, timeout: nil, metadata: nil),
@@ -37,6 +38,8 @@ import TestSupport
             (.auth(.authKey(uid: "alice", key: "k"), deviceId: "a1"),
              #"{"type":"auth","id":"1","uid":"alice","authKey":"k","deviceId":"a1"}"#),
             (.auth(.token("t"), deviceId: nil), #"{"type":"auth","id":"1","authToken":"t"}"#),
+            (.auth(.token("t"), deviceId: "a1", resume: ResumePoint(deviceId: "a1", afterSeq: 7)),
+             #"{"type":"auth","id":"1","authToken":"t","deviceId":"a1","resume":{"deviceId":"a1","afterSeq":7}}"#),
             (.initiateCall(receiverId: "bob", callType: .audio, timeout: 30, metadata: nil),
              #"{"type":"initiateCall","id":"1","receiverId":"bob","callType":"audio","timeout":30}"#),
             (.rejectCall(sessionId: "s", status: .rejected), #"{"type":"rejectCall","id":"1","sessionId":"s","status":"rejected"}"#),
@@ -63,5 +66,16 @@ import TestSupport
         #expect(throws: ClientFrame.ParseError(id: "2", error: SignalError(.validation, "receiverId must be \(Identifier.rule)"))) {
             try ClientFrame.parse(Array(#"{"type":"initiateCall","id":"2","receiverId":"a b","callType":"audio"}"#.utf8))
         }
+        #expect(throws: ClientFrame.ParseError(id: "3", error: SignalError(.validation, "resume.deviceId must be the deviceId of the frame"))) {
+            try ClientFrame.parse(Array(#"{"type":"auth","id":"3","authToken":"t","deviceId":"a","resume":{"deviceId":"b","afterSeq":1}}"#.utf8))
+        }
+        #expect(throws: ClientFrame.ParseError(id: "4", error: SignalError(.validation, "resume.afterSeq must be an integer of 0 or more"))) {
+            try ClientFrame.parse(Array(#"{"type":"auth","id":"4","authToken":"t","resume":{"deviceId":"b","afterSeq":-1}}"#.utf8))
+        }
+    }
+
+    @Test func aResumeWithoutADeviceIdResumesAsTheDeviceItNames() throws {
+        let frame = try ClientFrame.parse(Array(#"{"type":"auth","id":"1","authToken":"t","resume":{"deviceId":"b","afterSeq":9}}"#.utf8))
+        #expect(frame.request == .auth(.token("t"), deviceId: "b", resume: ResumePoint(deviceId: "b", afterSeq: 9)))
     }
 }

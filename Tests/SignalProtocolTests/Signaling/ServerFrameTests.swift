@@ -9,11 +9,15 @@ import TestSupport
     static let ended = Call(sessionId: "3f2a", callType: .video, status: .ended, initiator: "alice", receiver: "bob",
                             initiatedAt: 1_700_000_000_000, acceptedAt: 1_700_000_002_000, endedAt: 1_700_000_009_500,
                             acceptedBy: "b-phone", endedBy: "alice", endReason: .hangup, timeout: 45,
-                            metadata: .object([("topic", .string("standup"))]))
+                            metadata: .object([("topic", .string("standup"))]), seq: 17)
 
     static let results: [(ResultData, RequestType)] = [
         (.authenticated(Authentication(uid: "alice", deviceId: "a1", activeCall: ringing)), .auth),
         (.authenticated(Authentication(uid: "alice", deviceId: "a1", activeCall: nil)), .auth),
+        (.authenticated(Authentication(uid: "alice", deviceId: "a1", activeCall: ringing, seq: 12,
+                                       resume: ResumeOutcome(resumed: true, calls: [ringing]))), .auth),
+        (.authenticated(Authentication(uid: "alice", deviceId: "a1", activeCall: nil, seq: 12,
+                                       resume: ResumeOutcome(resumed: false, calls: []))), .auth),
         (.initiated(ringing, ringing: 2), .initiateCall),
         (.call(ended), .endCall),
         (.call(ended), .acceptCall),

@@ -15,21 +15,22 @@ extension SignalingIntegration {
     /// The `ringd` executable, if one was built.
     static func ringdBinary() -> String? { Repository.executable("ringd") }
 
-    /// A `ringd` child process on a free port, with its store in `directory`.
+    /// A `ringd` child process on a free port (or on `port`, to restart a
+    /// ringd where its clients look for it), with its store in `directory`.
     /// Killed (SIGKILL) by ``stop()`` or when released.
     final class RingdProcess {
         let process: ChildProcess
         private(set) var port = 0
         let directory: String
 
-        init(binary: String, directory: String, environment extra: [String: String] = [:]) throws {
+        init(binary: String, directory: String, port wanted: Int = 0, environment extra: [String: String] = [:]) throws {
             self.directory = directory
             let configPath = directory + "/config.json"
             guard FileManager.default.createFile(atPath: configPath, contents: Data("{}".utf8)) else {
                 throw ClientError("cannot write \(configPath)")
             }
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
-            environment["RINGD_LISTEN_PORT"] = "0"
+            environment["RINGD_LISTEN_PORT"] = String(wanted)
             environment["RINGD_STORE_PATH"] = directory + "/ringd.sqlite"
             environment["RINGD_CALLS_RING_TIMEOUT_SECONDS"] = "30"
             environment["RINGD_THREADS"] = "2"

@@ -1,0 +1,71 @@
+import SignalProtocol
+@testable import SignalServer
+import Testing
+
+extension SignalingIntegration {
+    /// `auth` with `resume`, over real sockets: what a device missed, then
+    /// live events; and when the server cannot say, `resumed: false`.
+    @Suite("SignalingIntegration: resume", .blocking)
+    struct ResumeTests {
+        /// Authenticates `device` as `uid`/`deviceId` resuming after `seq`.
+        static func resume(_ device: Device, _ uid: String, _ deviceId: String, after seq: Int64) throws -> Reply {
+            try device.authenticate(try device.request("auth", [
+                ("uid", .string(uid)), ("authKey", .string(SignalingIntegration.authKey)),
+                ("resume", .object([("deviceId", .string(deviceId)), ("afterSeq", .integer(seq))])),
+            ]))
+        }
+
+        @Test("a device that comes back hears what changed after its position, then live events")
+        func resumes() throws {
+            let h = try Harness()
+            defer { h.finish() }
+            let a1 = try h.device("alice", "a1"), b1 = try h.device("bob", "b1")
+            let sessionId = try a1.initiate(to: "bob").call().sessionId
+            _ = try b1.waitForEvent(sessionId, .initiated)
+            let accepted = try b1.accept(sessionId).call()
+            b1.drop()
+            let ended = try a1.end(sessionId).call()
+
+            let back = try h.connect()
+            let reply = try Self.resume(back, "bob", "b1", after: accepted.seq)
+            #expect(reply.ok, "\(reply)")
+            #expect(reply.data?["deviceId"] == .string("b1"), "the resume names the device")
+            #expect(reply.data?["resumed"] == .bool(true))
+            #expect(reply.data?["calls"] == .array([ended.json]))
+            #expect(reply.data?["seq"] == .integer(ended.seq))
+            #expect(ended.endedBy == "alice" && ended.seq > accepted.seq)
+            let next = try a1.initiate(to: "bob").call()
+            #expect(try back.nextEvent().json == next.json)
+
+            let again = try h.connect()
+            let nothing = try Self.resume(again, "carol", "c1", after: next.seq)
+            #expect(nothing.data?["resumed"] == .bool(true) && nothing.data?["calls"] == .array([]))
+        }
+
+        @Test("a position the store never gave out gets resumed false, and the snapshot")
+        func unknownPosition() throws {
+            let h = try Harness()
+            defer { h.finish() }
+            let a1 = try h.device("alice", "a1")
+            let ringing = try a1.initiate(to: "bob").call()
+            let reply = try Self.resume(try h.connect(), "bob", "b1", after: ringing.seq + 1_000)
+            #expect(reply.ok)
+            #expect(reply.data?["resumed"] == .bool(false) && reply.data?["calls"] == .array([]))
+            #expect(reply.data?["activeCall"] == ringing.json)
+        }
+
+        @Test("more calls than the window holds, or a change older than it, is resumed false")
+        func window() {
+            let call = Call(sessionId: "s", callType: .audio, status: .cancelled, initiator: "a", receiver: "b",
+                            initiatedAt: 1_000, endedAt: 2_000, timeout: 30, seq: 5)
+            let now: Int64 = 2_000 + SignalingService.resumeWindowMillis
+            #expect(SignalingService.outcome(after: 4, .success(ChangedCalls(calls: [call], lastSeq: 5)), now: now)
+                == ResumeOutcome(resumed: true, calls: [call]))
+            #expect(SignalingService.outcome(after: 4, .success(ChangedCalls(calls: [call], lastSeq: 5)), now: now + 1)
+                == ResumeOutcome(resumed: false, calls: []))
+            let many = Array(repeating: call, count: SignalingService.resumeCallLimit + 1)
+            #expect(SignalingService.outcome(after: 4, .success(ChangedCalls(calls: many, lastSeq: 5)), now: now).resumed == false)
+            #expect(SignalingService.outcome(after: 4, .failure(StoreError(.closed, "closed")), now: now).resumed == false)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import SignalProtocol
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Two `ringctl` processes in a call while `ringd` is killed and started
+/// again on the same store and port (the call survives, both say so, and
+/// Ctrl-C then ends it on both sides), or while one of them loses its
+/// network (it learns how the call ended when it resumes).
+@Suite("EndToEnd: ringctl across a ringd restart and a lost connection", .blocking)
+struct RestartEndToEndTests {
+    /// The first line of `process` that starts with `prefix`, waited for.
+    static func line(_ process: RingctlProcess, startingWith prefix: String, timeout: Double = 15) -> String? {
+        var found: String?
+        _ = waitUntil(timeout: timeout) {
+            found = process.output.first { $0.hasPrefix(prefix) }
+            return found != nil
+        }
+        return found
+    }
+
+    @Test("kill -9 of ringd mid-call: both stay connected to the same session, then Ctrl-C hangs up both")
+    func callSurvivesKill() throws {
+        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let first = try SignalingIntegration.RingdProcess(binary: binary, directory: directory.path)
+        defer { first.stop() }
+        let port = first.port
+        let bob = try RingctlProcess(["--as", "bob", "answer", "--once", "--auto-accept"], port: port)
+        #expect(Self.line(bob, startingWith: "waiting for calls") != nil, "bob never waited: \(bob.errorOutput)")
+        let alice = try RingctlProcess(["--as", "alice", "call", "bob"], port: port)
+        let connected = try #require(Self.line(alice, startingWith: "connected · session "), "\(alice.errorOutput)")
+        #expect(Self.line(bob, startingWith: "connected · session ") == connected)
+
+        first.signal(SIGKILL)
+        #expect(first.waitForExit(timeout: 10))
+        let second = try SignalingIntegration.RingdProcess(binary: binary, directory: directory.path, port: port)
+        defer { second.stop() }
+        for side in [alice, bob] {
+            #expect(Self.line(side, startingWith: "reconnected") == "reconnected · " + connected,
+                    "\(side.output) \(side.errorOutput)")
+        }
+
+        alice.signal(SIGINT)
+        #expect(alice.exitStatus() == 0, "\(alice.output) \(alice.errorOutput)")
+        #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")
+        let sessionId = String(connected.dropFirst("connected · session ".count))
+        let stored = try #require(try SignalingIntegration.rest(port: port, "GET", "/v1/calls/\(sessionId)").json)
+        #expect(stored["status"] == .string("ended") && stored["endReason"] == .string("hangup")
+                    && stored["endedBy"] == .string("alice"), "\(stored.serialized)")
+        for side in [alice, bob] {
+            let last = side.output.last ?? ""
+            #expect(last.hasPrefix("ended · ") && last.hasSuffix(" · by alice (hangup)"), "\(side.output)")
+        }
+    }
+
+    @Test("bob's network drops while alice hangs up: on resuming bob learns it ended, by alice")
+    func endedWhileAway() throws {
+        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let ringd = try SignalingIntegration.RingdProcess(binary: binary, directory: directory.path)
+        defer { ringd.stop() }
+        let proxy = try TCPProxy(forwardingTo: ringd.port)
+        defer { proxy.stop() }
+        let bob = try RingctlProcess(["--as", "bob", "answer", "--once", "--auto-accept"], port: proxy.port)
+        #expect(Self.line(bob, startingWith: "waiting for calls") != nil, "bob never waited: \(bob.errorOutput)")
+        let alice = try RingctlProcess(["--as", "alice", "call", "bob"], port: ringd.port)
+        let connected = try #require(Self.line(alice, startingWith: "connected · session "), "\(alice.errorOutput)")
+        #expect(Self.line(bob, startingWith: "connected · session ") == connected)
+
+        proxy.refusing = true
+        proxy.cut()
+        #expect(Self.line(bob, startingWith: "lost the connection") != nil, "\(bob.output)")
+        alice.signal(SIGINT)
+        #expect(alice.exitStatus() == 0, "\(alice.output) \(alice.errorOutput)")
+        proxy.refusing = false
+        #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")
+        let last = bob.output.last ?? ""
+        #expect(last.hasPrefix("ended · ") && last.hasSuffix(" · by alice (hangup)"), "\(bob.output)")
+        #expect(!bob.output.contains { $0.hasPrefix("reconnected") }, "the resume told bob first: \(bob.output)")
+    }
+}

@@ -129,6 +129,9 @@ enum Help {
     another call`, `no answer after 45 s`, `cancelled by alice`.
     Ctrl-C while ringing cancels the call; Ctrl-C in the call hangs up; either
     way ringd confirms before ringctl exits. A second Ctrl-C quits at once.
+    A lost connection (or a restart of ringd) is retried for 10 s; ringctl
+    then resumes, hearing what it missed, and says
+    `reconnected · connected · session <id>` when the call goes on.
 
     options:
       --type audio|video      the call type (default video)

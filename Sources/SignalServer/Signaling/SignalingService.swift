@@ -191,7 +191,8 @@ public final class SignalingService: Sendable {
                 // at once, on this thread, with the core still locked): there
                 // is nothing left to recover, and locking the core again would deadlock.
                 break
-            case .failure(let error) where !changes.isEmpty:
+            case .failure(let error) where !changes.isEmpty || !output.restartGrace.isEmpty:
+                // A chained write failed (restart grace rows are links too).
                 commitFailed(error)
             case .failure, .success:
                 if !changes.isEmpty { for consumer in consumers { consumer.committed(changes) } }

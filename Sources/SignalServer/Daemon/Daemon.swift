@@ -6,7 +6,8 @@ import SignalSystem
 /// Runs a server as a foreground daemon: raises the descriptor limit, takes
 /// SIGINT/SIGTERM/SIGHUP on the main thread, prints a readiness line per
 /// listener, shuts down gracefully on SIGINT or SIGTERM and reloads the TLS
-/// certificate on SIGHUP.
+/// certificate on SIGHUP. Under systemd it listens on the sockets socket
+/// activation passes (``InheritedSockets``).
 public enum Daemon {
     /// Starts a server and blocks until SIGINT or SIGTERM has stopped it.
     /// Returns the process exit status.
@@ -24,7 +25,8 @@ public enum Daemon {
 
         let server: Server
         do {
-            server = try Server(config: config, application: try makeApplication())
+            let inherited = try InheritedSockets.take()
+            server = try Server(config: config, application: try makeApplication(), inherited: inherited)
         } catch {
             printError("\(program): cannot start: \(error)")
             return 1

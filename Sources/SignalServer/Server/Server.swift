@@ -123,6 +123,14 @@ public final class Server: Sendable {
         return targets
     }
 
+    /// How many event loops serve.
+    var loopCount: Int { group.mailboxes.count }
+
+    /// Runs `task` once on every loop's thread.
+    func onEveryLoop(_ task: @escaping LoopMailbox.Task) {
+        for mailbox in group.mailboxes { mailbox.submit(task) }
+    }
+
     /// The first address it listens on (plain text, unless it serves TLS alone).
     public var address: SocketAddress { listeners[0].address }
 

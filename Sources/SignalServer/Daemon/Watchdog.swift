@@ -17,10 +17,15 @@ final class Watchdog {
 
     /// Nil unless a watchdog is asked of this process (WATCHDOG_USEC set,
     /// and WATCHDOG_PID unset or this pid); unsets both variables.
-    init?(server: Server) {
+    convenience init?(server: Server) {
         var microseconds: UInt64 = 0
         guard sd_watchdog_enabled(1, &microseconds) > 0, microseconds > 0 else { return nil }
-        interval = Double(microseconds) / 2_000_000
+        self.init(server: server, interval: Double(microseconds) / 2_000_000)
+    }
+
+    /// A watchdog pinging every `interval` seconds; asks the loops at once.
+    init(server: Server, interval: Double) {
+        self.interval = interval
         self.server = server
         answers = LoopAnswers(loops: server.loopCount)
         due = Deadline.now().adding(seconds: interval)
@@ -31,7 +36,9 @@ final class Watchdog {
     var secondsUntilDue: Double { due.seconds(since: .now()) }
 
     /// Pings when every loop answered the last round, then starts the next.
-    func ping() {
+    /// Returns whether it pinged.
+    @discardableResult
+    func ping() -> Bool {
         let missing = answers.missing(round)
         if missing == 0 {
             SystemdNotifier.notify("WATCHDOG=1")
@@ -44,6 +51,7 @@ final class Watchdog {
         let now = Deadline.now()
         let next = due.adding(seconds: interval)
         due = next > now ? next : now.adding(seconds: interval)
+        return missing == 0
     }
 
     private func askLoops() {

@@ -123,9 +123,9 @@ extension SignalingIntegration {
             }
         }
 
-        /// Ends the interrupted call if the restarted ringd kept it live
-        /// (today a restart closes it with server_restart; a ringd that
-        /// resumes calls would keep it), so that it can be placed again.
+        /// Ends the interrupted call if the restarted ringd kept it live (a
+        /// restart may resume it or end it with server_restart: not this
+        /// test's concern), so that it can be placed again.
         private func endLeftover(_ caller: Device) throws {
             guard let live = try caller.activeCall() else { return }
             let reply = live.status == .initiated ? try caller.cancel(live.sessionId) : try caller.end(live.sessionId)

@@ -33,6 +33,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CSystemd",
+            path: "Sources/CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         .target(name: "SignalProtocol", path: "Sources/Protocol"),
         .target(name: "SignalSystem", path: "Sources/SignalSystem"),
         .target(name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/SignalCompression"),
@@ -41,7 +47,7 @@ let package = Package(
         .target(
             name: "SignalServer",
             dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim",
-                           "CSQLite"],
+                           "CSQLite", "CSystemd"],
             path: "Sources/SignalServer"
         ),
         .target(name: "SignalClient",

@@ -22,6 +22,10 @@ Every configuration key can be overridden by an environment variable:
 RINGD_ plus the key in upper snake case, e.g. RINGD_LISTEN_PORT=0.
 Once listening, ringd prints one line per listener on stdout:
 listening ws://HOST:PORT (plain) and listening wss://HOST:PORT (TLS).
+
+Under systemd, ringd serves the sockets socket activation passes (LISTEN_FDS;
+one named tls serves TLS) in place of the configured ports, and reports
+READY=1, STOPPING=1 and, with WatchdogSec=, WATCHDOG=1 (NOTIFY_SOCKET).
 """
 
 var configPath = "config.json"

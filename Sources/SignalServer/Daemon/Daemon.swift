@@ -6,7 +6,9 @@ import SignalSystem
 /// Runs a server as a foreground daemon: raises the descriptor limit, takes
 /// SIGINT/SIGTERM/SIGHUP on the main thread, prints a readiness line per
 /// listener, shuts down gracefully on SIGINT or SIGTERM and reloads the TLS
-/// certificate on SIGHUP.
+/// certificate on SIGHUP. Under systemd it listens on the sockets socket
+/// activation passes (``InheritedSockets``) and notifies readiness, the
+/// stop and the watchdog (``SystemdNotifier``, ``Watchdog``).
 public enum Daemon {
     /// Starts a server and blocks until SIGINT or SIGTERM has stopped it.
     /// Returns the process exit status.
@@ -24,7 +26,8 @@ public enum Daemon {
 
         let server: Server
         do {
-            server = try Server(config: config, application: try makeApplication())
+            let inherited = try InheritedSockets.take()
+            server = try Server(config: config, application: try makeApplication(), inherited: inherited)
         } catch {
             printError("\(program): cannot start: \(error)")
             return 1
@@ -34,10 +37,11 @@ public enum Daemon {
         for listener in server.listeners {
             writeLine("listening \(listener.url)", to: STDOUT_FILENO)
         }
+        SystemdNotifier.notify("READY=1\nSTATUS=listening on \(server.listeners.map(\.url).joined(separator: " and "))")
+        let watchdog = Watchdog(server: server)
 
         while true {
-            var received: Int32 = 0
-            sigwait(&signals, &received)
+            let received = nextSignal(&signals, watchdog: watchdog)
             if received == SIGHUP {
                 reloadCertificates(server, program: program)
                 continue
@@ -45,10 +49,33 @@ public enum Daemon {
             Log.info("\(program): signal \(received), shutting down")
             break
         }
+        SystemdNotifier.notify("STOPPING=1\nSTATUS=stopping")
         server.shutdown()
         server.wait()
         Log.info("\(program): stopped")
         return 0
+    }
+
+    /// Waits for one of `signals` and returns it; meanwhile pings the
+    /// watchdog, if there is one, each time its interval elapses.
+    static func nextSignal(_ signals: inout sigset_t, watchdog: Watchdog?) -> Int32 {
+        guard let watchdog else {
+            var received: Int32 = 0
+            sigwait(&signals, &received)
+            return received
+        }
+        while true {
+            let remaining = watchdog.secondsUntilDue
+            guard remaining > 0 else {
+                watchdog.ping()
+                continue
+            }
+            let whole = remaining.rounded(.down)
+            var timeout = timespec(tv_sec: Int(whole), tv_nsec: Int((remaining - whole) * 1e9))
+            let received = sigtimedwait(&signals, nil, &timeout)
+            // -1 is EAGAIN (the interval elapsed) or EINTR: look at the clock again.
+            if received > 0 { return received }
+        }
     }
 
     /// SIGHUP: loads the TLS certificate and key again for new connections;

@@ -5,9 +5,17 @@ import Glibc
 import SignalReactor
 import SignalSystem
 
-/// A listening TCP socket on one event loop. Every loop binds its own socket
-/// to the same address with SO_REUSEPORT, so the kernel spreads connections
-/// over the loops with no hand-off between threads.
+/// Where a listener's socket comes from.
+enum ListenTarget: Sendable {
+    /// Bound here: every loop binds its own socket to the address with
+    /// SO_REUSEPORT, so the kernel spreads connections over the loops with
+    /// no hand-off between threads.
+    case address(SocketAddress)
+    /// Passed in by socket activation: every loop listens on a duplicate.
+    case inherited(InheritedSocket)
+}
+
+/// A listening TCP socket on one event loop.
 final class Listener: Selectable {
     /// The address actually bound (with the real port when 0 was asked for).
     let address: SocketAddress
@@ -22,23 +30,35 @@ final class Listener: Selectable {
     /// the loop does not spin on a listener it cannot serve.
     static let descriptorExhaustionPause = 0.1
 
-    /// Binds and listens on `address`, calling `onAccept` for each new connection.
-    init(address: SocketAddress, loop: EventLoop,
+    /// Listens on `target` (binding it, or on a duplicate of the inherited
+    /// socket), calling `onAccept` for each new connection.
+    init(target: ListenTarget, loop: EventLoop,
          onAccept: @escaping (FileDescriptor, SocketAddress) -> Void) throws {
-        let fd = try Self.bound(to: address, sharingPort: true)
-        _ = try syscallExpectingResult("listen") { listen(fd.rawValue, 1024) }
-        var bound = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = try withUnsafeMutablePointer(to: &bound) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                try syscallExpectingResult("getsockname") { getsockname(fd.rawValue, address, &length) }
-            }
+        let fd: FileDescriptor
+        switch target {
+        case .address(let address):
+            fd = try Self.bound(to: address, sharingPort: true)
+            _ = try syscallExpectingResult("listen") { listen(fd.rawValue, 1024) }
+        case .inherited(let inherited):
+            fd = try inherited.duplicate()
         }
-        self.address = SocketAddress(storage: bound, length: length)
+        self.address = try Self.localAddress(of: fd.rawValue)
         self.socket = fd
         self.loop = loop
         self.onAccept = onAccept
         try loop.register(fd.rawValue, events: CSHIM_EPOLLIN, handler: self)
+    }
+
+    /// The address `fd` is bound to (getsockname).
+    static func localAddress(of fd: Int32) throws(SystemError) -> SocketAddress {
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = try withUnsafeMutablePointer(to: &bound) { pointer throws(SystemError) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
+                try syscallExpectingResult("getsockname") { getsockname(fd, address, &length) }
+            }
+        }
+        return SocketAddress(storage: bound, length: length)
     }
 
     /// Fails with ``ListenError`` when another socket listens on `address`

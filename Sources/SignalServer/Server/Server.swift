@@ -46,26 +46,22 @@ public final class Server: Sendable {
     private let application: ServerApplication
     private let closed = Mutex(false)
 
-    /// Binds and starts serving `application`. Throws ``ResolveError`` when the
-    /// address cannot be resolved, ``TLSError`` when the certificate or key
-    /// cannot be loaded, and ``ListenError`` when an address is in use
-    /// (by any other process, another ringd included) or cannot be bound.
-    public init(config: ServerConfig, application: ServerApplication) throws {
+    /// Binds and starts serving `application`, on the `inherited` sockets
+    /// in place of the configured addresses they replace (see
+    /// ``listenTargets(config:certificates:inherited:)``). Throws
+    /// ``ResolveError`` when the address cannot be resolved, ``TLSError``
+    /// when the certificate or key cannot be loaded, and ``ListenError``
+    /// when an address is in use (by any other process, another ringd
+    /// included) or cannot be bound, or an inherited socket cannot serve.
+    public init(config: ServerConfig, application: ServerApplication, inherited: InheritedSockets = .none) throws {
+        defer { inherited.close() }
         var certificates: TLSCertificates?
         if let certificatePath = config.tlsCertificatePath, let privateKeyPath = config.tlsPrivateKeyPath {
             certificates = try TLSCertificates(certificatePath: certificatePath, privateKeyPath: privateKeyPath,
                                                minimumVersion: config.tlsMinimumVersion)
         }
-        var wanted: [(SocketAddress, TLSCertificates?)] = []
-        if certificates == nil || config.tlsPort != nil {
-            wanted.append((try SocketAddress.resolve(host: config.host, port: config.port), nil))
-        }
-        if let certificates {
-            let port = config.tlsPort ?? config.port
-            wanted.append((try SocketAddress.resolve(host: config.host, port: port), certificates))
-        }
-        let requested = wanted
-        for (address, _) in requested { try Listener.checkFree(address) }
+        let requested = try Self.listenTargets(config: config, certificates: certificates, inherited: inherited)
+        for case (.address(let address), _) in requested { try Listener.checkFree(address) }
         let stats = ServerStats()
         // Loop 0 binds first; the others reuse the ports it was given.
         let bound = Mutex<[SocketAddress]?>(nil)
@@ -74,10 +70,12 @@ public final class Server: Sendable {
         }) { loop in
             let context = ServerContext(loop: loop, config: config, stats: stats)
             let serverLoop = ServerLoop(context: context, router: application.makeRouter(context))
-            let targets = bound.withLock { $0 } ?? requested.map(\.0)
+            let firstBound = bound.withLock { $0 }
             var actual: [SocketAddress] = []
-            for (target, (_, certificates)) in zip(targets, requested) {
-                actual.append(try serverLoop.listen(on: target, certificates: certificates))
+            for (index, (target, certificates)) in requested.enumerated() {
+                var resolved = target
+                if case .address = target, let firstBound { resolved = .address(firstBound[index]) }
+                actual.append(try serverLoop.listen(on: resolved, certificates: certificates))
             }
             bound.withLock { $0 = $0 ?? actual }
             loop.attach(serverLoop)
@@ -86,8 +84,51 @@ public final class Server: Sendable {
         self.stats = stats
         self.application = application
         self.certificates = certificates
-        let addresses = bound.withLock { $0 } ?? requested.map(\.0)
+        let addresses = bound.withLock { $0 } ?? []
         listeners = zip(addresses, requested).map { ServerListener(address: $0, isSecure: $1.1 != nil) }
+        for case (.inherited(let socket), let certificates) in requested {
+            Log.info("listening on inherited socket \(socket)\(certificates == nil ? "" : " (TLS)")")
+        }
+    }
+
+    /// Where to listen, plain text first, then TLS, each with the
+    /// certificate it serves. Inherited sockets replace configured
+    /// addresses: one named `tls` (`FileDescriptorName=tls`) replaces
+    /// `tls.port` and serves TLS; any other replaces `listen` and serves
+    /// what it serves (plain text, or TLS when TLS is configured without
+    /// `tls.port`). A configured address no inherited socket replaces is
+    /// bound as before.
+    static func listenTargets(config: ServerConfig, certificates: TLSCertificates?,
+                              inherited: InheritedSockets) throws -> [(ListenTarget, TLSCertificates?)] {
+        let tlsAlone = certificates != nil && config.tlsPort == nil
+        let forListen = inherited.sockets.filter { tlsAlone || !$0.isTLS }
+        let forTLS = inherited.sockets.filter { !tlsAlone && $0.isTLS }
+        if certificates == nil, let socket = forTLS.first {
+            throw ListenError(message: "inherited socket \(socket) is named \(InheritedSocket.tlsName) but no TLS certificate is configured (tls.certificate)")
+        }
+        var targets: [(ListenTarget, TLSCertificates?)] = []
+        let listenCertificates = tlsAlone ? certificates : nil
+        if forListen.isEmpty {
+            targets.append((.address(try SocketAddress.resolve(host: config.host, port: config.port)), listenCertificates))
+        } else {
+            targets += forListen.map { (.inherited($0), listenCertificates) }
+        }
+        if let certificates, let tlsPort = config.tlsPort {
+            if forTLS.isEmpty {
+                targets.append((.address(try SocketAddress.resolve(host: config.host, port: tlsPort)), certificates))
+            } else {
+                targets += forTLS.map { (.inherited($0), certificates) }
+            }
+        }
+        return targets
+    }
+
+    /// How many event loops serve.
+    var loopCount: Int { group.mailboxes.count }
+
+    /// Runs `task` once on every loop's thread.
+    func onEveryLoop(_ task: @escaping LoopMailbox.Task) {
+        for mailbox in group.mailboxes { mailbox.submit(task) }
     }
 
     /// The first address it listens on (plain text, unless it serves TLS alone).

@@ -22,10 +22,10 @@ final class ServerLoop {
     private static let plaintextRefusal = PlaintextRefusal(
         response: HTTPResponse.error(.badRequest, "this port speaks TLS: use wss:// or https://").serialized(keepAlive: false))
 
-    /// Listens on `address`, with TLS when `certificates` are given; returns
+    /// Listens on `target`, with TLS when `certificates` are given; returns
     /// the address actually bound.
-    func listen(on address: SocketAddress, certificates: TLSCertificates?) throws -> SocketAddress {
-        let listener = try Listener(address: address, loop: context.loop) { [unowned self] socket, peer in
+    func listen(on target: ListenTarget, certificates: TLSCertificates?) throws -> SocketAddress {
+        let listener = try Listener(target: target, loop: context.loop) { [unowned self] socket, peer in
             self.accept(socket, peer, certificates: certificates)
         }
         if listeners.isEmpty { context.loop.onShutdown { [self] in self.shutdown() } }

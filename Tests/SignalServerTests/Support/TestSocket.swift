@@ -6,7 +6,12 @@ import Testing
 /// Why a test socket operation failed.
 struct TestSocketError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// The `errno` of the failed call, where one failed (`connect`).
+    let code: Int32?
+    init(_ description: String, code: Int32? = nil) {
+        self.description = description
+        self.code = code
+    }
 }
 
 /// Seconds on the monotonic clock, for deadlines and elapsed times in tests.
@@ -74,10 +79,10 @@ final class TestSocket {
             }
         }
         guard result == 0 else {
-            let message = String(cString: strerror(errno))
+            let code = errno
             Glibc.close(fd)
             fd = -1
-            throw TestSocketError("connect to port \(port): \(message)")
+            throw TestSocketError("connect to port \(port): \(String(cString: strerror(code)))", code: code)
         }
     }
 

@@ -33,6 +33,7 @@ extension CallStateMachine {
     /// starts for each party with no device and none running.
     public mutating func rebuild(from calls: [Call], now: SignalingTime) -> SignalingOutput {
         var output = SignalingOutput()
+        continueSequence(after: lastSeq)
         for sessionId in ringDeadlines.keys.sorted() where !calls.contains(where: { $0.sessionId == sessionId }) {
             output.actions.append(.cancel(.ring(sessionId: sessionId)))
         }

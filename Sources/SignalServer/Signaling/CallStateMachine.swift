@@ -30,6 +30,12 @@ public struct CallStateMachine: Sendable {
     var restartGraceDeadlines: [String: Int64] = [:]
     /// The store-wide position of the last change made (see ``Call/seq``).
     private(set) var lastSeq: Int64 = 0
+    /// The highest position the store has reserved: positions up to it are
+    /// handed out without writing the store's counter, which is raised a
+    /// block at a time (a crash skips what was left of the block).
+    private(set) var reservedSeq: Int64 = 0
+    /// Positions reserved at once.
+    static let seqReservationBlock: Int64 = 1000
     private let makeSessionId: @Sendable () -> String
 
     /// A machine with no devices and no calls. `makeSessionId` must return
@@ -128,6 +134,10 @@ public struct CallStateMachine: Sendable {
         var change = change
         lastSeq += 1
         change.after.seq = lastSeq
+        if lastSeq > reservedSeq {
+            reservedSeq = lastSeq + Self.seqReservationBlock - 1
+            output.seqReservation = reservedSeq
+        }
         let call = change.after
         if call.status == .initiated {
             if ringDeadlines[call.sessionId] == nil {
@@ -174,9 +184,12 @@ public struct CallStateMachine: Sendable {
         if call.status == .initiated { ringDeadlines[call.sessionId] = now.monotonic(atWall: call.ringDeadline) }
     }
 
-    /// Continues the sequence after `seq`, the last position the store holds.
+    /// Continues the sequence after `seq`, the highest position the store
+    /// holds as handed out or reserved; the next change reserves anew.
+    /// Also after a failed commit, whose reservation may be lost.
     mutating func continueSequence(after seq: Int64) {
         lastSeq = max(lastSeq, seq)
+        reservedSeq = lastSeq
     }
 
     /// Drops every live call (before adopting the store's).

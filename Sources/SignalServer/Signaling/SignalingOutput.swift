@@ -42,6 +42,9 @@ public enum SignalingAction: Hashable, Sendable {
 public struct SignalingOutput: Sendable {
     /// Changes that must be durable before any action is performed, in order.
     public var changes: [CallChange] = []
+    /// The highest position of the change sequence the store must hold as
+    /// reserved, committed with the changes (set once per block of positions).
+    public var seqReservation: Int64?
     /// Restart grace deadlines to keep or drop, committed with the changes.
     public var restartGrace: [RestartGraceChange] = []
     /// Replies, events, closes and timers, in order.

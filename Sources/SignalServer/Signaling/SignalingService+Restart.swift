@@ -29,7 +29,7 @@ extension SignalingService {
             return (output, core.machine.liveCalls.count)
         }
         if !output.changes.isEmpty || !output.restartGrace.isEmpty {
-            try store.commitAndWait(output.changes, restartGrace: output.restartGrace,
+            try store.commitAndWait(output.changes, reservingSeq: output.seqReservation, restartGrace: output.restartGrace,
                                     recording: recording(for: output.changes))
             if !output.changes.isEmpty { for consumer in consumers { consumer.committed(output.changes) } }
         }

@@ -18,17 +18,18 @@ extension SignalingService {
         store.changedCalls(of: authentication.uid, after: seq, limit: Self.resumeCallLimit,
                            wakeWriter: wakeWriter) { [self] result in
             var answer = authentication
-            answer.resume = Self.outcome(after: seq, result, now: clock.wall())
+            answer.resume = Self.outcome(after: seq, result, handedOut: authentication.seq, now: clock.wall())
             let reply = ServerFrame.result(id: id, .success(ResultData.authenticated(answer).json))
             deliver([(address, .frame(reply.encoded))])
         }
     }
 
-    /// `resumed: false` when the device asked after a position the store
-    /// never gave out, missed more calls than ``resumeCallLimit``, or missed
-    /// a change older than ``resumeWindowMillis``.
-    static func outcome(after seq: Int64, _ read: Result<ChangedCalls, StoreError>, now: Int64) -> ResumeOutcome {
-        guard case .success(let changed) = read, seq <= changed.lastSeq, changed.calls.count <= resumeCallLimit else {
+    /// `resumed: false` when the device asked after a position beyond the
+    /// last one `handedOut` (another store's), missed more calls than
+    /// ``resumeCallLimit``, or missed a change older than ``resumeWindowMillis``.
+    static func outcome(after seq: Int64, _ read: Result<ChangedCalls, StoreError>, handedOut: Int64,
+                        now: Int64) -> ResumeOutcome {
+        guard case .success(let changed) = read, seq <= handedOut, !changed.exceeded else {
             return ResumeOutcome(resumed: false, calls: [])
         }
         if let oldest = changed.calls.first, (oldest.endedAt ?? oldest.acceptedAt ?? oldest.initiatedAt) < now - resumeWindowMillis {

@@ -183,7 +183,7 @@ public final class SignalingService: Sendable {
     func enqueue(_ output: SignalingOutput, wakeWriter: Bool) {
         guard !output.isEmpty else { return }
         let changes = output.changes
-        store.commit(changes, restartGrace: output.restartGrace, wakeWriter: wakeWriter,
+        store.commit(changes, reservingSeq: output.seqReservation, restartGrace: output.restartGrace, wakeWriter: wakeWriter,
                      recording: recording(for: changes)) { [self] result in
             switch result {
             case .failure(let error) where error.code == .closed:

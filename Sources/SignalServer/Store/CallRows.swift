@@ -16,10 +16,12 @@ extension StoreConnection {
         WHERE session_id = ?1 AND initiator = ?4 AND receiver = ?5
         """
 
+    /// A new call's seq is the position of its first change (?15); NULL
+    /// (a call saved without a position, as tests do) takes the next one.
     private static let insertCallSQL = """
         INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, accepted_at,
-                           ended_at, accepted_by, ended_by, end_reason, timeout, metadata, change_seq)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                           ended_at, accepted_by, ended_by, end_reason, timeout, metadata, change_seq, seq)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
         """
 
     private static let callBySessionSQL = "SELECT \(callColumns) FROM calls WHERE session_id = ?1"
@@ -42,7 +44,7 @@ extension StoreConnection {
         do throws(SQLiteError) {
             try run(Self.updateCallSQL, with: call)
             if database.changes > 0 { return }
-            try run(Self.insertCallSQL, with: call)
+            try run(Self.insertCallSQL, with: call, inserting: true)
         } catch where error.extendedCode == SQLiteError.constraintUnique {
             throw StoreError(.callConflict, "call \(call.sessionId) is stored with other parties than \(call.initiator) and \(call.receiver)")
         } catch {
@@ -52,8 +54,9 @@ extension StoreConnection {
 
     /// Runs `sql` with the 14 fields of `call` bound as ?1 through ?14
     /// (session id, call type, status, initiator, receiver, times, devices,
-    /// end reason, timeout, metadata, sequence position).
-    private func run(_ sql: String, with call: Call) throws(SQLiteError) {
+    /// end reason, timeout, metadata, sequence position), and, `inserting`,
+    /// its seq as ?15.
+    private func run(_ sql: String, with call: Call, inserting: Bool = false) throws(SQLiteError) {
         let statement = try database.statement(sql)
         defer { statement.reset() }
         try statement.bind(call.sessionId, at: 1)
@@ -70,6 +73,7 @@ extension StoreConnection {
         try statement.bind(Int64(call.timeout), at: 12)
         try statement.bind(call.metadata?.serialized, at: 13)
         try statement.bind(call.seq, at: 14)
+        if inserting { try statement.bind(call.seq > 0 ? call.seq : nil, at: 15) }
         try statement.run()
     }
 

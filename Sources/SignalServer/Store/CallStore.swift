@@ -96,42 +96,45 @@ public final class CallStore: Sendable {
     /// a ``wakeWriter()`` call soon after, so that the commits of one
     /// event-loop pass wake the writer once and commit together.
     ///
-    /// The changes' sequence positions (``Call/seq``) are the store's last
-    /// from then on, and `restartGrace` is applied in the same transaction.
-    func commit(_ changes: [CallChange], restartGrace: [RestartGraceChange] = [], wakeWriter: Bool = true,
+    /// The counter of the change sequence is raised to `reservingSeq` and
+    /// `restartGrace` is applied in the same transaction.
+    func commit(_ changes: [CallChange], reservingSeq: Int64? = nil, restartGrace: [RestartGraceChange] = [],
+                wakeWriter: Bool = true,
                 recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil,
                 completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
-        let writes = !changes.isEmpty || !restartGrace.isEmpty
+        let writes = !changes.isEmpty || reservingSeq != nil || !restartGrace.isEmpty
         submit(writes: writes, chained: writes, wakeWriter: wakeWriter, { connection throws(StoreError) in
-            try Self.write(changes, restartGrace: restartGrace, recording: recording, on: connection)
+            try Self.write(changes, reservingSeq: reservingSeq, restartGrace: restartGrace, recording: recording,
+                           on: connection)
         }, completion: completion)
     }
 
-    /// ``commit(_:restartGrace:wakeWriter:recording:completion:)``, blocking
-    /// until done (for start-up, before the server serves).
-    func commitAndWait(_ changes: [CallChange], restartGrace: [RestartGraceChange] = [],
+    /// ``commit(_:reservingSeq:restartGrace:wakeWriter:recording:completion:)``,
+    /// blocking until done (for start-up, before the server serves).
+    func commitAndWait(_ changes: [CallChange], reservingSeq: Int64? = nil, restartGrace: [RestartGraceChange] = [],
                        recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil) throws(StoreError) {
-        let writes = !changes.isEmpty || !restartGrace.isEmpty
+        let writes = !changes.isEmpty || reservingSeq != nil || !restartGrace.isEmpty
         try wait(writes: writes, chained: writes) { connection throws(StoreError) in
-            try Self.write(changes, restartGrace: restartGrace, recording: recording, on: connection)
+            try Self.write(changes, reservingSeq: reservingSeq, restartGrace: restartGrace, recording: recording,
+                           on: connection)
         }
     }
 
-    private static func write(_ changes: [CallChange], restartGrace: [RestartGraceChange],
+    private static func write(_ changes: [CallChange], reservingSeq: Int64?, restartGrace: [RestartGraceChange],
                               recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)?,
                               on connection: StoreConnection) throws(StoreError) {
         for change in changes { try connection.save(change.after) }
-        if let last = changes.last { try connection.advanceChangeSeq(to: last.after.seq) }
+        if let reservingSeq { try connection.reserveChangeSeq(through: reservingSeq) }
         for change in restartGrace { try connection.apply(change) }
         try recording?(connection)
     }
 
-    /// Reads the calls of `uid` changed after `seq` (at most `limit + 1`),
-    /// after every job queued before.
+    /// Reads the calls of `uid` changed after `seq` (at most `limit`), after
+    /// every job queued before.
     func changedCalls(of uid: String, after seq: Int64, limit: Int, wakeWriter: Bool = true,
                       completion: @escaping @Sendable (Result<ChangedCalls, StoreError>) -> Void) {
         submit(writes: false, wakeWriter: wakeWriter, { connection throws(StoreError) in
-            try connection.changedCalls(of: uid, after: seq, limit: limit + 1)
+            try connection.changedCalls(of: uid, after: seq, limit: limit)
         }, completion: completion)
     }
 
@@ -207,7 +210,8 @@ public final class CallStore: Sendable {
     }
 
     /// What a start continues from: the live calls (oldest first), the
-    /// restart grace deadlines and the last position of the change sequence.
+    /// restart grace deadlines and the highest position of the change
+    /// sequence handed out or reserved.
     /// Blocks until read.
     public func loadContinuity() throws(StoreError) -> StoreContinuity {
         try wait(writes: false) { connection throws(StoreError) in

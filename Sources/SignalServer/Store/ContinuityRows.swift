@@ -14,40 +14,51 @@ public struct StoreContinuity: Sendable {
     public var liveCalls: [Call]
     /// Restart grace deadlines an earlier start gave: uid to ms since the Unix epoch.
     public var restartGraceDeadlines: [String: Int64]
-    /// The last position of the change sequence.
+    /// The highest position of the change sequence handed out or reserved.
     public var lastSeq: Int64
 }
 
 /// What a device that comes back missed: the calls of its user changed
 /// after a position of the sequence.
 struct ChangedCalls: Sendable {
-    /// The calls, each in its current state, oldest change first; at most
-    /// the limit asked for plus one (so the caller sees it was exceeded).
+    /// The calls, each in its current state, oldest change first.
     var calls: [Call]
-    /// The last position the store holds.
-    var lastSeq: Int64
+    /// Whether more changed than the limit allows, or the store could not
+    /// tell within it which call the user was in at the position.
+    var exceeded: Bool
 }
 
 /// The change sequence and the restart grace deadlines, in `counters` and `restart_grace`.
 extension StoreConnection {
-    private static let changedCallsSQL = """
-        SELECT * FROM (SELECT \(callColumns) FROM calls INDEXED BY calls_changed_by_initiator
-                       WHERE initiator = ?1 AND change_seq > ?2 ORDER BY change_seq LIMIT ?3)
+    /// The calls of ?1 created after position ?2 (their seq is their first
+    /// change's position), at most ?3 per party column.
+    private static let createdAfterSQL = """
+        SELECT * FROM (SELECT \(callColumns), seq FROM calls INDEXED BY calls_by_initiator
+                       WHERE initiator = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3)
         UNION ALL
-        SELECT * FROM (SELECT \(callColumns) FROM calls INDEXED BY calls_changed_by_receiver
-                       WHERE receiver = ?1 AND change_seq > ?2 ORDER BY change_seq LIMIT ?3)
-        ORDER BY 14 LIMIT ?3
+        SELECT * FROM (SELECT \(callColumns), seq FROM calls INDEXED BY calls_by_receiver
+                       WHERE receiver = ?1 AND seq > ?2 AND initiator != ?1 ORDER BY seq LIMIT ?3)
         """
 
-    /// The last position of the change sequence the store holds.
+    /// The calls of ?1 created at or before position ?2, newest first, at most ?3.
+    private static let createdByAtSQL = """
+        SELECT * FROM (SELECT \(callColumns), seq FROM calls INDEXED BY calls_by_initiator
+                       WHERE initiator = ?1 AND seq <= ?2 ORDER BY seq DESC LIMIT ?3)
+        UNION ALL
+        SELECT * FROM (SELECT \(callColumns), seq FROM calls INDEXED BY calls_by_receiver
+                       WHERE receiver = ?1 AND seq <= ?2 AND initiator != ?1 ORDER BY seq DESC LIMIT ?3)
+        ORDER BY 15 DESC LIMIT ?3
+        """
+
+    /// The highest position handed out or reserved: a start continues above it.
     func lastChangeSeq() throws(StoreError) -> Int64 {
         try reportingSQLiteErrors { () throws(SQLiteError) in
             try database.scalarInt64("SELECT value FROM counters WHERE name = 'change_seq'") ?? 0
         }
     }
 
-    /// Records `seq` as the last position given out (positions only grow).
-    func advanceChangeSeq(to seq: Int64) throws(StoreError) {
+    /// Reserves the positions up to `seq` (the counter only grows).
+    func reserveChangeSeq(through seq: Int64) throws(StoreError) {
         try reportingSQLiteErrors { () throws(SQLiteError) in
             let statement = try database.statement("UPDATE counters SET value = ?1 WHERE name = 'change_seq' AND value < ?1")
             defer { statement.reset() }
@@ -56,12 +67,36 @@ extension StoreConnection {
         }
     }
 
-    /// The calls `uid` is a party of that changed after `seq`, oldest change
-    /// first, at most `limit`.
+    /// The calls `uid` is a party of that changed after position `seq`,
+    /// oldest change first, at most `limit`. They are the calls created
+    /// after it, and the one live call the user may have been in at it:
+    /// the newest call created by then that was not busy at once (a user
+    /// who was in a call when a newer one was created, or who was called
+    /// then, was the party of no other live call, and any older call ended
+    /// before that one was created), included when it changed since.
     func changedCalls(of uid: String, after seq: Int64, limit: Int) throws(StoreError) -> ChangedCalls {
-        let lastSeq = try lastChangeSeq()
+        var calls = try rows(Self.createdAfterSQL, uid: uid, seq: seq, limit: limit + 1) { _ in true }
+        var exceeded = calls.count > limit
+        var scanned = 0
+        var candidate: Call?
+        _ = try rows(Self.createdByAtSQL, uid: uid, seq: seq, limit: limit) { call in
+            scanned += 1
+            if call.status == .busy && call.endedBy == nil { return true }
+            candidate = call
+            return false
+        }
+        if let candidate, candidate.seq > seq { calls.append(candidate) }
+        if candidate == nil && scanned == limit { exceeded = true }
+        calls.sort { $0.seq < $1.seq }
+        return ChangedCalls(calls: exceeded ? [] : calls, exceeded: exceeded)
+    }
+
+    /// The calls `sql` selects for `uid`, `seq` and `limit` (?1 to ?3) while
+    /// `keep` returns true for the one just read (which is collected).
+    private func rows(_ sql: String, uid: String, seq: Int64, limit: Int,
+                      while keep: (Call) -> Bool) throws(StoreError) -> [Call] {
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(Self.changedCallsSQL)
+            let statement = try database.statement(sql)
             try statement.bind(uid, at: 1)
             try statement.bind(seq, at: 2)
             try statement.bind(Int64(limit), at: 3)
@@ -70,9 +105,11 @@ extension StoreConnection {
         defer { statement.reset() }
         var calls: [Call] = []
         while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
-            calls.append(try Self.decodeCall(statement))
+            let call = try Self.decodeCall(statement)
+            guard keep(call) else { break }
+            calls.append(call)
         }
-        return ChangedCalls(calls: calls, lastSeq: lastSeq)
+        return calls
     }
 
     /// Every restart grace deadline: uid to milliseconds since the Unix epoch.

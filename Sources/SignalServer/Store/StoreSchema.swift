@@ -86,20 +86,25 @@ enum StoreSchema {
             """),
         StoreMigration(version: 3, sql: """
             -- Every change of a call takes the next position of one
-            -- store-wide sequence, kept as the call's change_seq, so that a
-            -- device coming back asks for the calls that changed after the
-            -- last position it saw: one ordered scan per party. The last
-            -- position given out is kept in counters, read at start. Calls
-            -- saved before this version keep their order of first save.
+            -- store-wide sequence. A call's first change gives it its seq
+            -- (the order of first save stays the order of positions), and
+            -- change_seq holds the position of its latest change, so a
+            -- device coming back asks for the calls changed after the last
+            -- position it saw: those created after it (the party indexes
+            -- above, in seq order) and the one call it could be in then.
+            -- change_seq has no index, so a change writes no more pages than
+            -- before. Calls saved before this version read as last changed
+            -- at position 0, before any a device can hold (no rewrite of
+            -- the table). counters keeps the highest position handed out
+            -- or reserved, so a start continues above every one.
             ALTER TABLE calls ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
-            UPDATE calls SET change_seq = seq;
-            CREATE INDEX calls_changed_by_initiator ON calls (initiator, change_seq);
-            CREATE INDEX calls_changed_by_receiver ON calls (receiver, change_seq);
             CREATE TABLE counters (
                 name TEXT PRIMARY KEY,
                 value INTEGER NOT NULL
             ) WITHOUT ROWID;
-            INSERT INTO counters (name, value) VALUES ('change_seq', (SELECT coalesce(max(seq), 0) FROM calls));
+            INSERT INTO counters (name, value)
+            VALUES ('change_seq', max(coalesce((SELECT max(seq) FROM calls), 0),
+                                      coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'calls'), 0)));
 
             -- The restart grace deadline (ms) of each party of a call a start
             -- restored that has not come back yet: a later start keeps it

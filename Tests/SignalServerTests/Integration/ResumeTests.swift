@@ -54,18 +54,18 @@ extension SignalingIntegration {
             #expect(reply.data?["activeCall"] == ringing.json)
         }
 
-        @Test("more calls than the window holds, or a change older than it, is resumed false")
+        @Test("more calls than the window holds, a change older than it, or another store's position is resumed false")
         func window() {
             let call = Call(sessionId: "s", callType: .audio, status: .cancelled, initiator: "a", receiver: "b",
                             initiatedAt: 1_000, endedAt: 2_000, timeout: 30, seq: 5)
             let now: Int64 = 2_000 + SignalingService.resumeWindowMillis
-            #expect(SignalingService.outcome(after: 4, .success(ChangedCalls(calls: [call], lastSeq: 5)), now: now)
-                == ResumeOutcome(resumed: true, calls: [call]))
-            #expect(SignalingService.outcome(after: 4, .success(ChangedCalls(calls: [call], lastSeq: 5)), now: now + 1)
-                == ResumeOutcome(resumed: false, calls: []))
-            let many = Array(repeating: call, count: SignalingService.resumeCallLimit + 1)
-            #expect(SignalingService.outcome(after: 4, .success(ChangedCalls(calls: many, lastSeq: 5)), now: now).resumed == false)
-            #expect(SignalingService.outcome(after: 4, .failure(StoreError(.closed, "closed")), now: now).resumed == false)
+            let read = Result<ChangedCalls, StoreError>.success(ChangedCalls(calls: [call], exceeded: false))
+            #expect(SignalingService.outcome(after: 4, read, handedOut: 5, now: now) == ResumeOutcome(resumed: true, calls: [call]))
+            #expect(SignalingService.outcome(after: 4, read, handedOut: 5, now: now + 1) == ResumeOutcome(resumed: false, calls: []))
+            #expect(SignalingService.outcome(after: 6, read, handedOut: 5, now: now).resumed == false)
+            let exceeded = Result<ChangedCalls, StoreError>.success(ChangedCalls(calls: [], exceeded: true))
+            #expect(SignalingService.outcome(after: 4, exceeded, handedOut: 5, now: now).resumed == false)
+            #expect(SignalingService.outcome(after: 4, .failure(StoreError(.closed, "closed")), handedOut: 5, now: now).resumed == false)
         }
     }
 }

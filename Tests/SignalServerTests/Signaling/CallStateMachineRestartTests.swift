@@ -113,9 +113,19 @@ import TestSupport
                                                   afterSeq: 41)])
     }
 
-    @Test func everyChangeTakesTheNextPosition() {
+    @Test func everyChangeTakesTheNextPositionReservedABlockAtATime() {
         let (call, h) = Self.ongoingCall()
         #expect(h.allSaves.map(\.seq) == [1, 2])
         #expect(call.seq == 2)
+        #expect(h.outputs.compactMap(\.seqReservation) == [CallStateMachine.seqReservationBlock],
+                "the first change reserves a block; the next ones use it")
+
+        let restarted = MachineHarness(settings: Self.settings, now: h.now)
+        let output = restarted.restore([call], lastSeq: CallStateMachine.seqReservationBlock)
+        #expect(output.seqReservation == nil, "restoring changes nothing")
+        let a1 = restarted.online("alice", "a1")
+        let ended = restarted.end(call.sessionId, by: a1)
+        #expect(ended.saves.first?.seq == CallStateMachine.seqReservationBlock + 1, "a start continues above the reservation")
+        #expect(ended.seqReservation == 2 * CallStateMachine.seqReservationBlock)
     }
 }

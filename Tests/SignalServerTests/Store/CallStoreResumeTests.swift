@@ -1,0 +1,111 @@
+import SignalProtocol
+@testable import SignalServer
+import Testing
+import TestSupport
+
+/// The store's half of resume: which calls of a user changed after a
+/// position, read from the party indexes and the call the user was in then.
+@Suite(.blocking) struct CallStoreResumeTests {
+    /// A store whose calls are saved as the machine saves them: each change
+    /// with its position, a new call's seq being its first position.
+    final class Ledger {
+        let directory: TemporaryDirectory
+        let store: CallStore
+        private(set) var position: Int64 = 100
+
+        init() throws {
+            directory = try TemporaryDirectory()
+            store = try CallStore(path: directory.databasePath)
+        }
+
+        /// Saves `call` at the next position; returns it as saved.
+        @discardableResult
+        func save(_ call: Call) throws -> Call {
+            position += 1
+            var saved = call
+            saved.seq = position
+            try store.commitAndWait([CallChange(before: nil, after: saved, transition: nil, actor: .server)])
+            return saved
+        }
+
+        func call(_ id: String, _ from: String, _ to: String, _ status: CallStatus, endedBy: String? = nil) -> Call {
+            Call(sessionId: id, callType: .audio, status: status, initiator: from, receiver: to, initiatedAt: 1_000,
+                 endedAt: status.isTerminal ? 2_000 : nil, endedBy: endedBy,
+                 endReason: status == .busy ? .busy : status == .ended ? .hangup : nil, timeout: 30)
+        }
+
+        func changed(_ uid: String, after seq: Int64, limit: Int = 10) throws -> ChangedCalls {
+            try waitForResult { store.changedCalls(of: uid, after: seq, limit: limit, completion: $0) }.get()
+        }
+
+        func finish() {
+            store.close()
+            directory.remove()
+        }
+    }
+
+    @Test func theCallLiveAtThePositionAndTheCallsCreatedSinceOldestChangeFirst() throws {
+        let l = try Ledger()
+        defer { l.finish() }
+        try l.save(l.call("old", "bob", "alice", .ended, endedBy: "bob"))
+        var live = try l.save(l.call("live", "alice", "bob", .initiated))
+        live.status = .ongoing
+        live = try l.save(live)
+        // Called while in "live": busy at once, never live.
+        let busy = try l.save(l.call("busy", "carol", "bob", .busy))
+        let position = l.position
+        let later = try l.save(l.call("later", "dave", "bob", .busy))
+        live.status = .ended
+        live = try l.save(live)
+
+        let changed = try l.changed("bob", after: position)
+        #expect(changed.calls == [later, live])
+        #expect(!changed.exceeded)
+        #expect(try l.changed("carol", after: position).calls.isEmpty, "carol's busy call did not change since")
+        #expect(try l.changed("bob", after: busy.seq - 1).calls == [busy, later, live])
+    }
+
+    @Test func aLiveCallUnchangedSinceThePositionAndCallsThatEndedBeforeItAreLeftOut() throws {
+        let l = try Ledger()
+        defer { l.finish() }
+        try l.save(l.call("ended", "alice", "bob", .ended, endedBy: "alice"))
+        let ringing = try l.save(l.call("ringing", "alice", "bob", .initiated))
+        #expect(try l.changed("bob", after: l.position).calls.isEmpty)
+        #expect(try l.changed("bob", after: ringing.seq - 1).calls == [ringing])
+    }
+
+    @Test func aCallDeclinedAsBusyByTheCalleeWasLiveAndCounts() throws {
+        let l = try Ledger()
+        defer { l.finish() }
+        let ringing = try l.save(l.call("c", "alice", "bob", .initiated))
+        let position = l.position
+        var declined = ringing
+        declined.status = .busy
+        declined.endReason = .busy
+        declined.endedBy = "bob"
+        declined = try l.save(declined)
+        #expect(try l.changed("alice", after: position).calls == [declined])
+    }
+
+    @Test func moreThanTheLimitIsExceededAndAnswersNoCalls() throws {
+        let l = try Ledger()
+        defer { l.finish() }
+        let position = l.position
+        for index in 0 ..< 4 { try l.save(l.call("c\(index)", "alice", "bob", .busy)) }
+        #expect(try l.changed("bob", after: position, limit: 4).calls.count == 4)
+        let over = try l.changed("bob", after: position, limit: 3)
+        #expect(over.exceeded && over.calls.isEmpty)
+        // Only busy calls within the limit before the position: the call bob
+        // was in then cannot be told apart, so the store does not guess.
+        #expect(try l.changed("bob", after: l.position, limit: 4).exceeded)
+    }
+
+    @Test func positionsAreReservedABlockAtATimeAndAStartContinuesAboveThem() throws {
+        let l = try Ledger()
+        defer { l.finish() }
+        try l.store.commitAndWait([], reservingSeq: 2_000)
+        #expect(try l.store.loadContinuity().lastSeq == 2_000)
+        try l.store.commitAndWait([], reservingSeq: 1_500)
+        #expect(try l.store.loadContinuity().lastSeq == 2_000, "the counter never goes back")
+    }
+}

@@ -27,7 +27,8 @@ public struct Call: Hashable, Sendable {
     public var metadata: JSONValue?
     /// Where the call's latest change stands in the store-wide sequence of
     /// changes (each change of any call takes the next, larger value); 0 for
-    /// a call not committed yet. A device that saw it can resume after it.
+    /// a call not committed yet, or last changed before the store numbered
+    /// changes. A device that saw it can resume after it.
     public var seq: Int64
 
     public init(sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,

@@ -70,8 +70,10 @@ struct ResumeTests {
             let dave = try await ringd.connect("dave", device: "desk")
             var cancelled: Call?, ringing: Call?
             try await Self.away(proxy, bobStreams) {
+                // The server may not have seen bob's connection drop yet: the
+                // ring then goes to a dead connection, and the resume still
+                // has to bring it.
                 let first = try await carol.initiateCall(to: "bob", type: .audio)
-                #expect(first.ringing == 0, "bob has no device connected")
                 cancelled = try await carol.cancelCall(first.call.sessionId)
                 ringing = try await dave.initiateCall(to: "bob", type: .audio).call
             }

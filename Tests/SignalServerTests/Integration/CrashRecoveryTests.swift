@@ -49,6 +49,48 @@ extension SignalingIntegration {
             }
         }
 
+        /// What ringd was killed under: the clients' ledger, and two calls
+        /// certainly live then, one ringing and one ongoing (their devices
+        /// dropped since, as the crash left them).
+        struct KilledBurst {
+            let ledger: Ledger
+            let ringing: Snapshot
+            let held: Snapshot
+        }
+
+        /// Places the two certain calls, runs the pairs until `completing`
+        /// calls completed, then kills `server` with SIGKILL and waits for
+        /// the pairs to stop.
+        static func burstThenKill(_ server: RingdProcess, completing: Int) throws -> KilledBurst {
+            let ledger = Ledger()
+            let r1 = try Device.open(port: server.port, uid: "ringer", deviceId: "r1")
+            let r2 = try Device.open(port: server.port, uid: "rung", deviceId: "r2")
+            let h1 = try Device.open(port: server.port, uid: "holder", deviceId: "h1")
+            let h2 = try Device.open(port: server.port, uid: "held", deviceId: "h2")
+            defer { [r1, r2, h1, h2].forEach { $0.drop() } }
+            let ringing = try r1.initiate(to: "rung").call()
+            ledger.record(ringing)
+            ledger.record(try r2.nextEvent())
+            let holdId = try h1.initiate(to: "held").call().sessionId
+            let held = try h2.accept(holdId).call()
+            ledger.record(held)
+            ledger.record(try h1.waitForEvent(holdId, .ongoing))
+
+            let port = server.port
+            for index in 0 ..< pairs {
+                Thread { runPair(index, port: port, ledger: ledger) }.start()
+            }
+            let enough = waitUntil(timeout: 20) { ledger.completedCount >= completing || ledger.exitedCount == pairs }
+            #expect(enough && ledger.completedCount >= completing, "only \(ledger.completedCount) calls completed")
+            ledger.crashed.set()
+            server.signal(SIGKILL)
+            #expect(server.waitForExit(timeout: 10))
+            #expect(server.process.termination == .signalled(SIGKILL))
+            #expect(waitUntil(timeout: 15) { ledger.exitedCount == pairs }, "burst threads did not stop")
+            #expect(ledger.failureList.isEmpty, "failures before the crash: \(ledger.failureList)")
+            return KilledBurst(ledger: ledger, ringing: ringing, held: held)
+        }
+
         @Test("onRestart end: kill -9 during a burst, the restart keeps every call as told and closes live ones")
         func killDuringBurst() throws {
             let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
@@ -57,33 +99,10 @@ extension SignalingIntegration {
             let first = try RingdProcess(binary: binary, directory: directory.path, environment: Self.limits.merging(Self.ending) { $1 })
             defer { first.stop() }
 
-            // Two calls certainly live at the crash: one ringing, one ongoing.
-            let ledger = Ledger()
-            let r1 = try Device.open(port: first.port, uid: "ringer", deviceId: "r1")
-            let r2 = try Device.open(port: first.port, uid: "rung", deviceId: "r2")
-            let ringing = try r1.initiate(to: "rung").call()
+            let burst = try Self.burstThenKill(first, completing: 150)
+            let (ledger, ringing, held) = (burst.ledger, burst.ringing, burst.held)
+            let holdId = held.sessionId
             #expect(ringing.timeout == 30, "RINGD_CALLS_RING_TIMEOUT_SECONDS applies")
-            ledger.record(ringing)
-            ledger.record(try r2.nextEvent())
-            let h1 = try Device.open(port: first.port, uid: "holder", deviceId: "h1")
-            let h2 = try Device.open(port: first.port, uid: "held", deviceId: "h2")
-            let holdId = try h1.initiate(to: "held").call().sessionId
-            let held = try h2.accept(holdId).call()
-            ledger.record(held)
-            defer { [r1, r2, h1, h2].forEach { $0.drop() } }
-
-            let port = first.port
-            for index in 0 ..< Self.pairs {
-                Thread { Self.runPair(index, port: port, ledger: ledger) }.start()
-            }
-            let enough = waitUntil(timeout: 20) { ledger.completedCount >= 150 || ledger.exitedCount == Self.pairs }
-            #expect(enough && ledger.completedCount >= 150, "only \(ledger.completedCount) calls completed")
-            ledger.crashed.set()
-            first.signal(SIGKILL)
-            #expect(first.waitForExit(timeout: 10))
-            #expect(first.process.termination == .signalled(SIGKILL))
-            #expect(waitUntil(timeout: 15) { ledger.exitedCount == Self.pairs }, "burst threads did not stop")
-            #expect(ledger.failureList.isEmpty, "failures before the crash: \(ledger.failureList)")
 
             let second = try RingdProcess(binary: binary, directory: directory.path, environment: Self.ending)
             defer { second.stop() }

@@ -32,31 +32,9 @@ extension SignalingIntegration {
             let first = try RingdProcess(binary: binary, directory: directory.path, environment: Self.environment)
             defer { first.stop() }
 
-            let ledger = Ledger()
-            let r1 = try Device.open(port: first.port, uid: "ringer", deviceId: "r1")
-            let r2 = try Device.open(port: first.port, uid: "rung", deviceId: "r2")
-            let ringing = try r1.initiate(to: "rung").call()
-            ledger.record(ringing)
-            ledger.record(try r2.nextEvent())
-            let h1 = try Device.open(port: first.port, uid: "holder", deviceId: "h1")
-            let h2 = try Device.open(port: first.port, uid: "held", deviceId: "h2")
-            let holdId = try h1.initiate(to: "held").call().sessionId
-            let held = try h2.accept(holdId).call()
-            ledger.record(held)
-            _ = try h1.waitForEvent(holdId, .ongoing)
-
-            let port = first.port
-            for index in 0 ..< CrashRecoveryTests.pairs {
-                Thread { CrashRecoveryTests.runPair(index, port: port, ledger: ledger) }.start()
-            }
-            let enough = waitUntil(timeout: 20) { ledger.completedCount >= 100 || ledger.exitedCount == CrashRecoveryTests.pairs }
-            #expect(enough && ledger.completedCount >= 100, "only \(ledger.completedCount) calls completed")
-            ledger.crashed.set()
-            first.signal(SIGKILL)
-            #expect(first.waitForExit(timeout: 10))
-            #expect(waitUntil(timeout: 15) { ledger.exitedCount == CrashRecoveryTests.pairs }, "burst threads did not stop")
-            #expect(ledger.failureList.isEmpty, "failures before the crash: \(ledger.failureList)")
-            [r1, r2, h1, h2].forEach { $0.drop() }
+            let burst = try CrashRecoveryTests.burstThenKill(first, completing: 100)
+            let (ledger, ringing, held) = (burst.ledger, burst.ringing, burst.held)
+            let holdId = held.sessionId
 
             let second = try RingdProcess(binary: binary, directory: directory.path, port: first.port,
                                           environment: Self.environment)

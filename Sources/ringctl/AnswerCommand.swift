@@ -129,7 +129,7 @@ final class Answerer {
             ring(call)
         case .ongoing where current == nil && call.acceptedBy == session.client.deviceId:
             return update(call)
-        case .busy:
+        case _ where call.isMissed(for: session.client.uid):
             session.console.missed(call)
         default:
             break

@@ -79,9 +79,11 @@ extension Console {
         if let metadata = call.metadata { say("  metadata \(metadata.serialized)") }
     }
 
-    /// A call to the user ended busy at once, without ringing (the user is in another call).
+    /// A call to the user that never rang this device: it ended busy at
+    /// once (the user is in another call), or it came and went while the
+    /// device was away (heard when it resumed).
     func missed(_ call: Call) {
-        report("missed \(call.callType.rawValue) call from \(call.initiator) (busy) · session \(call.sessionId)",
+        report("missed \(call.callType.rawValue) call from \(call.initiator) (\(call.status.rawValue)) · session \(call.sessionId)",
                event: "missed", [("call", call.json)])
     }
 

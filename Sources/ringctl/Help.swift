@@ -94,7 +94,8 @@ enum Help {
     and is answered by one key press on a terminal (a, r or b; h hangs up a
     connected call), by a line (a, r, b or h and Enter) otherwise, or by a flag.
     A ring that is cancelled, answered on another device or times out is
-    reported, and waiting goes on. Ctrl-C ends a connected call (telling ringd)
+    reported, and waiting goes on; so is a call that came and went while the
+    connection to ringd was down (`missed … (cancelled)`), once ringctl resumes. Ctrl-C ends a connected call (telling ringd)
     and exits with its outcome; otherwise it exits 0, leaving a ringing call
     ringing (another device may still answer it).
 

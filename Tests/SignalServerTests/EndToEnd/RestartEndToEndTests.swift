@@ -84,4 +84,30 @@ struct RestartEndToEndTests {
         #expect(last.hasPrefix("ended · ") && last.hasSuffix(" · by alice (hangup)"), "\(bob.output)")
         #expect(!bob.output.contains { $0.hasPrefix("reconnected") }, "the resume told bob first: \(bob.output)")
     }
+
+    @Test("a call that came and went while bob's network was down shows as missed when he resumes")
+    func missedWhileAway() throws {
+        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let ringd = try SignalingIntegration.RingdProcess(binary: binary, directory: directory.path)
+        defer { ringd.stop() }
+        let proxy = try TCPProxy(forwardingTo: ringd.port)
+        defer { proxy.stop() }
+        let bob = try RingctlProcess(["--as", "bob", "answer"], port: proxy.port)
+        #expect(Self.line(bob, startingWith: "waiting for calls") != nil, "bob never waited: \(bob.errorOutput)")
+
+        proxy.refusing = true
+        proxy.cut()
+        #expect(Self.line(bob, startingWith: "lost the connection") != nil, "\(bob.output)")
+        let alice = try RingctlProcess(["--as", "alice", "call", "bob", "--type", "audio", "--timeout", "1"], port: ringd.port)
+        #expect(alice.exitStatus() == 5, "\(alice.output) \(alice.errorOutput)")
+        let session = try #require(Self.line(alice, startingWith: "ringing bob · session ")).dropFirst("ringing bob · session ".count)
+        proxy.refusing = false
+        #expect(Self.line(bob, startingWith: "missed ") == "missed audio call from alice (unanswered) · session \(session)",
+                "\(bob.output)")
+        #expect(Self.line(bob, startingWith: "reconnected") == "reconnected", "\(bob.output)")
+        bob.signal(SIGINT)
+        #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")
+    }
 }

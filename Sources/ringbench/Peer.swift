@@ -27,6 +27,8 @@ final class Peer {
     let uid: String
     let pair: Int
     let isCaller: Bool
+    /// The device id sent in `auth`; nil lets the server assign one.
+    let deviceId: String?
     var phase = Phase.connecting
     /// The TLS session, when the loop speaks TLS.
     let tls: TLSSession?
@@ -40,12 +42,14 @@ final class Peer {
     static let maxMessageBytes = 1 << 20
     var outbound: [UInt8] = []
     var watchingWrite = true
-    /// The live call the auth result reported (a previous run's), if any.
-    var leftoverSession: String?
+    /// The live call the auth result reported (a previous run's, or one a
+    /// lost connection interrupted), if any.
+    var activeCall: Call?
 
-    init(fd: Int32, index: Int, uid: String, pair: Int, isCaller: Bool, tls: TLSSession?,
+    init(fd: Int32, index: Int, uid: String, pair: Int, isCaller: Bool, deviceId: String? = nil, tls: TLSSession?,
          offer: PerMessageDeflateParameters?) {
         (self.fd, self.index, self.uid, self.pair, self.isCaller, self.tls) = (fd, index, uid, pair, isCaller, tls)
+        self.deviceId = deviceId
         handshake = WebSocketClientHandshake(offer: offer)
     }
 }

@@ -39,16 +39,17 @@ struct CallOptions {
       --step-duration S   seconds of load per step (3)
       --reconnect         keep calling across server restarts: a party whose connection drops
                           or whose connect fails connects again as the same user and device
-                          (after 50 ms, doubling up to 800 ms, for at most 10 s; then its pair
-                          stops and its unfinished call fails as ERR_BENCH_RECONNECT). Once
-                          both parties are back, the pair ends the call the server kept live
-                          for them (auth's activeCall), then places its interrupted call again.
-                          Adds to the report: refusedConnects (connects refused, ECONNREFUSED),
-                          reconnects (connections opened again), interruptedCalls (calls whose
-                          connection was lost before the callee saw them end; each counted
-                          once, however many drops it met) and retriedCalls (interrupted calls
-                          placed again that then completed). Placing a call again is not a new
-                          attempt: each interrupted call ends completed (and retried) or failed.
+                          (at once, then after 50 ms, doubling up to 800 ms, for at most 10 s
+                          from the loss; then its pair stops and its unfinished call fails as
+                          ERR_BENCH_RECONNECT). Once both parties are back, the pair ends the
+                          call the server kept live for them (auth's activeCall), then places
+                          its interrupted call again. Adds to the report: refusedConnects
+                          (connects refused, ECONNREFUSED), reconnects (connections opened
+                          again), interruptedCalls (calls whose connection was lost before the
+                          callee saw them end; each counted once, however many drops it met)
+                          and retriedCalls (interrupted calls placed again that then completed).
+                          Placing a call again is not a new attempt: each interrupted call ends
+                          completed (and retried) or failed.
     \(ServerOptions.usage)
 
     Against --server, start ringd with RINGD_LIMITS_REQUESTS_PER_SECOND and

@@ -1,11 +1,16 @@
 import SignalSystem
 
 /// With `--reconnect`: opens the connection of a party that dropped, or
-/// whose connect failed, again after a backoff (50 ms, doubling up to
+/// whose connect failed, again (at once, then after 50 ms, doubling up to
 /// 800 ms) until it is authenticated, for at most ``window`` from when it
 /// was lost; then the party is given up. Connects happen in ``tick(now:)``,
 /// from the run's loop, never from a ``ClientLoop`` callback.
+///
+/// The first attempt does not wait so that it falls in a restart's gap:
+/// a server that binds its own port refuses it, a held socket queues it,
+/// and `refusedConnects` tells the two apart.
 final class Reconnector {
+    /// The wait after the first failed attempt.
     static let firstDelay: UInt64 = 50_000_000
     static let maxDelay: UInt64 = 800_000_000
     /// How long a lost party may take to be authenticated again.
@@ -44,10 +49,10 @@ final class Reconnector {
     }
 
     /// `peer` dropped, or its connect failed: the next attempt waits twice
-    /// as long as the last one did.
+    /// as long as the last one did (the first not at all).
     func lost(_ peer: Peer, now: UInt64) {
-        let entry = lost[peer.index].map { Lost(since: $0.since, delay: min($0.delay * 2, Self.maxDelay)) }
-            ?? Lost(since: now, delay: Self.firstDelay)
+        let entry = lost[peer.index].map { Lost(since: $0.since, delay: min(max($0.delay * 2, Self.firstDelay), Self.maxDelay)) }
+            ?? Lost(since: now, delay: 0)
         let due = now + entry.delay
         lost[peer.index] = Lost(since: entry.since, delay: entry.delay, due: due)
         nextDue = min(nextDue, due)

@@ -19,7 +19,7 @@ extension SignalingIntegration {
         static let rate = 1000
         /// Seconds of load; the kills fall at a quarter, a half and three quarters of it.
         static let duration = 4.0
-        /// Calls ringbench must complete at least (about 2,800 here alone, fewer beside the suite).
+        /// Calls ringbench must complete at least (about 3,400 here alone, fewer beside the suite).
         static let completedFloor = 400
 
         static func environment(_ directory: TemporaryDirectory) -> [String: String] {

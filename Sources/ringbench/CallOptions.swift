@@ -12,6 +12,8 @@ struct CallOptions {
     var stepDuration = 3.0
     /// How long a call may take from initiate to the callee's `ended` before it counts as failed.
     var callTimeout = 10.0
+    /// Reconnect parties whose connection drops and place interrupted calls again (`--reconnect`).
+    var reconnect = false
 
     /// Pairs `--max` uses when `--pairs` is not given: enough for about 6,600 calls/s at the default p99 bound.
     static let maxSearchPairs = 1000
@@ -20,7 +22,7 @@ struct CallOptions {
 
     static let usage = """
     usage: ringbench calls [--server ws[s]://HOST:PORT | --spawn PATH [--tls]] [--pairs P] [--rate R]
-                           [--duration S] [--max [--max-p99-ms MS] [--step-duration S]]
+                           [--duration S] [--max [--max-p99-ms MS] [--step-duration S] | --reconnect]
                            [--server-pid PID] [--server-cpus LIST] [--client-cpus LIST] [--json]
 
       --pairs P           caller/callee pairs, each one WebSocket per party (50; 1000 with --max)
@@ -35,6 +37,19 @@ struct CallOptions {
                           most P / (3 x max-p99) calls/s: raise --pairs if it says so.
       --max-p99-ms MS     setup p99 bound of a passing step, in milliseconds (50)
       --step-duration S   seconds of load per step (3)
+      --reconnect         keep calling across server restarts: a party whose connection drops
+                          or whose connect fails connects again as the same user and device
+                          (at once, then after 50 ms, doubling up to 800 ms, for at most 10 s
+                          from the loss; then its pair stops and its unfinished call fails as
+                          ERR_BENCH_RECONNECT). Once both parties are back, the pair ends the
+                          call the server kept live for them (auth's activeCall), then places
+                          its interrupted call again. Adds to the report: refusedConnects
+                          (connects refused, ECONNREFUSED), reconnects (connections opened
+                          again), interruptedCalls (calls whose connection was lost before the
+                          callee saw them end; each counted once, however many drops it met)
+                          and retriedCalls (interrupted calls placed again that then completed).
+                          Placing a call again is not a new attempt: each interrupted call ends
+                          completed (and retried) or failed.
     \(ServerOptions.usage)
 
     Against --server, start ringd with RINGD_LIMITS_REQUESTS_PER_SECOND and
@@ -59,9 +74,11 @@ struct CallOptions {
             case "--max": max = true
             case "--max-p99-ms": maxP99Milliseconds = try arguments.number(flag)
             case "--step-duration": stepDuration = try arguments.number(flag)
+            case "--reconnect": reconnect = true
             default: throw UsageError("unknown option \(flag)")
             }
         }
+        if max && reconnect { throw UsageError("--reconnect is for one fixed-rate run, not --max") }
         if max && !pairsGiven { pairs = CallOptions.maxSearchPairs }
         if max && !rateGiven { rate = CallOptions.maxSearchStartRate }
     }

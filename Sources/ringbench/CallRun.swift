@@ -29,11 +29,49 @@ struct Pair {
         case ringing
         /// `endCall` is sent; the callee waits for `ended`.
         case ending
+        /// With `--reconnect`: a party is not authenticated (yet, or again).
+        case connecting
+        /// With `--reconnect`: both parties are back, and the requests that
+        /// end the call the server kept live for them are sent.
+        case settling
+        /// With `--reconnect`: a party could not connect within the window;
+        /// the pair places no more calls.
+        case down
     }
     var step = Step.idle
     var sessionID: String?
     var initiatedAt: UInt64 = 0
     var endSentAt: UInt64 = 0
+    /// The call in flight, or still to be placed again, is one a lost
+    /// connection interrupted (counted once, however many drops it meets).
+    var interrupted = false
+
+    /// Whether a call of the pair is unfinished: in flight, or interrupted
+    /// and not yet placed again.
+    var hasCall: Bool {
+        switch step {
+        case .ringing, .ending: true
+        case .connecting, .settling: interrupted
+        case .idle, .down: false
+        }
+    }
+}
+
+extension Pair.Step {
+    /// Whether the run's `callTimeout` bounds this step (the reconnect window bounds `connecting`).
+    var isTimed: Bool { self == .ringing || self == .ending || self == .settling }
+}
+
+/// The counts of `--reconnect`.
+struct ReconnectCounts {
+    /// Connects the server refused (ECONNREFUSED).
+    var refusedConnects = 0
+    /// Connections opened again after a drop or a failed connect.
+    var reconnects = 0
+    /// Calls a lost connection interrupted before they completed.
+    var interruptedCalls = 0
+    /// Interrupted calls placed again that then completed (also in `completed`).
+    var retriedCalls = 0
 }
 
 /// What a run measured: counts and the three latency series, in nanoseconds.
@@ -51,6 +89,8 @@ struct CallResults {
     /// Bytes the clients received from and sent to the server during the run.
     var wireBytes = (received: 0, sent: 0)
     var connectionErrors: [String] = []
+    /// With `--reconnect` only.
+    var reconnect: ReconnectCounts?
 
     var failed: Int { failures.values.reduce(0, +) }
 }
@@ -61,12 +101,15 @@ struct CallResults {
 final class CallRun {
     /// The id of clean-up requests, whose results (often errors: the call
     /// already ended) are ignored.
-    private static let ignoredID = "x"
-    private let loop: ClientLoop
-    private let options: CallOptions
-    private var pairs: [Pair]
-    private var callers: [Peer] = []
-    private var results = CallResults()
+    static let ignoredID = "x"
+    let loop: ClientLoop
+    let options: CallOptions
+    var pairs: [Pair]
+    var callers: [Peer] = []
+    var results = CallResults()
+    /// With `--reconnect` only, as is ``reconnector``.
+    var callees: [Peer] = []
+    var reconnector: Reconnector?
 
     init(options: CallOptions) throws {
         self.options = options
@@ -77,6 +120,7 @@ final class CallRun {
     /// Connects and authenticates every party; throws when any fails or it takes over 30 s.
     func connect() throws {
         let address = try SocketAddress.resolve(host: options.server.host, port: options.server.port)
+        if options.reconnect { return try connectReconnecting(to: address) }
         for index in 0..<options.pairs {
             try loop.connect(to: address, uid: "benchcaller\(index)", pair: index, isCaller: true)
             try loop.connect(to: address, uid: "benchcallee\(index)", pair: index, isCaller: false)
@@ -95,10 +139,9 @@ final class CallRun {
     /// Ends calls an earlier run left live for these users (the server keeps
     /// them through its reconnect grace), so they do not fail as busy.
     private func finishLeftoverCalls() {
-        let leftovers = loop.peers.filter { $0.leftoverSession != nil }
+        let leftovers = loop.peers.compactMap { peer in peer.activeCall.map { (peer, $0.sessionId) } }
         guard !leftovers.isEmpty else { return }
-        for peer in leftovers {
-            let session = peer.leftoverSession!
+        for (peer, session) in leftovers {
             let settle: ClientRequest = peer.isCaller ? .cancelCall(sessionId: session)
                 : .rejectCall(sessionId: session, status: .rejected)
             loop.send(peer, ClientFrame(id: Self.ignoredID, request: settle))
@@ -113,6 +156,7 @@ final class CallRun {
     /// it returns; calls that did not finish count as `ERR_BENCH_TIMEOUT`.
     func run(rate: Double, duration: Double) -> CallResults {
         results = CallResults()
+        if reconnector != nil { results.reconnect = ReconnectCounts() }
         let failuresBefore = loop.failures.count
         let cpuBefore = processCPUMicros()
         let bytesBefore = loop.wireBytes
@@ -123,8 +167,9 @@ final class CallRun {
         var nextSweep = start
         while true {
             let now = monotonicNanos()
-            if now >= loadEnd && !pairs.contains(where: { $0.step != .idle }) { break }
+            if now >= loadEnd && !pairs.contains(where: \.hasCall) { break }
             if now >= loadEnd + UInt64(options.callTimeout * 1e9) { break }
+            if let reconnector, now >= reconnector.nextDue { reconnector.tick(now: now) }
             while now < loadEnd, start + UInt64(Double(slot) * interval) <= now {
                 fire(pair: slot % pairs.count, at: now)
                 slot += 1
@@ -134,14 +179,15 @@ final class CallRun {
                 nextSweep = now + 100_000_000
             }
             let nextSlot = start + UInt64(Double(slot) * interval)
-            let wait = now < loadEnd ? min(nextSlot, nextSweep) : nextSweep
+            let wait = min(now < loadEnd ? min(nextSlot, nextSweep) : nextSweep, reconnector?.nextDue ?? .max)
             loop.poll(timeoutMS: Int32(clamping: wait > now ? (wait - now + 999_999) / 1_000_000 : 0))
         }
         results.loadSeconds = duration
         results.clientCPUMicros = processCPUMicros() - cpuBefore
         results.wireBytes = (loop.wireBytes.received - bytesBefore.received, loop.wireBytes.sent - bytesBefore.sent)
-        for index in pairs.indices where pairs[index].step != .idle { fail(pair: index, code: "ERR_BENCH_TIMEOUT") }
+        for index in pairs.indices where pairs[index].hasCall { fail(pair: index, code: "ERR_BENCH_TIMEOUT") }
         results.connectionErrors = Array(loop.failures.dropFirst(failuresBefore))
+        if let reconnector { reconnector.takeCounts(into: &results.reconnect) }
         return results
     }
 
@@ -151,29 +197,40 @@ final class CallRun {
             return
         }
         results.attempted += 1
-        pairs[index] = Pair(step: .ringing, sessionID: nil, initiatedAt: now)
+        place(pair: index, at: now)
+    }
+
+    /// Sends the caller's `initiateCall`; `interrupted` when it places an interrupted call again.
+    func place(pair index: Int, at now: UInt64, interrupted: Bool = false) {
+        pairs[index] = Pair(step: .ringing, sessionID: nil, initiatedAt: now, interrupted: interrupted)
         loop.send(callers[index], ClientFrame(id: "i", request: .initiateCall(receiverId: "benchcallee\(index)", callType: .audio,
                                                                        timeout: nil, metadata: nil)))
     }
 
-    /// Counts calls stuck longer than `callTimeout` as failed and frees their pairs.
+    /// Counts calls stuck longer than `callTimeout` as failed and frees their
+    /// pairs (a pair that is connecting again has the reconnect window instead).
     private func expire(now: UInt64) {
         let limit = UInt64(options.callTimeout * 1e9)
-        for index in pairs.indices where pairs[index].step != .idle && now - pairs[index].initiatedAt > limit {
+        for index in pairs.indices where pairs[index].step.isTimed && now - pairs[index].initiatedAt > limit {
             fail(pair: index, code: "ERR_BENCH_TIMEOUT")
         }
     }
 
-    private func handle(_ peer: Peer, _ frame: ServerFrame) {
+    func handle(_ peer: Peer, _ frame: ServerFrame) {
         let index = peer.pair
         let now = monotonicNanos()
         let call: Call
         switch frame {
-        case .result(let id, .failure(let error)):
-            guard pairs[index].step != .idle, id != Self.ignoredID else { return }
-            return fail(pair: index, code: error.code.rawValue)
-        case .result:
-            return
+        case .result(let id, let outcome):
+            switch pairs[index].step {
+            case .ringing, .ending:
+                guard case .failure(let error) = outcome, id != Self.ignoredID else { return }
+                return fail(pair: index, code: error.code.rawValue)
+            case .settling where id == Self.settleID:
+                return settled(pair: index, outcome)
+            case .idle, .connecting, .settling, .down:
+                return
+            }
         case .call(let changed):
             call = changed
         }
@@ -192,6 +249,7 @@ final class CallRun {
         case (false, .ended, .ending) where pair.sessionID == session:
             results.teardown.append(now - pair.endSentAt)
             results.completed += 1
+            if pair.interrupted { results.reconnect?.retriedCalls += 1 }
             pair = Pair()
         case (false, _, _) where pair.sessionID == session && status != .ongoing:
             pairs[index] = pair
@@ -204,7 +262,7 @@ final class CallRun {
 
     /// Records a failed call and leaves its pair free, cancelling or ending
     /// what the server may still hold (those results carry ``ignoredID``).
-    private func fail(pair index: Int, code: String) {
+    func fail(pair index: Int, code: String) {
         results.failures[code, default: 0] += 1
         if let session = pairs[index].sessionID {
             loop.send(callers[index], ClientFrame(id: Self.ignoredID, request: .cancelCall(sessionId: session)))

@@ -7,54 +7,6 @@ import SignalCrypto
 import SignalProtocol
 import SignalSystem
 
-/// One client WebSocket of the benchmark: a non-blocking socket that goes
-/// through connect, the HTTP upgrade and `auth`, then carries text messages.
-final class Peer {
-    /// Where the connection is in its life.
-    enum Phase {
-        /// The TCP connect is in progress.
-        case connecting
-        /// Connected; the TLS handshake is in progress.
-        case securing
-        /// The upgrade request is sent; the 101 response has not arrived yet.
-        case upgrading
-        /// The `auth` request is sent; its result has not arrived yet.
-        case authenticating
-        /// Authenticated: messages go to the loop's `onMessage`.
-        case ready
-        /// Closed, for the reason recorded in the loop's failures.
-        case closed
-    }
-
-    let fd: Int32
-    /// The peer's position in the loop, which is also its epoll token.
-    let index: Int
-    let uid: String
-    let pair: Int
-    let isCaller: Bool
-    var phase = Phase.connecting
-    /// The TLS session, when the loop speaks TLS.
-    let tls: TLSSession?
-    let handshake: WebSocketClientHandshake
-    /// The server's answer to the upgrade, until its head is complete.
-    var upgradeResponse: [UInt8] = []
-    var reader = WebSocketMessageReader(role: .client, maxMessageBytes: Peer.maxMessageBytes)
-    /// Inflates the server's compressed messages, once permessage-deflate is agreed.
-    var decompressor: MessageDecompressor?
-    /// The largest message the peer accepts.
-    static let maxMessageBytes = 1 << 20
-    var outbound: [UInt8] = []
-    var watchingWrite = true
-    /// The live call the auth result reported (a previous run's), if any.
-    var leftoverSession: String?
-
-    init(fd: Int32, index: Int, uid: String, pair: Int, isCaller: Bool, tls: TLSSession?,
-         offer: PerMessageDeflateParameters?) {
-        (self.fd, self.index, self.uid, self.pair, self.isCaller, self.tls) = (fd, index, uid, pair, isCaller, tls)
-        handshake = WebSocketClientHandshake(offer: offer)
-    }
-}
-
 /// A single-threaded epoll loop driving many ``Peer``s: it owns every socket,
 /// does the upgrade and authentication, and hands authenticated text
 /// messages to `onMessage`.
@@ -71,6 +23,12 @@ final class ClientLoop {
     private var plaintextBuffer = [UInt8](repeating: 0, count: 16 * 1024)
     /// Called with each frame of an authenticated peer.
     var onMessage: (Peer, ServerFrame) -> Void = { _, _ in }
+    /// Called when a peer is authenticated.
+    var onReady: (Peer) -> Void = { _ in }
+    /// Called when a peer closes or its connect fails, once its failure is recorded.
+    var onClosed: (Peer) -> Void = { _ in }
+    /// Connects the server refused (ECONNREFUSED), at once or once in progress.
+    private(set) var refusedConnects = 0
     /// Peers that failed, with why (connection refused, bad upgrade, auth error, closed).
     private(set) var failures: [String] = []
     /// How many peers are authenticated and open.
@@ -97,7 +55,45 @@ final class ClientLoop {
 
     /// Opens a connection for `uid`, from `source` when given (its port left
     /// to the kernel at connect time); it authenticates as the loop runs.
-    func connect(to address: SocketAddress, from source: SocketAddress? = nil, uid: String, pair: Int, isCaller: Bool) throws {
+    func connect(to address: SocketAddress, from source: SocketAddress? = nil, uid: String, pair: Int, isCaller: Bool,
+                 deviceId: String? = nil) throws {
+        peers.append(try open(address, from: source, index: peers.count, uid: uid, pair: pair, isCaller: isCaller,
+                              deviceId: deviceId))
+    }
+
+    /// A slot for a party that is not connected yet: closed until ``reopen(_:to:)``.
+    func reserve(uid: String, pair: Int, isCaller: Bool, deviceId: String?) -> Peer {
+        let peer = Peer(fd: -1, index: peers.count, uid: uid, pair: pair, isCaller: isCaller, deviceId: deviceId,
+                        tls: nil, offer: nil)
+        peer.phase = .closed
+        peers.append(peer)
+        return peer
+    }
+
+    /// A new connection in the slot of closed `peer`, for the same party; a
+    /// connect that fails at once fails the peer as one that fails later
+    /// does. Not to be called from the loop's callbacks: events of the old
+    /// socket still in hand in ``poll(timeoutMS:)`` would reach the new one.
+    @discardableResult
+    func reopen(_ peer: Peer, to address: SocketAddress) -> Peer? {
+        guard peer.phase == .closed, peers[peer.index] === peer else { return nil }
+        do {
+            let fresh = try open(address, from: nil, index: peer.index, uid: peer.uid, pair: peer.pair,
+                                 isCaller: peer.isCaller, deviceId: peer.deviceId)
+            peers[peer.index] = fresh
+            return fresh
+        } catch {
+            failures.append("\(peer.uid): \(error)")
+            onClosed(peer)
+            return nil
+        }
+    }
+
+    /// Closes `peer` as a failure, so that it is recorded and `onClosed` hears of it.
+    func close(_ peer: Peer, reason: String) { fail(peer, reason) }
+
+    private func open(_ address: SocketAddress, from source: SocketAddress?, index: Int, uid: String, pair: Int,
+                      isCaller: Bool, deviceId: String?) throws -> Peer {
         let fd = try syscallExpectingResult("socket") { socket(address.family, CSHIM_SOCK_STREAM, 0) }
         var one: Int32 = 1
         let size = socklen_t(MemoryLayout<Int32>.size)
@@ -113,6 +109,7 @@ final class ClientLoop {
         let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if result != 0 && errno != EINPROGRESS {
             let code = errno
+            if code == ECONNREFUSED { refusedConnects += 1 }
             closeDescriptor(fd)
             throw SystemError(call: "connect", code: code)
         }
@@ -123,12 +120,12 @@ final class ClientLoop {
             closeDescriptor(fd)
             throw error
         }
-        let peer = Peer(fd: fd, index: peers.count, uid: uid, pair: pair, isCaller: isCaller, tls: session,
+        let peer = Peer(fd: fd, index: index, uid: uid, pair: pair, isCaller: isCaller, deviceId: deviceId, tls: session,
                         offer: deflateOffer)
         _ = try syscallExpectingResult("epoll_ctl") {
-            cshim_epoll_ctl(epoll, CSHIM_EPOLL_CTL_ADD, fd, CSHIM_EPOLLIN | CSHIM_EPOLLOUT, UInt64(peers.count))
+            cshim_epoll_ctl(epoll, CSHIM_EPOLL_CTL_ADD, fd, CSHIM_EPOLLIN | CSHIM_EPOLLOUT, UInt64(index))
         }
-        peers.append(peer)
+        return peer
     }
 
     /// Sends `frame` in one masked text frame.
@@ -154,7 +151,10 @@ final class ClientLoop {
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(peer.fd, SOL_SOCKET, SO_ERROR, &error, &length)
-            guard error == 0 else { return fail(peer, "connect: \(String(cString: strerror(error)))") }
+            guard error == 0 else {
+                if error == ECONNREFUSED { refusedConnects += 1 }
+                return fail(peer, "connect: \(String(cString: strerror(error)))")
+            }
             if peer.tls == nil {
                 startUpgrade(peer)
             } else {
@@ -288,7 +288,8 @@ final class ClientLoop {
         peer.reader.append(contentsOf: peer.upgradeResponse[range.upperBound...])
         peer.upgradeResponse = []
         peer.phase = .authenticating
-        send(peer, ClientFrame(id: "a", request: .auth(.authKey(uid: peer.uid, key: "ringd-dev-auth-key"), deviceId: nil)))
+        send(peer, ClientFrame(id: "a", request: .auth(.authKey(uid: peer.uid, key: "ringd-dev-auth-key"),
+                                                       deviceId: peer.deviceId)))
     }
 
     private func drainMessages(_ peer: Peer) {
@@ -322,7 +323,7 @@ final class ClientLoop {
     }
 
     /// The auth result arrived: the peer is ready, and remembers the live
-    /// call an earlier run left it in.
+    /// call an earlier run or a lost connection left it in.
     private func authenticated(_ peer: Peer, _ frame: ServerFrame) {
         guard case .result(_, .success(let data)) = frame,
               case .authenticated(let authentication)? = try? ResultData(json: data, answering: .auth) else {
@@ -330,7 +331,8 @@ final class ClientLoop {
         }
         peer.phase = .ready
         readyCount += 1
-        peer.leftoverSession = authentication.activeCall?.sessionId
+        peer.activeCall = authentication.activeCall
+        onReady(peer)
     }
 
     private func fail(_ peer: Peer, _ reason: String) {
@@ -339,5 +341,6 @@ final class ClientLoop {
         if peer.phase == .ready { readyCount -= 1 }
         peer.phase = .closed
         closeDescriptor(peer.fd)
+        onClosed(peer)
     }
 }

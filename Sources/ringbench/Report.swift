@@ -62,6 +62,10 @@ struct Report {
             "throughput \(format(achievedRate)) calls/s completed",
         ]
         for (code, count) in results.failures.sorted(by: { $0.key < $1.key }) { lines.append("  failed    \(code): \(count)") }
+        if let counts = results.reconnect {
+            lines.append("reconnect  refused connects \(counts.refusedConnects)  reconnects \(counts.reconnects)"
+                + "  interrupted calls \(counts.interruptedCalls)  retried \(counts.retriedCalls)")
+        }
         if results.failures["ERR_RATE_LIMITED"] != nil {
             lines.append("  (raise RINGD_LIMITS_REQUESTS_PER_SECOND and RINGD_LIMITS_REQUEST_BURST on the server)")
         }
@@ -115,6 +119,10 @@ struct Report {
             fields.append("\"wireBytesOutPerCall\":\(TextFormat.number(bytes.sent, digits: 0))")
         }
         fields.append("\"connectionErrors\":\(results.connectionErrors.count)")
+        if let counts = results.reconnect {
+            fields += ["\"refusedConnects\":\(counts.refusedConnects)", "\"reconnects\":\(counts.reconnects)",
+                       "\"interruptedCalls\":\(counts.interruptedCalls)", "\"retriedCalls\":\(counts.retriedCalls)"]
+        }
         return fields
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SignalProtocol
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -7,59 +8,83 @@ import Glibc
 
 extension SignalingIntegration {
     /// The real `ringd` on sockets `systemd-socket-activate` holds: killed
-    /// and started again under load with no connect refused, TLS on a socket
+    /// and started again under `ringbench`'s load with no connect refused, TLS on a socket
     /// named `tls`, and a clear error for a descriptor that cannot serve.
     @Suite("SignalingIntegration: socket activation (ringd binary)", .blocking)
     struct SocketActivationTests {
         static let pairs = 4
         static let kills = 3
-        /// Calls completed on each run before the next kill (and after the last).
-        static let callsPerRun = 100
+        /// Calls/s ringbench offers: about what the pairs complete back to
+        /// back here, so that at each kill nearly every pair has a call in flight.
+        static let rate = 1000
+        /// Seconds of load; the kills fall at a quarter, a half and three quarters of it.
+        static let duration = 4.0
+        /// Calls ringbench must complete at least (about 3,400 here alone, fewer beside the suite).
+        static let completedFloor = 400
 
         static func environment(_ directory: TemporaryDirectory) -> [String: String] {
             ["RINGD_STORE_PATH": directory.file("ringd.sqlite"), "RINGD_THREADS": "2",
              "RINGD_LIMITS_REQUESTS_PER_SECOND": "100000", "RINGD_LIMITS_REQUEST_BURST": "100000"]
         }
 
-        @Test("kill -9 three times while pairs keep calling: no connect refused, every interrupted call placed again")
+        @Test("kill -9 three times while ringbench keeps calling: no connect refused, every interrupted call placed again")
         func killAndRestartOnTheHeldSocket() throws {
             let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
+            let bench = try #require(Repository.executable("ringbench"),
+                                     "no ringbench executable among \(Repository.executableCandidates("ringbench"))")
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let port = try freePorts(1)[0]
             let ringd = try ActivatedRingd(binary: binary, directory: directory.path, sockets: [(port, "web")],
                                            runs: Self.kills + 1, environment: Self.environment(directory))
             defer { ringd.stop() }
-            // The pairs' first connects start ringd: they wait in the held socket's queue meanwhile.
-            let callers = RestartCallers(pairs: Self.pairs, port: port)
-            callers.start()
-            defer { callers.stop(timeout: 20) }
+            // ringbench's first connects start ringd: they wait in the held socket's queue meanwhile.
+            let started = monotonicSeconds()
+            let arguments = ["calls", "--server", "ws://127.0.0.1:\(port)", "--reconnect", "--json", "--pairs", String(Self.pairs),
+                             "--rate", String(Self.rate), "--duration", String(Self.duration)]
+            let ringbench = try ChildProcess(bench, arguments, environment: childEnvironment(),
+                                             stdout: .file(directory.file("ringbench.json")),
+                                             stderr: .file(directory.file("ringbench.log")))
+            defer { ringbench.kill() }
+            let benchOutput = {
+                ["json", "log"].map { (try? String(contentsOfFile: directory.file("ringbench.\($0)"), encoding: .utf8)) ?? "" }
+                    .joined(separator: "\n")
+            }
             var run = try ringd.nextRun(urls: 1)
             #expect(run.urls == ["ws://127.0.0.1:\(port)"])
-            for _ in 1 ... Self.kills {
-                let target = callers.snapshot.completed + Self.callsPerRun
-                #expect(callers.wait(timeout: 15) { $0.completed >= target || $0.failed > 0 },
-                        "\(callers.snapshot); \(callers.failureList); log: \(ringd.log)")
-                callers.killStarting()
+            for kill in 1 ... Self.kills {
+                // At its point of the load, once every party is connected to
+                // this run (2 WebSockets a pair, and this request's own).
+                let due = started + Self.duration * Double(kill) / Double(Self.kills + 1)
+                let calling = waitUntil(timeout: 15) {
+                    monotonicSeconds() >= due
+                        && (try? healthConnections(port: port)).map { $0 > 2 * Self.pairs } == true
+                }
+                let state = ringbench.termination.map { "ended \($0)" } ?? "running"
+                try #require(calling && ringbench.isRunning,
+                             "before kill \(kill): ringbench \(state), \(benchOutput()); log: \(ringd.log)")
                 ringd.kill(run.pid)
                 let next = try ringd.nextRun(urls: 1)
-                callers.killDone()
                 #expect(next.pid != run.pid && next.urls == run.urls)
                 run = next
             }
-            let target = callers.snapshot.completed + Self.callsPerRun
-            let settled = callers.wait(timeout: 15) {
-                ($0.completed >= target && $0.retried == $0.interrupted) || $0.failed > 0
-            }
-            #expect(callers.stop(timeout: 20), "the pairs did not stop")
-            let counts = callers.snapshot
-            print("socket activation, \(Self.kills) x kill -9 under \(Self.pairs) calling pairs: \(counts)")
-            #expect(settled, "\(counts); log: \(ringd.log)")
-            #expect(counts.refused == 0, "\(counts)")
-            #expect(counts.failed == 0, "\(counts): \(callers.failureList)")
-            #expect(counts.interrupted >= 1, "no call met a kill: \(counts)")
-            #expect(counts.retried == counts.interrupted, "\(counts)")
-            #expect(counts.completed >= (Self.kills + 1) * Self.callsPerRun, "\(counts)")
+            let ended = ringbench.wait(timeout: Self.duration + 30)
+            #expect(ended == .exited(0), "ringbench: \(ended.map { "\($0)" } ?? "still running"); \(benchOutput())")
+            let report = try JSONValue.parse(Array(((try? String(contentsOfFile: directory.file("ringbench.json"),
+                                                                   encoding: .utf8)) ?? "").utf8))
+            let count = { (name: String) in report[name]?.integerValue ?? -1 }
+            let (refused, failed, completed) = (count("refusedConnects"), count("failed"), count("completed"))
+            let (interrupted, retried) = (count("interruptedCalls"), count("retriedCalls"))
+            print("socket activation, \(Self.kills) x kill -9 under ringbench calls --reconnect (\(Self.pairs) pairs, "
+                + "\(Self.rate) calls/s offered for \(Self.duration) s): refused \(refused), failed \(failed), "
+                + "completed \(completed) (\(retried) of them placed again after a reconnect), interrupted \(interrupted), "
+                + "reconnects \(count("reconnects"))")
+            let counts = "\(benchOutput()); log: \(ringd.log)"
+            #expect(refused == 0, "\(counts)")
+            #expect(failed == 0, "\(counts)")
+            #expect(interrupted >= 1, "no call met a kill: \(counts)")
+            #expect(retried == interrupted, "\(counts)")
+            #expect(completed >= Int64(Self.completedFloor), "\(counts)")
             let inherited = "info listening on inherited socket fd 3 \"web\" (127.0.0.1:\(port))"
             #expect(ringd.log.components(separatedBy: inherited).count - 1 == Self.kills + 1, "\(ringd.log)")
         }

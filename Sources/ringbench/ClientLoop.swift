@@ -120,12 +120,16 @@ final class ClientLoop {
             closeDescriptor(fd)
             throw error
         }
-        let peer = Peer(fd: fd, index: index, uid: uid, pair: pair, isCaller: isCaller, deviceId: deviceId, tls: session,
-                        offer: deflateOffer)
-        _ = try syscallExpectingResult("epoll_ctl") {
-            cshim_epoll_ctl(epoll, CSHIM_EPOLL_CTL_ADD, fd, CSHIM_EPOLLIN | CSHIM_EPOLLOUT, UInt64(index))
+        do {
+            _ = try syscallExpectingResult("epoll_ctl") {
+                cshim_epoll_ctl(epoll, CSHIM_EPOLL_CTL_ADD, fd, CSHIM_EPOLLIN | CSHIM_EPOLLOUT, UInt64(index))
+            }
+        } catch {
+            closeDescriptor(fd)
+            throw error
         }
-        return peer
+        return Peer(fd: fd, index: index, uid: uid, pair: pair, isCaller: isCaller, deviceId: deviceId, tls: session,
+                    offer: deflateOffer)
     }
 
     /// Sends `frame` in one masked text frame.

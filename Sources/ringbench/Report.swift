@@ -39,7 +39,6 @@ struct Report {
         return (after.cpuMicros - before.cpuMicros) / Double(results.completed)
     }
 
-    /// ringbench's CPU use over the load, in percent of one CPU: near 100 means it is the bottleneck.
     /// Bytes the clients received and sent per completed call.
     var wireBytesPerCall: (received: Double, sent: Double)? {
         guard results.completed > 0 else { return nil }
@@ -47,6 +46,7 @@ struct Report {
         return (Double(results.wireBytes.received) / calls, Double(results.wireBytes.sent) / calls)
     }
 
+    /// ringbench's CPU use over the load, in percent of one CPU: near 100 means it is the bottleneck.
     var clientCPUPercent: Double { results.clientCPUMicros / (results.loadSeconds * 1e4) }
 
     private var series: [(String, [UInt64])] {

@@ -155,6 +155,31 @@ public enum ConfigLoader {
         integer("limits.outboundHardLimitBytes", \.outboundHardLimit, 1024 ... 1 << 30),
         optionalPath("tls.certificate", \.tlsCertificatePath),
         optionalPath("tls.privateKey", \.tlsPrivateKeyPath),
+        Key(path: "webhooks.endpoints", expectation: "a list of {\"url\": http(s) URL, \"secrets\": [\"whsec_<base64>\", …], "
+                + "\"events\": [trigger, …] or null, \"enabled\": true or false}, each URL once", isSecret: true) { config, value in
+            guard let endpoints = WebhookSettings.endpoints(from: value) else { return false }
+            config.webhooks.endpoints = endpoints
+            return true
+        },
+        seconds("webhooks.timeoutSeconds", \.webhooks.timeout),
+        integer("webhooks.maxAttempts", \.webhooks.maxAttempts, 1 ... 1000),
+        integer("webhooks.concurrency", \.webhooks.concurrency, 1 ... 1000),
+        Key(path: "webhooks.retrySeconds", expectation: "a non-empty list of seconds from 0.01 to 86400") { config, value in
+            guard case .array(let items) = value else { return false }
+            let seconds = items.compactMap { item -> Double? in
+                switch item {
+                case .integer(let whole): return Double(whole)
+                case .double(let fraction): return fraction
+                default: return nil
+                }
+            }
+            guard !seconds.isEmpty, seconds.count == items.count, seconds.allSatisfy({ $0 >= 0.01 && $0 <= 86400 }) else {
+                return false
+            }
+            config.webhooks.retrySeconds = seconds
+            return true
+        },
+        optionalPath("webhooks.caFile", \.webhooks.caFile),
         Key(path: "tls.port", expectation: "an integer from 0 to 65535, or null") { config, value in
             switch value {
             case .null: config.tlsPort = nil

@@ -73,6 +73,8 @@ public struct ServerConfig: Sendable {
     /// Seconds every party of a call restored at start has to reconnect
     /// before the lost-connection rules apply (`calls.restartGraceSeconds`).
     public var restartGrace = 30.0
+    /// Webhook endpoints and delivery (`webhooks.*`).
+    public var webhooks = WebhookSettings()
     /// Devices one user may have connected at once (`limits.devicesPerUser`).
     public var devicesPerUser = 10
     /// Requests per second a connection may make on average (`limits.requestsPerSecond`).

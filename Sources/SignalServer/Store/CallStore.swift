@@ -221,6 +221,19 @@ public final class CallStore: Sendable {
         }
     }
 
+    /// Every pending webhook delivery, by endpoint, oldest change first.
+    /// Blocks until read (for start-up).
+    public func loadPendingWebhookDeliveries() throws(StoreError) -> [WebhookDelivery] {
+        try wait(writes: false) { connection throws(StoreError) in try connection.pendingWebhookDeliveries() }
+    }
+
+    /// Records how `delivery` stands after an attempt (not a link of the
+    /// change chain: a delivery's state is not a call change).
+    public func saveWebhookAttempt(_ delivery: WebhookDelivery,
+                                   completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        submit(writes: true, { connection throws(StoreError) in try connection.update(delivery) }, completion: completion)
+    }
+
     /// Blocks until every job queued before the call has completed (its
     /// completion returned) and what the completions deferred with
     /// ``afterBatch(_:)`` has run. Returns at once on the writer thread,

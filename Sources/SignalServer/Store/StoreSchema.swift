@@ -114,6 +114,32 @@ enum StoreSchema {
                 deadline INTEGER NOT NULL
             ) WITHOUT ROWID;
             """),
+        StoreMigration(version: 4, sql: """
+            -- The webhook outbox: one row per event and endpoint, written in
+            -- the transaction that commits the call's change, so an event
+            -- exists exactly when its change does. seq is the change's
+            -- position: rows of one endpoint in seq order are the events in
+            -- the order they happened, and the pending ones are read back at
+            -- start. The body is kept as sent, so every retry is the same bytes.
+            CREATE TABLE webhook_deliveries (
+                endpoint TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                event_id TEXT NOT NULL,
+                session_id TEXT NOT NULL,
+                trigger TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                body TEXT NOT NULL,
+                status TEXT NOT NULL,
+                attempts INTEGER NOT NULL,
+                next_attempt_at INTEGER NOT NULL,
+                last_status INTEGER,
+                last_error TEXT,
+                updated_at INTEGER NOT NULL,
+                PRIMARY KEY (endpoint, seq)
+            ) WITHOUT ROWID;
+            CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (endpoint, seq) WHERE status = 'pending';
+            CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries (status, endpoint, seq);
+            """),
     ]
 
     /// The schema version this build writes.

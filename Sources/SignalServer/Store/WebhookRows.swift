@@ -1,0 +1,115 @@
+/// Where one event stands for one endpoint.
+public enum WebhookDeliveryStatus: String, Sendable {
+    /// Not delivered yet: waiting for its turn or its next attempt.
+    case pending
+    /// A 2xx answer came back.
+    case delivered
+    /// Every attempt failed; kept until retried by hand or pruned.
+    case failed
+}
+
+/// One event for one endpoint, as the outbox keeps it.
+public struct WebhookDelivery: Sendable, Hashable {
+    /// The endpoint's URL (endpoints are told apart by it).
+    public var endpoint: String
+    /// The position of the call change the event tells of.
+    public var seq: Int64
+    public var eventId: String
+    public var sessionId: String
+    public var trigger: String
+    /// When the change happened, ms since the Unix epoch.
+    public var createdAt: Int64
+    /// The request body, the same bytes on every attempt.
+    public var body: [UInt8]
+    public var status: WebhookDeliveryStatus
+    public var attempts: Int
+    /// When the next attempt is due, ms since the Unix epoch.
+    public var nextAttemptAt: Int64
+    /// The HTTP status of the last attempt, if it got an answer.
+    public var lastStatus: Int?
+    /// Why the last attempt failed, if it did.
+    public var lastError: String?
+    public var updatedAt: Int64
+}
+
+/// The webhook outbox in `webhook_deliveries`.
+extension StoreConnection {
+    private static let columns = "endpoint, seq, event_id, session_id, trigger, created_at, body, status, attempts, "
+        + "next_attempt_at, last_status, last_error, updated_at"
+
+    private static let insertSQL = "INSERT INTO webhook_deliveries (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+
+    private static let updateSQL = """
+        UPDATE webhook_deliveries SET status = ?3, attempts = ?4, next_attempt_at = ?5, last_status = ?6,
+                                      last_error = ?7, updated_at = ?8
+        WHERE endpoint = ?1 AND seq = ?2
+        """
+
+    private static let pendingSQL = """
+        SELECT \(columns) FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
+        WHERE status = 'pending' ORDER BY endpoint, seq
+        """
+
+    /// Adds a pending delivery (in the transaction of the change it tells of).
+    func insert(_ delivery: WebhookDelivery) throws(StoreError) {
+        try reportingSQLiteErrors { () throws(SQLiteError) in
+            let statement = try database.statement(Self.insertSQL)
+            defer { statement.reset() }
+            try statement.bind(delivery.endpoint, at: 1)
+            try statement.bind(delivery.seq, at: 2)
+            try statement.bind(delivery.eventId, at: 3)
+            try statement.bind(delivery.sessionId, at: 4)
+            try statement.bind(delivery.trigger, at: 5)
+            try statement.bind(delivery.createdAt, at: 6)
+            try statement.bind(String(decoding: delivery.body, as: UTF8.self), at: 7)
+            try statement.bind(delivery.status.rawValue, at: 8)
+            try statement.bind(Int64(delivery.attempts), at: 9)
+            try statement.bind(delivery.nextAttemptAt, at: 10)
+            try statement.bind(delivery.lastStatus.map(Int64.init), at: 11)
+            try statement.bind(delivery.lastError, at: 12)
+            try statement.bind(delivery.updatedAt, at: 13)
+            try statement.run()
+        }
+    }
+
+    /// Records how `delivery` stands after an attempt (or a retry by hand).
+    func update(_ delivery: WebhookDelivery) throws(StoreError) {
+        try reportingSQLiteErrors { () throws(SQLiteError) in
+            let statement = try database.statement(Self.updateSQL)
+            defer { statement.reset() }
+            try statement.bind(delivery.endpoint, at: 1)
+            try statement.bind(delivery.seq, at: 2)
+            try statement.bind(delivery.status.rawValue, at: 3)
+            try statement.bind(Int64(delivery.attempts), at: 4)
+            try statement.bind(delivery.nextAttemptAt, at: 5)
+            try statement.bind(delivery.lastStatus.map(Int64.init), at: 6)
+            try statement.bind(delivery.lastError, at: 7)
+            try statement.bind(delivery.updatedAt, at: 8)
+            try statement.run()
+        }
+    }
+
+    /// Every pending delivery, by endpoint, oldest change first.
+    func pendingWebhookDeliveries() throws(StoreError) -> [WebhookDelivery] {
+        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in try database.statement(Self.pendingSQL) }
+        defer { statement.reset() }
+        var deliveries: [WebhookDelivery] = []
+        while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
+            deliveries.append(try Self.decodeDelivery(statement))
+        }
+        return deliveries
+    }
+
+    private static func decodeDelivery(_ row: SQLiteStatement) throws(StoreError) -> WebhookDelivery {
+        guard let endpoint = row.string(at: 0), let eventId = row.string(at: 2), let sessionId = row.string(at: 3),
+              let trigger = row.string(at: 4), let body = row.string(at: 6),
+              let status = row.string(at: 7).flatMap(WebhookDeliveryStatus.init(rawValue:)) else {
+            throw StoreError(.corruptRow, "a webhook delivery row lacks a field or has an unknown status")
+        }
+        return WebhookDelivery(endpoint: endpoint, seq: row.int64(at: 1), eventId: eventId, sessionId: sessionId,
+                               trigger: trigger, createdAt: row.int64(at: 5), body: Array(body.utf8), status: status,
+                               attempts: Int(truncatingIfNeeded: row.int64(at: 8)), nextAttemptAt: row.int64(at: 9),
+                               lastStatus: row.optionalInt64(at: 10).map { Int(truncatingIfNeeded: $0) },
+                               lastError: row.string(at: 11), updatedAt: row.int64(at: 12))
+    }
+}

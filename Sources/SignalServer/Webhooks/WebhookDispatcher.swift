@@ -1,0 +1,219 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// How one attempt ended.
+enum WebhookAttemptResult: Sendable {
+    /// The receiver answered with this HTTP status.
+    case status(Int)
+    /// No answer: a timeout, a refused connection, DNS, TLS (the message says which).
+    case failure(String)
+}
+
+/// Sends one request and reports how it ended, off the caller's thread.
+protocol WebhookPoster: Sendable {
+    func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Double,
+              completion: @escaping @Sendable (WebhookAttemptResult) -> Void)
+    /// Stops: what is in flight ends with a failure.
+    func close()
+}
+
+/// Sends the outbox's pending deliveries on a thread of its own
+/// (`ringd-webhooks`): the events of one call to one endpoint one after the
+/// other, in the order of their changes (a call's `call_started` never
+/// before its `call_initiated`), different calls in parallel up to the
+/// endpoint's concurrency. A 2xx delivers; anything else is retried on the
+/// settings' schedule with jitter until the last attempt marks the event
+/// failed. Every outcome is written back to the store, off the call path:
+/// a slow or dead receiver holds up nothing but its own events.
+final class WebhookDispatcher: Sendable {
+    /// The events of one call waiting for one endpoint.
+    private struct Queue {
+        /// Oldest change first; the first is the next to send.
+        var deliveries: [WebhookDelivery]
+        var inFlight = false
+    }
+
+    private struct QueueKey: Hashable {
+        let endpoint: String
+        let sessionId: String
+    }
+
+    private struct State {
+        var queues: [QueueKey: Queue] = [:]
+        var inFlight: [String: Int] = [:]
+        /// Per endpoint: failures since the last log line, and when it was.
+        var failures: [String: (count: Int, loggedAt: Int64)] = [:]
+        var stopping = false
+    }
+
+    /// How often, at most, a failing endpoint is reported in the log.
+    static let failureLogInterval: Int64 = 60_000
+
+    private let settings: WebhookSettings
+    private let endpoints: [String: WebhookEndpoint]
+    private let poster: any WebhookPoster
+    private let store: CallStore
+    private let sign: @Sendable (WebhookDelivery, WebhookEndpoint, Int64) -> [(String, String)]
+    private let wall: @Sendable () -> Int64
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// A dispatcher for `settings`' endpoints; `sign` gives the headers of
+    /// an attempt at a time in Unix seconds. Call ``start(with:)`` next.
+    init(settings: WebhookSettings, poster: any WebhookPoster, store: CallStore,
+         sign: @escaping @Sendable (WebhookDelivery, WebhookEndpoint, Int64) -> [(String, String)],
+         wall: @escaping @Sendable () -> Int64) {
+        self.settings = settings
+        endpoints = Dictionary(settings.endpoints.map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
+        self.poster = poster
+        self.store = store
+        self.sign = sign
+        self.wall = wall
+    }
+
+    /// Takes the deliveries the store holds as pending and starts sending.
+    func start(with pending: [WebhookDelivery]) {
+        enqueue(pending)
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "ringd-webhooks"
+        thread.start()
+    }
+
+    /// New deliveries, committed (from the store's writer thread).
+    func enqueue(_ deliveries: [WebhookDelivery]) {
+        guard !deliveries.isEmpty else { return }
+        state.withLock { state in
+            for delivery in deliveries {
+                state.queues[QueueKey(endpoint: delivery.endpoint, sessionId: delivery.sessionId), default: Queue(deliveries: [])]
+                    .deliveries.append(delivery)
+            }
+        }
+        wake.signal()
+    }
+
+    /// Stops sending (what is in flight fails and stays pending in the
+    /// store, for the next start) and waits for the thread.
+    func stop() {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+        poster.close()
+        finished.wait()
+    }
+
+    /// How many deliveries wait, and the creation time of the oldest.
+    var depth: (pending: Int, oldestCreatedAt: Int64?) {
+        state.withLock { state in
+            let heads = state.queues.values.compactMap(\.deliveries.first)
+            return (state.queues.values.reduce(0) { $0 + $1.deliveries.count }, heads.map(\.createdAt).min())
+        }
+    }
+
+    private func run() {
+        while true {
+            let now = wall()
+            let (due, nextDue, stopping) = state.withLock { state in Self.pick(&state, now: now, settings: settings) }
+            if stopping { return }
+            for delivery in due { send(delivery) }
+            if let nextDue {
+                _ = wake.wait(timeout: .now() + .milliseconds(Int(max(1, min(nextDue - wall(), 3_600_000)))))
+            } else {
+                wake.wait()
+            }
+        }
+    }
+
+    /// The first delivery of every call that is due and not in flight, as
+    /// far as each endpoint's concurrency allows (marked in flight), and
+    /// when the next of the others is due.
+    private static func pick(_ state: inout State, now: Int64,
+                             settings: WebhookSettings) -> ([WebhookDelivery], Int64?, Bool) {
+        guard !state.stopping else { return ([], nil, true) }
+        var due: [WebhookDelivery] = []
+        var nextDue: Int64?
+        for (key, queue) in state.queues where !queue.inFlight {
+            guard let head = queue.deliveries.first else { continue }
+            guard head.nextAttemptAt <= now else {
+                nextDue = min(nextDue ?? head.nextAttemptAt, head.nextAttemptAt)
+                continue
+            }
+            guard state.inFlight[key.endpoint, default: 0] < settings.concurrency else { continue }
+            state.inFlight[key.endpoint, default: 0] += 1
+            state.queues[key]?.inFlight = true
+            due.append(head)
+        }
+        return (due, nextDue, false)
+    }
+
+    private func send(_ delivery: WebhookDelivery) {
+        guard let endpoint = endpoints[delivery.endpoint] else {
+            return finish(delivery, .failure("the endpoint is no longer configured"))
+        }
+        poster.post(url: endpoint.url, headers: sign(delivery, endpoint, wall() / 1000), body: delivery.body,
+                    timeout: settings.timeout) { [self] result in finish(delivery, result) }
+    }
+
+    /// Records how an attempt ended: delivered, failed for good, or due again later.
+    private func finish(_ delivery: WebhookDelivery, _ result: WebhookAttemptResult) {
+        let now = wall()
+        var updated = delivery
+        updated.attempts += 1
+        updated.updatedAt = now
+        switch result {
+        case .status(let status) where (200 ..< 300).contains(status):
+            updated.status = .delivered
+            updated.lastStatus = status
+            updated.lastError = nil
+        case .status(let status):
+            updated.lastStatus = status
+            updated.lastError = "HTTP \(status)"
+        case .failure(let message):
+            updated.lastStatus = nil
+            updated.lastError = message
+        }
+        if updated.status == .pending {
+            if updated.attempts >= settings.maxAttempts {
+                updated.status = .failed
+            } else {
+                let delay = settings.retryDelay(after: updated.attempts) * Double.random(in: 1 ... 1.2)
+                updated.nextAttemptAt = now + Int64(delay * 1000)
+            }
+        }
+        let report = state.withLock { state -> String? in
+            let key = QueueKey(endpoint: delivery.endpoint, sessionId: delivery.sessionId)
+            state.inFlight[delivery.endpoint, default: 1] -= 1
+            if var queue = state.queues[key] {
+                queue.inFlight = false
+                if updated.status == .pending { queue.deliveries[0] = updated } else { queue.deliveries.removeFirst() }
+                state.queues[key] = queue.deliveries.isEmpty ? nil : queue
+            }
+            return updated.status == .delivered ? nil : Self.noteFailure(&state, updated, now: now)
+        }
+        if let report { Log.warning(report) }
+        let saved = updated
+        store.saveWebhookAttempt(saved) { result in
+            if case .failure(let error) = result, error.code != .closed {
+                Log.error("webhook \(saved.eventId) to \(saved.endpoint): cannot record the attempt: \(error)")
+            }
+        }
+        wake.signal()
+    }
+
+    /// Counts a failed attempt; returns a log line at most once per
+    /// ``failureLogInterval`` per endpoint.
+    private static func noteFailure(_ state: inout State, _ delivery: WebhookDelivery, now: Int64) -> String? {
+        var entry = state.failures[delivery.endpoint] ?? (0, 0)
+        entry.count += 1
+        defer { state.failures[delivery.endpoint] = entry }
+        guard now - entry.loggedAt >= failureLogInterval else { return nil }
+        let count = entry.count
+        entry = (0, now)
+        let outcome = delivery.status == .failed ? "marked failed after \(delivery.attempts) attempts" : "will retry"
+        return "webhook endpoint \(delivery.endpoint) failing: \(count) attempt(s) failed since the last report; "
+            + "last: event \(delivery.eventId), \(delivery.lastError ?? "no answer"), \(outcome)"
+    }
+}

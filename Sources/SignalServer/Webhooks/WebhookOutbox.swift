@@ -1,0 +1,64 @@
+import SignalProtocol
+import Synchronization
+
+/// An event ready to go out: what ``WebhookOutbox`` needs of one change.
+struct WebhookEventDraft: Sendable {
+    var eventId: String
+    var trigger: String
+    var createdAt: Int64
+    var body: [UInt8]
+}
+
+/// The webhooks' ``CallChangeConsumer``: a transactional outbox. It writes
+/// one pending delivery per event and endpoint in the transaction that
+/// commits the change (so an event exists exactly when its change does),
+/// and hands them to the ``WebhookDispatcher`` once committed.
+final class WebhookOutbox: CallChangeConsumer {
+    private let endpoints: [WebhookEndpoint]
+    private let dispatcher: WebhookDispatcher
+    private let draft: @Sendable (CallChange) -> WebhookEventDraft?
+    /// Deliveries written by `record` and not yet handed on, by position:
+    /// a rolled-back job's are dropped when a later change is committed.
+    private let written = Mutex<[Int64: [WebhookDelivery]]>([:])
+
+    init(endpoints: [WebhookEndpoint], dispatcher: WebhookDispatcher,
+         draft: @escaping @Sendable (CallChange) -> WebhookEventDraft?) {
+        self.endpoints = endpoints
+        self.dispatcher = dispatcher
+        self.draft = draft
+    }
+
+    func record(_ changes: [CallChange], in store: StoreConnection) throws(StoreError) {
+        for change in changes {
+            guard let event = draft(change) else { continue }
+            var deliveries: [WebhookDelivery] = []
+            for endpoint in endpoints where endpoint.wants(event.trigger) {
+                let delivery = WebhookDelivery(endpoint: endpoint.url, seq: change.after.seq, eventId: event.eventId,
+                                               sessionId: change.sessionId, trigger: event.trigger,
+                                               createdAt: event.createdAt, body: event.body, status: .pending,
+                                               attempts: 0, nextAttemptAt: event.createdAt, lastStatus: nil,
+                                               lastError: nil, updatedAt: event.createdAt)
+                try store.insert(delivery)
+                deliveries.append(delivery)
+            }
+            if !deliveries.isEmpty {
+                let seq = change.after.seq
+                written.withLock { $0[seq] = deliveries }
+            }
+        }
+    }
+
+    func committed(_ changes: [CallChange]) {
+        guard let last = changes.map(\.after.seq).max() else { return }
+        let deliveries = written.withLock { written -> [WebhookDelivery] in
+            let done = written.keys.filter { $0 <= last }.sorted()
+            var taken: [WebhookDelivery] = []
+            let committed = Set(changes.map(\.after.seq))
+            for seq in done {
+                if let deliveries = written.removeValue(forKey: seq), committed.contains(seq) { taken += deliveries }
+            }
+            return taken
+        }
+        dispatcher.enqueue(deliveries)
+    }
+}

@@ -1,0 +1,92 @@
+import SignalProtocol
+
+/// One receiver of webhooks (`webhooks.endpoints[]`).
+public struct WebhookEndpoint: Sendable, Hashable {
+    /// Where events are POSTed (http or https); endpoints are told apart by it.
+    public var url: String
+    /// `whsec_…` secrets, each signing every request (more than one while
+    /// rotating). Never logged.
+    public var secrets: [String]
+    /// The triggers it wants; nil: all of them.
+    public var events: Set<String>?
+    public var enabled: Bool
+
+    public init(url: String, secrets: [String], events: Set<String>? = nil, enabled: Bool = true) {
+        self.url = url
+        self.secrets = secrets
+        self.events = events
+        self.enabled = enabled
+    }
+
+    /// Whether it wants events of `trigger`.
+    func wants(_ trigger: String) -> Bool { enabled && (events?.contains(trigger) ?? true) }
+}
+
+/// Where webhooks go and how they are delivered (`webhooks.*`).
+public struct WebhookSettings: Sendable {
+    public var endpoints: [WebhookEndpoint] = []
+    /// Seconds one attempt may take, connecting included (`webhooks.timeoutSeconds`).
+    public var timeout = 10.0
+    /// Attempts before an event is marked failed (`webhooks.maxAttempts`):
+    /// with the schedule below, the last is about 24 h after the first.
+    public var maxAttempts = 28
+    /// Events of one endpoint in flight at once (`webhooks.concurrency`);
+    /// events of one call are always sent one after the other.
+    public var concurrency = 4
+    /// Seconds to wait before each retry, the last repeating
+    /// (`webhooks.retrySeconds`): 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then
+    /// hourly. Each wait is stretched by up to a fifth at random, so that
+    /// failures do not come back in step.
+    public var retrySeconds: [Double] = [5, 30, 120, 600, 1800, 3600]
+    /// A PEM file of CA certificates to verify https endpoints with instead
+    /// of the system's (`webhooks.caFile`), for a private CA.
+    public var caFile: String?
+
+    public init() {}
+
+    /// The triggers an endpoint may ask for.
+    public static let triggers: Set<String> = ["call_initiated", "call_started", "call_ended", "call_rejected",
+                                               "call_busy", "call_cancelled", "call_unanswered"]
+
+    /// The wait before attempt `attempt + 1` after `attempt` failed (1-based), before jitter.
+    func retryDelay(after attempt: Int) -> Double {
+        guard let last = retrySeconds.last else { return 0 }
+        return attempt - 1 < retrySeconds.count ? retrySeconds[max(0, attempt - 1)] : last
+    }
+
+    /// Parses `webhooks.endpoints`: a list of `{"url", "secrets", "events", "enabled"}`.
+    static func endpoints(from value: JSONValue) -> [WebhookEndpoint]? {
+        guard case .array(let items) = value else { return nil }
+        var endpoints: [WebhookEndpoint] = []
+        for item in items {
+            guard let url = item["url"]?.stringValue, url.hasPrefix("http://") || url.hasPrefix("https://"),
+                  case .array(let secretValues)? = item["secrets"], !secretValues.isEmpty else { return nil }
+            let secrets = secretValues.compactMap(\.stringValue)
+            guard secrets.count == secretValues.count, secrets.allSatisfy(isSecret) else { return nil }
+            var events: Set<String>?
+            switch item["events"] {
+            case nil, .null?: events = nil
+            case .array(let names)?:
+                let triggers = Set(names.compactMap(\.stringValue))
+                guard triggers.count == names.count, triggers.isSubset(of: Self.triggers) else { return nil }
+                events = triggers
+            default: return nil
+            }
+            var enabled = true
+            switch item["enabled"] {
+            case nil, .null?: break
+            case .bool(let flag)?: enabled = flag
+            default: return nil
+            }
+            guard !endpoints.contains(where: { $0.url == url }) else { return nil }
+            endpoints.append(WebhookEndpoint(url: url, secrets: secrets, events: events, enabled: enabled))
+        }
+        return endpoints
+    }
+
+    /// `whsec_` and the base64 of a key of at least one byte.
+    static func isSecret(_ text: String) -> Bool {
+        guard text.hasPrefix("whsec_"), let key = Base64.decode(String(text.dropFirst(6))) else { return false }
+        return !key.isEmpty
+    }
+}

@@ -2,10 +2,10 @@
 # build needs first (through sudo when not root), so a fresh machine works.
 
 SWIFT ?= swift
-APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libsqlite3-dev libsystemd-dev systemd tmux
+APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libsqlite3-dev libsystemd-dev systemd tmux python3-venv
 CONFIG ?= config.json
 
-.PHONY: all deps build run test conformance clean
+.PHONY: all deps build run test venv conformance clean
 
 all: build
 
@@ -41,7 +41,7 @@ cert: build
 # (Tests/TestSupport/DedicatedThread.swift).
 TEST_TIMEOUT ?= 900
 
-test: deps
+test: deps venv
 	$(SWIFT) build --build-tests
 	timeout --kill-after=10 $(TEST_TIMEOUT) stdbuf -oL -eL $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory fuzz-smoke
@@ -88,6 +88,21 @@ demo: build
 	  echo "Ctrl-C stops ringd."; \
 	  wait $$ringd; wait $$ringd 2>/dev/null; \
 	fi
+
+# A Python virtual environment with the Standard Webhooks library from PyPI,
+# for the test that verifies ringd's webhook signatures with an
+# implementation other than ringd's (Tests/Webhooks/). Made again only when
+# the requirements change, so a second run costs nothing; a run that failed
+# half-way leaves no stamp and starts afresh (--clear).
+VENV := .venv
+VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: $(VENV_REQUIREMENTS) | deps
+	python3 -m venv --clear $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r $(VENV_REQUIREMENTS)
+	touch $@
 
 conformance: deps
 	$(SWIFT) build -c release --product ws-echo

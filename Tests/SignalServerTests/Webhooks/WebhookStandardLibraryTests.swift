@@ -1,0 +1,79 @@
+@testable import SignalServer
+import Foundation
+import SignalProtocol
+import Testing
+import TestSupport
+
+/// ringd's signatures verified by an implementation that is not ringd's:
+/// the Standard Webhooks library from PyPI, in the virtual environment
+/// `make venv` makes (and `make test` runs first), driven by
+/// Tests/Webhooks/verify_standard_webhooks.py.
+@Suite(.blocking) struct WebhookStandardLibraryTests {
+    static let python = Repository.root() + "/.venv/bin/python"
+    static let script = Repository.root() + "/Tests/Webhooks/verify_standard_webhooks.py"
+
+    /// The bodies verified.
+    enum Body: String, CaseIterable, CustomTestStringConvertible {
+        /// ``WebhookExample``.
+        case example
+        /// An ended call whose body needs escapes and multi-byte UTF-8: a
+        /// receiver must verify the bytes, not a re-encoding of them.
+        case escapesAndUnicode
+
+        var change: CallChange {
+            guard self == .escapesAndUnicode else { return WebhookExample.accepted }
+            var ongoing = WebhookExample.accepted.after
+            ongoing.initiator = "zoë"
+            ongoing.metadata = .object([("note", .string("\"quoted\", tab\t, new\nline, 📞 ünïcödé"))])
+            var ended = ongoing
+            ended.status = .ended
+            ended.endedAt = 1_700_000_060_000
+            ended.endedBy = "zoë"
+            ended.endReason = .hangup
+            ended.seq = 43
+            return CallChange(before: ongoing, after: ended, transition: .hangUp, actor: .device(uid: "zoë", deviceId: "z1"))
+        }
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test(arguments: Body.allCases)
+    func theStandardWebhooksLibraryVerifiesEachSecret(body: Body) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.python), """
+            \(Self.python) is missing: run `make venv` (or `make test`, which runs it) to install the \
+            Standard Webhooks library this test verifies with
+            """)
+        let secrets = [WebhookExample.firstSecret, WebhookExample.secondSecret]
+        let event = try WebhookEvent(change: body.change)
+        // The library refuses a timestamp more than five minutes from its clock.
+        let headers = try WebhookSignature(secrets: secrets)
+            .headers(for: event, timestamp: Int64(Date().timeIntervalSince1970))
+        let input = JSONValue.object([
+            ("body", .string(Base64.encode(event.body))),
+            ("headers", .object(headers.fields.map { ($0.name, .string($0.value)) })),
+            ("secrets", .array(secrets.map(JSONValue.string))),
+        ])
+
+        let directory = try TemporaryDirectory(prefix: "ringd-webhook-verify")
+        defer { directory.remove() }
+        let errors = directory.file("stderr")
+        let child = try ChildProcess(Self.python, ["-I", Self.script], stdin: .pipe, stdout: .pipe,
+                                     stderr: .file(errors))
+        try child.standardInput?.write(contentsOf: Data(input.serialized.utf8))
+        try child.standardInput?.close()
+        // A few hundred bytes of output: the pipe never fills, so waiting
+        // for the exit before reading cannot deadlock.
+        let termination = child.wait(timeout: 60)
+        let output = String(decoding: child.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        #expect(termination == .exited(0), "stdout:\n\(output)\nstderr:\n\(stderr)")
+        #expect(output.split(separator: "\n") == [
+            "ok webhook-signature verifies with secret 1",
+            "ok a changed body is refused with secret 1",
+            "ok webhook-signature verifies with secret 2",
+            "ok a changed body is refused with secret 2",
+            "ok a secret that was not used is refused",
+            "ok X-CometChat-Signature is the hex HMAC of the body with secret 1",
+        ], "stderr:\n\(stderr)")
+    }
+}

@@ -155,7 +155,7 @@ public enum ConfigLoader {
         integer("limits.outboundHardLimitBytes", \.outboundHardLimit, 1024 ... 1 << 30),
         optionalPath("tls.certificate", \.tlsCertificatePath),
         optionalPath("tls.privateKey", \.tlsPrivateKeyPath),
-        Key(path: "webhooks.endpoints", expectation: "a list of {\"url\": http(s) URL, \"secrets\": [\"whsec_<base64>\", …], "
+        Key(path: "webhooks.endpoints", expectation: "a list of {\"url\": http(s) URL, \"secrets\": [\"whsec_<base64 of 24 to 64 bytes>\", …], "
                 + "\"events\": [trigger, …] or null, \"enabled\": true or false}, each URL once", isSecret: true) { config, value in
             guard let endpoints = WebhookSettings.endpoints(from: value) else { return false }
             config.webhooks.endpoints = endpoints

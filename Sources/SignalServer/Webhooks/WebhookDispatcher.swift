@@ -54,28 +54,22 @@ final class WebhookDispatcher: Sendable {
     private let endpoints: [String: WebhookEndpoint]
     private let poster: any WebhookPoster
     private let store: CallStore
-    private let sign: @Sendable (WebhookDelivery, WebhookEndpoint, Int64) -> [(String, String)]
     private let wall: @Sendable () -> Int64
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// A dispatcher for `settings`' endpoints; `sign` gives the headers of
-    /// an attempt at a time in Unix seconds. Call ``start(with:)`` next.
-    init(settings: WebhookSettings, poster: any WebhookPoster, store: CallStore,
-         sign: @escaping @Sendable (WebhookDelivery, WebhookEndpoint, Int64) -> [(String, String)],
-         wall: @escaping @Sendable () -> Int64) {
+    /// A dispatcher for `settings`' endpoints; ``start()`` starts sending.
+    init(settings: WebhookSettings, poster: any WebhookPoster, store: CallStore, wall: @escaping @Sendable () -> Int64) {
         self.settings = settings
         endpoints = Dictionary(settings.endpoints.map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
         self.poster = poster
         self.store = store
-        self.sign = sign
         self.wall = wall
     }
 
-    /// Takes the deliveries the store holds as pending and starts sending.
-    func start(with pending: [WebhookDelivery]) {
-        enqueue(pending)
+    /// Starts sending what was enqueued and what comes.
+    func start() {
         let thread = Thread { [self] in
             run()
             finished.signal()
@@ -153,7 +147,9 @@ final class WebhookDispatcher: Sendable {
         guard let endpoint = endpoints[delivery.endpoint] else {
             return finish(delivery, .failure("the endpoint is no longer configured"))
         }
-        poster.post(url: endpoint.url, headers: sign(delivery, endpoint, wall() / 1000), body: delivery.body,
+        // Signed anew for each attempt: receivers refuse an old timestamp.
+        let headers = endpoint.signature.headers(id: delivery.eventId, timestamp: wall() / 1000, body: delivery.body)
+        poster.post(url: endpoint.url, headers: headers.fields.map { ($0.name, $0.value) }, body: delivery.body,
                     timeout: settings.timeout) { [self] result in finish(delivery, result) }
     }
 

@@ -1,14 +1,6 @@
 import SignalProtocol
 import Synchronization
 
-/// An event ready to go out: what ``WebhookOutbox`` needs of one change.
-struct WebhookEventDraft: Sendable {
-    var eventId: String
-    var trigger: String
-    var createdAt: Int64
-    var body: [UInt8]
-}
-
 /// The webhooks' ``CallChangeConsumer``: a transactional outbox. It writes
 /// one pending delivery per event and endpoint in the transaction that
 /// commits the change (so an event exists exactly when its change does),
@@ -16,25 +8,24 @@ struct WebhookEventDraft: Sendable {
 final class WebhookOutbox: CallChangeConsumer {
     private let endpoints: [WebhookEndpoint]
     private let dispatcher: WebhookDispatcher
-    private let draft: @Sendable (CallChange) -> WebhookEventDraft?
     /// Deliveries written by `record` and not yet handed on, by position:
     /// a rolled-back job's are dropped when a later change is committed.
     private let written = Mutex<[Int64: [WebhookDelivery]]>([:])
 
-    init(endpoints: [WebhookEndpoint], dispatcher: WebhookDispatcher,
-         draft: @escaping @Sendable (CallChange) -> WebhookEventDraft?) {
+    init(endpoints: [WebhookEndpoint], dispatcher: WebhookDispatcher) {
         self.endpoints = endpoints
         self.dispatcher = dispatcher
-        self.draft = draft
     }
 
     func record(_ changes: [CallChange], in store: StoreConnection) throws(StoreError) {
         for change in changes {
-            guard let event = draft(change) else { continue }
+            // Every change the machine makes has a trigger; one that had none
+            // would be a bug of the trigger table, not a reason to fail a call.
+            guard let event = try? WebhookEvent(change: change) else { continue }
             var deliveries: [WebhookDelivery] = []
             for endpoint in endpoints where endpoint.wants(event.trigger) {
-                let delivery = WebhookDelivery(endpoint: endpoint.url, seq: change.after.seq, eventId: event.eventId,
-                                               sessionId: change.sessionId, trigger: event.trigger,
+                let delivery = WebhookDelivery(endpoint: endpoint.url, seq: event.seq, eventId: event.id,
+                                               sessionId: event.sessionId, trigger: event.trigger.rawValue,
                                                createdAt: event.createdAt, body: event.body, status: .pending,
                                                attempts: 0, nextAttemptAt: event.createdAt, lastStatus: nil,
                                                lastError: nil, updatedAt: event.createdAt)

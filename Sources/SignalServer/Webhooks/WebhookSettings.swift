@@ -1,25 +1,25 @@
 import SignalProtocol
 
 /// One receiver of webhooks (`webhooks.endpoints[]`).
-public struct WebhookEndpoint: Sendable, Hashable {
+public struct WebhookEndpoint: Sendable {
     /// Where events are POSTed (http or https); endpoints are told apart by it.
     public var url: String
-    /// `whsec_…` secrets, each signing every request (more than one while
-    /// rotating). Never logged.
-    public var secrets: [String]
+    /// Its `whsec_…` secrets, each signing every request (more than one
+    /// while rotating); they never print.
+    public var signature: WebhookSignature
     /// The triggers it wants; nil: all of them.
-    public var events: Set<String>?
+    public var events: Set<WebhookTrigger>?
     public var enabled: Bool
 
-    public init(url: String, secrets: [String], events: Set<String>? = nil, enabled: Bool = true) {
+    public init(url: String, signature: WebhookSignature, events: Set<WebhookTrigger>? = nil, enabled: Bool = true) {
         self.url = url
-        self.secrets = secrets
+        self.signature = signature
         self.events = events
         self.enabled = enabled
     }
 
     /// Whether it wants events of `trigger`.
-    func wants(_ trigger: String) -> Bool { enabled && (events?.contains(trigger) ?? true) }
+    func wants(_ trigger: WebhookTrigger) -> Bool { enabled && (events?.contains(trigger) ?? true) }
 }
 
 /// Where webhooks go and how they are delivered (`webhooks.*`).
@@ -44,10 +44,6 @@ public struct WebhookSettings: Sendable {
 
     public init() {}
 
-    /// The triggers an endpoint may ask for.
-    public static let triggers: Set<String> = ["call_initiated", "call_started", "call_ended", "call_rejected",
-                                               "call_busy", "call_cancelled", "call_unanswered"]
-
     /// The wait before attempt `attempt + 1` after `attempt` failed (1-based), before jitter.
     func retryDelay(after attempt: Int) -> Double {
         guard let last = retrySeconds.last else { return 0 }
@@ -62,14 +58,15 @@ public struct WebhookSettings: Sendable {
             guard let url = item["url"]?.stringValue, url.hasPrefix("http://") || url.hasPrefix("https://"),
                   case .array(let secretValues)? = item["secrets"], !secretValues.isEmpty else { return nil }
             let secrets = secretValues.compactMap(\.stringValue)
-            guard secrets.count == secretValues.count, secrets.allSatisfy(isSecret) else { return nil }
-            var events: Set<String>?
+            guard secrets.count == secretValues.count,
+                  let signature = try? WebhookSignature(secrets: secrets) else { return nil }
+            var events: Set<WebhookTrigger>?
             switch item["events"] {
             case nil, .null?: events = nil
             case .array(let names)?:
-                let triggers = Set(names.compactMap(\.stringValue))
-                guard triggers.count == names.count, triggers.isSubset(of: Self.triggers) else { return nil }
-                events = triggers
+                let triggers = names.compactMap { $0.stringValue.flatMap(WebhookTrigger.init(rawValue:)) }
+                guard triggers.count == names.count else { return nil }
+                events = Set(triggers)
             default: return nil
             }
             var enabled = true
@@ -79,14 +76,8 @@ public struct WebhookSettings: Sendable {
             default: return nil
             }
             guard !endpoints.contains(where: { $0.url == url }) else { return nil }
-            endpoints.append(WebhookEndpoint(url: url, secrets: secrets, events: events, enabled: enabled))
+            endpoints.append(WebhookEndpoint(url: url, signature: signature, events: events, enabled: enabled))
         }
         return endpoints
-    }
-
-    /// `whsec_` and the base64 of a key of at least one byte.
-    static func isSecret(_ text: String) -> Bool {
-        guard text.hasPrefix("whsec_"), let key = Base64.decode(String(text.dropFirst(6))) else { return false }
-        return !key.isEmpty
     }
 }

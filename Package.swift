@@ -39,6 +39,12 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .target(name: "SignalProtocol", path: "Sources/Protocol"),
         .target(name: "SignalSystem", path: "Sources/SignalSystem"),
         .target(name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/SignalCompression"),
@@ -47,7 +53,7 @@ let package = Package(
         .target(
             name: "SignalServer",
             dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim",
-                           "CSQLite", "CSystemd"],
+                           "CSQLite", "CSystemd", "CCurl"],
             path: "Sources/SignalServer"
         ),
         .target(name: "SignalClient",

@@ -5,10 +5,14 @@ import SignalSystem
 /// Counters shared by every loop of a server.
 public final class ServerStats: Sendable {
     private let connections = Atomic<Int>(0)
+    private let accepted = Atomic<Int>(0)
     public let startedAt = Deadline.now()
 
     /// Connections open right now.
     public var openConnections: Int { connections.load(ordering: .relaxed) }
+
+    /// Connections admitted since start (refused ones not counted).
+    public var acceptedConnections: Int { accepted.load(ordering: .relaxed) }
 
     /// Counts a new connection if fewer than `limit` are open; false when full.
     func admit(limit: Int) -> Bool {
@@ -17,6 +21,7 @@ public final class ServerStats: Sendable {
             connections.wrappingSubtract(1, ordering: .relaxed)
             return false
         }
+        accepted.wrappingAdd(1, ordering: .relaxed)
         return true
     }
 

@@ -141,6 +141,12 @@ final class TestServer {
     /// The store directory this server created, removed when it is released.
     private var temporaryDirectory: String?
 
+    /// A server with routers `makeRouter` makes (one per loop).
+    init(config: ServerConfig = testConfig(), makeRouter: @escaping @Sendable (ServerContext) -> HTTPRouter) throws {
+        Self.prepareProcess()
+        server = try Server(config: config, makeRouter: makeRouter)
+    }
+
     /// A server with a ``TestRouter`` whose WebSocket responders behave as asked.
     init(config: ServerConfig = testConfig(), behavior: ResponderBehavior = .echo) throws {
         Self.prepareProcess()

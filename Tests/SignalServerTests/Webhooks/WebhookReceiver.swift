@@ -35,6 +35,7 @@ final class WebhookReceiverLog: Sendable {
 /// A webhook receiver on ringd's own HTTP server. Paths:
 /// - `/ok`: 200 with a short JSON body;
 /// - `/fail`: 500 with `receiver broke` in the body;
+/// - `/flaky`: 500 to the first two attempts of an event (by `webhook-id`), then 200;
 /// - `/redirect`: 302 to `/ok`;
 /// - `/big`: 200 with a 64 KiB body;
 /// - `/silent`: never answers (the response is deferred and never sent).
@@ -55,6 +56,11 @@ final class WebhookReceiverRouter: HTTPRouter {
             return .respond(HTTPResponse(status: HTTPStatus(302, "Found"), headers: HTTPHeaders([("Location", "/ok")])))
         case "/big":
             return .respond(HTTPResponse(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: Self.bigBodySize)))
+        case "/flaky":
+            // 500 to the first two attempts of each event, then 200.
+            let attempts = log.requests.filter { $0.path == "/flaky" && $0.headers["webhook-id"] == request.headers["webhook-id"] }
+            return .respond(attempts.count <= 2 ? HTTPResponse(status: .internalServerError, body: Array("not yet".utf8))
+                                               : .json(.ok, .object([])))
         case "/silent":
             let log = self.log
             return .later { sink in log.park(sink) }

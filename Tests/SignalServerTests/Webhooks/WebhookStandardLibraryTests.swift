@@ -39,26 +39,32 @@ import TestSupport
 
     @Test(arguments: Body.allCases)
     func theStandardWebhooksLibraryVerifiesEachSecret(body: Body) throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.python), """
-            \(Self.python) is missing: run `make venv` (or `make test`, which runs it) to install the \
-            Standard Webhooks library this test verifies with
-            """)
         let secrets = [WebhookExample.firstSecret, WebhookExample.secondSecret]
         let event = try WebhookEvent(change: body.change)
         // The library refuses a timestamp more than five minutes from its clock.
         let headers = try WebhookSignature(secrets: secrets)
             .headers(for: event, timestamp: Int64(Date().timeIntervalSince1970))
+        try Self.expectVerified(body: event.body, headers: headers.fields.map { ($0.name, $0.value) }, secrets: secrets)
+    }
+
+    /// Runs the script on `body` as signed by `headers` with `secrets` (two)
+    /// and expects every check of it to pass.
+    static func expectVerified(body: [UInt8], headers: [(String, String)], secrets: [String],
+                               sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: python), """
+            \(python) is missing: run `make venv` (or `make test`, which runs it) to install the \
+            Standard Webhooks library this test verifies with
+            """, sourceLocation: sourceLocation)
         let input = JSONValue.object([
-            ("body", .string(Base64.encode(event.body))),
-            ("headers", .object(headers.fields.map { ($0.name, .string($0.value)) })),
+            ("body", .string(Base64.encode(body))),
+            ("headers", .object(headers.map { ($0.0, .string($0.1)) })),
             ("secrets", .array(secrets.map(JSONValue.string))),
         ])
 
         let directory = try TemporaryDirectory(prefix: "ringd-webhook-verify")
         defer { directory.remove() }
         let errors = directory.file("stderr")
-        let child = try ChildProcess(Self.python, ["-I", Self.script], stdin: .pipe, stdout: .pipe,
-                                     stderr: .file(errors))
+        let child = try ChildProcess(python, ["-I", script], stdin: .pipe, stdout: .pipe, stderr: .file(errors))
         try child.standardInput?.write(contentsOf: Data(input.serialized.utf8))
         try child.standardInput?.close()
         // A few hundred bytes of output: the pipe never fills, so waiting
@@ -66,7 +72,7 @@ import TestSupport
         let termination = child.wait(timeout: 60)
         let output = String(decoding: child.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-        #expect(termination == .exited(0), "stdout:\n\(output)\nstderr:\n\(stderr)")
+        #expect(termination == .exited(0), "stdout:\n\(output)\nstderr:\n\(stderr)", sourceLocation: sourceLocation)
         #expect(output.split(separator: "\n") == [
             "ok webhook-signature verifies with secret 1",
             "ok a changed body is refused with secret 1",
@@ -74,6 +80,6 @@ import TestSupport
             "ok a changed body is refused with secret 2",
             "ok a secret that was not used is refused",
             "ok X-CometChat-Signature is the hex HMAC of the body with secret 1",
-        ], "stderr:\n\(stderr)")
+        ], "stderr:\n\(stderr)", sourceLocation: sourceLocation)
     }
 }

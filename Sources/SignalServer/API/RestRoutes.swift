@@ -28,7 +28,7 @@ enum RestRoutes {
         }
     }
 
-    private static func authorized(_ request: HTTPRequest, _ service: SignalingService,
+    static func authorized(_ request: HTTPRequest, _ service: SignalingService,
                                    _ route: () -> HTTPRoute) -> HTTPRoute {
         guard let key = request.headers["X-Api-Key"] else {
             return .respond(.error(.unauthorized, "send an API key in the X-Api-Key header"))

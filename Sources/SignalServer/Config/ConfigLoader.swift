@@ -180,6 +180,17 @@ public enum ConfigLoader {
             return true
         },
         optionalPath("webhooks.caFile", \.webhooks.caFile),
+        Key(path: "webhooks.retentionHours", expectation: "a number of hours from 1 to 8760") { config, value in
+            let hours: Double
+            switch value {
+            case .integer(let whole): hours = Double(whole)
+            case .double(let fraction): hours = fraction
+            default: return false
+            }
+            guard hours >= 1 && hours <= 8760 else { return false }
+            config.webhooks.retentionHours = hours
+            return true
+        },
         Key(path: "tls.port", expectation: "an integer from 0 to 65535, or null") { config, value in
             switch value {
             case .null: config.tlsPort = nil

@@ -27,6 +27,8 @@ public struct HTTPStatus: Hashable, Sendable {
     /// 408: the request did not arrive in time.
     public static let requestTimeout = HTTPStatus(408, "Request Timeout")
     /// 413: the body is over the limit.
+    /// The request conflicts with the resource's state (a retry of a delivery that has not failed).
+    public static let conflict = HTTPStatus(409, "Conflict")
     public static let contentTooLarge = HTTPStatus(413, "Content Too Large")
     /// 426: this resource speaks WebSocket (version 13) only.
     public static let upgradeRequired = HTTPStatus(426, "Upgrade Required")

@@ -33,7 +33,7 @@ public final class Ringd: ServerApplication {
     }
 
     public func makeRouter(_ context: ServerContext) -> HTTPRouter {
-        RingdRouter(context: context, service: service)
+        RingdRouter(context: context, service: service, webhooks: webhooks)
     }
 
     public func stop() {

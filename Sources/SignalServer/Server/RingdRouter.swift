@@ -6,7 +6,7 @@ public final class RingdRouter: HTTPRouter {
     private var table = RouteTable()
 
     /// A router for one loop of a server.
-    init(context: ServerContext, service: SignalingService) {
+    init(context: ServerContext, service: SignalingService, webhooks: Webhooks? = nil) {
         let stats = context.stats
         let signaling = service.register(context.loop)
         table.add("GET", "/healthz") { _, _ in .respond(stats.healthResponse) }
@@ -30,6 +30,7 @@ public final class RingdRouter: HTTPRouter {
             }
         }
         RestRoutes.add(to: &table, service: service)
+        WebhookRoutes.add(to: &table, service: service, webhooks: webhooks)
     }
 
     public func route(_ request: HTTPRequest) -> HTTPRoute {

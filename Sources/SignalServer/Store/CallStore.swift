@@ -234,6 +234,45 @@ public final class CallStore: Sendable {
         submit(writes: true, { connection throws(StoreError) in try connection.update(delivery) }, completion: completion)
     }
 
+    /// One page of the webhook outbox, newest change first.
+    public func webhookDeliveries(_ query: WebhookDeliveryQuery,
+                                  completion: @escaping @Sendable (Result<(deliveries: [WebhookDelivery], next: String?), StoreError>) -> Void) {
+        submit(writes: false, { connection throws(StoreError) in try connection.webhookDeliveries(query) },
+               completion: completion)
+    }
+
+    /// Sets the failed delivery of `seq` to `endpoint` (or, with nil, every
+    /// failed one) pending again, due at `now`, its attempts counted afresh;
+    /// returns them as they now stand.
+    func retryWebhookDeliveries(endpoint: String?, seq: Int64?, now: Int64,
+                                completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void) {
+        submit(writes: true, { connection throws(StoreError) in
+            var failed: [WebhookDelivery]
+            if let endpoint, let seq {
+                failed = try connection.webhookDelivery(endpoint: endpoint, seq: seq).map { [$0] } ?? []
+            } else {
+                failed = try connection.failedWebhookDeliveries()
+            }
+            failed = failed.filter { $0.status == .failed }
+            for index in failed.indices {
+                failed[index].status = .pending
+                failed[index].attempts = 0
+                failed[index].nextAttemptAt = now
+                failed[index].updatedAt = now
+                try connection.update(failed[index])
+            }
+            return failed
+        }, completion: completion)
+    }
+
+    /// Deletes up to `limit` settled deliveries last touched before `cutoff`.
+    func pruneWebhookDeliveries(before cutoff: Int64, limit: Int,
+                                completion: @escaping @Sendable (Result<Int, StoreError>) -> Void) {
+        submit(writes: true, { connection throws(StoreError) in
+            try connection.pruneWebhookDeliveries(before: cutoff, limit: limit)
+        }, completion: completion)
+    }
+
     /// Blocks until every job queued before the call has completed (its
     /// completion returned) and what the completions deferred with
     /// ``afterBatch(_:)`` has run. Returns at once on the writer thread,

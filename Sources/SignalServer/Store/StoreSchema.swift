@@ -138,7 +138,11 @@ enum StoreSchema {
                 PRIMARY KEY (endpoint, seq)
             ) WITHOUT ROWID;
             CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (endpoint, seq) WHERE status = 'pending';
-            CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries (status, endpoint, seq);
+            -- The REST listing, newest first, by status or not.
+            CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries (status, seq);
+            CREATE INDEX webhook_deliveries_by_seq ON webhook_deliveries (seq);
+            -- What pruning deletes: settled rows by age.
+            CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (updated_at) WHERE status != 'pending';
             """),
     ]
 

@@ -1,3 +1,5 @@
+import SignalProtocol
+
 /// Where one event stands for one endpoint.
 public enum WebhookDeliveryStatus: String, Sendable {
     /// Not delivered yet: waiting for its turn or its next attempt.
@@ -111,5 +113,107 @@ extension StoreConnection {
                                attempts: Int(truncatingIfNeeded: row.int64(at: 8)), nextAttemptAt: row.int64(at: 9),
                                lastStatus: row.optionalInt64(at: 10).map { Int(truncatingIfNeeded: $0) },
                                lastError: row.string(at: 11), updatedAt: row.int64(at: 12))
+    }
+}
+
+/// Which deliveries a listing shows.
+public struct WebhookDeliveryQuery: Sendable {
+    public var status: WebhookDeliveryStatus?
+    /// Page size, 1–100.
+    public var limit = 30
+    /// Where the previous page ended (opaque, from `next`).
+    public var cursor: String?
+
+    public init(status: WebhookDeliveryStatus? = nil, limit: Int = 30, cursor: String? = nil) {
+        self.status = status
+        self.limit = limit
+        self.cursor = cursor
+    }
+}
+
+/// Listing, retrying and pruning the outbox (the REST API's side).
+extension StoreConnection {
+    /// One page of deliveries, newest change first. The cursor is the last
+    /// row's position and endpoint, so rows added meanwhile neither repeat
+    /// nor are skipped.
+    func webhookDeliveries(_ query: WebhookDeliveryQuery) throws(StoreError) -> (deliveries: [WebhookDelivery], next: String?) {
+        var after: (seq: Int64, endpoint: String)?
+        if let cursor = query.cursor {
+            guard let bytes = Base64.decodeURL(cursor), let text = String(validating: bytes, as: UTF8.self),
+                  let bar = text.firstIndex(of: "|"), let seq = Int64(text[..<bar]), seq > 0 else {
+                throw StoreError(.badCursor, "cursor is not one the server issued")
+            }
+            after = (seq, String(text[text.index(after: bar)...]))
+        }
+        var sql = "SELECT \(Self.columns) FROM webhook_deliveries"
+        var conditions: [String] = []
+        if query.status != nil { conditions.append("status = ?1") }
+        if after != nil { conditions.append("(seq < ?2 OR (seq = ?2 AND endpoint < ?3))") }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += " ORDER BY seq DESC, endpoint DESC LIMIT ?4"
+        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
+            let statement = try database.statement(sql)
+            if let status = query.status { try statement.bind(status.rawValue, at: 1) }
+            if let after {
+                try statement.bind(after.seq, at: 2)
+                try statement.bind(after.endpoint, at: 3)
+            }
+            try statement.bind(Int64(query.limit + 1), at: 4)
+            return statement
+        }
+        defer { statement.reset() }
+        var deliveries: [WebhookDelivery] = []
+        while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
+            deliveries.append(try Self.decodeDelivery(statement))
+        }
+        guard deliveries.count > query.limit else { return (deliveries, nil) }
+        deliveries.removeLast()
+        let last = deliveries[deliveries.count - 1]
+        return (deliveries, Base64.encodeURL(Array("\(last.seq)|\(last.endpoint)".utf8)))
+    }
+
+    /// The delivery of the change at `seq` to `endpoint`, if any.
+    func webhookDelivery(endpoint: String, seq: Int64) throws(StoreError) -> WebhookDelivery? {
+        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
+            let statement = try database.statement(
+                "SELECT \(Self.columns) FROM webhook_deliveries WHERE endpoint = ?1 AND seq = ?2")
+            try statement.bind(endpoint, at: 1)
+            try statement.bind(seq, at: 2)
+            return statement
+        }
+        defer { statement.reset() }
+        guard try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row else { return nil }
+        return try Self.decodeDelivery(statement)
+    }
+
+    /// Every failed delivery, oldest change first.
+    func failedWebhookDeliveries() throws(StoreError) -> [WebhookDelivery] {
+        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
+            try database.statement("SELECT \(Self.columns) FROM webhook_deliveries WHERE status = 'failed' ORDER BY seq")
+        }
+        defer { statement.reset() }
+        var deliveries: [WebhookDelivery] = []
+        while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
+            deliveries.append(try Self.decodeDelivery(statement))
+        }
+        return deliveries
+    }
+
+    /// Deletes at most `limit` delivered or failed rows last touched before
+    /// `cutoff` (ms); returns how many. Bounded, so that a long backlog is
+    /// pruned in short jobs between commits.
+    func pruneWebhookDeliveries(before cutoff: Int64, limit: Int) throws(StoreError) -> Int {
+        try reportingSQLiteErrors { () throws(SQLiteError) in
+            let statement = try database.statement("""
+                DELETE FROM webhook_deliveries WHERE (endpoint, seq) IN (
+                    SELECT endpoint, seq FROM webhook_deliveries INDEXED BY webhook_deliveries_settled
+                    WHERE status != 'pending' AND updated_at < ?1 LIMIT ?2)
+                """)
+            defer { statement.reset() }
+            try statement.bind(cutoff, at: 1)
+            try statement.bind(Int64(limit), at: 2)
+            try statement.run()
+            return Int(database.changes)
+        }
     }
 }

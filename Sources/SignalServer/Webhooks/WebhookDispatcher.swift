@@ -1,4 +1,5 @@
 import Dispatch
+import SignalProtocol
 import Foundation
 import Synchronization
 
@@ -49,6 +50,9 @@ final class WebhookDispatcher: Sendable {
 
     /// How often, at most, a failing endpoint is reported in the log.
     static let failureLogInterval: Int64 = 60_000
+    /// How often settled rows past the retention are deleted, and how many per store job.
+    static let pruneInterval: Int64 = 3_600_000
+    static let pruneBatch = 1000
 
     private let settings: WebhookSettings
     private let endpoints: [String: WebhookEndpoint]
@@ -78,17 +82,40 @@ final class WebhookDispatcher: Sendable {
         thread.start()
     }
 
-    /// New deliveries, committed (from the store's writer thread).
+    /// New deliveries, committed (from the store's writer thread), or
+    /// failed ones set pending again: each joins its call's queue in the
+    /// order of the changes.
     func enqueue(_ deliveries: [WebhookDelivery]) {
         guard !deliveries.isEmpty else { return }
         state.withLock { state in
             for delivery in deliveries {
-                state.queues[QueueKey(endpoint: delivery.endpoint, sessionId: delivery.sessionId), default: Queue(deliveries: [])]
-                    .deliveries.append(delivery)
+                let key = QueueKey(endpoint: delivery.endpoint, sessionId: delivery.sessionId)
+                var queue = state.queues[key] ?? Queue(deliveries: [])
+                // Behind the one in flight, which must stay first.
+                let start = queue.inFlight ? 1 : 0
+                let index = queue.deliveries[min(start, queue.deliveries.count)...].firstIndex { $0.seq > delivery.seq }
+                queue.deliveries.insert(delivery, at: index ?? queue.deliveries.count)
+                state.queues[key] = queue
             }
         }
         wake.signal()
     }
+
+    /// Sends one test event to `endpoint` now, outside the outbox, and
+    /// reports how it ended.
+    func sendTest(to endpoint: WebhookEndpoint, completion: @escaping @Sendable (WebhookAttemptResult) -> Void) {
+        let now = wall()
+        let id = "evt_test_\(SessionID.random())"
+        var body: [UInt8] = []
+        JSONValue.object([("trigger", .string("test")), ("id", .string(id)), ("createdAt", .integer(now)),
+                          ("data", .object([]))]).write(into: &body)
+        let headers = endpoint.signature.headers(id: id, timestamp: now / 1000, body: body)
+        poster.post(url: endpoint.url, headers: headers.fields.map { ($0.name, $0.value) }, body: body,
+                    timeout: settings.timeout, completion: completion)
+    }
+
+    /// The configured endpoint at `url`.
+    func endpoint(_ url: String) -> WebhookEndpoint? { endpoints[url] }
 
     /// Stops sending (what is in flight fails and stays pending in the
     /// store, for the next start) and waits for the thread.
@@ -108,16 +135,18 @@ final class WebhookDispatcher: Sendable {
     }
 
     private func run() {
+        var nextPrune = wall()
         while true {
             let now = wall()
-            let (due, nextDue, stopping) = state.withLock { state in Self.pick(&state, now: now, settings: settings) }
+            let (due, dueNext, stopping) = state.withLock { state in Self.pick(&state, now: now, settings: settings) }
             if stopping { return }
             for delivery in due { send(delivery) }
-            if let nextDue {
-                _ = wake.wait(timeout: .now() + .milliseconds(Int(max(1, min(nextDue - wall(), 3_600_000)))))
-            } else {
-                wake.wait()
+            if now >= nextPrune {
+                nextPrune = now + Self.pruneInterval
+                prune(now: now)
             }
+            let nextDue = min(dueNext ?? nextPrune, nextPrune)
+            _ = wake.wait(timeout: .now() + .milliseconds(Int(max(1, min(nextDue - wall(), Self.pruneInterval)))))
         }
     }
 
@@ -141,6 +170,15 @@ final class WebhookDispatcher: Sendable {
             due.append(head)
         }
         return (due, nextDue, false)
+    }
+
+    /// Deletes settled rows older than the retention, a bounded job at a
+    /// time, until none is left.
+    private func prune(now: Int64) {
+        store.pruneWebhookDeliveries(before: now - Int64(settings.retentionHours * 3_600_000),
+                                     limit: Self.pruneBatch) { [self] result in
+            if case .success(let count) = result, count == Self.pruneBatch { prune(now: now) }
+        }
     }
 
     private func send(_ delivery: WebhookDelivery) {

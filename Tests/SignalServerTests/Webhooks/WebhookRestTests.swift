@@ -1,0 +1,80 @@
+import Foundation
+import SignalProtocol
+@testable import SignalServer
+import Testing
+import TestSupport
+
+private extension JSONValue {
+    var arrayValue: [JSONValue]? {
+        if case .array(let items) = self { return items }
+        return nil
+    }
+}
+
+/// The REST API over the outbox: listing by status with a cursor, retrying
+/// one failed delivery or all, a test event, and the outbox's depth.
+@Suite(.blocking) struct WebhookRestTests {
+    @Test func failedDeliveriesAreListedAndRetriedWithTheSameEventId() throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = receiver.url("/fail")
+        let h = try WebhookDeliveryTests.harness(url, directory) { $0.maxAttempts = 1 }
+        defer { h.finish() }
+        let alice = try h.device("alice", "a1")
+        let first = try alice.initiate(to: "bob").call().sessionId
+        _ = try alice.cancel(first).call()
+
+        var failed: [JSONValue] = []
+        let settled = waitUntil(timeout: 10) {
+            failed = (try? h.rest("GET", "/v1/webhooks/deliveries?status=failed").json?["deliveries"]?.arrayValue) ?? []
+            return failed.count == 2
+        }
+        #expect(settled, "\(failed)")
+        #expect(failed.map { $0["trigger"]?.stringValue } == ["call_cancelled", "call_initiated"], "newest first")
+        #expect(failed.allSatisfy { $0["lastStatus"] == .integer(500) && $0["attempts"] == .integer(1) && $0["endpoint"] == .string(url) })
+
+        let page = try #require(try h.rest("GET", "/v1/webhooks/deliveries?limit=1").json)
+        #expect(page["deliveries"]?.arrayValue?.count == 1)
+        let cursor = try #require(page["next"]?.stringValue)
+        let second = try #require(try h.rest("GET", "/v1/webhooks/deliveries?limit=1&cursor=\(cursor)").json)
+        #expect(second["deliveries"]?.arrayValue?.first?["trigger"] == .string("call_initiated"))
+        #expect(second["next"] == .null)
+        #expect(try h.rest("GET", "/v1/webhooks/deliveries?cursor=nonsense").status == 400)
+        #expect(try h.rest("GET", "/v1/webhooks/deliveries?status=gone").status == 400)
+
+        let id = try #require(failed.last?["id"]?.stringValue)
+        let eventId = try #require(failed.last?["eventId"]?.stringValue)
+        let retried = try h.rest("POST", "/v1/webhooks/deliveries/\(id)/retry")
+        #expect(retried.status == 200 && retried.json?["status"] == .string("pending"), "\(retried)")
+        let attempts = { receiver.log.requests.filter { $0.headers["webhook-id"] == eventId }.count }
+        #expect(waitUntil(timeout: 10) { attempts() == 2 }, "the retry is sent with the same webhook-id")
+        #expect(waitUntil(timeout: 10) {
+            (try? h.rest("GET", "/v1/webhooks/deliveries?status=failed").json?["deliveries"]?.arrayValue?.count) == 2
+        }, "the retry failed again, and counts one attempt")
+        let all = try h.rest("POST", "/v1/webhooks/deliveries/retry?status=failed")
+        #expect(all.json?["retried"] == .integer(2), "\(all)")
+        #expect(try h.rest("POST", "/v1/webhooks/deliveries/retry").status == 400)
+        #expect(try h.rest("POST", "/v1/webhooks/deliveries/dlv_1_00000000/retry").status == 404)
+        #expect(try h.rest("GET", "/v1/webhooks/deliveries", apiKey: nil).status == 401)
+    }
+
+    @Test func aTestEventReportsTheEndpointsAnswerAndTheOutboxItsDepth() throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = receiver.url("/ok")
+        let h = try WebhookDeliveryTests.harness(url, directory)
+        defer { h.finish() }
+        let test = try h.rest("POST", "/v1/webhooks/test", body: #"{"url":"\#(url)"}"#)
+        #expect(test.json?["delivered"] == .bool(true) && test.json?["status"] == .integer(200), "\(test)")
+        let sent = try #require(receiver.log.requests.last)
+        #expect((try? JSONValue.parse(sent.body))?["trigger"] == .string("test"))
+        #expect(sent.headers["webhook-signature"]?.hasPrefix("v1,") == true)
+        #expect(try h.rest("POST", "/v1/webhooks/test", body: #"{"url":"http://elsewhere/"}"#).status == 404)
+        let outbox = try #require(try h.rest("GET", "/v1/webhooks/outbox").json)
+        #expect(outbox["pending"] == .integer(0) && outbox["oldestPendingCreatedAt"] == .null)
+    }
+}

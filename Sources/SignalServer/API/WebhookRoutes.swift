@@ -8,7 +8,7 @@ import SignalProtocol
 /// - `POST /v1/webhooks/deliveries/{id}/retry` → the delivery, pending again (409 unless it failed)
 /// - `POST /v1/webhooks/deliveries/retry?status=failed` → `{"retried":N}`
 /// - `POST /v1/webhooks/test` with `{"url"}` → how a test event to that endpoint went
-/// - `GET /v1/webhooks/outbox` → `{"pending","oldestPendingCreatedAt"}`
+/// - `GET /v1/webhooks/outbox` → `{"pending","backlog","oldestPendingCreatedAt"}`
 enum WebhookRoutes {
     static func add(to table: inout RouteTable, service: SignalingService, webhooks: Webhooks?) {
         table.add("GET", "/v1/webhooks/deliveries") { request, _ in
@@ -25,8 +25,9 @@ enum WebhookRoutes {
         }
         table.add("GET", "/v1/webhooks/outbox") { request, _ in
             RestRoutes.authorized(request, service) {
-                let depth = webhooks?.dispatcher.depth ?? (pending: 0, oldestCreatedAt: nil)
+                let depth = webhooks?.dispatcher.depth ?? (pending: 0, backlog: false, oldestCreatedAt: nil)
                 return .respond(.json(.ok, .object([("pending", .integer(Int64(depth.pending))),
+                                                    ("backlog", .bool(depth.backlog)),
                                                     ("oldestPendingCreatedAt", depth.oldestCreatedAt.map(JSONValue.integer) ?? .null)])))
             }
         }

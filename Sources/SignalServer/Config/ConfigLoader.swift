@@ -164,6 +164,7 @@ public enum ConfigLoader {
         seconds("webhooks.timeoutSeconds", \.webhooks.timeout),
         integer("webhooks.maxAttempts", \.webhooks.maxAttempts, 1 ... 1000),
         integer("webhooks.concurrency", \.webhooks.concurrency, 1 ... 1000),
+        integer("webhooks.maxEventsInMemory", \.webhooks.maxEventsInMemory, 2 ... 10_000_000),
         Key(path: "webhooks.retrySeconds", expectation: "a non-empty list of seconds from 0.01 to 86400") { config, value in
             guard case .array(let items) = value else { return false }
             let seconds = items.compactMap { item -> Double? in

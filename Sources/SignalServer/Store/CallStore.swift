@@ -221,10 +221,20 @@ public final class CallStore: Sendable {
         }
     }
 
-    /// Every pending webhook delivery, by endpoint, oldest change first.
-    /// Blocks until read (for start-up).
-    public func loadPendingWebhookDeliveries() throws(StoreError) -> [WebhookDelivery] {
-        try wait(writes: false) { connection throws(StoreError) in try connection.pendingWebhookDeliveries() }
+    /// Pending webhook deliveries of changes from position `seq` on, oldest
+    /// first, at most `limit`, after every job queued before.
+    func pendingWebhookDeliveries(from seq: Int64, limit: Int,
+                                  completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void) {
+        submit(writes: false, { connection throws(StoreError) in
+            try connection.pendingWebhookDeliveries(from: seq, limit: limit)
+        }, completion: completion)
+    }
+
+    /// ``pendingWebhookDeliveries(from:limit:completion:)``, blocking (for start-up).
+    func loadPendingWebhookDeliveries(from seq: Int64, limit: Int) throws(StoreError) -> [WebhookDelivery] {
+        try wait(writes: false) { connection throws(StoreError) in
+            try connection.pendingWebhookDeliveries(from: seq, limit: limit)
+        }
     }
 
     /// Records how `delivery` stands after an attempt (not a link of the

@@ -137,7 +137,6 @@ enum StoreSchema {
                 updated_at INTEGER NOT NULL,
                 PRIMARY KEY (endpoint, seq)
             ) WITHOUT ROWID;
-            CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (endpoint, seq) WHERE status = 'pending';
             -- The REST listing, newest first, by status or not.
             CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries (status, seq);
             CREATE INDEX webhook_deliveries_by_seq ON webhook_deliveries (seq);

@@ -48,8 +48,8 @@ extension StoreConnection {
         """
 
     private static let pendingSQL = """
-        SELECT \(columns) FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
-        WHERE status = 'pending' ORDER BY endpoint, seq
+        SELECT \(columns) FROM webhook_deliveries INDEXED BY webhook_deliveries_by_status
+        WHERE status = 'pending' AND seq >= ?1 ORDER BY seq LIMIT ?2
         """
 
     /// Adds a pending delivery (in the transaction of the change it tells of).
@@ -91,9 +91,14 @@ extension StoreConnection {
         }
     }
 
-    /// Every pending delivery, by endpoint, oldest change first.
-    func pendingWebhookDeliveries() throws(StoreError) -> [WebhookDelivery] {
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in try database.statement(Self.pendingSQL) }
+    /// Pending deliveries of changes from position `seq` on, oldest first, at most `limit`.
+    func pendingWebhookDeliveries(from seq: Int64, limit: Int) throws(StoreError) -> [WebhookDelivery] {
+        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
+            let statement = try database.statement(Self.pendingSQL)
+            try statement.bind(seq, at: 1)
+            try statement.bind(Int64(limit), at: 2)
+            return statement
+        }
         defer { statement.reset() }
         var deliveries: [WebhookDelivery] = []
         while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {

@@ -42,6 +42,13 @@ final class WebhookDispatcher: Sendable {
 
     private struct State {
         var queues: [QueueKey: Queue] = [:]
+        /// Deliveries held in `queues`.
+        var held = 0
+        /// Set while the store holds pending deliveries memory does not:
+        /// those of this position and later (all committed after the ones
+        /// held, but for retried ones), read back as memory drains.
+        var backlogFrom: Int64?
+        var refilling = false
         var inFlight: [String: Int] = [:]
         /// Per endpoint: failures since the last log line, and when it was.
         var failures: [String: (count: Int, loggedAt: Int64)] = [:]
@@ -63,8 +70,14 @@ final class WebhookDispatcher: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
+    /// The most deliveries held in memory (`webhooks.maxEventsInMemory`);
+    /// beyond it they wait in the store only, so an endpoint down for a day
+    /// costs disk, not memory.
+    let memoryLimit: Int
+
     /// A dispatcher for `settings`' endpoints; ``start()`` starts sending.
     init(settings: WebhookSettings, poster: any WebhookPoster, store: CallStore, wall: @escaping @Sendable () -> Int64) {
+        memoryLimit = settings.maxEventsInMemory
         self.settings = settings
         endpoints = Dictionary(settings.endpoints.map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
         self.poster = poster
@@ -82,23 +95,72 @@ final class WebhookDispatcher: Sendable {
         thread.start()
     }
 
-    /// New deliveries, committed (from the store's writer thread), or
-    /// failed ones set pending again: each joins its call's queue in the
-    /// order of the changes.
-    func enqueue(_ deliveries: [WebhookDelivery]) {
+    /// What the store held as pending at start, read with `limit`.
+    func loaded(_ deliveries: [WebhookDelivery], limit: Int) {
+        state.withLock { state in
+            Self.hold(deliveries, in: &state)
+            if deliveries.count == limit, let last = deliveries.last { state.backlogFrom = last.seq + 1 }
+        }
+    }
+
+    /// New deliveries, just committed (on the store's writer thread, in
+    /// commit order). Past the memory limit they stay in the store only,
+    /// until memory drains.
+    func enqueueCommitted(_ deliveries: [WebhookDelivery]) {
         guard !deliveries.isEmpty else { return }
         state.withLock { state in
-            for delivery in deliveries {
-                let key = QueueKey(endpoint: delivery.endpoint, sessionId: delivery.sessionId)
-                var queue = state.queues[key] ?? Queue(deliveries: [])
-                // Behind the one in flight, which must stay first.
-                let start = queue.inFlight ? 1 : 0
-                let index = queue.deliveries[min(start, queue.deliveries.count)...].firstIndex { $0.seq > delivery.seq }
-                queue.deliveries.insert(delivery, at: index ?? queue.deliveries.count)
-                state.queues[key] = queue
-            }
+            guard state.backlogFrom == nil else { return }
+            let room = max(0, memoryLimit - state.held)
+            Self.hold(deliveries.prefix(room), in: &state)
+            if deliveries.count > room { state.backlogFrom = deliveries[room].seq }
         }
         wake.signal()
+    }
+
+    /// Failed deliveries set pending again (a retry by hand): few, held
+    /// whatever the limit.
+    func enqueue(_ deliveries: [WebhookDelivery]) {
+        guard !deliveries.isEmpty else { return }
+        state.withLock { state in Self.hold(deliveries, in: &state) }
+        wake.signal()
+    }
+
+    /// Puts each delivery in its call's queue in the order of the changes,
+    /// behind the one in flight (which must stay first).
+    private static func hold(_ deliveries: some Collection<WebhookDelivery>, in state: inout State) {
+        for delivery in deliveries {
+            let key = QueueKey(endpoint: delivery.endpoint, sessionId: delivery.sessionId)
+            var queue = state.queues[key] ?? Queue(deliveries: [])
+            let start = min(queue.inFlight ? 1 : 0, queue.deliveries.count)
+            let index = queue.deliveries[start...].firstIndex { $0.seq > delivery.seq }
+            queue.deliveries.insert(delivery, at: index ?? queue.deliveries.count)
+            state.queues[key] = queue
+            state.held += 1
+        }
+    }
+
+    /// Reads the store's backlog back once memory is half empty. The read
+    /// runs on the store's writer, ordered with the commits: a delivery
+    /// committed before it is in what it reads, one committed after it is
+    /// enqueued after its completion cleared the backlog (or is read next time).
+    private func refillIfDrained() {
+        let from = state.withLock { state -> Int64? in
+            guard let from = state.backlogFrom, !state.refilling, state.held <= memoryLimit / 2 else { return nil }
+            state.refilling = true
+            return from
+        }
+        guard let from else { return }
+        let limit = memoryLimit / 2
+        store.pendingWebhookDeliveries(from: from, limit: limit) { [self] result in
+            state.withLock { state in
+                state.refilling = false
+                guard case .success(let deliveries) = result else { return }
+                let known = Set(state.queues.values.flatMap { $0.deliveries.map { DeliveryKey($0) } })
+                Self.hold(deliveries.filter { !known.contains(DeliveryKey($0)) }, in: &state)
+                state.backlogFrom = deliveries.count == limit ? deliveries.last.map { $0.seq + 1 } : nil
+            }
+            wake.signal()
+        }
     }
 
     /// Sends one test event to `endpoint` now, outside the outbox, and
@@ -126,11 +188,12 @@ final class WebhookDispatcher: Sendable {
         finished.wait()
     }
 
-    /// How many deliveries wait, and the creation time of the oldest.
-    var depth: (pending: Int, oldestCreatedAt: Int64?) {
+    /// How many deliveries wait in memory, whether more wait in the store
+    /// only, and the creation time of the oldest held.
+    var depth: (pending: Int, backlog: Bool, oldestCreatedAt: Int64?) {
         state.withLock { state in
             let heads = state.queues.values.compactMap(\.deliveries.first)
-            return (state.queues.values.reduce(0) { $0 + $1.deliveries.count }, heads.map(\.createdAt).min())
+            return (state.held, state.backlogFrom != nil, heads.map(\.createdAt).min())
         }
     }
 
@@ -222,7 +285,12 @@ final class WebhookDispatcher: Sendable {
             state.inFlight[delivery.endpoint, default: 1] -= 1
             if var queue = state.queues[key] {
                 queue.inFlight = false
-                if updated.status == .pending { queue.deliveries[0] = updated } else { queue.deliveries.removeFirst() }
+                if updated.status == .pending {
+                    queue.deliveries[0] = updated
+                } else {
+                    queue.deliveries.removeFirst()
+                    state.held -= 1
+                }
                 state.queues[key] = queue.deliveries.isEmpty ? nil : queue
             }
             return updated.status == .delivered ? nil : Self.noteFailure(&state, updated, now: now)
@@ -234,6 +302,8 @@ final class WebhookDispatcher: Sendable {
                 Log.error("webhook \(saved.eventId) to \(saved.endpoint): cannot record the attempt: \(error)")
             }
         }
+        // After the save is queued, so that a read of the backlog sees it.
+        refillIfDrained()
         wake.signal()
     }
 
@@ -249,5 +319,16 @@ final class WebhookDispatcher: Sendable {
         let outcome = delivery.status == .failed ? "marked failed after \(delivery.attempts) attempts" : "will retry"
         return "webhook endpoint \(delivery.endpoint) failing: \(count) attempt(s) failed since the last report; "
             + "last: event \(delivery.eventId), \(delivery.lastError ?? "no answer"), \(outcome)"
+    }
+}
+
+/// One delivery's identity: its endpoint and change.
+private struct DeliveryKey: Hashable {
+    let endpoint: String
+    let seq: Int64
+
+    init(_ delivery: WebhookDelivery) {
+        endpoint = delivery.endpoint
+        seq = delivery.seq
     }
 }

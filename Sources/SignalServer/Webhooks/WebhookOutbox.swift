@@ -50,6 +50,6 @@ final class WebhookOutbox: CallChangeConsumer {
             }
             return taken
         }
-        dispatcher.enqueue(deliveries)
+        dispatcher.enqueueCommitted(deliveries)
     }
 }

@@ -38,6 +38,9 @@ public struct WebhookSettings: Sendable {
     /// hourly. Each wait is stretched by up to a fifth at random, so that
     /// failures do not come back in step.
     public var retrySeconds: [Double] = [5, 30, 120, 600, 1800, 3600]
+    /// Pending events held in memory at most (`webhooks.maxEventsInMemory`);
+    /// the rest wait in the store and are read back as memory drains.
+    public var maxEventsInMemory = 20_000
     /// Hours delivered and failed events are kept before they are deleted
     /// (`webhooks.retentionHours`).
     public var retentionHours = 72.0

@@ -16,10 +16,12 @@ final class Webhooks: Sendable {
         endpointURLs = endpoints.map(\.url)
     }
 
-    /// Takes what the store holds as pending (before the service's start
-    /// adds events of its own, which the outbox hands over itself).
+    /// Takes what the store holds as pending, as much as the dispatcher
+    /// holds in memory (before the service's start adds events of its own,
+    /// which the outbox hands over itself).
     func load(from store: CallStore) throws(StoreError) {
-        dispatcher.enqueue(try store.loadPendingWebhookDeliveries())
+        let limit = dispatcher.memoryLimit
+        dispatcher.loaded(try store.loadPendingWebhookDeliveries(from: 0, limit: limit), limit: limit)
     }
 
     /// Starts sending.

@@ -30,7 +30,7 @@ import TestSupport
         #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
         let names = try schemaNames(path)
         for name in ["calls", "revocations", "calls_live", "calls_by_initiator", "calls_by_receiver", "calls_between",
-                     "calls_missed", "counters", "restart_grace", "webhook_deliveries", "webhook_deliveries_pending"] {
+                     "calls_missed", "counters", "restart_grace", "webhook_deliveries", "webhook_deliveries_by_status"] {
             #expect(names.contains(name), "\(name)")
         }
         #expect(!names.contains("call_log"))

@@ -78,3 +78,39 @@ private extension JSONValue {
         #expect(outbox["pending"] == .integer(0) && outbox["oldestPendingCreatedAt"] == .null)
     }
 }
+
+/// More events than memory holds wait in the store and are read back.
+@Suite(.blocking) struct WebhookBacklogTests {
+    @Test func eventsPastTheMemoryLimitAreReadBackFromTheStoreAndEachSentOnce() throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // A receiver that never answers: each attempt takes the whole
+        // timeout, so the events pile up behind the first.
+        let h = try WebhookDeliveryTests.harness(receiver.url("/silent"), directory) { settings in
+            settings.maxAttempts = 1
+            settings.maxEventsInMemory = 4
+            settings.concurrency = 1
+            settings.timeout = 0.25
+        }
+        defer { h.finish() }
+        let alice = try h.device("alice", "a1")
+        var sessions: [String] = []
+        for _ in 0 ..< 10 {
+            let sessionId = try alice.initiate(to: "bob").call().sessionId
+            _ = try alice.cancel(sessionId).call()
+            sessions.append(sessionId)
+        }
+        let outbox = try #require(try h.rest("GET", "/v1/webhooks/outbox").json)
+        #expect(outbox["backlog"] == .bool(true) && (outbox["pending"]?.integerValue ?? 99) <= 4, "\(outbox)")
+        let all = waitUntil(timeout: 30) { receiver.log.count(path: "/silent") >= 20 }
+        #expect(all, "\(receiver.log.count(path: "/silent")) of 20 events were sent")
+        let ids = receiver.log.requests.map { $0.headers["webhook-id"] ?? "" }
+        #expect(Set(ids).count == 20 && ids.count == 20, "each event once: \(ids.count) sent, \(Set(ids).count) distinct")
+        for sessionId in sessions {
+            let order = ids.filter { $0.hasPrefix("evt_\(sessionId)_") }
+            #expect(order.count == 2 && order == order.sorted { $0.count == $1.count ? $0 < $1 : $0.count < $1.count })
+        }
+    }
+}

@@ -94,6 +94,43 @@ import TestSupport
                                                        secrets: Self.secrets)
     }
 
+    @Test func anHTTPSEndpointIsVerifiedWithTheConfiguredCA() throws {
+        let certificate = try CertificateFiles()
+        defer { certificate.directory.remove() }
+        let receiver = try WebhookReceiver(tls: certificate)
+        defer { receiver.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let h = try Self.harness(receiver.url("/ok"), directory) { $0.caFile = certificate.certificatePath }
+        defer { h.finish() }
+        let alice = try h.device("alice", "a1")
+        let sessionId = try alice.initiate(to: "bob").call().sessionId
+        let received = Self.requests(receiver, "/ok", count: 1)
+        #expect(Self.json(received[0])["data"]?["sessionId"] == .string(sessionId))
+        #expect(Self.json(received[0])["trigger"] == .string("call_initiated"))
+    }
+
+    @Test func anHTTPSEndpointWhoseCertificateIsNotTrustedIsNeverDelivered() throws {
+        let certificate = try CertificateFiles()
+        defer { certificate.directory.remove() }
+        let receiver = try WebhookReceiver(tls: certificate)
+        defer { receiver.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let h = try Self.harness(receiver.url("/ok"), directory) { $0.maxAttempts = 1 }
+        defer { h.finish() }
+        let alice = try h.device("alice", "a1")
+        let sessionId = try alice.initiate(to: "bob").call().sessionId
+        let database = try SQLiteDatabase(path: directory.file("ringd.sqlite"))
+        var row: String?
+        let failed = waitUntil(timeout: 10) {
+            row = try? database.scalarText("SELECT status || ' ' || coalesce(last_error, '') FROM webhook_deliveries WHERE session_id = '\(sessionId)'")
+            return row?.hasPrefix("failed") == true
+        }
+        #expect(failed && row?.hasPrefix("failed TLS") == true, "\(row ?? "missing")")
+        #expect(receiver.log.requests.isEmpty, "nothing reached a receiver ringd could not verify")
+    }
+
     @Test func aFailedAttemptIsRetriedWithTheSameIdAndBodyAndTheCallsNextEventWaits() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
@@ -142,6 +179,9 @@ import TestSupport
         }
         #expect(failed, "the delivery is \(row ?? "missing")")
         #expect(row?.hasPrefix("failed 2 \(error)") == true, "\(row ?? "")")
-        if path != "closed" { #expect(receiver.log.count(path: path) == 2) }
+        if path != "closed" {
+            let ids = receiver.log.requests.filter { $0.path == path }.map { $0.headers["webhook-id"] }
+            #expect(ids.count == 2 && Set(ids).count == 1, "both attempts carry the same webhook-id: \(ids)")
+        }
     }
 }

@@ -256,6 +256,9 @@ final class WebhookDispatcher: Sendable {
 
     /// Records how an attempt ended: delivered, failed for good, or due again later.
     private func finish(_ delivery: WebhookDelivery, _ result: WebhookAttemptResult) {
+        // An attempt cut short by ringd's own stop is no attempt: the row
+        // stays as it was, pending, for the next start.
+        if case .failure = result, state.withLock({ $0.stopping }) { return }
         let now = wall()
         var updated = delivery
         updated.attempts += 1

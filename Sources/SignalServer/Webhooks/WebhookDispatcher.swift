@@ -49,6 +49,11 @@ final class WebhookDispatcher: Sendable {
         /// held, but for retried ones), read back as memory drains.
         var backlogFrom: Int64?
         var refilling = false
+        /// When each queue's first delivery is due.
+        var schedule = WebhookSchedule()
+        /// Per endpoint, queues whose first delivery fell due while the
+        /// endpoint had no free slot, in the order they fell due.
+        var blocked: [String: BlockedQueues] = [:]
         var inFlight: [String: Int] = [:]
         /// Per endpoint: failures since the last log line, and when it was.
         var failures: [String: (count: Int, loggedAt: Int64)] = [:]
@@ -126,17 +131,32 @@ final class WebhookDispatcher: Sendable {
     }
 
     /// Puts each delivery in its call's queue in the order of the changes,
-    /// behind the one in flight (which must stay first).
+    /// behind the one in flight (which must stay first), and schedules the
+    /// queue when its first delivery changed.
     private static func hold(_ deliveries: some Collection<WebhookDelivery>, in state: inout State) {
         for delivery in deliveries {
             let key = QueueKey(endpoint: delivery.endpoint, sessionId: delivery.sessionId)
             var queue = state.queues[key] ?? Queue(deliveries: [])
             let start = min(queue.inFlight ? 1 : 0, queue.deliveries.count)
-            let index = queue.deliveries[start...].firstIndex { $0.seq > delivery.seq }
-            queue.deliveries.insert(delivery, at: index ?? queue.deliveries.count)
+            let index = queue.deliveries[start...].firstIndex { $0.seq > delivery.seq } ?? queue.deliveries.count
+            queue.deliveries.insert(delivery, at: index)
             state.queues[key] = queue
             state.held += 1
+            if index == 0 { schedule(delivery, in: &state) }
         }
+    }
+
+    private static func schedule(_ first: WebhookDelivery, in state: inout State) {
+        state.schedule.push(dueAt: first.nextAttemptAt, endpoint: first.endpoint, sessionId: first.sessionId,
+                            seq: first.seq)
+    }
+
+    /// The queue of `entry` if the entry still names its first delivery and
+    /// nothing of it is in flight.
+    private static func current(_ entry: WebhookSchedule.Entry, in state: State) -> QueueKey? {
+        let key = QueueKey(endpoint: entry.endpoint, sessionId: entry.sessionId)
+        guard let queue = state.queues[key], !queue.inFlight, queue.deliveries.first?.seq == entry.seq else { return nil }
+        return key
     }
 
     /// Reads the store's backlog back once memory is half empty. The read
@@ -214,25 +234,34 @@ final class WebhookDispatcher: Sendable {
     }
 
     /// The first delivery of every call that is due and not in flight, as
-    /// far as each endpoint's concurrency allows (marked in flight), and
-    /// when the next of the others is due.
+    /// far as each endpoint's concurrency allows (marked in flight): first
+    /// those that waited for a free slot, then the schedule's. Also when
+    /// the next one is due.
     private static func pick(_ state: inout State, now: Int64,
                              settings: WebhookSettings) -> ([WebhookDelivery], Int64?, Bool) {
         guard !state.stopping else { return ([], nil, true) }
         var due: [WebhookDelivery] = []
-        var nextDue: Int64?
-        for (key, queue) in state.queues where !queue.inFlight {
-            guard let head = queue.deliveries.first else { continue }
-            guard head.nextAttemptAt <= now else {
-                nextDue = min(nextDue ?? head.nextAttemptAt, head.nextAttemptAt)
-                continue
-            }
-            guard state.inFlight[key.endpoint, default: 0] < settings.concurrency else { continue }
+        func take(_ key: QueueKey) {
             state.inFlight[key.endpoint, default: 0] += 1
             state.queues[key]?.inFlight = true
-            due.append(head)
+            if let first = state.queues[key]?.deliveries.first { due.append(first) }
         }
-        return (due, nextDue, false)
+        for endpoint in Array(state.blocked.keys) {
+            var waiting = state.blocked.removeValue(forKey: endpoint) ?? BlockedQueues()
+            while state.inFlight[endpoint, default: 0] < settings.concurrency, let entry = waiting.popFirst() {
+                if let key = current(entry, in: state) { take(key) }
+            }
+            if !waiting.isEmpty { state.blocked[endpoint] = waiting }
+        }
+        while let entry = state.schedule.popDue(now: now) {
+            guard let key = current(entry, in: state) else { continue }
+            if state.inFlight[key.endpoint, default: 0] < settings.concurrency {
+                take(key)
+            } else {
+                state.blocked[key.endpoint, default: BlockedQueues()].append(entry)
+            }
+        }
+        return (due, state.schedule.nextDue, false)
     }
 
     /// Deletes settled rows older than the retention, a bounded job at a
@@ -295,6 +324,7 @@ final class WebhookDispatcher: Sendable {
                     state.held -= 1
                 }
                 state.queues[key] = queue.deliveries.isEmpty ? nil : queue
+                if let first = queue.deliveries.first { Self.schedule(first, in: &state) }
             }
             return updated.status == .delivered ? nil : Self.noteFailure(&state, updated, now: now)
         }

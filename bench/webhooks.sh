@@ -56,10 +56,11 @@ run_one() {
   mkdir -p "$store"
   local env=(--server-env "RINGD_STORE_PATH=$store/ringd.sqlite")
   if [ "$mode" != none ]; then
-    "${receiver_pin[@]}" python3 bench/webhook_receiver.py "$mode" > "$store/receiver.out" &
+    : > "$store/receiver.out"  # before the receiver's shell opens it, for the sed below
+    "${receiver_pin[@]}" python3 bench/webhook_receiver.py "$mode" >> "$store/receiver.out" &
     receiver_pid=$!
     for _ in $(seq 50); do
-      port=$(sed -n 's/^listening //p' "$store/receiver.out")
+      port=$(sed -n 's/^listening //p' "$store/receiver.out" || true)
       [ -n "$port" ] && break
       sleep 0.1
     done

@@ -52,7 +52,7 @@ echo "each run: $bin/ringbench calls --spawn $bin/ringd ${pin[*]} $ringbench_arg
 : > "$results"
 
 run_one() {
-  local mode=$1 round=$2 store="$work/$1-$2" port="" requests="" line
+  local mode=$1 round=$2 store="$work/$1-$2" port="" requests="" receiver_cpu="" line
   mkdir -p "$store"
   local env=(--server-env "RINGD_STORE_PATH=$store/ringd.sqlite")
   if [ "$mode" != none ]; then
@@ -73,10 +73,11 @@ run_one() {
   if [ -n "$receiver_pid" ]; then
     kill "$receiver_pid"; wait "$receiver_pid" 2>/dev/null || true; receiver_pid=""
     requests=$(sed -n 's/^requests //p' "$store/receiver.out")
+    receiver_cpu=$(sed -n 's/^cpu //p' "$store/receiver.out")
   fi
-  python3 - "$mode" "$round" "$store/ringd.sqlite" "${requests:-0}" "$line" >> "$results" <<'EOF'
+  python3 - "$mode" "$round" "$store/ringd.sqlite" "${requests:-0}" "${receiver_cpu:-0}" "$line" >> "$results" <<'EOF'
 import json, sqlite3, sys
-mode, round_, path, requests, line = sys.argv[1:]
+mode, round_, path, requests, receiver_cpu, line = sys.argv[1:]
 report = json.loads(line)
 deliveries = {}
 connection = sqlite3.connect(path)
@@ -85,6 +86,7 @@ if connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'webhook_deliver
             "SELECT status, count(*), sum(attempts) FROM webhook_deliveries GROUP BY status"):
         deliveries[status] = {"rows": count, "attempts": attempts}
 print(json.dumps({"mode": mode, "round": int(round_), "receiverRequests": int(requests),
+                  "receiverCpuSeconds": float(receiver_cpu),
                   "deliveries": deliveries, "report": report}))
 EOF
   rm -rf "$store"
@@ -111,6 +113,7 @@ columns = [
     ("pending at end", lambda r: r["deliveries"].get("pending", {}).get("rows", 0)),
     ("delivered", lambda r: r["deliveries"].get("delivered", {}).get("rows", 0)),
     ("attempts", lambda r: sum(d["attempts"] or 0 for d in r["deliveries"].values())),
+    ("receiver CPU s", lambda r: r.get("receiverCpuSeconds", 0)),
 ]
 def cell(values):
     median = statistics.median(values)

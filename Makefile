@@ -147,6 +147,19 @@ bench: deps
 	done; \
 	exit $$status
 
+# Call latency with a webhook receiver that answers at once, sleeps 10 s per
+# request or refuses connections, against no webhooks (docs/BENCHMARKS.md,
+# "Webhooks and call latency"): four modes alternating, BENCH_WEBHOOK_ROUNDS
+# times each, about a minute per round once built.
+BENCH_WEBHOOK_ROUNDS ?= 3
+BENCH_WEBHOOK_ARGS ?= --pairs 200 --rate 500 --duration 10
+
+.PHONY: bench-webhooks
+bench-webhooks: deps
+	$(SWIFT) build -c release
+	BIN=$$($(SWIFT) build -c release --show-bin-path) SERVER_CPUS="$(BENCH_SERVER_CPUS)" CLIENT_CPUS="$(BENCH_CLIENT_CPUS)" \
+	  RINGBENCH_ARGS="$(BENCH_WEBHOOK_ARGS)" bench/webhooks.sh $(BENCH_WEBHOOK_ROUNDS)
+
 # libFuzzer targets (Fuzz/, docs/TESTING.md), one after the other on one
 # core, each for FUZZ_SECONDS; fails when any crashed. fuzz-smoke runs each a
 # few seconds so that a broken target fails `make test`.

@@ -23,7 +23,8 @@ struct CallOptions {
     static let usage = """
     usage: ringbench calls [--server ws[s]://HOST:PORT | --spawn PATH [--tls]] [--pairs P] [--rate R]
                            [--duration S] [--max [--max-p99-ms MS] [--step-duration S] | --reconnect]
-                           [--server-pid PID] [--server-cpus LIST] [--client-cpus LIST] [--json]
+                           [--server-pid PID] [--server-cpus LIST] [--client-cpus LIST] [--server-env K=V]...
+                           [--json]
 
       --pairs P           caller/callee pairs, each one WebSocket per party (50; 1000 with --max)
       --rate R            calls per second, open loop, spread over the pairs (100);

@@ -9,7 +9,8 @@ struct IdleOptions {
 
     static let usage = """
     usage: ringbench idle [--connections N] [--hold S] [--server ws[s]://HOST:PORT | --spawn PATH [--tls]]
-                          [--server-pid PID] [--server-cpus LIST] [--client-cpus LIST] [--json]
+                          [--server-pid PID] [--server-cpus LIST] [--client-cpus LIST] [--server-env K=V]...
+                          [--json]
 
       --connections N     authenticated WebSockets to open, users idle0, idle1, … (1000);
                           against a loopback server they come from 127.0.0.2, 127.0.0.3, …

@@ -12,6 +12,8 @@ struct ServerOptions {
     var tls = false
     /// Whether the clients offer permessage-deflate (`--compress`).
     var compress = false
+    /// `KEY=VALUE` entries added to the spawned server's environment (`--server-env`), in order.
+    var serverEnvironment: [String] = []
 
     /// The usage lines of the shared options.
     static let usage = """
@@ -24,6 +26,9 @@ struct ServerOptions {
                           the server compresses messages from its threshold up
       --server-pid PID    measure this server's CPU and RSS from /proc (implied by --spawn)
       --server-cpus LIST  pin the spawned server (taskset -c LIST)
+      --server-env K=V    with --spawn: set K to V in the server's environment, replacing
+                          ringbench's own setting of K (repeatable), e.g.
+                          RINGD_WEBHOOKS_ENDPOINTS='[...]' or RINGD_STORE_PATH=FILE
       --client-cpus LIST  pin ringbench itself (sched_setaffinity), e.g. 0 or 0,2-3
       --json              one JSON object instead of the table
     """
@@ -38,6 +43,12 @@ struct ServerOptions {
         case "--server-pid": serverPID = Int32(try arguments.integer(flag, 1...Int(Int32.max)))
         case "--spawn": spawnPath = try arguments.value(flag)
         case "--server-cpus": serverCPUs = try arguments.value(flag)
+        case "--server-env":
+            let entry = try arguments.value(flag)
+            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+                throw UsageError("--server-env needs KEY=VALUE: \(entry)")
+            }
+            serverEnvironment.append(entry)
         case "--client-cpus": clientCPUs = try arguments.value(flag)
         default: return false
         }

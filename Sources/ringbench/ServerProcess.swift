@@ -12,8 +12,8 @@ final class SpawnedServer {
     let url: String
     let directory: String
 
-    /// Starts `path` with the `RINGD_…=value` entries of `overrides` added to
-    /// its environment (and, with `tls`, a generated certificate to serve TLS
+    /// Starts `path` with the `KEY=value` entries of `overrides` added to
+    /// its environment (each replacing an earlier entry of its name) (and, with `tls`, a generated certificate to serve TLS
     /// alone), and waits up to 10 s for its `listening ws://…` (or `wss://`) line.
     init(path: String, cpus: String?, tls: Bool = false, overrides: [String] = []) throws {
         var template = Array("/tmp/ringbench.XXXXXX".utf8CString)
@@ -28,7 +28,13 @@ final class SpawnedServer {
             "RINGD_LIMITS_REQUESTS_PER_SECOND=100000", "RINGD_LIMITS_REQUEST_BURST=100000",
         ]
         if let cpus { environment.append("RINGD_THREADS=\(SpawnedServer.cpuCount(cpus))") }
-        environment += overrides
+        // A later entry replaces an earlier one of the same name, so that
+        // every reader of the environment sees the same value.
+        for entry in overrides {
+            let name = entry.prefix { $0 != "=" } + "="
+            environment.removeAll { $0.hasPrefix(name) }
+            environment.append(entry)
+        }
         var index = 0
         while let entry = environ[index] {
             let text = String(cString: entry)

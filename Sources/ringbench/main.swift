@@ -85,8 +85,8 @@ enum Ringbench {
     }
 
     /// Pins ringbench, raises its descriptor limit to fit `descriptors`, and
-    /// for `--spawn` starts the server (with `overrides` in its environment)
-    /// and points `server` at it.
+    /// for `--spawn` starts the server (with `overrides`, then `--server-env`'s
+    /// entries, in its environment) and points `server` at it.
     private static func prepare(_ server: inout ServerOptions, descriptors: Int, for what: String,
                                 overrides: [String] = []) throws -> SpawnedServer? {
         if let cpus = server.clientCPUs { try CPUSet(cpus).pinCurrentProcess() }
@@ -94,7 +94,7 @@ enum Ringbench {
         guard let path = server.spawnPath else { return nil }
         let compression = server.compress ? ["RINGD_WS_COMPRESSION=true"] : []
         let spawned = try SpawnedServer(path: path, cpus: server.serverCPUs, tls: server.tls,
-                                        overrides: overrides + compression)
+                                        overrides: overrides + compression + server.serverEnvironment)
         server.serverPID = spawned.pid
         try server.parseServer(spawned.url)
         return spawned

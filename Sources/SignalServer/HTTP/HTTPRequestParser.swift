@@ -1,3 +1,5 @@
+import SignalProtocol
+
 /// Why a request was refused before it reached a route.
 public struct HTTPParseError: Error, Sendable, CustomStringConvertible {
     /// The status to answer with (400, 413, 431, 501 or 505).
@@ -225,15 +227,7 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// RFC 9110 `tchar`.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
-    }
+    static func isTokenByte(_ byte: UInt8) -> Bool { HTTPToken.isTokenByte(byte) }
 
     private static func digit(_ byte: UInt8) -> Int? {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") ? Int(byte - UInt8(ascii: "0")) : nil

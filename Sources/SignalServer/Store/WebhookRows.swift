@@ -100,9 +100,14 @@ extension StoreConnection {
             return statement
         }
         defer { statement.reset() }
+        return try Self.deliveries(statement)
+    }
+
+    /// Every row `statement` steps to.
+    private static func deliveries(_ statement: SQLiteStatement) throws(StoreError) -> [WebhookDelivery] {
         var deliveries: [WebhookDelivery] = []
         while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
-            deliveries.append(try Self.decodeDelivery(statement))
+            deliveries.append(try decodeDelivery(statement))
         }
         return deliveries
     }
@@ -167,10 +172,7 @@ extension StoreConnection {
             return statement
         }
         defer { statement.reset() }
-        var deliveries: [WebhookDelivery] = []
-        while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
-            deliveries.append(try Self.decodeDelivery(statement))
-        }
+        var deliveries = try Self.deliveries(statement)
         guard deliveries.count > query.limit else { return (deliveries, nil) }
         deliveries.removeLast()
         let last = deliveries[deliveries.count - 1]
@@ -197,11 +199,7 @@ extension StoreConnection {
             try database.statement("SELECT \(Self.columns) FROM webhook_deliveries WHERE status = 'failed' ORDER BY seq")
         }
         defer { statement.reset() }
-        var deliveries: [WebhookDelivery] = []
-        while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
-            deliveries.append(try Self.decodeDelivery(statement))
-        }
-        return deliveries
+        return try Self.deliveries(statement)
     }
 
     /// Deletes at most `limit` delivered or failed rows last touched before

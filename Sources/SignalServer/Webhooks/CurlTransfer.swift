@@ -1,4 +1,5 @@
 import CCurl
+import SignalProtocol
 import SignalSystem
 
 /// One POST on the curl thread: its easy handle, header list, error buffer
@@ -139,16 +140,7 @@ final class CurlTransfer {
         return .success(lines)
     }
 
-    /// RFC 9110 §5.6.2 tchar.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"),
-             UInt8(ascii: "0") ... UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
+    private static func isTokenByte(_ byte: UInt8) -> Bool { HTTPToken.isTokenByte(byte) }
 
     /// Called by libcurl with each piece of the body: keeps the first bytes, drops the rest.
     fileprivate func received(_ data: UnsafeRawBufferPointer) {

@@ -127,16 +127,5 @@ struct HeaderScanner {
         return String(decoding: content, as: UTF8.self).lowercased()
     }
 
-    /// The punctuation allowed in a token.
-    private static let tokenSymbols = Array("!#$%&'*+-.^_`|~".utf8)
-
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"),
-             UInt8(ascii: "0") ... UInt8(ascii: "9"):
-            return true
-        default:
-            return tokenSymbols.contains(byte)
-        }
-    }
+    private static func isTokenByte(_ byte: UInt8) -> Bool { HTTPToken.isTokenByte(byte) }
 }

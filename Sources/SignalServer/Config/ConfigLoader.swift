@@ -19,6 +19,9 @@ public enum ConfigLoader {
         var isSecret = false
         /// Applies a value; false when it does not meet the expectation.
         let apply: @Sendable (inout ServerConfig, JSONValue) -> Bool
+        /// Why a refused value is wrong, when there is more to say than the
+        /// expectation (a list of objects); never echoes a secret.
+        var explain: (@Sendable (JSONValue) -> String?)?
 
         /// The environment variable overriding this key: `RINGD_` plus the
         /// path in upper snake case (`listen.port` → `RINGD_LISTEN_PORT`).
@@ -156,11 +159,16 @@ public enum ConfigLoader {
         optionalPath("tls.certificate", \.tlsCertificatePath),
         optionalPath("tls.privateKey", \.tlsPrivateKeyPath),
         Key(path: "webhooks.endpoints", expectation: "a list of {\"url\": http(s) URL, \"secrets\": [\"whsec_<base64 of 24 to 64 bytes>\", …], "
-                + "\"events\": [trigger, …] or null, \"enabled\": true or false}, each URL once", isSecret: true) { config, value in
-            guard let endpoints = WebhookSettings.endpoints(from: value) else { return false }
-            config.webhooks.endpoints = endpoints
-            return true
-        },
+                + "\"events\": [trigger, …] or null, \"enabled\": true or false}, each URL once", isSecret: true,
+            apply: { config, value in
+                guard case .success(let endpoints) = WebhookSettings.endpoints(from: value) else { return false }
+                config.webhooks.endpoints = endpoints
+                return true
+            },
+            explain: { value in
+                guard case .failure(let error) = WebhookSettings.endpoints(from: value) else { return nil }
+                return error.message
+            }),
         seconds("webhooks.timeoutSeconds", \.webhooks.timeout),
         integer("webhooks.maxAttempts", \.webhooks.maxAttempts, 1 ... 1000),
         integer("webhooks.concurrency", \.webhooks.concurrency, 1 ... 1000),
@@ -232,7 +240,8 @@ public enum ConfigLoader {
             let value = (try? JSONValue.parse(text)) ?? .string(text)
             guard key.apply(&config, value) || key.apply(&config, .string(text)) else {
                 let shown = key.isSecret ? "" : ", got \"\(text)\""
-                throw ConfigError("\(key.environmentName): \"\(key.path)\" must be \(key.expectation)\(shown)")
+                let reason = key.explain?(value).map { " (\($0))" } ?? ""
+                throw ConfigError("\(key.environmentName): \"\(key.path)\" must be \(key.expectation)\(reason)\(shown)")
             }
         }
         try validate(config, source: path)
@@ -246,7 +255,8 @@ public enum ConfigLoader {
             if let key = keys.first(where: { $0.path == path }) {
                 guard key.apply(&config, value) else {
                     let shown = key.isSecret ? "" : ", got \(value.serialized)"
-                    throw ConfigError("\(source): \"\(path)\" must be \(key.expectation)\(shown)")
+                    let reason = key.explain?(value).map { " (\($0))" } ?? ""
+                    throw ConfigError("\(source): \"\(path)\" must be \(key.expectation)\(reason)\(shown)")
                 }
             } else if value.objectMembers != nil, keys.contains(where: { $0.path.hasPrefix(path + ".") }) {
                 try apply(value, prefix: path, to: &config, source: source)

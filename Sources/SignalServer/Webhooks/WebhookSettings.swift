@@ -56,34 +56,51 @@ public struct WebhookSettings: Sendable {
         return attempt - 1 < retrySeconds.count ? retrySeconds[max(0, attempt - 1)] : last
     }
 
-    /// Parses `webhooks.endpoints`: a list of `{"url", "secrets", "events", "enabled"}`.
-    static func endpoints(from value: JSONValue) -> [WebhookEndpoint]? {
-        guard case .array(let items) = value else { return nil }
+    /// Parses `webhooks.endpoints`: a list of `{"url", "secrets", "events",
+    /// "enabled"}`; the failure names the endpoint (from 1) and what is
+    /// wrong with it, never a secret.
+    static func endpoints(from value: JSONValue) -> Result<[WebhookEndpoint], ConfigError> {
+        guard case .array(let items) = value else { return .failure(ConfigError("it is not a list")) }
         var endpoints: [WebhookEndpoint] = []
-        for item in items {
-            guard let url = item["url"]?.stringValue, url.hasPrefix("http://") || url.hasPrefix("https://"),
-                  case .array(let secretValues)? = item["secrets"], !secretValues.isEmpty else { return nil }
+        for (index, item) in items.enumerated() {
+            func refuse(_ reason: String) -> Result<[WebhookEndpoint], ConfigError> {
+                .failure(ConfigError("endpoint \(index + 1): \(reason)"))
+            }
+            guard item.objectMembers != nil else { return refuse("not an object") }
+            guard let url = item["url"]?.stringValue, url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                return refuse("url must be an http:// or https:// URL")
+            }
+            guard !endpoints.contains(where: { $0.url == url }) else { return refuse("\(url) is configured twice") }
+            guard case .array(let secretValues)? = item["secrets"], !secretValues.isEmpty else {
+                return refuse("secrets must be a non-empty list")
+            }
             let secrets = secretValues.compactMap(\.stringValue)
-            guard secrets.count == secretValues.count,
-                  let signature = try? WebhookSignature(secrets: secrets) else { return nil }
+            guard secrets.count == secretValues.count else { return refuse("every secret must be a string") }
+            let signature: WebhookSignature
+            do throws(WebhookError) {
+                signature = try WebhookSignature(secrets: secrets)
+            } catch {
+                return refuse(error.message)
+            }
             var events: Set<WebhookTrigger>?
             switch item["events"] {
             case nil, .null?: events = nil
             case .array(let names)?:
                 let triggers = names.compactMap { $0.stringValue.flatMap(WebhookTrigger.init(rawValue:)) }
-                guard triggers.count == names.count else { return nil }
+                guard triggers.count == names.count else {
+                    return refuse("events must name triggers: \(WebhookTrigger.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
                 events = Set(triggers)
-            default: return nil
+            default: return refuse("events must be a list of triggers, or null")
             }
             var enabled = true
             switch item["enabled"] {
             case nil, .null?: break
             case .bool(let flag)?: enabled = flag
-            default: return nil
+            default: return refuse("enabled must be true or false")
             }
-            guard !endpoints.contains(where: { $0.url == url }) else { return nil }
             endpoints.append(WebhookEndpoint(url: url, signature: signature, events: events, enabled: enabled))
         }
-        return endpoints
+        return .success(endpoints)
     }
 }

@@ -125,6 +125,23 @@ func configError(_ contents: String, environment: [String: String] = [:],
         #expect(message.contains("listen.port"), "\(message)")
     }
 
+    @Test func aBadWebhookEndpointIsPinpointedWithoutItsSecret() throws {
+        let good = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+        let short = "whsec_c2hvcnQ="
+        let endpoints = #"[{"url":"https://a.example/h","secrets":["\#(good)"]},{"url":"https://b.example/h","secrets":["\#(short)"]}]"#
+        let message = try configError(#"{"webhooks": {"endpoints": \#(endpoints)}}"#)
+        #expect(message.contains("webhooks.endpoints") && message.contains("endpoint 2: a webhook secret must encode 24 to 64 bytes"),
+                "\(message)")
+        #expect(!message.contains(short) && !message.contains(good), "no secret in \(message)")
+        let fromEnvironment = try configError("{}", environment: ["RINGD_WEBHOOKS_ENDPOINTS": endpoints])
+        #expect(fromEnvironment.contains("RINGD_WEBHOOKS_ENDPOINTS") && fromEnvironment.contains("endpoint 2:"), "\(fromEnvironment)")
+        #expect(!fromEnvironment.contains(short), "\(fromEnvironment)")
+        let twice = #"[{"url":"https://a.example/h","secrets":["\#(good)"]},{"url":"https://a.example/h","secrets":["\#(good)"]}]"#
+        #expect(try configError(#"{"webhooks": {"endpoints": \#(twice)}}"#).contains("endpoint 2: https://a.example/h is configured twice"))
+        let loaded = try loadConfig(#"{"webhooks": {"endpoints": [{"url":"http://127.0.0.1:9/h","secrets":["\#(good)"],"events":["call_ended"]}]}}"#).get()
+        #expect(loaded.webhooks.endpoints.first?.events == [.callEnded])
+    }
+
     @Test func otherBadValuesAreNamed() throws {
         #expect(try configError(#"{"logLevel": "loud"}"#).contains("logLevel"))
         #expect(try configError(#"{"ws": {"maxMessageBytes": 10}}"#).contains("ws.maxMessageBytes"))

@@ -41,9 +41,10 @@ extension StoreConnection {
 
     private static let insertSQL = "INSERT INTO webhook_deliveries (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
 
+    /// Binds every field as ``insertSQL`` does and uses those an attempt changes.
     private static let updateSQL = """
-        UPDATE webhook_deliveries SET status = ?3, attempts = ?4, next_attempt_at = ?5, last_status = ?6,
-                                      last_error = ?7, updated_at = ?8
+        UPDATE webhook_deliveries SET status = ?8, attempts = ?9, next_attempt_at = ?10, last_status = ?11,
+                                      last_error = ?12, updated_at = ?13
         WHERE endpoint = ?1 AND seq = ?2
         """
 
@@ -54,8 +55,19 @@ extension StoreConnection {
 
     /// Adds a pending delivery (in the transaction of the change it tells of).
     func insert(_ delivery: WebhookDelivery) throws(StoreError) {
+        try run(Self.insertSQL, with: delivery)
+    }
+
+    /// Records how `delivery` stands after an attempt (or a retry by hand).
+    func update(_ delivery: WebhookDelivery) throws(StoreError) {
+        try run(Self.updateSQL, with: delivery)
+    }
+
+    /// Runs `sql` with the 13 fields of `delivery` bound as ?1 through ?13,
+    /// in the order of ``columns``.
+    private func run(_ sql: String, with delivery: WebhookDelivery) throws(StoreError) {
         try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(Self.insertSQL)
+            let statement = try database.statement(sql)
             defer { statement.reset() }
             try statement.bind(delivery.endpoint, at: 1)
             try statement.bind(delivery.seq, at: 2)
@@ -70,23 +82,6 @@ extension StoreConnection {
             try statement.bind(delivery.lastStatus.map(Int64.init), at: 11)
             try statement.bind(delivery.lastError, at: 12)
             try statement.bind(delivery.updatedAt, at: 13)
-            try statement.run()
-        }
-    }
-
-    /// Records how `delivery` stands after an attempt (or a retry by hand).
-    func update(_ delivery: WebhookDelivery) throws(StoreError) {
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(Self.updateSQL)
-            defer { statement.reset() }
-            try statement.bind(delivery.endpoint, at: 1)
-            try statement.bind(delivery.seq, at: 2)
-            try statement.bind(delivery.status.rawValue, at: 3)
-            try statement.bind(Int64(delivery.attempts), at: 4)
-            try statement.bind(delivery.nextAttemptAt, at: 5)
-            try statement.bind(delivery.lastStatus.map(Int64.init), at: 6)
-            try statement.bind(delivery.lastError, at: 7)
-            try statement.bind(delivery.updatedAt, at: 8)
             try statement.run()
         }
     }

@@ -95,7 +95,7 @@ enum WebhookRoutes {
         if let id {
             let parts = id.split(separator: "_")
             guard parts.count == 3, parts[0] == "dlv", let seq = Int64(parts[1]),
-                  let endpoint = webhooks.endpointURLs.first(where: { tag($0) == parts[2] }) else {
+                  let endpoint = webhooks.dispatcher.endpointURLs.first(where: { tag($0) == parts[2] }) else {
                 return .respond(.error(.notFound, "no delivery \(id)"))
             }
             target = (endpoint, seq)

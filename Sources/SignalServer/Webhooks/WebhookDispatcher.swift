@@ -84,7 +84,7 @@ final class WebhookDispatcher: Sendable {
     init(settings: WebhookSettings, poster: any WebhookPoster, store: CallStore, wall: @escaping @Sendable () -> Int64) {
         memoryLimit = settings.maxEventsInMemory
         self.settings = settings
-        endpoints = Dictionary(settings.endpoints.map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
+        endpoints = Dictionary(settings.endpoints.filter(\.enabled).map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
         self.poster = poster
         self.store = store
         self.wall = wall
@@ -196,8 +196,11 @@ final class WebhookDispatcher: Sendable {
                     timeout: settings.timeout, completion: completion)
     }
 
-    /// The configured endpoint at `url`.
+    /// The enabled endpoint at `url`.
     func endpoint(_ url: String) -> WebhookEndpoint? { endpoints[url] }
+
+    /// The enabled endpoints' URLs.
+    var endpointURLs: Dictionary<String, WebhookEndpoint>.Keys { endpoints.keys }
 
     /// Stops sending (what is in flight fails and stays pending in the
     /// store, for the next start) and waits for the thread.

@@ -3,8 +3,6 @@
 final class Webhooks: Sendable {
     let outbox: WebhookOutbox
     let dispatcher: WebhookDispatcher
-    /// The enabled endpoints' URLs.
-    let endpointURLs: [String]
 
     /// Nil when no endpoint is enabled. Throws when libcurl cannot start.
     init?(settings: WebhookSettings, store: CallStore, wall: @escaping @Sendable () -> Int64) throws(WebhookTransportError) {
@@ -13,7 +11,6 @@ final class Webhooks: Sendable {
         let client = try WebhookHTTPClient(maxConnectionsPerHost: settings.concurrency, caFile: settings.caFile)
         dispatcher = WebhookDispatcher(settings: settings, poster: client, store: store, wall: wall)
         outbox = WebhookOutbox(endpoints: endpoints, dispatcher: dispatcher)
-        endpointURLs = endpoints.map(\.url)
     }
 
     /// Takes what the store holds as pending, as much as the dispatcher

@@ -22,6 +22,25 @@ struct RestartEndToEndTests {
         return found
     }
 
+    /// bob answering once with auto-accept (through `bobPort`), alice
+    /// calling him (through `alicePort`), and the `connected · session <id>`
+    /// line both printed.
+    static func connectedCall(bobPort: Int, alicePort: Int) throws -> (RingctlProcess, RingctlProcess, String) {
+        let bob = try RingctlProcess(["--as", "bob", "answer", "--once", "--auto-accept"], port: bobPort)
+        #expect(line(bob, startingWith: "waiting for calls") != nil, "bob never waited: \(bob.errorOutput)")
+        let alice = try RingctlProcess(["--as", "alice", "call", "bob"], port: alicePort)
+        let connected = try #require(line(alice, startingWith: "connected · session "), "\(alice.errorOutput)")
+        #expect(line(bob, startingWith: "connected · session ") == connected)
+        return (alice, bob, connected)
+    }
+
+    /// Cuts `bob`'s connection and refuses his reconnects until `proxy.refusing` is cleared.
+    static func keepAway(_ bob: RingctlProcess, behind proxy: TCPProxy) {
+        proxy.refusing = true
+        proxy.cut()
+        #expect(line(bob, startingWith: "lost the connection") != nil, "\(bob.output)")
+    }
+
     @Test("kill -9 of ringd mid-call: both stay connected to the same session, then Ctrl-C hangs up both")
     func callSurvivesKill() throws {
         let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
@@ -30,11 +49,7 @@ struct RestartEndToEndTests {
         let first = try SignalingIntegration.RingdProcess(binary: binary, directory: directory.path)
         defer { first.stop() }
         let port = first.port
-        let bob = try RingctlProcess(["--as", "bob", "answer", "--once", "--auto-accept"], port: port)
-        #expect(Self.line(bob, startingWith: "waiting for calls") != nil, "bob never waited: \(bob.errorOutput)")
-        let alice = try RingctlProcess(["--as", "alice", "call", "bob"], port: port)
-        let connected = try #require(Self.line(alice, startingWith: "connected · session "), "\(alice.errorOutput)")
-        #expect(Self.line(bob, startingWith: "connected · session ") == connected)
+        let (alice, bob, connected) = try Self.connectedCall(bobPort: port, alicePort: port)
 
         first.signal(SIGKILL)
         #expect(first.waitForExit(timeout: 10))
@@ -67,15 +82,9 @@ struct RestartEndToEndTests {
         defer { ringd.stop() }
         let proxy = try TCPProxy(forwardingTo: ringd.port)
         defer { proxy.stop() }
-        let bob = try RingctlProcess(["--as", "bob", "answer", "--once", "--auto-accept"], port: proxy.port)
-        #expect(Self.line(bob, startingWith: "waiting for calls") != nil, "bob never waited: \(bob.errorOutput)")
-        let alice = try RingctlProcess(["--as", "alice", "call", "bob"], port: ringd.port)
-        let connected = try #require(Self.line(alice, startingWith: "connected · session "), "\(alice.errorOutput)")
-        #expect(Self.line(bob, startingWith: "connected · session ") == connected)
+        let (alice, bob, _) = try Self.connectedCall(bobPort: proxy.port, alicePort: ringd.port)
 
-        proxy.refusing = true
-        proxy.cut()
-        #expect(Self.line(bob, startingWith: "lost the connection") != nil, "\(bob.output)")
+        Self.keepAway(bob, behind: proxy)
         alice.signal(SIGINT)
         #expect(alice.exitStatus() == 0, "\(alice.output) \(alice.errorOutput)")
         proxy.refusing = false
@@ -97,9 +106,7 @@ struct RestartEndToEndTests {
         let bob = try RingctlProcess(["--as", "bob", "answer"], port: proxy.port)
         #expect(Self.line(bob, startingWith: "waiting for calls") != nil, "bob never waited: \(bob.errorOutput)")
 
-        proxy.refusing = true
-        proxy.cut()
-        #expect(Self.line(bob, startingWith: "lost the connection") != nil, "\(bob.output)")
+        Self.keepAway(bob, behind: proxy)
         let alice = try RingctlProcess(["--as", "alice", "call", "bob", "--type", "audio", "--timeout", "1"], port: ringd.port)
         #expect(alice.exitStatus() == 5, "\(alice.output) \(alice.errorOutput)")
         let session = try #require(Self.line(alice, startingWith: "ringing bob · session ")).dropFirst("ringing bob · session ".count)

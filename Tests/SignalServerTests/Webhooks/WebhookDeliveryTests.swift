@@ -4,22 +4,44 @@ import SignalProtocol
 import Testing
 import TestSupport
 
-/// Webhooks end to end in one process: calls on a real ringd, events through
-/// the outbox and libcurl to a real receiver over loopback.
-@Suite(.blocking) struct WebhookDeliveryTests {
-    static let secrets = [WebhookExample.firstSecret, WebhookExample.secondSecret]
+/// A receiver, a temporary directory and the ringd ``ringd(_:_:)`` starts
+/// there with one endpoint; ``finish()`` stops them in that order's reverse.
+final class WebhookRig {
+    let receiver: WebhookReceiver
+    let directory: TemporaryDirectory
+    private var harness: SignalingIntegration.Harness?
 
-    /// A ringd whose one endpoint is `url`, its store in `directory`.
-    static func harness(_ url: String, _ directory: TemporaryDirectory,
-                        _ adjust: @escaping (inout WebhookSettings) -> Void = { _ in }) throws -> SignalingIntegration.Harness {
-        let signature = try WebhookSignature(secrets: secrets)
-        return try SignalingIntegration.Harness { config in
+    init(tls certificate: CertificateFiles? = nil) throws {
+        receiver = try WebhookReceiver(tls: certificate)
+        directory = try TemporaryDirectory()
+    }
+
+    /// A ringd whose one endpoint is `url` (signed with both test secrets,
+    /// retried after 50 ms), its store in ``directory``.
+    func ringd(_ url: String, _ adjust: @escaping (inout WebhookSettings) -> Void = { _ in }) throws -> SignalingIntegration.Harness {
+        let signature = try WebhookSignature(secrets: WebhookDeliveryTests.secrets)
+        let directory = self.directory
+        let harness = try SignalingIntegration.Harness { config in
             config.storePath = directory.file("ringd.sqlite")
             config.webhooks.endpoints = [WebhookEndpoint(url: url, signature: signature)]
             config.webhooks.retrySeconds = [0.05]
             adjust(&config.webhooks)
         }
+        self.harness = harness
+        return harness
     }
+
+    func finish() {
+        harness?.finish()
+        receiver.stop()
+        directory.remove()
+    }
+}
+
+/// Webhooks end to end in one process: calls on a real ringd, events through
+/// the outbox and libcurl to a real receiver over loopback.
+@Suite(.blocking) struct WebhookDeliveryTests {
+    static let secrets = [WebhookExample.firstSecret, WebhookExample.secondSecret]
 
     /// The requests `receiver` got at `path`, once there are `count` (waited for).
     static func requests(_ receiver: WebhookReceiver, _ path: String, count: Int,
@@ -32,12 +54,10 @@ import TestSupport
     static func json(_ request: ReceivedWebhook) -> JSONValue { (try? JSONValue.parse(request.body)) ?? .null }
 
     @Test func everyTriggerArrivesOnceInOrderPerCallSignedWithBothSecrets() throws {
-        let receiver = try WebhookReceiver()
-        defer { receiver.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let h = try Self.harness(receiver.url("/ok"), directory)
-        defer { h.finish() }
+        let rig = try WebhookRig()
+        defer { rig.finish() }
+        let receiver = rig.receiver
+        let h = try rig.ringd(receiver.url("/ok"))
         let alice = try h.device("alice", "a1"), bob = try h.device("bob", "b1")
         let carol = try h.device("carol", "c1"), dave = try h.device("dave", "d1")
 
@@ -97,12 +117,10 @@ import TestSupport
     @Test func anHTTPSEndpointIsVerifiedWithTheConfiguredCA() throws {
         let certificate = try CertificateFiles()
         defer { certificate.directory.remove() }
-        let receiver = try WebhookReceiver(tls: certificate)
-        defer { receiver.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let h = try Self.harness(receiver.url("/ok"), directory) { $0.caFile = certificate.certificatePath }
-        defer { h.finish() }
+        let rig = try WebhookRig(tls: certificate)
+        defer { rig.finish() }
+        let receiver = rig.receiver
+        let h = try rig.ringd(receiver.url("/ok")) { $0.caFile = certificate.certificatePath }
         let alice = try h.device("alice", "a1")
         let sessionId = try alice.initiate(to: "bob").call().sessionId
         let received = Self.requests(receiver, "/ok", count: 1)
@@ -113,12 +131,10 @@ import TestSupport
     @Test func anHTTPSEndpointWhoseCertificateIsNotTrustedIsNeverDelivered() throws {
         let certificate = try CertificateFiles()
         defer { certificate.directory.remove() }
-        let receiver = try WebhookReceiver(tls: certificate)
-        defer { receiver.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let h = try Self.harness(receiver.url("/ok"), directory) { $0.maxAttempts = 1 }
-        defer { h.finish() }
+        let rig = try WebhookRig(tls: certificate)
+        defer { rig.finish() }
+        let (receiver, directory) = (rig.receiver, rig.directory)
+        let h = try rig.ringd(receiver.url("/ok")) { $0.maxAttempts = 1 }
         let alice = try h.device("alice", "a1")
         let sessionId = try alice.initiate(to: "bob").call().sessionId
         let database = try SQLiteDatabase(path: directory.file("ringd.sqlite"))
@@ -132,12 +148,10 @@ import TestSupport
     }
 
     @Test func aFailedAttemptIsRetriedWithTheSameIdAndBodyAndTheCallsNextEventWaits() throws {
-        let receiver = try WebhookReceiver()
-        defer { receiver.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let h = try Self.harness(receiver.url("/flaky"), directory)
-        defer { h.finish() }
+        let rig = try WebhookRig()
+        defer { rig.finish() }
+        let receiver = rig.receiver
+        let h = try rig.ringd(receiver.url("/flaky"))
         let alice = try h.device("alice", "a1"), bob = try h.device("bob", "b1")
         let sessionId = try alice.initiate(to: "bob").call().sessionId
         _ = try bob.waitForEvent(sessionId, .initiated)
@@ -157,16 +171,14 @@ import TestSupport
 
     @Test(arguments: [("/fail", "HTTP 500"), ("/silent", "TIMEOUT"), ("closed", "CONNECT")])
     func anEventWhoseLastAttemptFailsIsMarkedFailedAndKept(path: String, error: String) throws {
-        let receiver = try WebhookReceiver()
-        defer { receiver.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        let rig = try WebhookRig()
+        defer { rig.finish() }
+        let (receiver, directory) = (rig.receiver, rig.directory)
         let url = path == "closed" ? "http://127.0.0.1:\(try closedLoopbackPort())/hook" : receiver.url(path)
-        let h = try Self.harness(url, directory) { settings in
+        let h = try rig.ringd(url) { settings in
             settings.maxAttempts = 2
             settings.timeout = 0.3
         }
-        defer { h.finish() }
         let alice = try h.device("alice", "a1")
         let sessionId = try alice.initiate(to: "bob").call().sessionId
 

@@ -15,13 +15,11 @@ private extension JSONValue {
 /// one failed delivery or all, a test event, and the outbox's depth.
 @Suite(.blocking) struct WebhookRestTests {
     @Test func failedDeliveriesAreListedAndRetriedWithTheSameEventId() throws {
-        let receiver = try WebhookReceiver()
-        defer { receiver.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        let rig = try WebhookRig()
+        defer { rig.finish() }
+        let receiver = rig.receiver
         let url = receiver.url("/fail")
-        let h = try WebhookDeliveryTests.harness(url, directory) { $0.maxAttempts = 1 }
-        defer { h.finish() }
+        let h = try rig.ringd(url) { $0.maxAttempts = 1 }
         let alice = try h.device("alice", "a1")
         let first = try alice.initiate(to: "bob").call().sessionId
         _ = try alice.cancel(first).call()
@@ -61,13 +59,11 @@ private extension JSONValue {
     }
 
     @Test func aTestEventReportsTheEndpointsAnswerAndTheOutboxItsDepth() throws {
-        let receiver = try WebhookReceiver()
-        defer { receiver.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        let rig = try WebhookRig()
+        defer { rig.finish() }
+        let receiver = rig.receiver
         let url = receiver.url("/ok")
-        let h = try WebhookDeliveryTests.harness(url, directory)
-        defer { h.finish() }
+        let h = try rig.ringd(url)
         let test = try h.rest("POST", "/v1/webhooks/test", body: #"{"url":"\#(url)"}"#)
         #expect(test.json?["delivered"] == .bool(true) && test.json?["status"] == .integer(200), "\(test)")
         let sent = try #require(receiver.log.requests.last)
@@ -82,19 +78,17 @@ private extension JSONValue {
 /// More events than memory holds wait in the store and are read back.
 @Suite(.blocking) struct WebhookBacklogTests {
     @Test func eventsPastTheMemoryLimitAreReadBackFromTheStoreAndEachSentOnce() throws {
-        let receiver = try WebhookReceiver()
-        defer { receiver.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        let rig = try WebhookRig()
+        defer { rig.finish() }
+        let receiver = rig.receiver
         // A receiver that never answers: each attempt takes the whole
         // timeout, so the events pile up behind the first.
-        let h = try WebhookDeliveryTests.harness(receiver.url("/silent"), directory) { settings in
+        let h = try rig.ringd(receiver.url("/silent")) { settings in
             settings.maxAttempts = 1
             settings.maxEventsInMemory = 4
             settings.concurrency = 1
             settings.timeout = 0.25
         }
-        defer { h.finish() }
         let alice = try h.device("alice", "a1")
         var sessions: [String] = []
         for _ in 0 ..< 10 {

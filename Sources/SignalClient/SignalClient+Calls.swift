@@ -49,6 +49,21 @@ extension SignalClient {
         return (page.logs, page.next)
     }
 
+    /// Sets this device's push token, so that ringd pushes its calls to it
+    /// while it is not connected (docs/PUSH.md). Returns the token as stored.
+    public func registerPushToken(_ registration: PushRegistration) async throws(ClientError) -> RegisteredPushToken {
+        let data = try await perform(.registerPushToken(registration))
+        guard case .pushToken(let token) = data else { throw Self.unexpected(data, "registerPushToken") }
+        return token
+    }
+
+    /// Removes this device's push token; whether it had one.
+    public func unregisterPushToken() async throws(ClientError) -> Bool {
+        let data = try await perform(.unregisterPushToken)
+        guard case .pushTokenRemoved(let removed) = data else { throw Self.unexpected(data, "unregisterPushToken") }
+        return removed
+    }
+
     /// The ``CallNotification`` `call` means for this device, or nil when
     /// CometChat has no listener for it.
     public func notification(for call: Call) -> CallNotification? {

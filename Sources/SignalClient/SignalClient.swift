@@ -141,7 +141,7 @@ public final class SignalClient: Sendable {
         let data = try await current.get().request(request).get()
         switch data {
         case .initiated(let call, _), .call(let call), .activeCall(let call?): saw(call)
-        case .authenticated, .activeCall(nil), .callLogs: break
+        case .authenticated, .activeCall(nil), .callLogs, .pushToken, .pushTokenRemoved: break
         }
         return data
     }

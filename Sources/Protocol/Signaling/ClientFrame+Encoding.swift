@@ -40,10 +40,12 @@ extension ClientRequest {
             return [("sessionId", .string(sessionId))]
         case .rejectCall(let sessionId, let status):
             return [("sessionId", .string(sessionId)), ("status", .string(status.rawValue))]
-        case .getActiveCall:
+        case .getActiveCall, .unregisterPushToken:
             return []
         case .getCallLogs(let filter):
             return filter.parameters
+        case .registerPushToken(let registration):
+            return registration.members
         }
     }
 }

@@ -102,6 +102,10 @@ public struct ClientFrame: Hashable, Sendable {
             return .getActiveCall
         case .getCallLogs:
             return .getCallLogs(try callLogFilter(fields))
+        case .registerPushToken:
+            return .registerPushToken(try PushRegistration(fields: fields))
+        case .unregisterPushToken:
+            return .unregisterPushToken
         }
     }
 

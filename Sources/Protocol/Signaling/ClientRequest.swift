@@ -72,6 +72,10 @@ public enum ClientRequest: Hashable, Sendable {
     case getActiveCall
     /// A page of the user's call history.
     case getCallLogs(CallLogFilter)
+    /// Set this device's push token, so that it rings while not connected.
+    case registerPushToken(PushRegistration)
+    /// Remove this device's push token.
+    case unregisterPushToken
 
     /// The frame's `type`.
     public var type: RequestType {
@@ -84,6 +88,8 @@ public enum ClientRequest: Hashable, Sendable {
         case .endCall: return .endCall
         case .getActiveCall: return .getActiveCall
         case .getCallLogs: return .getCallLogs
+        case .registerPushToken: return .registerPushToken
+        case .unregisterPushToken: return .unregisterPushToken
         }
     }
 }
@@ -92,4 +98,5 @@ public enum ClientRequest: Hashable, Sendable {
 /// (see ``ResultData``).
 public enum RequestType: String, Hashable, Sendable, CaseIterable {
     case auth, initiateCall, acceptCall, rejectCall, cancelCall, endCall, getActiveCall, getCallLogs
+    case registerPushToken, unregisterPushToken
 }

@@ -13,6 +13,10 @@ public enum ResultData: Hashable, Sendable {
     case activeCall(Call?)
     /// `getCallLogs`: a page of history.
     case callLogs(CallLogPage)
+    /// `registerPushToken`: the token as stored.
+    case pushToken(RegisteredPushToken)
+    /// `unregisterPushToken`: whether the device had a token.
+    case pushTokenRemoved(Bool)
 
     /// The wire form.
     public var json: JSONValue {
@@ -37,6 +41,10 @@ public enum ResultData: Hashable, Sendable {
             return .object([("call", call?.json ?? .null)])
         case .callLogs(let page):
             return .object([("logs", .array(page.logs.map(\.json))), ("next", page.next.map(JSONValue.string) ?? .null)])
+        case .pushToken(let token):
+            return .object([("pushToken", token.json)])
+        case .pushTokenRemoved(let removed):
+            return .object([("removed", .bool(removed))])
         }
     }
 
@@ -69,6 +77,10 @@ public enum ResultData: Hashable, Sendable {
             logs.reserveCapacity(entries.count)
             for entry in entries { logs.append(try CallLog(json: entry)) }
             self = .callLogs(CallLogPage(logs: logs, next: try fields.optionalString("next")))
+        case .registerPushToken:
+            self = .pushToken(try RegisteredPushToken(json: try fields.nested("pushToken").value))
+        case .unregisterPushToken:
+            self = .pushTokenRemoved(try fields.bool("removed"))
         }
     }
 

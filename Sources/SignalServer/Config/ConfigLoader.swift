@@ -87,6 +87,45 @@ public enum ConfigLoader {
         }
     }
 
+    /// A non-empty string without spaces, or null for none.
+    static func optionalText(_ path: String, _ field: WritableKeyPath<ServerConfig, String?> & Sendable) -> Key {
+        Key(path: path, expectation: "a non-empty string without spaces, or null") { config, value in
+            switch value {
+            case .null: config[keyPath: field] = nil
+            case .string(let text) where !text.isEmpty && !text.contains(" "): config[keyPath: field] = text
+            default: return false
+            }
+            return true
+        }
+    }
+
+    /// An http:// or https:// URL (no trailing slash needed).
+    static func url(_ path: String, _ field: WritableKeyPath<ServerConfig, String> & Sendable) -> Key {
+        Key(path: path, expectation: "an http(s) URL") { config, value in
+            guard let text = value.stringValue, isURL(text) else { return false }
+            config[keyPath: field] = text.hasSuffix("/") ? String(text.dropLast()) : text
+            return true
+        }
+    }
+
+    static func isURL(_ text: String) -> Bool {
+        (text.hasPrefix("https://") || text.hasPrefix("http://")) && !text.contains(" ")
+    }
+
+    /// A non-empty list of numbers of seconds, each in `range`.
+    static func secondsList(_ value: JSONValue, _ range: ClosedRange<Double>) -> [Double]? {
+        guard case .array(let items) = value else { return nil }
+        let seconds = items.compactMap { item -> Double? in
+            switch item {
+            case .integer(let whole): return Double(whole)
+            case .double(let fraction): return fraction
+            default: return nil
+            }
+        }
+        guard !seconds.isEmpty, seconds.count == items.count, seconds.allSatisfy(range.contains) else { return nil }
+        return seconds
+    }
+
     /// A path to a file, or null for none.
     static func optionalPath(_ path: String, _ field: WritableKeyPath<ServerConfig, String?> & Sendable) -> Key {
         Key(path: path, expectation: "a non-empty path, or null") { config, value in
@@ -174,17 +213,7 @@ public enum ConfigLoader {
         integer("webhooks.concurrency", \.webhooks.concurrency, 1 ... 1000),
         integer("webhooks.maxEventsInMemory", \.webhooks.maxEventsInMemory, 2 ... 10_000_000),
         Key(path: "webhooks.retrySeconds", expectation: "a non-empty list of seconds from 0.01 to 86400") { config, value in
-            guard case .array(let items) = value else { return false }
-            let seconds = items.compactMap { item -> Double? in
-                switch item {
-                case .integer(let whole): return Double(whole)
-                case .double(let fraction): return fraction
-                default: return nil
-                }
-            }
-            guard !seconds.isEmpty, seconds.count == items.count, seconds.allSatisfy({ $0 >= 0.01 && $0 <= 86400 }) else {
-                return false
-            }
+            guard let seconds = secondsList(value, 0.01 ... 86400) else { return false }
             config.webhooks.retrySeconds = seconds
             return true
         },
@@ -200,6 +229,35 @@ public enum ConfigLoader {
             config.webhooks.retentionHours = hours
             return true
         },
+        Key(path: "push.mode", expectation: "offline or all") { config, value in
+            guard let mode = value.stringValue.flatMap(PushMode.init(rawValue:)) else { return false }
+            config.push.mode = mode
+            return true
+        },
+        optionalPath("push.apns.keyFile", \.push.apns.keyFile),
+        optionalText("push.apns.keyId", \.push.apns.keyId),
+        optionalText("push.apns.teamId", \.push.apns.teamId),
+        optionalText("push.apns.bundleId", \.push.apns.bundleId),
+        url("push.apns.productionURL", \.push.apns.productionURL),
+        url("push.apns.sandboxURL", \.push.apns.sandboxURL),
+        optionalPath("push.fcm.serviceAccountFile", \.push.fcm.serviceAccountFile),
+        url("push.fcm.baseURL", \.push.fcm.baseURL),
+        Key(path: "push.fcm.tokenURL", expectation: "an http(s) URL, or null") { config, value in
+            if value == .null {
+                config.push.fcm.tokenURL = nil
+                return true
+            }
+            guard let text = value.stringValue, isURL(text) else { return false }
+            config.push.fcm.tokenURL = text
+            return true
+        },
+        seconds("push.timeoutSeconds", \.push.timeout),
+        Key(path: "push.retrySeconds", expectation: "a non-empty list of seconds from 0.01 to 3600") { config, value in
+            guard let seconds = secondsList(value, 0.01 ... 3600) else { return false }
+            config.push.retrySeconds = seconds
+            return true
+        },
+        optionalPath("push.caFile", \.push.caFile),
         Key(path: "tls.port", expectation: "an integer from 0 to 65535, or null") { config, value in
             switch value {
             case .null: config.tlsPort = nil
@@ -278,6 +336,10 @@ public enum ConfigLoader {
         }
         if let tlsPort = config.tlsPort, tlsPort != 0, tlsPort == config.port {
             throw ConfigError("\(source): \"tls.port\" must differ from \"listen.port\" (leave it null to serve TLS alone)")
+        }
+        let apns = config.push.apns
+        if (apns.keyFile != nil || apns.keyId != nil || apns.teamId != nil) && !apns.isConfigured {
+            throw ConfigError("\(source): \"push.apns.keyFile\", \"push.apns.keyId\" and \"push.apns.teamId\" must be set together")
         }
         if config.outboundHardLimit <= config.outboundSoftLimit {
             throw ConfigError("\(source): \"limits.outboundHardLimitBytes\" must be greater than \"limits.outboundSoftLimitBytes\"")

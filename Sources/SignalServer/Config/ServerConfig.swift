@@ -75,6 +75,8 @@ public struct ServerConfig: Sendable {
     public var restartGrace = 30.0
     /// Webhook endpoints and delivery (`webhooks.*`).
     public var webhooks = WebhookSettings()
+    /// VoIP push to devices that are not connected (`push.*`).
+    public var push = PushSettings()
     /// Devices one user may have connected at once (`limits.devicesPerUser`).
     public var devicesPerUser = 10
     /// Requests per second a connection may make on average (`limits.requestsPerSecond`).

@@ -47,7 +47,7 @@ extension CallStateMachine {
             result = change(sessionId, by: device, now: now, into: &output) { _ in .hangUp }
         case .getActiveCall:
             result = .success(.activeCall(liveCall(of: device.uid)))
-        case .auth, .getCallLogs:
+        case .auth, .getCallLogs, .registerPushToken, .unregisterPushToken:
             result = .failure(SignalError(.badRequest, "\(request.type.rawValue) is not a call request"))
         }
         if case .failure(let error) = result, error.code == .sessionNotFound, case let sessionId? = Self.sessionId(of: request) {

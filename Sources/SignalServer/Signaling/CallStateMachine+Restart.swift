@@ -28,6 +28,7 @@ extension CallStateMachine {
     /// party gets the restart grace to come back: until the deadline an
     /// earlier start gave it (`graceDeadlines`, wall clock, from the store),
     /// so that restarting again never extends it, or else from `now`.
+    /// Ringing calls are pushed again when pushes are on.
     /// Deadlines of parties without a live call any more are dropped.
     public mutating func restore(_ calls: [Call], graceDeadlines: [String: Int64], now: SignalingTime) -> SignalingOutput {
         var output = SignalingOutput()
@@ -39,6 +40,9 @@ extension CallStateMachine {
         }
         for (sessionId, deadline) in ringDeadlines.sorted(by: { $0.key < $1.key }) {
             output.actions.append(.schedule(.ring(sessionId: sessionId), at: deadline))
+            // The previous run may have died before its pushes left: the
+            // callee's devices are pushed again (apps match pushes by session id).
+            if settings.pushes, let call = liveCalls[sessionId] { output.actions.append(.push(call, connected: [])) }
         }
         let parties = Set(liveCalls.values.flatMap { [$0.initiator, $0.receiver] })
         for uid in graceDeadlines.keys.sorted() where !parties.contains(uid) { endRestartGrace(of: uid, into: &output) }

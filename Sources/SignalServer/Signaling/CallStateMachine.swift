@@ -102,6 +102,9 @@ public struct CallStateMachine: Sendable {
         return output
     }
 
+    /// The ids of `uid`'s connected devices, sorted.
+    func connectedDeviceIds(of uid: String) -> [String] { (devices[uid] ?? [:]).keys.sorted() }
+
     /// Whether `device` is the registered device at its address.
     func isRegistered(_ device: Device) -> Bool {
         devices[device.uid]?[device.deviceId] == device.address
@@ -144,9 +147,11 @@ public struct CallStateMachine: Sendable {
                 let deadline = now.monotonic(atWall: call.ringDeadline)
                 ringDeadlines[call.sessionId] = deadline
                 output.actions.append(.schedule(.ring(sessionId: call.sessionId), at: deadline))
+                if settings.pushes { output.actions.append(.push(call, connected: connectedDeviceIds(of: call.receiver))) }
             }
         } else if ringDeadlines.removeValue(forKey: call.sessionId) != nil {
             output.actions.append(.cancel(.ring(sessionId: call.sessionId)))
+            if settings.pushes { output.actions.append(.pushStopped(call)) }
         }
         if call.status.isTerminal {
             liveCalls[call.sessionId] = nil

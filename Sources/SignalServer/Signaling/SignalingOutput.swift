@@ -35,6 +35,13 @@ public enum SignalingAction: Hashable, Sendable {
     /// The session is not live: the store decides between
     /// `ERR_CALL_TERMINATED`, `ERR_CALL_NOT_A_PART` and `ERR_CALL_SESSION_NOT_FOUND`.
     case resolveSession(DeviceAddress, id: String, sessionId: String, uid: String)
+    /// Push the call, which started ringing, to the callee's devices with a
+    /// push token; `connected` are the ids of those that heard it on their
+    /// connection (``PushMode/offline`` skips them).
+    case push(Call, connected: [String])
+    /// The call stopped ringing: pushes still owed are dropped, and devices
+    /// that were pushed a ring are told it stopped where their platform needs it.
+    case pushStopped(Call)
 }
 
 /// What one input to the state machine produced: the changes of calls to

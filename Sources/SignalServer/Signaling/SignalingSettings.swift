@@ -9,12 +9,15 @@ public struct SignalingSettings: Sendable {
     /// How long each party of a call restored at start may take to come
     /// back, in milliseconds.
     public var restartGraceMillis: Int64
+    /// Whether ringing calls are pushed (``SignalingAction/push(_:connected:)``).
+    public var pushes: Bool
 
     public init(defaultRingTimeout: Int = 45, reconnectGraceMillis: Int64 = 10_000, maxDevicesPerUser: Int = 10,
-                restartGraceMillis: Int64 = 30_000) {
+                restartGraceMillis: Int64 = 30_000, pushes: Bool = false) {
         self.defaultRingTimeout = defaultRingTimeout
         self.reconnectGraceMillis = reconnectGraceMillis
         self.maxDevicesPerUser = maxDevicesPerUser
         self.restartGraceMillis = restartGraceMillis
+        self.pushes = pushes
     }
 }

@@ -313,7 +313,7 @@ public final class CallStore: Sendable {
     public var batchCount: Int { queue.batchCount }
 
     /// Queues a job running `body`, or refuses it (``StoreErrorCode/closed``).
-    private func submit<Value: Sendable>(writes: Bool, chained: Bool = false, resetsChain: Bool = false,
+    func submit<Value: Sendable>(writes: Bool, chained: Bool = false, resetsChain: Bool = false,
                                          wakeWriter: Bool = true,
                                          _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
                                          completion: @escaping @Sendable (Result<Value, StoreError>) -> Void) {
@@ -325,7 +325,7 @@ public final class CallStore: Sendable {
     }
 
     /// Queues a job running `body` and blocks until it completed.
-    private func wait<Value: Sendable>(writes: Bool, chained: Bool = false,
+    func wait<Value: Sendable>(writes: Bool, chained: Bool = false,
                                        _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value)
         throws(StoreError) -> Value {
         guard !queue.isWriterThread else {

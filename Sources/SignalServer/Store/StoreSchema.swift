@@ -143,6 +143,23 @@ enum StoreSchema {
             -- What pruning deletes: settled rows by age.
             CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (updated_at) WHERE status != 'pending';
             """),
+        StoreMigration(version: 5, sql: """
+            -- One VoIP push token per device (a user's device ids are the
+            -- user's own, so the key is both). A token belongs to one device
+            -- at a time: registering it elsewhere (another user signed in on
+            -- the phone) moves it, which the unique index enforces.
+            CREATE TABLE push_tokens (
+                uid TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                platform TEXT NOT NULL,
+                token TEXT NOT NULL,
+                topic TEXT,
+                environment TEXT,
+                updated_at INTEGER NOT NULL,
+                PRIMARY KEY (uid, device_id)
+            ) WITHOUT ROWID;
+            CREATE UNIQUE INDEX push_tokens_by_token ON push_tokens (platform, token);
+            """),
     ]
 
     /// The schema version this build writes.

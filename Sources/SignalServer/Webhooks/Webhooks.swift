@@ -5,10 +5,10 @@ final class Webhooks: Sendable {
     let dispatcher: WebhookDispatcher
 
     /// Nil when no endpoint is enabled. Throws when libcurl cannot start.
-    init?(settings: WebhookSettings, store: CallStore, wall: @escaping @Sendable () -> Int64) throws(WebhookTransportError) {
+    init?(settings: WebhookSettings, store: CallStore, wall: @escaping @Sendable () -> Int64) throws(OutboundError) {
         let endpoints = settings.endpoints.filter(\.enabled)
         guard !endpoints.isEmpty else { return nil }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: settings.concurrency, caFile: settings.caFile)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: settings.concurrency, caFile: settings.caFile)
         dispatcher = WebhookDispatcher(settings: settings, poster: client, store: store, wall: wall)
         outbox = WebhookOutbox(endpoints: endpoints, dispatcher: dispatcher)
     }
@@ -28,10 +28,10 @@ final class Webhooks: Sendable {
     func stop() { dispatcher.stop() }
 }
 
-extension WebhookHTTPClient: WebhookPoster {
+extension OutboundHTTPClient: WebhookPoster {
     func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Double,
               completion: @escaping @Sendable (WebhookAttemptResult) -> Void) {
-        send(WebhookRequest(url: url, headers: headers, body: body, timeout: timeout)) { response in
+        send(OutboundRequest(url: url, headers: headers, body: body, timeout: timeout)) { response in
             if let error = response.error {
                 completion(.failure(error.description))
             } else if let status = response.status {

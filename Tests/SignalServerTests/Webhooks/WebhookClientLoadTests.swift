@@ -4,13 +4,13 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// ``WebhookHTTPClient`` under many requests, a receiver that never
+/// ``OutboundHTTPClient`` under many requests, a receiver that never
 /// answers, and `close()` with work in flight.
 @Suite(.blocking) struct WebhookClientLoadTests {
     @Test func twoHundredConcurrentRequestsCompleteOnAFewReusedConnections() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 4, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 4, caFile: nil)
         defer { client.close() }
         let responses = WebhookResponses()
         let count = 200
@@ -18,7 +18,7 @@ import TestSupport
         // From four threads at once, as the dispatcher's callers might.
         DispatchQueue.concurrentPerform(iterations: 4) { part in
             for index in stride(from: part, to: count, by: 4) {
-                client.send(WebhookRequest(url: url, headers: [("X-Index", "\(index)")],
+                client.send(OutboundRequest(url: url, headers: [("X-Index", "\(index)")],
                                            body: Array("{\"index\":\(index)}".utf8), timeout: 20),
                             completion: responses.completion)
             }
@@ -38,17 +38,17 @@ import TestSupport
         defer { silent.stop() }
         let healthy = try WebhookReceiver()
         defer { healthy.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
         let stuck = WebhookResponses()
         // Enough to fill the silent host's one connection and queue behind it.
         for _ in 0 ..< 3 {
-            client.send(WebhookRequest(url: silent.url("/silent"), body: [], timeout: 30), completion: stuck.completion)
+            client.send(OutboundRequest(url: silent.url("/silent"), body: [], timeout: 30), completion: stuck.completion)
         }
         #expect(waitUntil(timeout: 5) { silent.log.parkedCount == 1 })
         let started = monotonicSeconds()
         for _ in 0 ..< 5 {
-            let response = try #require(client.exchange(WebhookRequest(url: healthy.url("/ok"), body: [], timeout: 10)))
+            let response = try #require(client.exchange(OutboundRequest(url: healthy.url("/ok"), body: [], timeout: 10)))
             #expect(response.status == 200)
         }
         #expect(monotonicSeconds() - started < 5)
@@ -63,12 +63,12 @@ import TestSupport
     @Test func aRequestWaitingForAConnectionStillTimesOutInTime() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
         let first = WebhookResponses()
-        client.send(WebhookRequest(url: receiver.url("/silent"), body: [], timeout: 20), completion: first.completion)
+        client.send(OutboundRequest(url: receiver.url("/silent"), body: [], timeout: 20), completion: first.completion)
         #expect(waitUntil(timeout: 5) { receiver.log.parkedCount == 1 })
-        let waiting = try #require(client.exchange(WebhookRequest(url: receiver.url("/ok"), body: [], timeout: 0.5)))
+        let waiting = try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 0.5)))
         #expect(waiting.error?.code == .timeout)
         #expect(waiting.status == nil)
         #expect(waiting.elapsed >= 0.45 && waiting.elapsed < 3)
@@ -83,11 +83,11 @@ import TestSupport
         defer { certificate?.remove() }
         let receiver = try WebhookReceiver(tls: certificate)
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 2, caFile: certificate?.certificatePath)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 2, caFile: certificate?.certificatePath)
         let pending = WebhookResponses()
         // Two in flight on the two connections, three waiting for one.
         for _ in 0 ..< 5 {
-            client.send(WebhookRequest(url: receiver.url("/silent"), body: [], timeout: 30), completion: pending.completion)
+            client.send(OutboundRequest(url: receiver.url("/silent"), body: [], timeout: 30), completion: pending.completion)
         }
         #expect(waitUntil(timeout: 5) { receiver.log.parkedCount == 2 })
         let started = monotonicSeconds()
@@ -99,7 +99,7 @@ import TestSupport
         #expect(closed.allSatisfy { $0.error?.code == .closed && $0.status == nil })
 
         let after = WebhookResponses()
-        client.send(WebhookRequest(url: receiver.url("/ok"), body: [], timeout: 5), completion: after.completion)
+        client.send(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 5), completion: after.completion)
         // Completed on this thread before send returned.
         #expect(after.all.count == 1)
         #expect(after.all.first?.error?.code == .closed)
@@ -110,14 +110,14 @@ import TestSupport
     @Test func aCompletionMaySendAndClose() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
         let responses = WebhookResponses()
         let chained = WebhookResponses()
         let url = receiver.url("/ok")
-        client.send(WebhookRequest(url: url, body: [], timeout: 10)) { [client] first in
+        client.send(OutboundRequest(url: url, body: [], timeout: 10)) { [client] first in
             responses.completion(first)
-            client.send(WebhookRequest(url: url, body: [], timeout: 10)) { second in
+            client.send(OutboundRequest(url: url, body: [], timeout: 10)) { second in
                 // Returns at once: the curl thread stops after this completion.
                 client.close()
                 chained.completion(second)
@@ -126,7 +126,7 @@ import TestSupport
         #expect(try #require(responses.wait(for: 1)).first?.status == 200)
         #expect(try #require(chained.wait(for: 1)).first?.status == 200)
         let after = WebhookResponses()
-        client.send(WebhookRequest(url: url, body: [], timeout: 5), completion: after.completion)
+        client.send(OutboundRequest(url: url, body: [], timeout: 5), completion: after.completion)
         #expect(after.all.first?.error?.code == .closed)
         // The curl thread exits, so this close (joining it) returns.
         client.close()

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// ``WebhookHTTPClient`` against a receiver that offers HTTP/2 by ALPN:
+/// ``OutboundHTTPClient`` against a receiver that offers HTTP/2 by ALPN:
 /// nghttpd (Debian `nghttp2-server`), which serves a file for any method and
 /// logs every frame (`-v`), each line tagged with its connection (`[id=N]`).
 @Suite(.blocking) struct WebhookHTTP2Tests {
@@ -53,14 +53,14 @@ import TestSupport
         let certificate = try CertificateFiles()
         defer { certificate.remove() }
         let receiver = try HTTP2Receiver(certificate)
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 4, caFile: certificate.certificatePath)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 4, caFile: certificate.certificatePath)
         defer { client.close() }
         let url = "https://localhost:\(receiver.port)/hook"
         let body = Array("{\"event\":\"call.answered\"}".utf8)
         let responses = WebhookResponses()
         let count = 50
         for index in 0 ..< count {
-            client.send(WebhookRequest(url: url, headers: [("X-Ringd-Signature", "sha256=\(index)")], body: body,
+            client.send(OutboundRequest(url: url, headers: [("X-Ringd-Signature", "sha256=\(index)")], body: body,
                                        timeout: 20),
                         completion: responses.completion)
         }

@@ -3,18 +3,18 @@ import Foundation
 import Testing
 import TestSupport
 
-/// ``WebhookHTTPClient`` against a real receiver on loopback (ringd's own
+/// ``OutboundHTTPClient`` against a real receiver on loopback (ringd's own
 /// HTTP server): what arrives, how answers and failures are reported.
 @Suite(.blocking) struct WebhookHTTPClientTests {
     @Test func aPostArrivesWithItsBodyAndHeadersIntact() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 2, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 2, caFile: nil)
         defer { client.close() }
         // Larger than curl's `Expect: 100-continue` threshold, and not ASCII only.
         let body = Array("{\"event\":\"call.ended\",\"note\":\"né ☎\",\"pad\":\"".utf8)
             + [UInt8](repeating: UInt8(ascii: "p"), count: 20_000) + Array("\"}".utf8)
-        let request = WebhookRequest(url: receiver.url("/ok"),
+        let request = OutboundRequest(url: receiver.url("/ok"),
                                      headers: [("X-Ringd-Signature", "sha256=00ff"), ("X-Ringd-Event", "call.ended"),
                                                ("X-Empty", "")],
                                      body: body, timeout: 10)
@@ -43,9 +43,9 @@ import TestSupport
     @Test func aContentTypeAmongTheHeadersReplacesJSON() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let request = WebhookRequest(url: receiver.url("/ok"), headers: [("content-type", "application/cloudevents+json")],
+        let request = OutboundRequest(url: receiver.url("/ok"), headers: [("content-type", "application/cloudevents+json")],
                                      body: Array("{}".utf8), timeout: 10)
         #expect(try #require(client.exchange(request)).status == 200)
         let received = try #require(receiver.log.requests.first)
@@ -55,9 +55,9 @@ import TestSupport
     @Test func a500IsReportedAsTheStatusNotAsAnError() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let response = try #require(client.exchange(WebhookRequest(url: receiver.url("/fail"), body: [], timeout: 10)))
+        let response = try #require(client.exchange(OutboundRequest(url: receiver.url("/fail"), body: [], timeout: 10)))
         #expect(response.status == 500)
         #expect(response.error == nil)
         #expect(response.bodyText == "receiver broke")
@@ -67,9 +67,9 @@ import TestSupport
     @Test func aRedirectIsAnAnswerAndIsNotFollowed() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let response = try #require(client.exchange(WebhookRequest(url: receiver.url("/redirect"), body: [], timeout: 10)))
+        let response = try #require(client.exchange(OutboundRequest(url: receiver.url("/redirect"), body: [], timeout: 10)))
         #expect(response.status == 302)
         #expect(response.error == nil)
         #expect(receiver.log.count(path: "/ok") == 0)
@@ -78,23 +78,23 @@ import TestSupport
     @Test func onlyTheFirstKibibyteOfTheAnswerIsKept() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let response = try #require(client.exchange(WebhookRequest(url: receiver.url("/big"), body: [], timeout: 10)))
+        let response = try #require(client.exchange(OutboundRequest(url: receiver.url("/big"), body: [], timeout: 10)))
         #expect(response.status == 200)
         #expect(response.error == nil)
-        #expect(response.body == [UInt8](repeating: UInt8(ascii: "x"), count: WebhookHTTPClient.keptBodyBytes))
+        #expect(response.body == [UInt8](repeating: UInt8(ascii: "x"), count: OutboundHTTPClient.keptBodyBytes))
         // The whole body was read: the connection serves the next request.
-        #expect(try #require(client.exchange(WebhookRequest(url: receiver.url("/ok"), body: [], timeout: 10))).status == 200)
+        #expect(try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 10))).status == 200)
         #expect(receiver.accepted == 1)
     }
 
     @Test func aReceiverThatNeverAnswersTimesOutWithinTheTimeout() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let response = try #require(client.exchange(WebhookRequest(url: receiver.url("/silent"), body: [], timeout: 0.5)))
+        let response = try #require(client.exchange(OutboundRequest(url: receiver.url("/silent"), body: [], timeout: 0.5)))
         #expect(response.error?.code == .timeout)
         #expect(response.status == nil)
         #expect(response.elapsed >= 0.45)
@@ -105,9 +105,9 @@ import TestSupport
 
     @Test func aClosedPortIsAConnectError() throws {
         let port = try closedLoopbackPort()
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let response = try #require(client.exchange(WebhookRequest(url: "http://127.0.0.1:\(port)/hook", body: [],
+        let response = try #require(client.exchange(OutboundRequest(url: "http://127.0.0.1:\(port)/hook", body: [],
                                                                    timeout: 5)))
         #expect(response.error?.code == .connect)
         #expect(response.error?.curlCode == 7)
@@ -116,10 +116,10 @@ import TestSupport
     }
 
     @Test func aNameThatDoesNotResolveIsADNSError() throws {
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
         // .invalid never resolves (RFC 6761).
-        let response = try #require(client.exchange(WebhookRequest(url: "http://ringd-webhook-test.invalid/hook",
+        let response = try #require(client.exchange(OutboundRequest(url: "http://ringd-webhook-test.invalid/hook",
                                                                    body: [], timeout: 20), timeout: 30))
         #expect(response.error?.code == .dns)
         #expect(response.status == nil)
@@ -128,15 +128,15 @@ import TestSupport
     @Test func anUnusableRequestFailsWithoutBeingSent() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
         let requests = [
-            WebhookRequest(url: receiver.url("/ok"), headers: [("X-Injected", "a\r\nX-Evil: 1")], body: [], timeout: 5),
-            WebhookRequest(url: receiver.url("/ok"), headers: [("Bad Name", "x")], body: [], timeout: 5),
-            WebhookRequest(url: "ftp://127.0.0.1:\(receiver.server.port)/ok", body: [], timeout: 5),
-            WebhookRequest(url: "file:///etc/passwd", body: [], timeout: 5),
-            WebhookRequest(url: "http://[::1/ok", body: [], timeout: 5),
-            WebhookRequest(url: receiver.url("/ok"), body: [], timeout: 0),
+            OutboundRequest(url: receiver.url("/ok"), headers: [("X-Injected", "a\r\nX-Evil: 1")], body: [], timeout: 5),
+            OutboundRequest(url: receiver.url("/ok"), headers: [("Bad Name", "x")], body: [], timeout: 5),
+            OutboundRequest(url: "ftp://127.0.0.1:\(receiver.server.port)/ok", body: [], timeout: 5),
+            OutboundRequest(url: "file:///etc/passwd", body: [], timeout: 5),
+            OutboundRequest(url: "http://[::1/ok", body: [], timeout: 5),
+            OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 0),
         ]
         for request in requests {
             let response = try #require(client.exchange(request))
@@ -148,8 +148,8 @@ import TestSupport
     }
 
     @Test func anUnreadableCAFileIsRefusedAtStart() {
-        #expect(throws: WebhookTransportError.self) {
-            try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: "/nonexistent/ringd-ca.pem")
+        #expect(throws: OutboundError.self) {
+            try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: "/nonexistent/ringd-ca.pem")
         }
     }
 

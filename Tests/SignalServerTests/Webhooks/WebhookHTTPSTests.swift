@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// ``WebhookHTTPClient`` over TLS against ringd's TLS server with a
+/// ``OutboundHTTPClient`` over TLS against ringd's TLS server with a
 /// generated certificate: verified against the CA file, refused without it.
 @Suite(.blocking) struct WebhookHTTPSTests {
     @Test func httpsWithTheTestCAIsVerifiedAndReusesItsConnections() throws {
@@ -11,10 +11,10 @@ import TestSupport
         defer { certificate.remove() }
         let receiver = try WebhookReceiver(tls: certificate)
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 2, caFile: certificate.certificatePath)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 2, caFile: certificate.certificatePath)
         defer { client.close() }
         let body = Array("{\"event\":\"call.ringing\"}".utf8)
-        let first = try #require(client.exchange(WebhookRequest(url: receiver.url("/ok"),
+        let first = try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"),
                                                                 headers: [("X-Ringd-Signature", "sha256=ab")],
                                                                 body: body, timeout: 10)))
         #expect(first.error == nil)
@@ -27,7 +27,7 @@ import TestSupport
 
         let responses = WebhookResponses()
         for _ in 0 ..< 20 {
-            client.send(WebhookRequest(url: receiver.url("/ok"), body: body, timeout: 10), completion: responses.completion)
+            client.send(OutboundRequest(url: receiver.url("/ok"), body: body, timeout: 10), completion: responses.completion)
         }
         let all = try #require(responses.wait(for: 20, timeout: 30))
         #expect(all.allSatisfy { $0.status == 200 && $0.error == nil })
@@ -40,9 +40,9 @@ import TestSupport
         defer { certificate.remove() }
         let receiver = try WebhookReceiver(tls: certificate)
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let response = try #require(client.exchange(WebhookRequest(url: receiver.url("/ok"), body: [], timeout: 10)))
+        let response = try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 10)))
         #expect(response.error?.code == .tls)
         #expect(response.status == nil)
         #expect(receiver.log.requests.isEmpty)
@@ -53,9 +53,9 @@ import TestSupport
         defer { certificate.remove() }
         let receiver = try WebhookReceiver(tls: certificate)
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: certificate.certificatePath)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: certificate.certificatePath)
         defer { client.close() }
-        let response = try #require(client.exchange(WebhookRequest(url: receiver.url("/ok"), body: [], timeout: 10)))
+        let response = try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 10)))
         #expect(response.error?.code == .tls)
         #expect(receiver.log.requests.isEmpty)
     }

@@ -100,11 +100,11 @@ final class WebhookReceiver {
 
 /// Completions as they come, on the curl thread; waited for with a deadline.
 final class WebhookResponses: Sendable {
-    private let responses = Mutex<[WebhookResponse]>([])
+    private let responses = Mutex<[OutboundResponse]>([])
     private let arrived = DispatchSemaphore(value: 0)
 
     /// The completion to pass to `send`.
-    var completion: @Sendable (WebhookResponse) -> Void {
+    var completion: @Sendable (OutboundResponse) -> Void {
         { [self] response in
             responses.withLock { $0.append(response) }
             arrived.signal()
@@ -113,7 +113,7 @@ final class WebhookResponses: Sendable {
 
     /// The first `count` responses, in completion order, or nil if fewer
     /// came within `timeout` seconds.
-    func wait(for count: Int, timeout: Double = 10) -> [WebhookResponse]? {
+    func wait(for count: Int, timeout: Double = 10) -> [OutboundResponse]? {
         let deadline = DispatchTime.now() + timeout
         for _ in 0 ..< count {
             guard arrived.wait(timeout: deadline) == .success else { return nil }
@@ -121,12 +121,12 @@ final class WebhookResponses: Sendable {
         return responses.withLock { Array($0.prefix(count)) }
     }
 
-    var all: [WebhookResponse] { responses.withLock { $0 } }
+    var all: [OutboundResponse] { responses.withLock { $0 } }
 }
 
-extension WebhookHTTPClient {
+extension OutboundHTTPClient {
     /// Sends `request` and waits for its response (nil after `timeout` seconds).
-    func exchange(_ request: WebhookRequest, timeout: Double = 10) -> WebhookResponse? {
+    func exchange(_ request: OutboundRequest, timeout: Double = 10) -> OutboundResponse? {
         let responses = WebhookResponses()
         send(request, completion: responses.completion)
         return responses.wait(for: 1, timeout: timeout)?.first

@@ -45,12 +45,12 @@ struct WebhookSilentDNSTests {
         defer { close(nameServer) }
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let client = try WebhookHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
+        let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
         let lookup = WebhookResponses()
-        client.send(WebhookRequest(url: "http://hooks.example.org/a", body: [], timeout: 1), completion: lookup.completion)
+        client.send(OutboundRequest(url: "http://hooks.example.org/a", body: [], timeout: 1), completion: lookup.completion)
         for _ in 0 ..< 3 {
-            let response = try #require(client.exchange(WebhookRequest(url: receiver.url("/ok"), body: [], timeout: 5)))
+            let response = try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 5)))
             #expect(response.status == 200)
             #expect(response.elapsed < 0.5)
         }
@@ -59,8 +59,8 @@ struct WebhookSilentDNSTests {
         #expect(timedOut.elapsed < 2)
 
         let closing = WebhookResponses()
-        client.send(WebhookRequest(url: "http://hooks.example.org/b", body: [], timeout: 30), completion: closing.completion)
-        #expect(try #require(client.exchange(WebhookRequest(url: receiver.url("/ok"), body: [], timeout: 5))).status == 200)
+        client.send(OutboundRequest(url: "http://hooks.example.org/b", body: [], timeout: 30), completion: closing.completion)
+        #expect(try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 5))).status == 200)
         let started = monotonicSeconds()
         client.close()
         #expect(monotonicSeconds() - started < 1)

@@ -4,10 +4,10 @@ import CCurl
 /// cleaned up) and what the linked build can do.
 enum Libcurl {
     /// Why `curl_global_init` failed, if it did; it runs on first use.
-    static let globalInitFailure: WebhookTransportError? = {
+    static let globalInitFailure: OutboundError? = {
         let result = curl_global_init(ringd_curl_global_default)
         guard result != CURLE_OK else { return nil }
-        return WebhookTransportError(.other, "curl_global_init: \(String(cString: curl_easy_strerror(result)))",
+        return OutboundError(.other, "curl_global_init: \(String(cString: curl_easy_strerror(result)))",
                                      curlCode: Int(result.rawValue))
     }()
 

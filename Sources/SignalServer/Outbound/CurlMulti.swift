@@ -1,15 +1,15 @@
 import CCurl
 import SignalSystem
 
-/// The curl thread's side of ``WebhookHTTPClient``: a libcurl multi handle
+/// The curl thread's side of ``OutboundHTTPClient``: a libcurl multi handle
 /// (its connection cache and DNS cache), a share handle for TLS sessions,
 /// and the transfers in flight. Made, run and cleaned up on the curl
 /// thread; nothing else touches it.
 final class CurlMulti {
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer?
-    private let queue: WebhookQueue
-    private let settings: WebhookHTTPClient.Settings
+    private let queue: OutboundQueue
+    private let settings: OutboundHTTPClient.Settings
     /// In flight, by easy handle.
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// No transfer's deadline is earlier than this (it may be stale: an
@@ -20,8 +20,8 @@ final class CurlMulti {
     /// (libcurl's own timers and `curl_multi_wakeup` end it sooner).
     private static let pollMilliseconds: Int32 = 1000
 
-    init(queue: WebhookQueue, settings: WebhookHTTPClient.Settings) throws(WebhookTransportError) {
-        guard let multi = curl_multi_init() else { throw WebhookTransportError(.other, "curl_multi_init failed") }
+    init(queue: OutboundQueue, settings: OutboundHTTPClient.Settings) throws(OutboundError) {
+        guard let multi = curl_multi_init() else { throw OutboundError(.other, "curl_multi_init failed") }
         let perHost = max(1, settings.maxConnectionsPerHost)
         let codes = [
             ringd_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost),
@@ -31,7 +31,7 @@ final class CurlMulti {
         ]
         if let failed = codes.first(where: { $0 != CURLM_OK }) {
             curl_multi_cleanup(multi)
-            throw WebhookTransportError(.other, "curl_multi_setopt: \(String(cString: curl_multi_strerror(failed)))")
+            throw OutboundError(.other, "curl_multi_setopt: \(String(cString: curl_multi_strerror(failed)))")
         }
         self.multi = multi
         // TLS session resumption across easy handles; without it (never
@@ -59,30 +59,30 @@ final class CurlMulti {
             }
             for pending in incoming { start(pending) }
             let performed = curl_multi_perform(multi, &running)
-            if performed != CURLM_OK { Log.error("webhooks: curl_multi_perform: \(Self.text(performed))") }
+            if performed != CURLM_OK { Log.error("outbound HTTP: curl_multi_perform: \(Self.text(performed))") }
             finishDone()
             expireOverdue()
             let polled = curl_multi_poll(multi, nil, 0, pollMilliseconds(), nil)
             if polled != CURLM_OK {
                 // Only a broken multi handle fails here: stop rather than spin.
-                Log.error("webhooks: curl_multi_poll: \(Self.text(polled)); the webhook client stops")
+                Log.error("outbound HTTP: curl_multi_poll: \(Self.text(polled)); the outbound HTTP client stops")
                 _ = queue.close()
             }
         }
     }
 
     /// Adds a transfer for `pending`, or completes it at once with why not.
-    private func start(_ pending: WebhookQueue.Pending) {
+    private func start(_ pending: OutboundQueue.Pending) {
         switch CurlTransfer.make(pending, settings: settings, share: share) {
         case .failure(let error):
-            pending.completion(WebhookResponse(status: nil, error: error,
+            pending.completion(OutboundResponse(status: nil, error: error,
                                                elapsed: Deadline.now().seconds(since: pending.queuedAt)))
         case .success(let transfer):
             let added = curl_multi_add_handle(multi, transfer.handle)
             guard added == CURLM_OK else {
-                let error = WebhookTransportError(.other, "curl_multi_add_handle: \(Self.text(added))")
+                let error = OutboundError(.other, "curl_multi_add_handle: \(Self.text(added))")
                 transfer.release()
-                pending.completion(WebhookResponse(status: nil, error: error, elapsed: transfer.elapsed()))
+                pending.completion(OutboundResponse(status: nil, error: error, elapsed: transfer.elapsed()))
                 return
             }
             transfers[transfer.handle] = transfer
@@ -138,10 +138,10 @@ final class CurlMulti {
 
     /// Fails the requests never started and those in flight, then frees
     /// every handle. The queue is closed: nothing more arrives.
-    private func shutDown(_ unstarted: [WebhookQueue.Pending]) {
+    private func shutDown(_ unstarted: [OutboundQueue.Pending]) {
         queue.setMulti(nil)
-        let closed = WebhookTransportError(.closed, "the webhook client was closed")
-        var responses: [(WebhookResponse, @Sendable (WebhookResponse) -> Void)] = []
+        let closed = OutboundError(.closed, "the outbound HTTP client was closed")
+        var responses: [(OutboundResponse, @Sendable (OutboundResponse) -> Void)] = []
         for transfer in transfers.values {
             var response = transfer.response(result: CURLE_OK)
             response.error = closed
@@ -151,7 +151,7 @@ final class CurlMulti {
         }
         transfers = [:]
         for pending in unstarted {
-            responses.append((WebhookResponse(status: nil, error: closed,
+            responses.append((OutboundResponse(status: nil, error: closed,
                                               elapsed: Deadline.now().seconds(since: pending.queuedAt)),
                               pending.completion))
         }

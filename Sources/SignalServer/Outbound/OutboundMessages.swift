@@ -1,8 +1,8 @@
-/// One webhook POST for ``WebhookHTTPClient``: where, which extra header
+/// One POST for ``OutboundHTTPClient``: where, which extra header
 /// fields, the body (sent as `Content-Type: application/json` unless a
 /// `Content-Type` is among the headers), and how long the whole exchange may
 /// take.
-struct WebhookRequest: Sendable {
+struct OutboundRequest: Sendable {
     /// An `http://` or `https://` URL; any other scheme fails with `REQUEST`.
     var url: String
     /// Extra header fields, sent in order. A name must be an HTTP token and a
@@ -13,29 +13,33 @@ struct WebhookRequest: Sendable {
     /// Seconds for the whole exchange (connect, send, the full answer);
     /// at least a millisecond.
     var timeout: Double
+    /// PEM CA certificates that replace the client's for this request (each
+    /// feature has its own `caFile` setting).
+    var caFile: String?
 
-    init(url: String, headers: [(String, String)] = [], body: [UInt8], timeout: Double) {
+    init(url: String, headers: [(String, String)] = [], body: [UInt8], timeout: Double, caFile: String? = nil) {
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.caFile = caFile
     }
 }
 
-/// What became of a ``WebhookRequest``.
+/// What became of a ``OutboundRequest``.
 ///
 /// `status` is set whenever the receiver's answer head arrived, whatever its
 /// code; `error` when the exchange failed (no answer, or an answer cut
 /// short: then both are set). A receiver took the event only when `error`
 /// is nil and `status` is a 2xx, but that policy is the caller's.
-struct WebhookResponse: Sendable {
+struct OutboundResponse: Sendable {
     /// The HTTP status code of the answer.
     var status: Int?
-    var error: WebhookTransportError?
+    var error: OutboundError?
     /// Seconds from `send` to the completion, including any wait for a
     /// free connection.
     var elapsed: Double
-    /// The first ``WebhookHTTPClient/keptBodyBytes`` bytes of the answer's
+    /// The first ``OutboundHTTPClient/keptBodyBytes`` bytes of the answer's
     /// body (the rest is read and dropped), for log and error messages.
     var body: [UInt8] = []
     /// The HTTP version the answer came in ("1.1", "2"), when one came.
@@ -45,8 +49,8 @@ struct WebhookResponse: Sendable {
     var bodyText: String { String(decoding: body, as: UTF8.self) }
 }
 
-/// Why a webhook exchange failed, with a stable ``code`` and libcurl's message.
-struct WebhookTransportError: Error, Sendable, Equatable, CustomStringConvertible {
+/// Why an outbound exchange failed, with a stable ``code`` and libcurl's message.
+struct OutboundError: Error, Sendable, Equatable, CustomStringConvertible {
     enum Code: String, Sendable {
         /// The whole-request or the connect timeout ran out.
         case timeout = "TIMEOUT"

@@ -3,8 +3,9 @@ import Foundation
 import SignalSystem
 import Synchronization
 
-/// The webhook transport: POSTs over libcurl on one thread of its own,
-/// `ringd-webhook-http`, which runs a multi handle. Any number of
+/// ringd's outbound HTTP, shared by webhooks and push: POSTs over libcurl
+/// on one thread of its own,
+/// `ringd-http-out`, which runs a multi handle. Any number of
 /// exchanges run at once there, to any number of receivers; a dead or
 /// slow receiver holds up only its own requests (and, once
 /// `maxConnectionsPerHost` of them wait on it, later ones to that host),
@@ -18,13 +19,13 @@ import Synchronization
 /// HTTP/1.1 (`CURL_HTTP_VERSION_2TLS`), and HTTP/2 requests to a host share
 /// one connection. TLS sessions are resumed across connections (a share
 /// handle). Certificates are verified (peer and host name) against the
-/// system's CA store, or `caFile` when given. Redirects are not followed: a
+/// system's CA store, or the request's `caFile`, or the client's. Redirects are not followed: a
 /// 3xx is an answer like any other. Environment proxies (`https_proxy`,
 /// `no_proxy`…) apply as for any libcurl program.
 ///
 /// The curl handles live on the curl thread only; `send` hands requests
-/// over through a locked queue (``WebhookQueue``) and `curl_multi_wakeup`.
-final class WebhookHTTPClient: Sendable {
+/// over through a locked queue (``OutboundQueue``) and `curl_multi_wakeup`.
+final class OutboundHTTPClient: Sendable {
     /// What the curl thread needs to know.
     struct Settings: Sendable {
         var maxConnectionsPerHost: Int
@@ -32,12 +33,12 @@ final class WebhookHTTPClient: Sendable {
         var connectTimeout: Double
     }
 
-    /// How much of an answer's body a ``WebhookResponse`` keeps.
-    static let keptBodyBytes = 1024
+    /// How much of an answer's body a ``OutboundResponse`` keeps.
+    static let keptBodyBytes = 4096
     static let userAgent = "ringd/\(RingdVersion.current)"
-    static let threadName = "ringd-webhook-http"
+    static let threadName = "ringd-http-out"
 
-    private let queue = WebhookQueue()
+    private let queue = OutboundQueue()
     /// Signalled once when the curl thread has exited (and again by each waiter).
     private let finished = DispatchSemaphore(value: 0)
     private let curlThread: pthread_t
@@ -48,20 +49,20 @@ final class WebhookHTTPClient: Sendable {
     /// bounds name resolution, TCP connect and TLS handshake of a new
     /// connection (and never exceeds a request's own timeout). Throws when
     /// the CA file is unreadable or libcurl cannot start.
-    init(maxConnectionsPerHost: Int, caFile: String?, connectTimeout: Double = 10) throws(WebhookTransportError) {
+    init(maxConnectionsPerHost: Int, caFile: String?, connectTimeout: Double = 10) throws(OutboundError) {
         if let caFile, access(caFile, R_OK) != 0 {
-            throw WebhookTransportError(.tls, "cannot read the CA file \(caFile)")
+            throw OutboundError(.tls, "cannot read the CA file \(caFile)")
         }
         if let failure = Libcurl.globalInitFailure { throw failure }
         let settings = Settings(maxConnectionsPerHost: maxConnectionsPerHost, caFile: caFile,
                                 connectTimeout: connectTimeout)
         let queue = self.queue, finished = self.finished
-        let outcome = Mutex<Result<pthread_t, WebhookTransportError>?>(nil)
+        let outcome = Mutex<Result<pthread_t, OutboundError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {
             defer { finished.signal() }
             let multi: CurlMulti
-            do throws(WebhookTransportError) {
+            do throws(OutboundError) {
                 multi = try CurlMulti(queue: queue, settings: settings)
             } catch {
                 outcome.withLock { $0 = .failure(error) }
@@ -78,7 +79,7 @@ final class WebhookHTTPClient: Sendable {
         switch outcome.withLock({ $0 }) {
         case .success(let id): curlThread = id
         case .failure(let error): throw error
-        case nil: throw WebhookTransportError(.other, "the curl thread did not start")
+        case nil: throw OutboundError(.other, "the curl thread did not start")
         }
     }
 
@@ -88,10 +89,10 @@ final class WebhookHTTPClient: Sendable {
     /// may call `send` and `close`. Once the client is closed, `completion`
     /// runs at once on the calling thread with `CLOSED`, before `send`
     /// returns (so do not call `send` holding a lock the completion takes).
-    func send(_ request: WebhookRequest, completion: @escaping @Sendable (WebhookResponse) -> Void) {
-        let pending = WebhookQueue.Pending(request: request, completion: completion, queuedAt: .now())
+    func send(_ request: OutboundRequest, completion: @escaping @Sendable (OutboundResponse) -> Void) {
+        let pending = OutboundQueue.Pending(request: request, completion: completion, queuedAt: .now())
         if !queue.submit(pending) {
-            completion(WebhookResponse(status: nil, error: WebhookTransportError(.closed, "the webhook client is closed"),
+            completion(OutboundResponse(status: nil, error: OutboundError(.closed, "the outbound HTTP client is closed"),
                                        elapsed: 0))
         }
     }

@@ -6,11 +6,11 @@ import Synchronization
 /// taken, whether the client closed, and the multi handle to wake. The
 /// multi handle is set while the curl thread runs and is woken only under
 /// the lock, so no wake-up can reach a handle the thread has cleaned up.
-final class WebhookQueue: Sendable {
+final class OutboundQueue: Sendable {
     /// A request as handed over, with its completion and when it came.
     struct Pending: Sendable {
-        let request: WebhookRequest
-        let completion: @Sendable (WebhookResponse) -> Void
+        let request: OutboundRequest
+        let completion: @Sendable (OutboundResponse) -> Void
         let queuedAt: Deadline
     }
 

@@ -9,7 +9,7 @@ import SignalSystem
 final class CurlTransfer {
     /// The `CURL *` easy handle.
     let handle: UnsafeMutableRawPointer
-    let completion: @Sendable (WebhookResponse) -> Void
+    let completion: @Sendable (OutboundResponse) -> Void
     private let queuedAt: Deadline
     /// Shortly after the request's timeout, counted from `send`, runs out.
     /// libcurl's own timeout (`CURLOPT_TIMEOUT_MS`, with its more telling
@@ -22,14 +22,14 @@ final class CurlTransfer {
     private let timeout: Double
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
-    /// The first ``WebhookHTTPClient/keptBodyBytes`` of the body.
+    /// The first ``OutboundHTTPClient/keptBodyBytes`` of the body.
     private(set) var body: [UInt8] = []
 
     /// A configured easy handle for `request`, or why there is none.
-    static func make(_ pending: WebhookQueue.Pending, settings: WebhookHTTPClient.Settings,
-                     share: UnsafeMutableRawPointer?) -> Result<CurlTransfer, WebhookTransportError> {
+    static func make(_ pending: OutboundQueue.Pending, settings: OutboundHTTPClient.Settings,
+                     share: UnsafeMutableRawPointer?) -> Result<CurlTransfer, OutboundError> {
         guard let handle = curl_easy_init() else {
-            return .failure(WebhookTransportError(.other, "curl_easy_init failed"))
+            return .failure(OutboundError(.other, "curl_easy_init failed"))
         }
         let transfer = CurlTransfer(handle: handle, pending: pending)
         if let error = transfer.configure(pending.request, settings: settings, share: share) {
@@ -39,7 +39,7 @@ final class CurlTransfer {
         return .success(transfer)
     }
 
-    private init(handle: UnsafeMutableRawPointer, pending: WebhookQueue.Pending) {
+    private init(handle: UnsafeMutableRawPointer, pending: OutboundQueue.Pending) {
         self.handle = handle
         completion = pending.completion
         queuedAt = pending.queuedAt
@@ -50,21 +50,21 @@ final class CurlTransfer {
     }
 
     /// Sets every option; the first failure, if any.
-    private func configure(_ request: WebhookRequest, settings: WebhookHTTPClient.Settings,
-                           share: UnsafeMutableRawPointer?) -> WebhookTransportError? {
+    private func configure(_ request: OutboundRequest, settings: OutboundHTTPClient.Settings,
+                           share: UnsafeMutableRawPointer?) -> OutboundError? {
         let scheme = request.url.prefix { $0 != ":" }.lowercased()
         guard scheme == "http" || scheme == "https" else {
-            return WebhookTransportError(.request, "not an http or https URL: \(request.url)")
+            return OutboundError(.request, "not an http or https URL: \(request.url)")
         }
         guard request.timeout.isFinite, request.timeout > 0 else {
-            return WebhookTransportError(.request, "timeout must be positive, not \(request.timeout)")
+            return OutboundError(.request, "timeout must be positive, not \(request.timeout)")
         }
         switch Self.headerLines(request.headers) {
         case .failure(let error): return error
         case .success(let lines):
             for line in lines {
                 guard let appended = curl_slist_append(headerList, line) else {
-                    return WebhookTransportError(.other, "curl_slist_append failed")
+                    return OutboundError(.other, "curl_slist_append failed")
                 }
                 headerList = appended
             }
@@ -80,7 +80,7 @@ final class CurlTransfer {
             ringd_curl_setopt_long(handle, CURLOPT_POST, 1),
             ringd_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)),
             ringd_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList),
-            ringd_curl_setopt_str(handle, CURLOPT_USERAGENT, WebhookHTTPClient.userAgent),
+            ringd_curl_setopt_str(handle, CURLOPT_USERAGENT, OutboundHTTPClient.userAgent),
             ringd_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeout),
             ringd_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeout),
             ringd_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)),
@@ -109,10 +109,12 @@ final class CurlTransfer {
             // its first answer, which a silent receiver never sends.
             codes.append(ringd_curl_setopt_long(handle, CURLOPT_PIPEWAIT, 1))
         }
-        if let caFile = settings.caFile { codes.append(ringd_curl_setopt_str(handle, CURLOPT_CAINFO, caFile)) }
+        if let caFile = request.caFile ?? settings.caFile {
+            codes.append(ringd_curl_setopt_str(handle, CURLOPT_CAINFO, caFile))
+        }
         if let share { codes.append(ringd_curl_setopt_ptr(handle, CURLOPT_SHARE, share)) }
         if let failed = codes.first(where: { $0 != CURLE_OK }) {
-            return WebhookTransportError(.other, "curl_easy_setopt: \(Self.text(failed))",
+            return OutboundError(.other, "curl_easy_setopt: \(Self.text(failed))",
                                          curlCode: Int(failed.rawValue))
         }
         return nil
@@ -120,15 +122,15 @@ final class CurlTransfer {
 
     /// `Name: value` lines for curl: the caller's fields, `Content-Type`
     /// unless given, and an empty `Expect` (no `100-continue` round trip).
-    static func headerLines(_ headers: [(String, String)]) -> Result<[String], WebhookTransportError> {
+    static func headerLines(_ headers: [(String, String)]) -> Result<[String], OutboundError> {
         var lines: [String] = []
         var hasContentType = false
         for (name, value) in headers {
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
-                return .failure(WebhookTransportError(.request, "invalid header field name \"\(name)\""))
+                return .failure(OutboundError(.request, "invalid header field name \"\(name)\""))
             }
             guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                return .failure(WebhookTransportError(.request, "header field \(name) holds CR, LF or NUL"))
+                return .failure(OutboundError(.request, "header field \(name) holds CR, LF or NUL"))
             }
             if name.lowercased() == "content-type" { hasContentType = true }
             let trimmed = value.trimmingWhitespace()
@@ -144,33 +146,33 @@ final class CurlTransfer {
 
     /// Called by libcurl with each piece of the body: keeps the first bytes, drops the rest.
     fileprivate func received(_ data: UnsafeRawBufferPointer) {
-        let room = WebhookHTTPClient.keptBodyBytes - body.count
+        let room = OutboundHTTPClient.keptBodyBytes - body.count
         if room > 0 { body.append(contentsOf: data.prefix(room)) }
     }
 
     /// The response for a transfer libcurl finished with `result`.
-    func response(result: CURLcode) -> WebhookResponse {
+    func response(result: CURLcode) -> OutboundResponse {
         var code = 0
         _ = ringd_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
         var version = 0
         _ = ringd_curl_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
-        var error: WebhookTransportError?
+        var error: OutboundError?
         if result != CURLE_OK {
             let detail = String(cString: errorBuffer)
-            error = WebhookTransportError(Self.classify(result), detail.isEmpty ? Self.text(result) : detail,
+            error = OutboundError(Self.classify(result), detail.isEmpty ? Self.text(result) : detail,
                                           curlCode: Int(result.rawValue))
         }
-        return WebhookResponse(status: code > 0 ? code : nil, error: error, elapsed: elapsed(),
+        return OutboundResponse(status: code > 0 ? code : nil, error: error, elapsed: elapsed(),
                                body: body, httpVersion: code > 0 ? Self.versionName(version) : nil)
     }
 
     /// The response for a transfer past its ``deadline``.
-    func timedOutResponse() -> WebhookResponse {
+    func timedOutResponse() -> OutboundResponse {
         var response = self.response(result: CURLE_OK)
         let message = response.status == nil
             ? "no answer within the \(timeout) s timeout (still waiting for a free connection to the host)"
             : "the answer did not complete within the \(timeout) s timeout"
-        response.error = WebhookTransportError(.timeout, message)
+        response.error = OutboundError(.timeout, message)
         return response
     }
 
@@ -188,7 +190,7 @@ final class CurlTransfer {
     }
 
     /// The stable code for a libcurl failure.
-    static func classify(_ result: CURLcode) -> WebhookTransportError.Code {
+    static func classify(_ result: CURLcode) -> OutboundError.Code {
         switch result {
         case CURLE_OPERATION_TIMEDOUT:
             return .timeout

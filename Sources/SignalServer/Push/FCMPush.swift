@@ -1,0 +1,79 @@
+import SignalProtocol
+
+/// Data messages to FCM HTTP v1: the ring and, when the call stops ringing,
+/// the message that stops the ringing screen; and what an answer means.
+enum FCMPush {
+    enum Kind: String, Sendable {
+        case incomingCall = "incoming_call"
+        case callCancelled = "call_cancelled"
+    }
+
+    /// How long FCM keeps a `call_cancelled` for a phone that is offline.
+    static let cancelTTLSeconds = 60
+
+    /// The `messages:send` body. Every `data` value is a string, as FCM
+    /// requires; the ring lives only as long as the call rings (`ttl`), at
+    /// `now` (ms).
+    static func message(_ kind: Kind, for call: Call, token: String, now: Int64) -> [UInt8] {
+        var data: [(key: String, value: JSONValue)] = [
+            ("type", .string(kind.rawValue)),
+            ("sessionId", .string(call.sessionId)),
+            ("callerUid", .string(call.initiator)),
+            ("callType", .string(call.callType.rawValue)),
+        ]
+        let ttl: Int64
+        switch kind {
+        case .incomingCall:
+            data.append(("initiatedAt", .string(String(call.initiatedAt))))
+            data.append(("ringTimeout", .string(String(call.timeout))))
+            if let name = call.callerName { data.append(("callerName", .string(name))) }
+            ttl = max(1, (call.ringDeadline - now + 999) / 1000)
+        case .callCancelled:
+            data.append(("status", .string(call.status.rawValue)))
+            ttl = Int64(cancelTTLSeconds)
+        }
+        let message: JSONValue = .object([("message", .object([
+            ("token", .string(token)),
+            ("data", .object(data)),
+            ("android", .object([("priority", .string("high")), ("ttl", .string("\(ttl)s"))])),
+        ]))])
+        var bytes: [UInt8] = []
+        message.write(into: &bytes)
+        return bytes
+    }
+
+    static func request(_ kind: Kind, for call: Call, token: RegisteredPushToken, project: String,
+                        accessToken: String, settings: PushSettings, now: Int64) -> OutboundRequest {
+        OutboundRequest(url: "\(settings.fcm.baseURL)/v1/projects/\(project)/messages:send",
+                        headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
+                        body: message(kind, for: call, token: token.registration.token, now: now),
+                        timeout: settings.timeout, caFile: settings.caFile)
+    }
+
+    /// What FCM's answer means: its `error.status` and the `FcmError`
+    /// detail's `errorCode` name the case.
+    static func answer(_ response: OutboundResponse) -> PushAnswer {
+        if let error = response.error, response.status == nil || response.status == 200 {
+            return .retry(error.description)
+        }
+        guard let status = response.status else { return .retry("no answer") }
+        let error = (try? JSONValue.parse(response.body))?["error"]
+        var code = error?["status"]?.stringValue ?? "HTTP \(status)"
+        if case .array(let details)? = error?["details"] {
+            for detail in details { if let errorCode = detail["errorCode"]?.stringValue { code = errorCode } }
+        }
+        let message = error?["message"]?.stringValue ?? ""
+        let reason = message.isEmpty ? code : "\(code): \(message)"
+        switch status {
+        case 200: return .sent
+        case 404 where code == "UNREGISTERED" || code == "NOT_FOUND": return .purge(reason)
+        // INVALID_ARGUMENT also covers a malformed message; only one that
+        // blames the token removes it.
+        case 400 where code == "INVALID_ARGUMENT" && message.lowercased().contains("token"): return .purge(reason)
+        case 403 where code == "SENDER_ID_MISMATCH": return .purge(reason)
+        case 401: return .renewCredentials(reason)
+        case 429, 500 ... 599: return .retry("\(status) \(reason)")
+        default: return .failed("\(status) \(reason)")
+        }
+    }
+}

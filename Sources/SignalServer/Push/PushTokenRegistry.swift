@@ -1,0 +1,109 @@
+import SignalProtocol
+import Synchronization
+
+/// What became of one push to a device.
+public enum PushOutcome: String, Sendable, CaseIterable {
+    /// The push service took it.
+    case sent
+    /// The service said the token is dead; it was removed.
+    case purged
+    /// It failed for now and is tried again.
+    case retried
+    /// It was not sent and will not be: the call stopped ringing first, the
+    /// retries ran out, or the service refused it for good.
+    case gaveUp = "gave_up"
+}
+
+/// How pushes to one device have gone (`GET /v1/users/{uid}/push-tokens`).
+public struct PushDeviceState: Sendable, Hashable {
+    /// The last outcome and when (ms since the Unix epoch).
+    public var lastOutcome: PushOutcome?
+    public var lastAt: Int64?
+    /// Why the last push failed, if it did.
+    public var lastError: String?
+    /// Outcomes since the server started.
+    public var counts: [PushOutcome: Int] = [:]
+
+    public init() {}
+
+    var json: JSONValue {
+        .object([
+            ("lastOutcome", lastOutcome.map { .string($0.rawValue) } ?? .null),
+            ("lastAt", lastAt.map(JSONValue.integer) ?? .null),
+            ("lastError", lastError.map(JSONValue.string) ?? .null),
+            ("counts", .object(PushOutcome.allCases.map { ($0.rawValue, .integer(Int64(counts[$0] ?? 0))) })),
+        ])
+    }
+}
+
+/// The push tokens in memory, mirroring the store's `push_tokens` (it is
+/// updated from the store's completions, after each write committed), and
+/// how pushes to each device have gone. Read when a call rings, from the
+/// store's writer thread; written there and by the push worker.
+final class PushTokenRegistry: Sendable {
+    private struct State {
+        var tokens: [String: [String: RegisteredPushToken]] = [:]
+        var devices: [PushDeviceKey: PushDeviceState] = [:]
+        var totals: [PushOutcome: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    init(_ tokens: [RegisteredPushToken] = []) {
+        state.withLock { state in
+            for token in tokens { state.tokens[token.uid, default: [:]][token.deviceId] = token }
+        }
+    }
+
+    /// `uid`'s tokens, by device id.
+    func tokens(of uid: String) -> [RegisteredPushToken] {
+        state.withLock { ($0.tokens[uid] ?? [:]).values.sorted { $0.deviceId < $1.deviceId } }
+    }
+
+    /// `uid`'s tokens with how pushes to each device have gone.
+    func devices(of uid: String) -> [(token: RegisteredPushToken, state: PushDeviceState)] {
+        state.withLock { state in
+            (state.tokens[uid] ?? [:]).values.sorted { $0.deviceId < $1.deviceId }.map { token in
+                (token, state.devices[PushDeviceKey(uid: uid, deviceId: token.deviceId)] ?? PushDeviceState())
+            }
+        }
+    }
+
+    func token(of device: PushDeviceKey) -> RegisteredPushToken? {
+        state.withLock { $0.tokens[device.uid]?[device.deviceId] }
+    }
+
+    /// A save committed: the token is its device's, and no longer theirs it moved from.
+    func saved(_ saved: PushTokenSaved) {
+        state.withLock { state in
+            for device in saved.movedFrom { state.tokens[device.uid]?[device.deviceId] = nil }
+            state.tokens[saved.token.uid, default: [:]][saved.token.deviceId] = saved.token
+        }
+    }
+
+    /// A delete committed; with `only`, it removed the token only if it was that one.
+    func removed(_ device: PushDeviceKey, only token: String? = nil) {
+        state.withLock { state in
+            guard let current = state.tokens[device.uid]?[device.deviceId],
+                  token == nil || current.registration.token == token else { return }
+            state.tokens[device.uid]?[device.deviceId] = nil
+            if state.tokens[device.uid]?.isEmpty == true { state.tokens[device.uid] = nil }
+        }
+    }
+
+    /// Counts an outcome of a push to `device`.
+    func record(_ outcome: PushOutcome, for device: PushDeviceKey, at now: Int64, error: String?) {
+        state.withLock { state in
+            var entry = state.devices[device] ?? PushDeviceState()
+            entry.lastOutcome = outcome
+            entry.lastAt = now
+            entry.lastError = error
+            entry.counts[outcome, default: 0] += 1
+            state.devices[device] = entry
+            state.totals[outcome, default: 0] += 1
+        }
+    }
+
+    /// Outcomes of every push since the server started.
+    var totals: [PushOutcome: Int] { state.withLock { $0.totals } }
+}

@@ -1,0 +1,102 @@
+import SignalProtocol
+
+/// What saving a push token did: the token as stored, and the devices that
+/// held the same token before (it moved from them).
+struct PushTokenSaved: Sendable {
+    var token: RegisteredPushToken
+    var movedFrom: [PushDeviceKey]
+}
+
+/// A device as push knows it: a user's device id.
+struct PushDeviceKey: Hashable, Sendable, CustomStringConvertible {
+    var uid: String
+    var deviceId: String
+
+    var description: String { "\(uid)/\(deviceId)" }
+}
+
+/// The devices' push tokens in `push_tokens`.
+extension StoreConnection {
+    private static let columns = "uid, device_id, platform, token, topic, environment, updated_at"
+
+    /// Stores `token` as its device's, replacing the device's previous one,
+    /// and takes it from any other device that held it.
+    func save(_ token: RegisteredPushToken) throws(StoreError) -> PushTokenSaved {
+        try reportingSQLiteErrors { () throws(SQLiteError) in
+            let holders = try database.statement("""
+                DELETE FROM push_tokens WHERE platform = ?1 AND token = ?2 AND NOT (uid = ?3 AND device_id = ?4)
+                RETURNING uid, device_id
+                """)
+            defer { holders.reset() }
+            try holders.bind(token.registration.platform.rawValue, at: 1)
+            try holders.bind(token.registration.token, at: 2)
+            try holders.bind(token.uid, at: 3)
+            try holders.bind(token.deviceId, at: 4)
+            var movedFrom: [PushDeviceKey] = []
+            while try holders.step() == .row {
+                movedFrom.append(PushDeviceKey(uid: holders.string(at: 0) ?? "", deviceId: holders.string(at: 1) ?? ""))
+            }
+            holders.reset()
+            let upsert = try database.statement("""
+                INSERT INTO push_tokens (\(Self.columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                ON CONFLICT (uid, device_id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
+                    topic = excluded.topic, environment = excluded.environment, updated_at = excluded.updated_at
+                """)
+            try upsert.bind(token.uid, at: 1)
+            try upsert.bind(token.deviceId, at: 2)
+            try upsert.bind(token.registration.platform.rawValue, at: 3)
+            try upsert.bind(token.registration.token, at: 4)
+            try upsert.bind(token.registration.topic, at: 5)
+            try upsert.bind(token.registration.environment?.rawValue, at: 6)
+            try upsert.bind(token.updatedAt, at: 7)
+            try upsert.run()
+            return PushTokenSaved(token: token, movedFrom: movedFrom)
+        }
+    }
+
+    /// Removes the device's token; with `only`, only while it is still that
+    /// token (a purge must not remove one registered since). Whether a row went.
+    func deletePushToken(of device: PushDeviceKey, only token: String? = nil) throws(StoreError) -> Bool {
+        try reportingSQLiteErrors { () throws(SQLiteError) in
+            let statement = try database.statement("""
+                DELETE FROM push_tokens WHERE uid = ?1 AND device_id = ?2 AND (?3 IS NULL OR token = ?3)
+                """)
+            try statement.bind(device.uid, at: 1)
+            try statement.bind(device.deviceId, at: 2)
+            try statement.bind(token, at: 3)
+            try statement.run()
+            return database.changes > 0
+        }
+    }
+
+    /// Every stored token. A row this build cannot read (edited by hand) is
+    /// skipped with a warning rather than stopping the start.
+    func pushTokens() throws(StoreError) -> [RegisteredPushToken] {
+        try reportingSQLiteErrors { () throws(SQLiteError) in
+            let statement = try database.statement("SELECT \(Self.columns) FROM push_tokens")
+            defer { statement.reset() }
+            var tokens: [RegisteredPushToken] = []
+            while try statement.step() == .row {
+                let uid = statement.string(at: 0) ?? "", deviceId = statement.string(at: 1) ?? ""
+                do throws(SignalError) {
+                    guard let platform = PushPlatform(rawValue: statement.string(at: 2) ?? "") else {
+                        throw SignalError(.validation, "unknown platform \(statement.string(at: 2) ?? "")")
+                    }
+                    let environment = try statement.string(at: 5).map { (raw) throws(SignalError) -> PushEnvironment in
+                        guard let value = PushEnvironment(rawValue: raw) else {
+                            throw SignalError(.validation, "unknown environment \(raw)")
+                        }
+                        return value
+                    }
+                    let registration = try PushRegistration(platform: platform, token: statement.string(at: 3) ?? "",
+                                                            topic: statement.string(at: 4), environment: environment)
+                    tokens.append(RegisteredPushToken(uid: uid, deviceId: deviceId, registration: registration,
+                                                      updatedAt: statement.int64(at: 6)))
+                } catch {
+                    Log.warning("call store: skipping the push token of \(uid)/\(deviceId): \(error.message)")
+                }
+            }
+            return tokens
+        }
+    }
+}

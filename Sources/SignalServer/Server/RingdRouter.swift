@@ -31,6 +31,7 @@ public final class RingdRouter: HTTPRouter {
         }
         RestRoutes.add(to: &table, service: service)
         WebhookRoutes.add(to: &table, service: service, webhooks: webhooks)
+        PushRoutes.add(to: &table, service: service)
     }
 
     public func route(_ request: HTTPRequest) -> HTTPRoute {

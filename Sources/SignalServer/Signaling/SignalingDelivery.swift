@@ -25,7 +25,11 @@ extension SignalingService {
                 timers.append(.cancel(timer))
             case .resolveSession(let address, let id, let sessionId, let uid):
                 resolve(sessionId, for: uid, replyTo: address, id: id)
-            case .event, .schedule, .cancel, .replyResuming:
+            case .push(let call, let connected) where !failed:
+                pushes?.ring(call, connected: connected)
+            case .pushStopped(let call) where !failed:
+                pushes?.stopped(call)
+            case .event, .schedule, .cancel, .replyResuming, .push, .pushStopped:
                 break
             }
         }

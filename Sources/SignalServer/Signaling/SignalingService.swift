@@ -28,6 +28,10 @@ public final class SignalingService: Sendable {
     public let keys: AccessKeys
     let clock: SignalingClock
     let consumers: [any CallChangeConsumer]
+    /// The devices' push tokens (kept whether or not push is configured).
+    let pushTokens: PushTokenRegistry
+    /// The push worker, when a push service is configured.
+    let pushes: PushDispatcher?
 
     /// The machine, and what the service accepts.
     struct Core: Sendable {
@@ -57,19 +61,24 @@ public final class SignalingService: Sendable {
         self.init(config: config, store: store, tokens: tokens, keys: keys, clock: clock, consumers: [])
     }
 
-    /// A service whose changes also go to `consumers`.
+    /// A service whose changes also go to `consumers`, and whose ringing
+    /// calls go to `pushes`.
     init(config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys, clock: SignalingClock,
-         consumers: [any CallChangeConsumer]) {
+         consumers: [any CallChangeConsumer], pushTokens: PushTokenRegistry = PushTokenRegistry(),
+         pushes: PushDispatcher? = nil) {
         self.config = config
         self.store = store
         self.tokens = tokens
         self.keys = keys
         self.clock = clock
         self.consumers = consumers
+        self.pushTokens = pushTokens
+        self.pushes = pushes
         let settings = SignalingSettings(defaultRingTimeout: config.ringTimeout,
                                          reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
                                          maxDevicesPerUser: config.devicesPerUser,
-                                         restartGraceMillis: Int64(config.restartGrace * 1000))
+                                         restartGraceMillis: Int64(config.restartGrace * 1000),
+                                         pushes: pushes != nil)
         core = Mutex(Core(machine: CallStateMachine(settings: settings)))
     }
 

@@ -80,6 +80,8 @@ final class SignalingSession: WebSocketResponder {
                 send(.result(id: frame.id, .failure(SignalError(.alreadyAuthenticated, "this connection is authenticated"))))
             case .getCallLogs(let filter):
                 service.callLogs(filter, id: frame.id, from: device)
+            case .registerPushToken, .unregisterPushToken:
+                service.pushTokenRequest(frame.request, id: frame.id, from: device)
             default:
                 service.handle(frame.request, id: frame.id, from: device, on: loopState)
             }

@@ -4,12 +4,12 @@ final class Webhooks: Sendable {
     let outbox: WebhookOutbox
     let dispatcher: WebhookDispatcher
 
-    /// Nil when no endpoint is enabled. Throws when libcurl cannot start.
-    init?(settings: WebhookSettings, store: CallStore, wall: @escaping @Sendable () -> Int64) throws(OutboundError) {
+    /// Nil when no endpoint is enabled.
+    init?(settings: WebhookSettings, store: CallStore, client: OutboundHTTPClient, wall: @escaping @Sendable () -> Int64) {
         let endpoints = settings.endpoints.filter(\.enabled)
         guard !endpoints.isEmpty else { return nil }
-        let client = try OutboundHTTPClient(maxConnectionsPerHost: settings.concurrency, caFile: settings.caFile)
-        dispatcher = WebhookDispatcher(settings: settings, poster: client, store: store, wall: wall)
+        dispatcher = WebhookDispatcher(settings: settings, poster: WebhookPoster(client: client, caFile: settings.caFile),
+                                       store: store, wall: wall)
         outbox = WebhookOutbox(endpoints: endpoints, dispatcher: dispatcher)
     }
 
@@ -28,10 +28,14 @@ final class Webhooks: Sendable {
     func stop() { dispatcher.stop() }
 }
 
-extension OutboundHTTPClient: WebhookPoster {
+/// The dispatcher's transport: the shared client, with the webhooks' CA file.
+struct WebhookPoster: WebhookPosting {
+    let client: OutboundHTTPClient
+    let caFile: String?
+
     func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Double,
               completion: @escaping @Sendable (WebhookAttemptResult) -> Void) {
-        send(OutboundRequest(url: url, headers: headers, body: body, timeout: timeout)) { response in
+        client.send(OutboundRequest(url: url, headers: headers, body: body, timeout: timeout, caFile: caFile)) { response in
             if let error = response.error {
                 completion(.failure(error.description))
             } else if let status = response.status {

@@ -1,0 +1,42 @@
+import SignalProtocol
+
+extension SignalingService {
+    /// Stores `registration` as the token of `uid`'s device `deviceId`
+    /// (over the WebSocket or REST), moving it from any device that held it.
+    func registerPushToken(_ registration: PushRegistration, uid: String, deviceId: String,
+                           completion: @escaping @Sendable (Result<RegisteredPushToken, SignalError>) -> Void) {
+        let token = RegisteredPushToken(uid: uid, deviceId: deviceId, registration: registration, updatedAt: now)
+        store.savePushToken(token) { [pushTokens] result in
+            if case .success(let saved) = result {
+                pushTokens.saved(saved)
+                for device in saved.movedFrom { Log.info("push: the token of \(device) moved to \(uid)/\(deviceId)") }
+            }
+            completion(result.map(\.token).mapError(\.signalError))
+        }
+    }
+
+    /// Removes the token of `uid`'s device `deviceId`; whether it had one.
+    func unregisterPushToken(uid: String, deviceId: String,
+                             completion: @escaping @Sendable (Result<Bool, SignalError>) -> Void) {
+        let device = PushDeviceKey(uid: uid, deviceId: deviceId)
+        store.deletePushToken(of: device) { [pushTokens] result in
+            if case .success = result { pushTokens.removed(device) }
+            completion(result.mapError(\.signalError))
+        }
+    }
+
+    /// A WebSocket request about the device's own token, answered once stored.
+    func pushTokenRequest(_ request: ClientRequest, id: String, from device: Device) {
+        let reply: @Sendable (SignalingReply) -> Void = { [self] reply in
+            deliver([(device.address, .frame(ServerFrame.result(id: id, reply.map(\.json)).encoded))])
+        }
+        switch request {
+        case .registerPushToken(let registration):
+            registerPushToken(registration, uid: device.uid, deviceId: device.deviceId) { reply($0.map(ResultData.pushToken)) }
+        case .unregisterPushToken:
+            unregisterPushToken(uid: device.uid, deviceId: device.deviceId) { reply($0.map(ResultData.pushTokenRemoved)) }
+        default:
+            reply(.failure(SignalError(.badRequest, "\(request.type.rawValue) is not a push token request")))
+        }
+    }
+}

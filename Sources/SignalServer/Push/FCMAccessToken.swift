@@ -26,7 +26,11 @@ struct FCMServiceAccount: Sendable {
         projectId = try member("project_id")
         clientEmail = try member("client_email")
         let pem = try member("private_key")
-        tokenURI = try settings.tokenURL ?? member("token_uri")
+        if let tokenURL = settings.tokenURL {
+            tokenURI = tokenURL
+        } else {
+            tokenURI = try member("token_uri")
+        }
         do throws(CryptoError) {
             key = try SigningKey(pem: pem)
         } catch {

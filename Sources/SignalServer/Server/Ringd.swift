@@ -9,21 +9,37 @@ public final class Ringd: ServerApplication {
     public let service: SignalingService
     private let storeLock: StoreLock
     private let webhooks: Webhooks?
+    private let pushes: PushDispatcher?
+    /// libcurl's thread, shared by webhooks and push; nil when neither is on.
+    private let outbound: OutboundHTTPClient?
 
     /// Prepares everything the server needs before it listens. Throws
-    /// ``ConfigError`` for a bad secret and ``StoreError`` for a store that
-    /// cannot be opened or that another ringd serves.
+    /// ``ConfigError`` for a bad secret, ``StoreError`` for a store that
+    /// cannot be opened or that another ringd serves, and ``PushError`` for
+    /// push credentials that cannot be read.
     public init(config: ServerConfig) throws {
         storeLock = try StoreLock(storePath: config.storePath)
         let store = try CallStore(path: config.storePath, synchronousFull: config.storeSynchronousFull)
         let secret = try TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
         let tokens = TokenAuthority(secret: secret, revocations: try store.loadRevocations())
-        let webhooks = try Webhooks(settings: config.webhooks, store: store, wall: SignalingClock.system.wall)
+        let wall = SignalingClock.system.wall
+        let needsOutbound = config.push.isEnabled || config.webhooks.endpoints.contains(where: \.enabled)
+        let outbound = needsOutbound ? try OutboundHTTPClient(maxConnectionsPerHost: config.webhooks.concurrency,
+                                                              caFile: nil) : nil
+        self.outbound = outbound
+        let webhooks = outbound.flatMap { Webhooks(settings: config.webhooks, store: store, client: $0, wall: wall) }
         try webhooks?.load(from: store)
         self.webhooks = webhooks
+        let pushTokens = PushTokenRegistry(try store.loadPushTokens())
+        let pushes = try outbound.flatMap { client throws(PushError) -> PushDispatcher? in
+            guard config.push.isEnabled else { return nil }
+            return try PushDispatcher(settings: config.push, registry: pushTokens, store: store, client: client, wall: wall)
+        }
+        self.pushes = pushes
         service = SignalingService(config: config, store: store, tokens: tokens,
                                    keys: AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys), clock: .system,
-                                   consumers: webhooks.map { [$0.outbox] } ?? [])
+                                   consumers: webhooks.map { [$0.outbox] } ?? [], pushTokens: pushTokens, pushes: pushes)
+        pushes?.start()
         let report = try service.start(from: try store.loadContinuity())
         webhooks?.start()
         if report.restored > 0 || report.ended > 0 {
@@ -42,6 +58,8 @@ public final class Ringd: ServerApplication {
 
     public func close() {
         webhooks?.stop()
+        pushes?.stop()
+        outbound?.close()
         service.store.close()
         storeLock.release()
     }

@@ -8,7 +8,7 @@ final class Webhooks: Sendable {
     init?(settings: WebhookSettings, store: CallStore, client: OutboundHTTPClient, wall: @escaping @Sendable () -> Int64) {
         let endpoints = settings.endpoints.filter(\.enabled)
         guard !endpoints.isEmpty else { return nil }
-        dispatcher = WebhookDispatcher(settings: settings, poster: WebhookPoster(client: client, caFile: settings.caFile),
+        dispatcher = WebhookDispatcher(settings: settings, poster: WebhookClientPoster(client: client, caFile: settings.caFile),
                                        store: store, wall: wall)
         outbox = WebhookOutbox(endpoints: endpoints, dispatcher: dispatcher)
     }
@@ -29,7 +29,7 @@ final class Webhooks: Sendable {
 }
 
 /// The dispatcher's transport: the shared client, with the webhooks' CA file.
-struct WebhookPoster: WebhookPosting {
+struct WebhookClientPoster: WebhookPoster {
     let client: OutboundHTTPClient
     let caFile: String?
 
@@ -45,4 +45,7 @@ struct WebhookPoster: WebhookPosting {
             }
         }
     }
+
+    /// The client is shared: its owner closes it.
+    func close() {}
 }

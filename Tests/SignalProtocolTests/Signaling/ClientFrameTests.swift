@@ -25,6 +25,10 @@ import TestSupport
         .getCallLogs(CallLogFilter(limit: 5, cursor: "AAAAAAAAAAE", callType: .audio, missedOnly: true,
                                    direction: .incoming, with: "bob")),
         .getCallLogs(CallLogFilter(limit: 100, status: .ended, direction: .outgoing)),
+        .registerPushToken(try! PushRegistration(platform: .apnsVoip, token: String(repeating: "ab", count: 32),
+                                                 topic: "com.example.app", environment: .sandbox)),
+        .registerPushToken(try! PushRegistration(platform: .fcm, token: "fcm-token:" + String(repeating: "x", count: 40))),
+        .unregisterPushToken,
     ]
 
     @Test(arguments: requests)
@@ -46,6 +50,10 @@ import TestSupport
             (.getActiveCall, #"{"type":"getActiveCall","id":"1"}"#),
             (.getCallLogs(CallLogFilter(limit: 10, missedOnly: true)),
              #"{"type":"getCallLogs","id":"1","limit":10,"callStatus":"missed"}"#),
+            (.registerPushToken(try! PushRegistration(platform: .apnsVoip, token: String(repeating: "0f", count: 32),
+                                                      topic: "com.example.app")),
+             #"{"type":"registerPushToken","id":"1","platform":"apns-voip","token":"\#(String(repeating: "0f", count: 32))","topic":"com.example.app"}"#),
+            (.unregisterPushToken, #"{"type":"unregisterPushToken","id":"1"}"#),
         ]
         for (request, text) in frames {
             #expect(String(decoding: ClientFrame(id: "1", request: request).encoded, as: UTF8.self) == text)

@@ -26,7 +26,7 @@ import TestSupport
 
         let database = try SQLiteDatabase(path: path)
         #expect(try database.scalarInt64("PRAGMA user_version") == StoreSchema.latestVersion)
-        #expect(StoreSchema.latestVersion == 4)
+        #expect(StoreSchema.latestVersion == 5)
         #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
         let names = try schemaNames(path)
         for name in ["calls", "revocations", "calls_live", "calls_by_initiator", "calls_by_receiver", "calls_between",
@@ -73,7 +73,7 @@ import TestSupport
         let call = try #require(try store.fetch("session-1"))
         #expect(try store.logs("alice").logs == [CallLog(call: call, direction: .outgoing, missed: false)])
         #expect(try store.logs("bob", CallLogFilter(missedOnly: true)).logs == [CallLog(call: call, direction: .incoming, missed: true)])
-        #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == 4)
+        #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == 5)
         // Version 3 reads the calls already there as changed before any
         // position, and hands out positions above their seq.
         #expect(call.seq == 0)

@@ -32,6 +32,7 @@ listens; serves until SIGTERM or SIGINT, then exits 0.
 import argparse
 import asyncio
 import base64
+import http
 import json
 import re
 import signal
@@ -596,6 +597,8 @@ class Server:
                 await self.serve_http1(reader, writer, connection_id)
         except (ConnectionError, ssl.SSLError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            pass  # shutting down: end quietly (3.11's stream callback would print the cancellation)
         finally:
             writer.close()
 
@@ -673,7 +676,10 @@ class Server:
             request = Request(connection_id, "1.1", None, request_line[0], request_line[1], headers, body,
                               time.time())
             answer = await self.answer(request)
-            reason = {200: "OK"}.get(answer.status, "Status")
+            try:
+                reason = http.HTTPStatus(answer.status).phrase
+            except ValueError:
+                reason = "Unknown"
             lines = [f"HTTP/1.1 {answer.status} {reason}", f"content-length: {len(answer.body)}",
                      *(f"{name}: {value}" for name, value in answer.headers)]
             writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + answer.body)
@@ -717,6 +723,10 @@ async def main(args):
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, stop.set)
+    # A child inherits its parent's signal mask, and a test process spawns
+    # from threads (libdispatch's) that block SIGTERM: unblock it, or the
+    # mock would never hear it.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     print(f"listening {mock.port}", flush=True)
     await stop.wait()
     listener.close()  # open connections and answers in flight are cancelled as asyncio.run returns

@@ -89,19 +89,22 @@ demo: build
 	  wait $$ringd; wait $$ringd 2>/dev/null; \
 	fi
 
-# A Python virtual environment with the Standard Webhooks library from PyPI,
-# for the test that verifies ringd's webhook signatures with an
-# implementation other than ringd's (Tests/Webhooks/). Made again only when
-# the requirements change, so a second run costs nothing; a run that failed
-# half-way leaves no stamp and starts afresh (--clear).
+# A Python virtual environment with packages from PyPI for the tests that
+# check ringd against implementations other than ringd's: the Standard
+# Webhooks library, which verifies ringd's webhook signatures
+# (Tests/Webhooks/), and h2 and cryptography, which the mock APNs and FCM
+# servers are made of (Tests/Push/). Made again only when a requirements
+# file changes, so a second run costs nothing; a run that failed half-way
+# leaves no stamp and starts afresh (--clear). One pip run installs both
+# files, so their pins are resolved together.
 VENV := .venv
-VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt
+VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt Tests/Push/requirements.txt
 
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: $(VENV_REQUIREMENTS) | deps
 	python3 -m venv --clear $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r $(VENV_REQUIREMENTS)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(addprefix -r ,$(VENV_REQUIREMENTS))
 	touch $@
 
 conformance: deps

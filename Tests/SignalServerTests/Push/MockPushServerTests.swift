@@ -107,7 +107,7 @@ struct PushRig {
     let certificate: CertificateFiles
     let keys: MockPushKeys
     let server: MockPushServer
-    let client: WebhookHTTPClient
+    let client: OutboundHTTPClient
 
     init(script: [String: [MockPushAnswer]]? = nil) throws {
         let certificate = try CertificateFiles()
@@ -118,7 +118,7 @@ struct PushRig {
                                             apnsKeyId: Self.keyId, apnsTeamId: Self.teamId,
                                             fcmPublicKey: keys.fcmPublicKeyPEM, fcmClientEmail: Self.clientEmail,
                                             fcmProject: Self.project, script: script)
-                client = try WebhookHTTPClient(maxConnectionsPerHost: 2, caFile: certificate.certificatePath)
+                client = try OutboundHTTPClient(maxConnectionsPerHost: 2, caFile: certificate.certificatePath)
             } catch {
                 keys.remove()
                 throw error
@@ -157,14 +157,14 @@ struct PushRig {
 
     /// A VoIP push for an incoming video call to `token`, with every header
     /// APNs wants for one.
-    func apnsRequest(token: String, jwt: String? = nil) throws -> WebhookRequest {
+    func apnsRequest(token: String, jwt: String? = nil) throws -> OutboundRequest {
         let jwt = try jwt ?? providerToken()
         let body = JSONValue.object([
             ("aps", .object([])), ("sessionId", .string("call-1")), ("callerUid", .string("alice")),
             ("callerName", .string("Alice")), ("callType", .string("video")),
             ("initiatedAt", .integer(Int64(Date().timeIntervalSince1970 * 1000))), ("ringTimeout", .integer(30)),
         ])
-        return WebhookRequest(url: "\(server.baseURL)/3/device/\(token)", headers: [
+        return OutboundRequest(url: "\(server.baseURL)/3/device/\(token)", headers: [
             ("Authorization", "bearer \(jwt)"), ("apns-push-type", "voip"), ("apns-topic", Self.topic),
             ("apns-priority", "10"), ("apns-expiration", String(Self.now + 600)),
             ("apns-id", UUID().uuidString), ("apns-collapse-id", "call-1"), ("Content-Type", "application/json"),
@@ -182,7 +182,7 @@ struct PushRig {
             keyPath: keys.fcmPrivateKeyPath)
         // Base64url and dots need no percent-encoding in a form.
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
-        let response = try #require(client.exchange(WebhookRequest(
+        let response = try #require(client.exchange(OutboundRequest(
             url: "\(server.baseURL)/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
             body: Array(form.utf8), timeout: 20)))
         #expect(response.status == 200, "\(response.bodyText)")
@@ -190,12 +190,12 @@ struct PushRig {
     }
 
     /// An FCM v1 send of `data` to one registration token.
-    func fcmRequest(accessToken: String, data: [(key: String, value: JSONValue)]) -> WebhookRequest {
+    func fcmRequest(accessToken: String, data: [(key: String, value: JSONValue)]) -> OutboundRequest {
         let body = JSONValue.object([("message", .object([
             ("token", .string("fcm-registration-token")), ("data", .object(data)),
             ("android", .object([("priority", .string("high")), ("ttl", .string("30s"))])),
         ]))])
-        return WebhookRequest(url: "\(server.baseURL)/v1/projects/\(Self.project)/messages:send",
+        return OutboundRequest(url: "\(server.baseURL)/v1/projects/\(Self.project)/messages:send",
                               headers: [("Authorization", "Bearer \(accessToken)")],
                               body: Array(body.serialized.utf8), timeout: 20)
     }

@@ -1,0 +1,260 @@
+import Foundation
+import SignalProtocol
+@testable import SignalServer
+import Testing
+import TestSupport
+
+/// A ringd whose push goes to the mock APNs and FCM (Tests/Push/mock_push.py)
+/// over HTTP/2 and TLS with a test CA; the mock verifies the JWTs with the
+/// public keys, every header, the payloads and the OAuth grant.
+final class RingdPushRig {
+    static let keyId = "ABC123DEFG"
+    static let teamId = "DEF123GHIJ"
+    static let bundleId = "net.ringd.example"
+    static let project = "ringd-test"
+    static let clientEmail = "ringd-push@ringd-test.iam.gserviceaccount.com"
+    static let iphoneToken = String(repeating: "a1", count: 32)
+    static let ipadToken = String(repeating: "b2", count: 32)
+    static let pixelToken = "pixel-registration-token:" + String(repeating: "p", count: 40)
+
+    let certificate: CertificateFiles
+    let keys: MockPushKeys
+    let mock: MockPushServer
+    let directory: TemporaryDirectory
+    let harness: SignalingIntegration.Harness
+
+    init(script: [String: [MockPushAnswer]]? = nil, adjust: (inout PushSettings) -> Void = { _ in }) throws {
+        certificate = try CertificateFiles()
+        keys = try MockPushKeys()
+        directory = try TemporaryDirectory(prefix: "ringd-push-rig")
+        mock = try MockPushServer(certificate: certificate, apnsPublicKey: keys.apnsPublicKeyPEM, apnsKeyId: Self.keyId,
+                                  apnsTeamId: Self.teamId, fcmPublicKey: keys.fcmPublicKeyPEM,
+                                  fcmClientEmail: Self.clientEmail, fcmProject: Self.project, script: script)
+        let account: JSONValue = .object([
+            ("type", .string("service_account")), ("project_id", .string(Self.project)),
+            ("client_email", .string(Self.clientEmail)), ("private_key", .string(keys.fcmPrivateKeyPEM)),
+            ("token_uri", .string(mock.baseURL + "/token")),
+        ])
+        let accountPath = directory.file("service-account.json")
+        try account.serialized.write(toFile: accountPath, atomically: true, encoding: .utf8)
+        let (storePath, base, caFile, p8) = (directory.file("ringd.sqlite"), mock.baseURL, certificate.certificatePath,
+                                             keys.apnsPrivateKeyPath)
+        harness = try SignalingIntegration.Harness { config in
+            config.storePath = storePath
+            config.push.apns.keyFile = p8
+            config.push.apns.keyId = Self.keyId
+            config.push.apns.teamId = Self.teamId
+            config.push.apns.bundleId = Self.bundleId
+            config.push.apns.productionURL = base
+            config.push.apns.sandboxURL = base
+            config.push.fcm.serviceAccountFile = accountPath
+            config.push.fcm.baseURL = base
+            config.push.caFile = caFile
+            config.push.retrySeconds = [0.2]
+            adjust(&config.push)
+        }
+    }
+
+    func finish() {
+        harness.finish()
+        _ = mock.stop()
+        keys.remove()
+        certificate.remove()
+        directory.remove()
+    }
+
+    /// Registers `token` for `uid`'s device over REST.
+    func register(_ uid: String, _ deviceId: String, _ platform: PushPlatform, _ token: String,
+                  sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let response = try harness.rest("PUT", "/v1/users/\(uid)/devices/\(deviceId)/push-token",
+                                        body: #"{"platform":"\#(platform.rawValue)","token":"\#(token)"}"#)
+        #expect(response.status == 200, "\(response)", sourceLocation: sourceLocation)
+    }
+
+    /// How pushes to the device have gone, from REST.
+    func pushState(_ uid: String, _ deviceId: String) throws -> JSONValue? {
+        try harness.rest("GET", "/v1/users/\(uid)/devices/\(deviceId)/push-token").json?["push"]
+    }
+
+    /// Waits until the device's last push outcome is `outcome`.
+    func waitForOutcome(_ uid: String, _ deviceId: String, _ outcome: PushOutcome,
+                        sourceLocation: SourceLocation = #_sourceLocation) {
+        let reached = waitUntil(timeout: 15) {
+            (try? pushState(uid, deviceId))??["lastOutcome"]?.stringValue == outcome.rawValue
+        }
+        #expect(reached, "\(uid)/\(deviceId) never reached \(outcome.rawValue): \(String(describing: try? pushState(uid, deviceId)))",
+                sourceLocation: sourceLocation)
+    }
+
+    /// The mock's requests for `token`.
+    func requests(for token: String) throws -> [MockPushRequest] {
+        try mock.requests.filter { $0.token == token }
+    }
+}
+
+@Suite(.blocking) struct PushDeliveryTests {
+    @Test func anOfflineCalleeGetsOnePushPerDeviceAndFCMHearsTheCancel() throws {
+        let rig = try RingdPushRig()
+        defer { rig.finish() }
+        let h = rig.harness
+        let iphone = try h.device("bob", "iphone")
+        let registered = try iphone.request("registerPushToken", [("platform", .string("apns-voip")),
+                                                                  ("token", .string(RingdPushRig.iphoneToken.uppercased()))])
+        #expect(registered.ok, "\(registered)")
+        #expect(registered.data?["pushToken"]?["token"]?.stringValue == RingdPushRig.iphoneToken)
+        iphone.close()
+        try rig.register("bob", "pixel", .fcm, RingdPushRig.pixelToken)
+        let alice = try h.device("alice", "a1")
+
+        let metadata: JSONValue = .object([("callerName", .string("Alice Liddell"))])
+        let call = try alice.initiate(to: "bob", "video", timeout: 20, metadata: metadata).call()
+        _ = try rig.mock.waitForRequests(count: 1, kind: .apns)
+        _ = try rig.mock.waitForRequests(count: 1, kind: .fcm)
+        _ = try alice.cancel(call.sessionId).call()
+        let fcm = try rig.mock.waitForRequests(count: 2, kind: .fcm)
+
+        let all = try rig.mock.requests
+        #expect(all.allSatisfy { $0.violations.isEmpty && $0.httpVersion == "2" && $0.status == 200 },
+                "\(all.map { ($0.path, $0.status, $0.violations) })")
+        let apns = try #require(try rig.requests(for: RingdPushRig.iphoneToken).first)
+        #expect(try rig.requests(for: RingdPushRig.iphoneToken).count == 1, "one push per device")
+        #expect(apns.headers["apns-topic"] == RingdPushRig.bundleId + ".voip")
+        #expect(apns.headers["apns-push-type"] == "voip")
+        #expect(apns.headers["apns-priority"] == "10")
+        #expect(apns.headers["apns-collapse-id"] == call.sessionId)
+        #expect(apns.headers["apns-expiration"] == String((call.call.ringDeadline + 999) / 1000))
+        #expect(apns.jwtHeader?["kid"]?.stringValue == RingdPushRig.keyId)
+        #expect(apns.jwtClaims?["iss"]?.stringValue == RingdPushRig.teamId)
+        #expect(apns.body?["sessionId"]?.stringValue == call.sessionId)
+        #expect(apns.body?["callerUid"]?.stringValue == "alice")
+        #expect(apns.body?["callType"]?.stringValue == "video")
+        #expect(apns.body?["callerName"]?.stringValue == "Alice Liddell")
+        #expect(apns.body?["initiatedAt"]?.integerValue == call.initiatedAt)
+        #expect(apns.body?["ringTimeout"]?.integerValue == 20)
+        #expect(apns.bodyBytes <= APNsPush.maxPayloadBytes)
+
+        #expect(fcm.map { $0.body?["message"]?["data"]?["type"]?.stringValue } == ["incoming_call", "call_cancelled"])
+        #expect(fcm.allSatisfy { $0.token == RingdPushRig.pixelToken })
+        #expect(fcm.allSatisfy { $0.body?["message"]?["data"]?["sessionId"]?.stringValue == call.sessionId })
+        #expect(fcm.first?.body?["message"]?["android"]?["priority"]?.stringValue == "high")
+        #expect(fcm.last?.body?["message"]?["data"]?["status"]?.stringValue == "cancelled")
+        let grants = all.filter { $0.kind == .oauth }
+        #expect(grants.count == 1, "one access token serves every message")
+        #expect(grants.first?.jwtClaims?["scope"]?.stringValue == FCMAccessToken.scope)
+    }
+
+    @Test func aConnectedDeviceGetsNoPushInOfflineModeAndOneInAllMode() throws {
+        for mode in [PushMode.offline, .all] {
+            let rig = try RingdPushRig { $0.mode = mode }
+            defer { rig.finish() }
+            let h = rig.harness
+            let iphone = try h.device("bob", "iphone")
+            #expect(try iphone.request("registerPushToken", [("platform", .string("apns-voip")),
+                                                             ("token", .string(RingdPushRig.iphoneToken))]).ok)
+            try rig.register("bob", "pixel", .fcm, RingdPushRig.pixelToken)
+            let alice = try h.device("alice", "a1")
+            let call = try alice.initiate(to: "bob").call()
+            _ = try iphone.waitForEvent(call.sessionId, .initiated)
+            _ = try alice.cancel(call.sessionId).call()
+            // The cancel to the pixel follows its ring: by then every ring has left.
+            _ = try rig.mock.waitForRequests(count: 2, kind: .fcm)
+            #expect(try rig.requests(for: RingdPushRig.iphoneToken).count == (mode == .all ? 1 : 0), "\(mode)")
+        }
+    }
+
+    @Test func unregisteredPurgesTheTokenAndTheNextCallDoesNotPushIt() throws {
+        let rig = try RingdPushRig(script: [RingdPushRig.iphoneToken: [MockPushAnswer(status: 410, reason: "Unregistered")]])
+        defer { rig.finish() }
+        let h = rig.harness
+        try rig.register("bob", "iphone", .apnsVoip, RingdPushRig.iphoneToken)
+        try rig.register("bob", "pixel", .fcm, RingdPushRig.pixelToken)
+        let alice = try h.device("alice", "a1")
+        let first = try alice.initiate(to: "bob").call()
+        _ = try rig.mock.waitForRequests(count: 1, kind: .apns)
+        #expect(waitUntil(timeout: 10) {
+            (try? h.rest("GET", "/v1/users/bob/devices/iphone/push-token"))?.status == 404
+        }, "the token is removed")
+        _ = try alice.cancel(first.sessionId).call()
+        let second = try alice.initiate(to: "bob").call()
+        _ = try alice.cancel(second.sessionId).call()
+        _ = try rig.mock.waitForRequests(count: 4, kind: .fcm)
+        #expect(try rig.requests(for: RingdPushRig.iphoneToken).map(\.status) == [410])
+        let tokens = try h.rest("GET", "/v1/users/bob/push-tokens").json?["devices"]
+        #expect(tokens.map { if case .array(let devices) = $0 { devices.count } else { -1 } } == 1)
+    }
+
+    @Test func anExpiredProviderTokenIsRenewedAndThePushRetriedOnce() throws {
+        let rig = try RingdPushRig(script: [RingdPushRig.iphoneToken: [MockPushAnswer(status: 403, reason: "ExpiredProviderToken")]])
+        defer { rig.finish() }
+        try rig.register("bob", "iphone", .apnsVoip, RingdPushRig.iphoneToken)
+        let alice = try rig.harness.device("alice", "a1")
+        _ = try alice.initiate(to: "bob").call()
+        rig.waitForOutcome("bob", "iphone", .sent)
+        let requests = try rig.requests(for: RingdPushRig.iphoneToken)
+        #expect(requests.map(\.status) == [403, 200])
+        #expect(requests.allSatisfy { $0.violations.isEmpty }, "\(requests.map(\.violations))")
+        let issued = requests.compactMap { $0.jwtClaims?["iat"]?.integerValue }
+        #expect(issued.count == 2 && issued[1] > issued[0], "a new provider token: \(issued)")
+        #expect(requests[0].headers["authorization"] != requests[1].headers["authorization"])
+    }
+
+    @Test func a503IsRetriedWhileTheCallRingsAndNotAfter() throws {
+        let failures = Array(repeating: MockPushAnswer(status: 503, reason: "ServiceUnavailable"), count: 1000)
+        let rig = try RingdPushRig(script: [RingdPushRig.iphoneToken: failures])
+        defer { rig.finish() }
+        try rig.register("bob", "iphone", .apnsVoip, RingdPushRig.iphoneToken)
+        try rig.register("carol", "pixel", .fcm, RingdPushRig.pixelToken)
+        let alice = try rig.harness.device("alice", "a1")
+        let call = try alice.initiate(to: "bob").call()
+        #expect(waitUntil(timeout: 10) { ((try? rig.requests(for: RingdPushRig.iphoneToken))?.count ?? 0) >= 3 })
+        let cancelled = try alice.cancel(call.sessionId).call()
+        rig.waitForOutcome("bob", "iphone", .gaveUp)
+        let settled = try rig.requests(for: RingdPushRig.iphoneToken)
+        // A later call's push has come and gone; none of the first call's retries followed.
+        let later = try alice.initiate(to: "carol").call()
+        _ = try rig.mock.waitForRequests(count: 1, kind: .fcm)
+        _ = try alice.cancel(later.sessionId).call()
+        _ = try rig.mock.waitForRequests(count: 2, kind: .fcm)
+        let final = try rig.requests(for: RingdPushRig.iphoneToken)
+        #expect(final.count == settled.count, "no retry after the call stopped ringing")
+        #expect(final.allSatisfy { $0.status == 503 })
+        let endedAt = Double(cancelled.call.endedAt ?? 0)
+        #expect(final.filter { $0.receivedAt > endedAt + 250 }.isEmpty,
+                "only a retry already in flight may arrive after the cancel")
+        #expect(try rig.pushState("bob", "iphone")?["counts"]?["retried"]?.integerValue ?? 0 >= 3)
+    }
+
+    @Test func aTokenRegisteredByAnotherUserMovesToThem() throws {
+        let rig = try RingdPushRig()
+        defer { rig.finish() }
+        let h = rig.harness
+        try rig.register("carol", "phone", .apnsVoip, RingdPushRig.ipadToken)
+        let dave = try h.device("dave", "phone")
+        #expect(try dave.request("registerPushToken", [("platform", .string("apns-voip")),
+                                                       ("token", .string(RingdPushRig.ipadToken))]).ok)
+        #expect(try h.rest("GET", "/v1/users/carol/devices/phone/push-token").status == 404)
+        guard case .array(let daves)? = try h.rest("GET", "/v1/users/dave/push-tokens").json?["devices"] else {
+            Issue.record("no devices list")
+            return
+        }
+        #expect(daves.map { $0["pushToken"]?["token"]?.stringValue } == [RingdPushRig.ipadToken])
+        let removed = try dave.request("unregisterPushToken")
+        #expect(removed.data?["removed"]?.boolValue == true)
+        #expect(try dave.request("unregisterPushToken").data?["removed"]?.boolValue == false)
+    }
+
+    @Test func badTokensAreRefusedWithValidationErrors() throws {
+        let rig = try RingdPushRig()
+        defer { rig.finish() }
+        let h = rig.harness
+        let bob = try h.device("bob", "iphone")
+        for (platform, token) in [("apns-voip", "not-hex"), ("apns-voip", "abcd"), ("fcm", "x"), ("sms", "0123456789abcdef0123456789abcdef")] {
+            let reply = try bob.request("registerPushToken", [("platform", .string(platform)), ("token", .string(token))])
+            #expect(reply.code == "ERR_VALIDATION", "\(platform) \(token): \(reply)")
+            let rest = try h.rest("PUT", "/v1/users/bob/devices/iphone/push-token",
+                                  body: #"{"platform":"\#(platform)","token":"\#(token)"}"#)
+            #expect(rest.status == 400 && rest.errorCode == "ERR_VALIDATION", "\(rest)")
+        }
+        #expect(try h.rest("GET", "/v1/users/bob/push-tokens").json?["devices"] == .array([]))
+    }
+}

@@ -157,6 +157,13 @@ bench: deps
 BENCH_WEBHOOK_ROUNDS ?= 3
 BENCH_WEBHOOK_ARGS ?= --pairs 200 --rate 500 --duration 10
 
+# Push latency under load (bench/push.sh; docs/BENCHMARKS.md, "Push latency").
+.PHONY: bench-push
+bench-push: deps venv
+	$(SWIFT) build -c release
+	BIN=$$($(SWIFT) build -c release --show-bin-path) SERVER_CPUS="$(BENCH_SERVER_CPUS)" CLIENT_CPUS="$(BENCH_CLIENT_CPUS)" \
+	  bench/push.sh
+
 .PHONY: bench-webhooks
 bench-webhooks: deps
 	$(SWIFT) build -c release

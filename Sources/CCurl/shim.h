@@ -59,6 +59,14 @@ static inline CURLSHcode ringd_curl_share_data(CURLSH *share, curl_lock_data dat
     return curl_share_setopt(share, CURLSHOPT_SHARE, data);
 }
 
+/* The value of the last response's header field `name`, or NULL
+   (CURLH_HEADER is a macro; the value lives until the handle is reused). */
+static inline const char *ringd_curl_response_header(CURL *handle, const char *name) {
+    struct curl_header *header = NULL;
+    if (curl_easy_header(handle, name, 0, CURLH_HEADER, -1, &header) != CURLHE_OK || header == NULL) return NULL;
+    return header->value;
+}
+
 /* The result of a finished transfer (CURLMsg's data is a union). */
 static inline CURLcode ringd_curl_msg_result(const CURLMsg *message) {
     return message->data.result;

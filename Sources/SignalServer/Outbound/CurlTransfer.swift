@@ -162,8 +162,11 @@ final class CurlTransfer {
             error = OutboundError(Self.classify(result), detail.isEmpty ? Self.text(result) : detail,
                                           curlCode: Int(result.rawValue))
         }
+        let retryAfter = code > 0 ? ringd_curl_response_header(handle, "retry-after")
+            .flatMap { Double(String(cString: $0).trimmingWhitespace()) }.flatMap { $0 >= 0 ? $0 : nil } : nil
         return OutboundResponse(status: code > 0 ? code : nil, error: error, elapsed: elapsed(),
-                               body: body, httpVersion: code > 0 ? Self.versionName(version) : nil)
+                               body: body, httpVersion: code > 0 ? Self.versionName(version) : nil,
+                               retryAfter: retryAfter)
     }
 
     /// The response for a transfer past its ``deadline``.

@@ -44,6 +44,9 @@ struct OutboundResponse: Sendable {
     var body: [UInt8] = []
     /// The HTTP version the answer came in ("1.1", "2"), when one came.
     var httpVersion: String? = nil
+    /// The answer's `Retry-After` in seconds, when it gave one as a number
+    /// (the HTTP-date form is not read).
+    var retryAfter: Double? = nil
 
     /// The kept body as text (invalid UTF-8 replaced).
     var bodyText: String { String(decoding: body, as: UTF8.self) }

@@ -68,7 +68,7 @@ enum APNsPush {
         case 410: return .purge(reason)
         case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic": return .purge(reason)
         case 403 where reason == "ExpiredProviderToken" || reason == "InvalidProviderToken": return .renewCredentials(reason)
-        case 429, 500 ... 599: return .retry("\(status) \(reason)")
+        case 429, 500 ... 599: return .retry("\(status) \(reason)", after: response.retryAfter)
         default: return .failed("\(status) \(reason)")
         }
     }

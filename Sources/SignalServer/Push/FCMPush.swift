@@ -72,7 +72,7 @@ enum FCMPush {
         case 400 where code == "INVALID_ARGUMENT" && message.lowercased().contains("token"): return .purge(reason)
         case 403 where code == "SENDER_ID_MISMATCH": return .purge(reason)
         case 401: return .renewCredentials(reason)
-        case 429, 500 ... 599: return .retry("\(status) \(reason)")
+        case 429, 500 ... 599: return .retry("\(status) \(reason)", after: response.retryAfter)
         default: return .failed("\(status) \(reason)")
         }
     }

@@ -160,7 +160,7 @@ final class PushDispatcher: @unchecked Sendable {
 
     /// Points the timer at the next retry, if one waits.
     private func rearm() {
-        guard let due = machine.nextDue else {
+        guard let due = machine.nextDue() else {
             timer?.cancel()
             timer = nil
             timerDue = nil

@@ -74,6 +74,9 @@ struct PushMachine {
     }
 
     private var calls: [String: Ringing] = [:]
+    /// Retries by due time; an entry whose target no longer waits until
+    /// that time (given up, or the call settled) is skipped when it pops.
+    private var retries = DueHeap<(sessionId: String, device: PushDeviceKey)>()
     private let settings: PushSettings
     /// Stretches a retry delay by up to a fifth (tests pass 0).
     private let jitter: @Sendable () -> Double
@@ -155,9 +158,9 @@ struct PushMachine {
         case .renewCredentials(let reason), .failed(let reason):
             target.stage = .done
             actions.append(.outcome(.gaveUp, sent, detail: reason))
-        case .retry(let reason):
+        case .retry(let reason, let after):
             target.retries += 1
-            let delay = settings.retryDelay(target.retries) * (1 + jitter())
+            let delay = max(settings.retryDelay(target.retries) * (1 + jitter()), after ?? 0)
             let due = now + Int64((delay * 1000).rounded(.up))
             let stillWanted = switch target.kind {
             case .ring: ringing.ringing && due < ringing.call.ringDeadline
@@ -165,6 +168,7 @@ struct PushMachine {
             }
             if stillWanted {
                 target.stage = .waiting(until: due)
+                retries.push((sent.call.sessionId, sent.device), dueAt: due)
                 actions.append(.outcome(.retried, sent, detail: reason))
             } else {
                 target.stage = .done
@@ -180,28 +184,29 @@ struct PushMachine {
     /// Sends the retries due by `now`.
     mutating func due(now: Int64) -> [Action] {
         var actions: [Action] = []
-        for sessionId in calls.keys.sorted() {
-            guard var ringing = calls[sessionId] else { continue }
-            for (device, var target) in ringing.targets {
-                guard case .waiting(let until) = target.stage, until <= now else { continue }
-                target.stage = .inFlight
-                ringing.targets[device] = target
-                actions.append(.send(attempt(target, ringing.call)))
-            }
-            calls[sessionId] = ringing
+        while let (key, dueAt) = retries.popDue(now: now) {
+            guard var ringing = calls[key.sessionId], var target = ringing.targets[key.device],
+                  isWaiting(target, until: dueAt) else { continue }
+            target.stage = .inFlight
+            ringing.targets[key.device] = target
+            calls[key.sessionId] = ringing
+            actions.append(.send(attempt(target, ringing.call)))
         }
         return actions
     }
 
-    /// When the next retry is due, if one waits.
-    var nextDue: Int64? {
-        var next: Int64?
-        for ringing in calls.values {
-            for target in ringing.targets.values {
-                if case .waiting(let until) = target.stage { next = min(next ?? until, until) }
-            }
+    /// When the next retry is due, if one waits; drops the stale entries before it.
+    mutating func nextDue() -> Int64? {
+        while let (key, dueAt) = retries.first {
+            if let target = calls[key.sessionId]?.targets[key.device], isWaiting(target, until: dueAt) { return dueAt }
+            _ = retries.popDue(now: dueAt)
         }
-        return next
+        return nil
+    }
+
+    private func isWaiting(_ target: Target, until dueAt: Int64) -> Bool {
+        if case .waiting(let until) = target.stage { return until == dueAt }
+        return false
     }
 
     private func attempt(_ target: Target, _ call: Call) -> Attempt {

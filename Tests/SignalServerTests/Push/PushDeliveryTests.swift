@@ -21,7 +21,8 @@ final class RingdPushRig {
     let keys: MockPushKeys
     let mock: MockPushServer
     let directory: TemporaryDirectory
-    let harness: SignalingIntegration.Harness
+    private(set) var harness: SignalingIntegration.Harness
+    private let configure: (inout ServerConfig) -> Void
 
     init(script: [String: [MockPushAnswer]]? = nil, adjust: (inout PushSettings) -> Void = { _ in }) throws {
         certificate = try CertificateFiles()
@@ -39,20 +40,30 @@ final class RingdPushRig {
         try account.serialized.write(toFile: accountPath, atomically: true, encoding: .utf8)
         let (storePath, base, caFile, p8) = (directory.file("ringd.sqlite"), mock.baseURL, certificate.certificatePath,
                                              keys.apnsPrivateKeyPath)
-        harness = try SignalingIntegration.Harness { config in
+        var push = PushSettings()
+        push.apns.keyFile = p8
+        push.apns.keyId = Self.keyId
+        push.apns.teamId = Self.teamId
+        push.apns.bundleId = Self.bundleId
+        push.apns.productionURL = base
+        push.apns.sandboxURL = base
+        push.fcm.serviceAccountFile = accountPath
+        push.fcm.baseURL = base
+        push.caFile = caFile
+        push.retrySeconds = [0.2]
+        adjust(&push)
+        configure = { [push] config in
             config.storePath = storePath
-            config.push.apns.keyFile = p8
-            config.push.apns.keyId = Self.keyId
-            config.push.apns.teamId = Self.teamId
-            config.push.apns.bundleId = Self.bundleId
-            config.push.apns.productionURL = base
-            config.push.apns.sandboxURL = base
-            config.push.fcm.serviceAccountFile = accountPath
-            config.push.fcm.baseURL = base
-            config.push.caFile = caFile
-            config.push.retrySeconds = [0.2]
-            adjust(&config.push)
+            config.push = push
         }
+        harness = try SignalingIntegration.Harness(configure)
+    }
+
+    /// Stops ringd (its live calls stay, `calls.onRestart: resume`) and starts
+    /// a new one on the same store and port 0.
+    func restart() throws {
+        harness.finish()
+        harness = try SignalingIntegration.Harness(configure)
     }
 
     func finish() {
@@ -222,6 +233,36 @@ final class RingdPushRig {
         #expect(final.filter { $0.receivedAt > endedAt + 250 }.isEmpty,
                 "only a retry already in flight may arrive after the cancel")
         #expect(try rig.pushState("bob", "iphone")?["counts"]?["retried"]?.integerValue ?? 0 >= 3)
+    }
+
+    @Test func aRetryWaitsAsLongAsTheServiceSays() throws {
+        let rig = try RingdPushRig(script: [RingdPushRig.iphoneToken: [MockPushAnswer(status: 429, reason: "TooManyRequests",
+                                                                                     retryAfter: 1)]]) { $0.retrySeconds = [0.01] }
+        defer { rig.finish() }
+        try rig.register("bob", "iphone", .apnsVoip, RingdPushRig.iphoneToken)
+        let alice = try rig.harness.device("alice", "a1")
+        _ = try alice.initiate(to: "bob").call()
+        rig.waitForOutcome("bob", "iphone", .sent)
+        let requests = try rig.requests(for: RingdPushRig.iphoneToken)
+        #expect(requests.map(\.status) == [429, 200])
+        if requests.count == 2 {
+            #expect(requests[1].receivedAt - requests[0].receivedAt >= 1000, "Retry-After: 1 is honoured")
+        }
+    }
+
+    @Test func aCallStillRingingAfterARestartIsPushedAgain() throws {
+        let rig = try RingdPushRig()
+        defer { rig.finish() }
+        try rig.register("bob", "iphone", .apnsVoip, RingdPushRig.iphoneToken)
+        let alice = try rig.harness.device("alice", "a1")
+        let call = try alice.initiate(to: "bob", timeout: 120).call()
+        _ = try rig.mock.waitForRequests(count: 1, kind: .apns)
+        try rig.restart()
+        let pushes = try rig.mock.waitForRequests(count: 2, kind: .apns)
+        #expect(pushes.map { $0.headers["apns-collapse-id"] } == [call.sessionId, call.sessionId])
+        #expect(pushes.allSatisfy { $0.violations.isEmpty && $0.status == 200 })
+        #expect(try rig.harness.rest("GET", "/v1/users/bob/devices/iphone/push-token").status == 200,
+                "the token survived the restart")
     }
 
     @Test func aTokenRegisteredByAnotherUserMovesToThem() throws {

@@ -53,14 +53,14 @@ struct PushMachineTests {
         var machine = Self.machine()
         let first = Self.sends(machine.ring(Self.call, tokens: [Self.apns], now: 1_000_000))[0]
         #expect(Self.outcomes(machine.answered(first, .retry("503"), now: 1_000_050)) == [.retried])
-        #expect(machine.nextDue == 1_001_050)
+        #expect(machine.nextDue() == 1_001_050)
         #expect(machine.due(now: 1_001_049).isEmpty)
         let second = Self.sends(machine.due(now: 1_001_050))
         #expect(second.count == 1)
         #expect(Self.outcomes(machine.answered(second[0], .retry("503"), now: 1_001_100)) == [.retried])
-        #expect(machine.nextDue == 1_003_100)
+        #expect(machine.nextDue() == 1_003_100)
         #expect(Self.outcomes(machine.stopped(Self.stoppedCall, now: 1_002_000)) == [.gaveUp])
-        #expect(machine.nextDue == nil)
+        #expect(machine.nextDue() == nil)
         #expect(machine.due(now: 1_010_000).isEmpty, "nothing leaves once the call stopped ringing")
         #expect(machine.activeCalls == 0)
     }
@@ -69,7 +69,7 @@ struct PushMachineTests {
         var machine = Self.machine(retry: [40])
         let first = Self.sends(machine.ring(Self.call, tokens: [Self.apns], now: 1_000_000))[0]
         #expect(Self.outcomes(machine.answered(first, .retry("503"), now: 1_000_050)) == [.gaveUp])
-        #expect(machine.nextDue == nil)
+        #expect(machine.nextDue() == nil)
     }
 
     @Test func refusedCredentialsAreRenewedAndRetriedOnce() {

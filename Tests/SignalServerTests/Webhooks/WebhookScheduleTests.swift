@@ -23,10 +23,10 @@ import TestSupport
 
     @Test func blockedQueuesAreFirstInFirstOut() {
         var blocked = BlockedQueues()
-        for seq in 0 ..< 10 { blocked.append(.init(dueAt: 0, order: 0, endpoint: "e", sessionId: "s", seq: Int64(seq))) }
+        for seq in 0 ..< 10 { blocked.append(.init(dueAt: 0, endpoint: "e", sessionId: "s", seq: Int64(seq))) }
         var taken: [Int64] = []
         for _ in 0 ..< 7 { taken.append(blocked.popFirst()?.seq ?? -1) }
-        blocked.append(.init(dueAt: 0, order: 0, endpoint: "e", sessionId: "s", seq: 10))
+        blocked.append(.init(dueAt: 0, endpoint: "e", sessionId: "s", seq: 10))
         while let entry = blocked.popFirst() { taken.append(entry.seq) }
         #expect(taken == Array(0 ... 10))
         #expect(blocked.isEmpty)

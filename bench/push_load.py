@@ -9,7 +9,11 @@ when each request arrived. The latency of a push is that arrival minus the
 call's initiatedAt (in the payload), which ringd stamps before the commit:
 so it is an upper bound of commit-to-push.
 
-    push_load.py PORT MOCK_LOG CALLEES RATE DURATION
+It also reports the initiate's round trip (request to result), which is
+what ringing the connected devices waits for: it must not depend on how
+the push service fares (MODE: ok, slow, down or none, see bench/push.sh).
+
+    push_load.py PORT MOCK_LOG CALLEES RATE DURATION [MODE]
 """
 import asyncio
 import json
@@ -40,7 +44,7 @@ def register(port, callees):
             assert response.status == 200, response.status
 
 
-async def caller(port, index, schedule, placed, failures):
+async def caller(port, index, schedule, placed, failures, setup):
     async with websockets.connect("ws://127.0.0.1:%d/v1/ws" % port, max_size=None) as ws:
         await ws.send(json.dumps({"type": "auth", "id": "a", "uid": "caller%d" % index, "authKey": AUTH_KEY}))
         while json.loads(await ws.recv()).get("type") != "result":
@@ -49,12 +53,14 @@ async def caller(port, index, schedule, placed, failures):
             callee = await schedule.get()
             if callee is None:
                 return
+            sent = time.monotonic()
             await ws.send(json.dumps({"type": "initiateCall", "id": "i", "receiverId": "callee%d" % callee,
                                       "callType": "audio", "timeout": 30}))
             while True:
                 frame = json.loads(await ws.recv())
                 if frame.get("type") == "result" and frame.get("id") == "i":
                     break
+            setup.append((time.monotonic() - sent) * 1000)
             if not frame.get("ok"):
                 failures.append(frame)
                 continue
@@ -69,9 +75,9 @@ async def caller(port, index, schedule, placed, failures):
 async def main(port, callees, rate, duration):
     register(port, callees)
     schedule = asyncio.Queue()
-    placed, failures = [], []
+    placed, failures, setup = [], [], []
     callers = 50
-    tasks = [asyncio.create_task(caller(port, index, schedule, placed, failures)) for index in range(callers)]
+    tasks = [asyncio.create_task(caller(port, index, schedule, placed, failures, setup)) for index in range(callers)]
     total = int(rate * duration)
     start = time.monotonic()
     for number in range(total):
@@ -82,19 +88,26 @@ async def main(port, callees, rate, duration):
     for _ in tasks:
         await schedule.put(None)
     await asyncio.gather(*tasks)
-    return placed, failures
+    return placed, failures, setup
+
+
+def rounded(value):
+    return None if value is None else round(value, 2)
 
 
 def percentile(values, fraction):
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else None
 
 
 if __name__ == "__main__":
     port, log, callees, rate, duration = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-    placed, failures = asyncio.run(main(port, callees, rate, duration))
+    mode = sys.argv[6] if len(sys.argv) > 6 else "ok"
+    wait_for_pushes = mode in ("ok", "slow")
+    placed, failures, setup = asyncio.run(main(port, callees, rate, duration))
     wanted = set(placed)
-    deadline = time.monotonic() + 10
+    # Wait for the pushes still on their way (not when none can come).
+    deadline = time.monotonic() + (10 if wait_for_pushes else 0)
     while True:
         with open(log) as lines:
             entries = [json.loads(line) for line in lines]
@@ -119,8 +132,10 @@ if __name__ == "__main__":
             latency[entry["kind"]].append(entry["receivedAt"] - initiated)
     both = latency["apns"] + latency["fcm"]
     print(json.dumps({
+        "mode": mode,
+        "initiateP50Ms": rounded(percentile(setup, 0.5)), "initiateP99Ms": rounded(percentile(setup, 0.99)),
         "calls": len(placed), "failedInitiates": len(failures), "ringPushes": rings,
-        "p50Ms": round(percentile(both, 0.5), 2), "p99Ms": round(percentile(both, 0.99), 2),
-        "maxMs": round(max(both), 2) if both else None,
-        "apnsP99Ms": round(percentile(latency["apns"], 0.99), 2), "fcmP99Ms": round(percentile(latency["fcm"], 0.99), 2),
+        "p50Ms": rounded(percentile(both, 0.5)), "p99Ms": rounded(percentile(both, 0.99)),
+        "maxMs": rounded(max(both) if both else None),
+        "apnsP99Ms": rounded(percentile(latency["apns"], 0.99)), "fcmP99Ms": rounded(percentile(latency["fcm"], 0.99)),
     }))

@@ -44,6 +44,7 @@ import uuid
 from dataclasses import dataclass, field
 
 import h2.config
+import h2.settings
 import h2.connection
 import h2.events
 import h2.exceptions
@@ -604,17 +605,22 @@ class Server:
 
     async def answer(self, request):
         """Checks and answers at once, so that the mock's state (script, token
-        counts) follows the order requests came in; waits --delay-ms; logs."""
+        counts) follows the order requests came in; logs; waits --delay-ms."""
         answer, record = self.mock.handle(request)
+        # Logged on arrival, before any delay: a client that has its answer
+        # finds its line, and a delayed request is seen while it waits.
+        self.mock.write_log(record)
         if self.delay:
             await asyncio.sleep(self.delay)
-        self.mock.write_log(record)
         return answer
 
     async def serve_h2(self, reader, writer, connection_id):
         connection = h2.connection.H2Connection(
             h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
         connection.initiate_connection()
+        # APNs takes up to 1,000 concurrent streams per connection; h2's
+        # default of 100 would make a slow mock queue requests APNs would not.
+        connection.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1000})
         writer.write(connection.data_to_send())
         streams = {}  # stream id -> (header pairs, body so far)
         while data := await reader.read(65536):

@@ -34,10 +34,13 @@ enum PushRoutes {
         }
     }
 
-    /// A 400 with the protocol's `ERR_VALIDATION` (or another code), as the WebSocket would answer.
-    private static func refusal(_ error: SignalError) -> HTTPRoute {
-        .respond(.json(.badRequest, .object([("error", .object([("code", .string(error.code.rawValue)),
-                                                                 ("message", .string(error.message))]))])))
+    /// A refusal with the protocol's code (`ERR_VALIDATION`…), as the WebSocket would answer.
+    private static func refusal(_ error: SignalError) -> HTTPRoute { .respond(response(error)) }
+
+    /// 400 for the client's mistakes, 500 for the server's, the protocol's code either way.
+    private static func response(_ error: SignalError) -> HTTPResponse {
+        .json(error.code == .validation ? .badRequest : .internalServerError,
+              .object([("error", .object([("code", .string(error.code.rawValue)), ("message", .string(error.message))]))]))
     }
 
     private static func invalid(uid: String, deviceId: String) -> HTTPRoute? {
@@ -64,7 +67,7 @@ enum PushRoutes {
             service.registerPushToken(registration, uid: uid, deviceId: deviceId) { result in
                 switch result {
                 case .success(let token): sink.send(.json(.ok, ResultData.pushToken(token).json))
-                case .failure(let error): sink.send(.error(.internalServerError, error.message))
+                case .failure(let error): sink.send(response(error))
                 }
             }
         }
@@ -76,7 +79,7 @@ enum PushRoutes {
             service.unregisterPushToken(uid: uid, deviceId: deviceId) { result in
                 switch result {
                 case .success(let removed): sink.send(.json(.ok, ResultData.pushTokenRemoved(removed).json))
-                case .failure(let error): sink.send(.error(.internalServerError, error.message))
+                case .failure(let error): sink.send(response(error))
                 }
             }
         }

@@ -163,7 +163,7 @@ final class CurlTransfer {
                                           curlCode: Int(result.rawValue))
         }
         let retryAfter = code > 0 ? ringd_curl_response_header(handle, "retry-after")
-            .flatMap { Double(String(cString: $0).trimmingWhitespace()) }.flatMap { $0 >= 0 ? $0 : nil } : nil
+            .flatMap { Double(String(cString: $0).trimmingWhitespace()) }.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } : nil
         return OutboundResponse(status: code > 0 ? code : nil, error: error, elapsed: elapsed(),
                                body: body, httpVersion: code > 0 ? Self.versionName(version) : nil,
                                retryAfter: retryAfter)

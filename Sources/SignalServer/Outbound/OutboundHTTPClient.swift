@@ -4,24 +4,23 @@ import SignalSystem
 import Synchronization
 
 /// ringd's outbound HTTP, shared by webhooks and push: POSTs over libcurl
-/// on one thread of its own,
-/// `ringd-http-out`, which runs a multi handle. Any number of
-/// exchanges run at once there, to any number of receivers; a dead or
-/// slow receiver holds up only its own requests (and, once
-/// `maxConnectionsPerHost` of them wait on it, later ones to that host),
-/// never a caller or another receiver. Name resolution runs in libcurl's
-/// threaded resolver (``Libcurl/info``), so it does not block the curl
-/// thread either.
+/// on one thread of its own, `ringd-http-out`, which runs a multi handle.
+/// Any number of exchanges run at once there, to any number of servers; a
+/// dead or slow server holds up only its own requests (and, once
+/// `maxConnectionsPerHost` connections to it are busy, later ones to that
+/// host), never a caller or another server. Name resolution runs in
+/// libcurl's threaded resolver (``Libcurl/info``), so it does not block the
+/// curl thread either.
 ///
-/// Connections are kept and reused: libcurl's connection cache belongs
-/// to the multi handle, so every request to a host shares the connections
+/// Connections are kept and reused: libcurl's connection cache belongs to
+/// the multi handle, so every request to a host shares the connections
 /// earlier ones left open; over TLS, ALPN asks for HTTP/2 and falls back to
 /// HTTP/1.1 (`CURL_HTTP_VERSION_2TLS`), and HTTP/2 requests to a host share
 /// one connection. TLS sessions are resumed across connections (a share
 /// handle). Certificates are verified (peer and host name) against the
-/// system's CA store, or the request's `caFile`, or the client's. Redirects are not followed: a
-/// 3xx is an answer like any other. Environment proxies (`https_proxy`,
-/// `no_proxy`…) apply as for any libcurl program.
+/// system's CA store, or the request's `caFile`, or the client's. Redirects
+/// are not followed: a 3xx is an answer like any other. Environment proxies
+/// (`https_proxy`, `no_proxy`…) apply as for any libcurl program.
 ///
 /// The curl handles live on the curl thread only; `send` hands requests
 /// over through a locked queue (``OutboundQueue``) and `curl_multi_wakeup`.
@@ -50,9 +49,7 @@ final class OutboundHTTPClient: Sendable {
     /// connection (and never exceeds a request's own timeout). Throws when
     /// the CA file is unreadable or libcurl cannot start.
     init(maxConnectionsPerHost: Int, caFile: String?, connectTimeout: Double = 10) throws(OutboundError) {
-        if let caFile, access(caFile, R_OK) != 0 {
-            throw OutboundError(.tls, "cannot read the CA file \(caFile)")
-        }
+        if let caFile { try Self.checkCAFile(caFile) }
         if let failure = Libcurl.globalInitFailure { throw failure }
         let settings = Settings(maxConnectionsPerHost: maxConnectionsPerHost, caFile: caFile,
                                 connectTimeout: connectTimeout)
@@ -81,6 +78,12 @@ final class OutboundHTTPClient: Sendable {
         case .failure(let error): throw error
         case nil: throw OutboundError(.other, "the curl thread did not start")
         }
+    }
+
+    /// Throws when the CA file `path` cannot be read (checked at start, not
+    /// at the first request).
+    static func checkCAFile(_ path: String) throws(OutboundError) {
+        if access(path, R_OK) != 0 { throw OutboundError(.tls, "cannot read the CA file \(path)") }
     }
 
     /// POSTs `request`; `completion` gets the outcome once. It runs on the

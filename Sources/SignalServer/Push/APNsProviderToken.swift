@@ -35,7 +35,9 @@ final class APNsProviderToken {
 
     /// The token to send at `now` (Unix seconds).
     func jwt(now: Int64) throws(PushError) -> String {
-        if let current, now >= current.issuedAt, now - current.issuedAt < Self.lifetime { return current.jwt }
+        // A renewal may date a token a second ahead, and clocks step back:
+        // a token from a little in the future is still the one to use.
+        if let current, now - current.issuedAt > -60, now - current.issuedAt < Self.lifetime { return current.jwt }
         return try issue(at: now)
     }
 

@@ -8,11 +8,13 @@ enum APNsPush {
     static let maxPayloadBytes = 5120
 
     /// The payload: an empty `aps` (a VoIP push shows nothing by itself; the
-    /// app reports the call to CallKit) and what the app needs to do so.
-    /// `callerName` comes from the call's metadata when it has one, and is
-    /// left out if it would make the payload too large.
+    /// app reports the call to CallKit) and what the app needs to do so,
+    /// with `callerName` when the call's metadata has one. Its size is
+    /// bounded by construction: a session id, a uid of at most 100
+    /// characters and a name of at most 256 characters, however escaped,
+    /// stay well under ``maxPayloadBytes`` (a test holds the worst case to it).
     static func payload(for call: Call) -> [UInt8] {
-        let members: [(key: String, value: JSONValue)] = [
+        var members: [(key: String, value: JSONValue)] = [
             ("aps", .object([])),
             ("sessionId", .string(call.sessionId)),
             ("callerUid", .string(call.initiator)),
@@ -20,12 +22,8 @@ enum APNsPush {
             ("initiatedAt", .integer(call.initiatedAt)),
             ("ringTimeout", .integer(Int64(call.timeout))),
         ]
+        if let name = call.callerName { members.append(("callerName", .string(name))) }
         var bytes: [UInt8] = []
-        if let name = call.callerName {
-            JSONValue.object(members + [("callerName", .string(name))]).write(into: &bytes)
-            if bytes.count <= maxPayloadBytes { return bytes }
-            bytes = []
-        }
         JSONValue.object(members).write(into: &bytes)
         return bytes
     }
@@ -58,7 +56,9 @@ enum APNsPush {
 
     /// What APNs' answer means (its `reason` names the case).
     static func answer(_ response: OutboundResponse) -> PushAnswer {
-        if let error = response.error, response.status == nil || response.status == 200 {
+        // A 200 whose body was cut short was still taken: sending it again
+        // would ring twice.
+        if let error = response.error, response.status == nil {
             return .retry(error.description)
         }
         guard let status = response.status else { return .retry("no answer") }
@@ -75,7 +75,12 @@ enum APNsPush {
 }
 
 extension Call {
+    /// Characters of `callerName` a push carries at most, so that a long one
+    /// cannot push a payload past the services' limits (APNs 5,120 bytes,
+    /// FCM 4,096 bytes of data).
+    static let maxCallerNameLength = 256
+
     /// The caller's display name, when the call's metadata carries one as
-    /// `callerName` (CometChat's apps put it there).
-    var callerName: String? { metadata?["callerName"]?.stringValue }
+    /// `callerName` (CometChat's apps put it there), cut to ``maxCallerNameLength``.
+    var callerName: String? { metadata?["callerName"]?.stringValue.map { String($0.prefix(Self.maxCallerNameLength)) } }
 }

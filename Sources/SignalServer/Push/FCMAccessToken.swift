@@ -54,26 +54,31 @@ final class FCMAccessToken {
     static let scope = "https://www.googleapis.com/auth/firebase.messaging"
     /// `urn:ietf:params:oauth:grant-type:jwt-bearer`, form-encoded.
     static let encodedGrantType = "urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer"
-    /// Renew this long before the token expires (ms).
+    /// Renew this long before the token expires (ms), or half its
+    /// lifetime before for a short-lived one.
     static let renewAhead: Int64 = 60_000
     /// The assertion's lifetime (Google accepts at most an hour).
     static let assertionSeconds: Int64 = 3600
 
     let account: FCMServiceAccount
     private let caFile: String?
-    private var token: (value: String, expiresAt: Int64)?
+    private let timeout: Double
+    private var token: (value: String, obtainedAt: Int64, expiresAt: Int64)?
     private var waiters: [Waiter] = []
 
-    init(account: FCMServiceAccount, caFile: String?) {
+    init(account: FCMServiceAccount, caFile: String?, timeout: Double) {
         self.account = account
         self.caFile = caFile
+        self.timeout = timeout
     }
 
     /// Calls `use` with a valid token, at once when there is one; otherwise
     /// once `exchange` (which must call back on this queue) has got one.
     func withToken(now: Int64, exchange: (OutboundRequest, @escaping (OutboundResponse) -> Void) -> Void,
                    _ use: @escaping Waiter) {
-        if let token, now < token.expiresAt - Self.renewAhead { return use(.success(token.value)) }
+        if let token, now < token.expiresAt - min(Self.renewAhead, (token.expiresAt - token.obtainedAt) / 2) {
+            return use(.success(token.value))
+        }
         waiters.append(use)
         guard waiters.count == 1 else { return }
         let request: OutboundRequest
@@ -109,14 +114,14 @@ final class FCMAccessToken {
         // The assertion is base64url, safe in a form as it is.
         let body = "grant_type=" + Self.encodedGrantType + "&assertion=" + assertion
         return OutboundRequest(url: account.tokenURI, headers: [("content-type", "application/x-www-form-urlencoded")],
-                               body: Array(body.utf8), timeout: 10, caFile: caFile)
+                               body: Array(body.utf8), timeout: timeout, caFile: caFile)
     }
 
     /// Expiry is counted from when the exchange started, so a slow answer
     /// errs on the early side.
     private func finish(_ result: Result<(String, Int64), PushError>, now: Int64) {
         let outcome = result.map { value, lifetime in
-            token = (value, now + lifetime * 1000)
+            token = (value, now, now + lifetime * 1000)
             return value
         }
         let waiting = waiters
@@ -134,6 +139,7 @@ final class FCMAccessToken {
             let detail = json?["error_description"]?.stringValue ?? json?["error"]?.stringValue ?? response.bodyText
             return .failure(PushError(.credentials, "the OAuth token exchange answered \(response.status ?? 0): \(detail)"))
         }
-        return .success((token, max(60, json?["expires_in"]?.integerValue ?? 3600)))
+        // Google grants an hour; anything outside a minute to a day is not believed.
+        return .success((token, min(86_400, max(60, json?["expires_in"]?.integerValue ?? 3600))))
     }
 }

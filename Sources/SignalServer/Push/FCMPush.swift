@@ -53,7 +53,9 @@ enum FCMPush {
     /// What FCM's answer means: its `error.status` and the `FcmError`
     /// detail's `errorCode` name the case.
     static func answer(_ response: OutboundResponse) -> PushAnswer {
-        if let error = response.error, response.status == nil || response.status == 200 {
+        // A 200 whose body was cut short was still taken: sending it again
+        // would ring twice.
+        if let error = response.error, response.status == nil {
             return .retry(error.description)
         }
         guard let status = response.status else { return .retry("no answer") }
@@ -66,11 +68,12 @@ enum FCMPush {
         let reason = message.isEmpty ? code : "\(code): \(message)"
         switch status {
         case 200: return .sent
-        case 404 where code == "UNREGISTERED" || code == "NOT_FOUND": return .purge(reason)
+        case 404 where code == "UNREGISTERED": return .purge(reason)
         // INVALID_ARGUMENT also covers a malformed message; only one that
-        // blames the token removes it.
+        // blames the token removes it. A bare 404 (a wrong project) or
+        // SENDER_ID_MISMATCH (another project's service account) is the
+        // configuration's fault, not the token's: purging would wipe every token.
         case 400 where code == "INVALID_ARGUMENT" && message.lowercased().contains("token"): return .purge(reason)
-        case 403 where code == "SENDER_ID_MISMATCH": return .purge(reason)
         case 401: return .renewCredentials(reason)
         case 429, 500 ... 599: return .retry("\(status) \(reason)", after: response.retryAfter)
         default: return .failed("\(status) \(reason)")

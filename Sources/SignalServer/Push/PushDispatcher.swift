@@ -24,6 +24,8 @@ final class PushDispatcher: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private var timerDue: Int64?
     private var stopped = false
+    /// Signalled once nothing is in flight, while a stop waits for that.
+    private var drainWaiter: DispatchSemaphore?
 
     /// Reads the APNs key and the FCM service account; throws naming the
     /// setting when one is unusable.
@@ -37,7 +39,8 @@ final class PushDispatcher: @unchecked Sendable {
         machine = PushMachine(settings: settings)
         apnsToken = settings.apns.isConfigured ? try APNsProviderToken(settings: settings.apns) : nil
         fcmToken = settings.fcm.isConfigured
-            ? FCMAccessToken(account: try FCMServiceAccount(settings: settings.fcm), caFile: settings.caFile) : nil
+            ? FCMAccessToken(account: try FCMServiceAccount(settings: settings.fcm), caFile: settings.caFile,
+                             timeout: settings.timeout) : nil
     }
 
     /// Gets the first FCM access token now, so that the first ring does not wait for it.
@@ -62,10 +65,20 @@ final class PushDispatcher: @unchecked Sendable {
         queue.async { [self] in perform(machine.stopped(call, now: wall())) }
     }
 
-    /// Sends nothing more; what was in flight is dropped when it answers.
-    func stop() {
+    /// Waits up to `drain` seconds for the sends in flight (among them the
+    /// cancels of the calls a shutdown ended), then sends nothing more.
+    func stop(drain: Double = 2) {
+        dispatchPrecondition(condition: .notOnQueue(queue))
+        let drained = DispatchSemaphore(value: 0)
+        queue.sync {
+            if machine.hasSendsInFlight { drainWaiter = drained } else { drained.signal() }
+        }
+        if drained.wait(timeout: .now() + drain) == .timedOut {
+            Log.info("push: stopping with pushes still unanswered after \(drain) s")
+        }
         queue.sync {
             stopped = true
+            drainWaiter = nil
             timer?.cancel()
             timer = nil
         }
@@ -83,6 +96,10 @@ final class PushDispatcher: @unchecked Sendable {
             }
         }
         rearm()
+        if let drainWaiter, !machine.hasSendsInFlight {
+            drainWaiter.signal()
+            self.drainWaiter = nil
+        }
     }
 
     private func send(_ attempt: PushMachine.Attempt) {
@@ -140,11 +157,10 @@ final class PushDispatcher: @unchecked Sendable {
 
     private func purge(_ token: RegisteredPushToken, reason: String) {
         let device = PushDeviceKey(uid: token.uid, deviceId: token.deviceId)
-        let value = token.registration.token
-        store.deletePushToken(of: device, only: value) { [registry] result in
+        store.deletePushToken(of: device, only: token) { [registry] result in
             switch result {
             case .success(let removed):
-                registry.removed(device, only: value)
+                registry.removed(device, only: token)
                 if removed { Log.info("push: removed the \(token.registration.platform.rawValue) token of \(device): \(reason)") }
             case .failure(let error):
                 Log.warning("push: could not remove the token of \(device): \(error)")

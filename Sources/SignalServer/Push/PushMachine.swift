@@ -91,6 +91,13 @@ struct PushMachine {
     /// Calls with pushes not settled yet.
     var activeCalls: Int { calls.count }
 
+    /// Whether a send has not been answered yet (a stop waits for those).
+    var hasSendsInFlight: Bool {
+        calls.values.contains { ringing in
+            ringing.targets.values.contains { if case .inFlight = $0.stage { true } else { false } }
+        }
+    }
+
     /// `call` started ringing: push each of `tokens` (the callee's devices to push).
     mutating func ring(_ call: Call, tokens: [RegisteredPushToken], now: Int64) -> [Action] {
         guard calls[call.sessionId] == nil, !tokens.isEmpty, now < call.ringDeadline else { return [] }
@@ -150,23 +157,26 @@ struct PushMachine {
             target.stage = .done
             actions.append(.purge(target.token, reason: reason))
             actions.append(.outcome(.purged, sent, detail: reason))
-        case .renewCredentials(let reason) where !target.renewed:
+        case .renewCredentials(let reason) where !target.renewed && stillWanted(target, ringing, at: now):
             target.renewed = true
             actions.append(.outcome(.retried, sent, detail: reason))
             actions.append(.send(Attempt(call: ringing.call, token: target.token, kind: target.kind, renewCredentials: true,
                                          credential: sent.credential)))
         case .renewCredentials(let reason), .failed(let reason):
             target.stage = .done
-            actions.append(.outcome(.gaveUp, sent, detail: reason))
+            let stopped = target.kind == .ring && !stillWanted(target, ringing, at: now)
+            actions.append(.outcome(.gaveUp, sent, detail: stopped ? "\(reason); the call stopped ringing" : reason))
         case .retry(let reason, let after):
             target.retries += 1
             let delay = max(settings.retryDelay(target.retries) * (1 + jitter()), after ?? 0)
-            let due = now + Int64((delay * 1000).rounded(.up))
-            let stillWanted = switch target.kind {
-            case .ring: ringing.ringing && due < ringing.call.ringDeadline
+            // Bounded by the ring timeout (at most 300 s) for a ring and by a
+            // minute for a cancel, so that no wait the service asks for overflows.
+            let due = now + Int64((min(delay, 3600) * 1000).rounded(.up))
+            let wanted = switch target.kind {
+            case .ring: stillWanted(target, ringing, at: due)
             case .cancel: target.retries < Self.maxCancelAttempts
             }
-            if stillWanted {
+            if wanted {
                 target.stage = .waiting(until: due)
                 retries.push((sent.call.sessionId, sent.device), dueAt: due)
                 actions.append(.outcome(.retried, sent, detail: reason))
@@ -202,6 +212,12 @@ struct PushMachine {
             _ = retries.popDue(now: dueAt)
         }
         return nil
+    }
+
+    /// Whether sending `target` at `time` is still of use: a ring only
+    /// while the call rings, a cancel always.
+    private func stillWanted(_ target: Target, _ ringing: Ringing, at time: Int64) -> Bool {
+        target.kind == .cancel || (ringing.ringing && time < ringing.call.ringDeadline)
     }
 
     private func isWaiting(_ target: Target, until dueAt: Int64) -> Bool {

@@ -58,6 +58,13 @@ public struct PushSettings: Sendable {
     /// A PEM file of CA certificates to verify APNs, FCM and the OAuth
     /// endpoint with instead of the system's (`push.caFile`).
     public var caFile: String?
+    /// Tokens one user keeps at most (`push.maxTokensPerUser`); registering
+    /// one more drops the one registered longest ago.
+    public var maxTokensPerUser = 10
+    /// Connections to one push service host at most
+    /// (`push.connectionsPerHost`), each carrying up to the service's
+    /// stream limit (APNs: 1,000) of pushes at once.
+    public var connectionsPerHost = 4
 
     public init() {}
 

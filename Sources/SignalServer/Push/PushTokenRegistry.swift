@@ -45,6 +45,13 @@ final class PushTokenRegistry: Sendable {
         var tokens: [String: [String: RegisteredPushToken]] = [:]
         var devices: [PushDeviceKey: PushDeviceState] = [:]
         var totals: [PushOutcome: Int] = [:]
+
+        /// Forgets the device's token and how its pushes went.
+        mutating func drop(_ device: PushDeviceKey) {
+            tokens[device.uid]?[device.deviceId] = nil
+            if tokens[device.uid]?.isEmpty == true { tokens[device.uid] = nil }
+            devices[device] = nil
+        }
     }
 
     private let state = Mutex(State())
@@ -73,34 +80,37 @@ final class PushTokenRegistry: Sendable {
         state.withLock { $0.tokens[device.uid]?[device.deviceId] }
     }
 
-    /// A save committed: the token is its device's, and no longer theirs it moved from.
+    /// A save committed: the token is its device's, and no longer theirs it
+    /// moved from or the user's devices it evicted.
     func saved(_ saved: PushTokenSaved) {
         state.withLock { state in
-            for device in saved.movedFrom { state.tokens[device.uid]?[device.deviceId] = nil }
+            for device in saved.movedFrom + saved.evicted { state.drop(device) }
             state.tokens[saved.token.uid, default: [:]][saved.token.deviceId] = saved.token
         }
     }
 
-    /// A delete committed; with `only`, it removed the token only if it was that one.
-    func removed(_ device: PushDeviceKey, only token: String? = nil) {
+    /// A delete committed; with `only`, it removed the token only if it was
+    /// still that registration.
+    func removed(_ device: PushDeviceKey, only registration: RegisteredPushToken? = nil) {
         state.withLock { state in
-            guard let current = state.tokens[device.uid]?[device.deviceId],
-                  token == nil || current.registration.token == token else { return }
-            state.tokens[device.uid]?[device.deviceId] = nil
-            if state.tokens[device.uid]?.isEmpty == true { state.tokens[device.uid] = nil }
+            guard let current = state.tokens[device.uid]?[device.deviceId] else { return }
+            if let registration, current.registration.token != registration.registration.token
+                || current.updatedAt > registration.updatedAt { return }
+            state.drop(device)
         }
     }
 
-    /// Counts an outcome of a push to `device`.
+    /// Counts an outcome of a push to `device` (its state only while it has a token).
     func record(_ outcome: PushOutcome, for device: PushDeviceKey, at now: Int64, error: String?) {
         state.withLock { state in
+            state.totals[outcome, default: 0] += 1
+            guard state.tokens[device.uid]?[device.deviceId] != nil else { return }
             var entry = state.devices[device] ?? PushDeviceState()
             entry.lastOutcome = outcome
             entry.lastAt = now
             entry.lastError = error
             entry.counts[outcome, default: 0] += 1
             state.devices[device] = entry
-            state.totals[outcome, default: 0] += 1
         }
     }
 

@@ -24,8 +24,14 @@ public final class Ringd: ServerApplication {
         let tokens = TokenAuthority(secret: secret, revocations: try store.loadRevocations())
         let wall = SignalingClock.system.wall
         let needsOutbound = config.push.isEnabled || config.webhooks.endpoints.contains(where: \.enabled)
-        let outbound = needsOutbound ? try OutboundHTTPClient(maxConnectionsPerHost: config.webhooks.concurrency,
-                                                              caFile: nil) : nil
+        for caFile in [config.webhooks.caFile, config.push.caFile].compactMap({ $0 }) {
+            try OutboundHTTPClient.checkCAFile(caFile)
+        }
+        // Webhooks bound their requests per endpoint themselves; the client's
+        // per-host bound is there for push.
+        let outbound = needsOutbound
+            ? try OutboundHTTPClient(maxConnectionsPerHost: max(config.webhooks.concurrency, config.push.connectionsPerHost),
+                                     caFile: nil) : nil
         self.outbound = outbound
         let webhooks = outbound.flatMap { Webhooks(settings: config.webhooks, store: store, client: $0, wall: wall) }
         try webhooks?.load(from: store)

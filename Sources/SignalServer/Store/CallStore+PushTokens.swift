@@ -3,15 +3,17 @@ import SignalProtocol
 /// Push tokens, one per device (`push_tokens`). They are not links
 /// of the change chain: a token is not a call change.
 extension CallStore {
-    /// Stores `token` as its device's, moving it from any device that held it.
-    func savePushToken(_ token: RegisteredPushToken,
+    /// Stores `token` as its device's, moving it from any device that held
+    /// it, and keeps the user within `limit` tokens.
+    func savePushToken(_ token: RegisteredPushToken, limit: Int,
                        completion: @escaping @Sendable (Result<PushTokenSaved, StoreError>) -> Void) {
-        submit(writes: true, { connection throws(StoreError) in try connection.save(token) }, completion: completion)
+        submit(writes: true, { connection throws(StoreError) in try connection.save(token, limit: limit) },
+               completion: completion)
     }
 
     /// Removes the token of `device`; with `only`, only while it is that
-    /// token. Completes with whether the device had one.
-    func deletePushToken(of device: PushDeviceKey, only token: String? = nil,
+    /// registration. Completes with whether the device had one.
+    func deletePushToken(of device: PushDeviceKey, only token: RegisteredPushToken? = nil,
                          completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
         submit(writes: true, { connection throws(StoreError) in
             try connection.deletePushToken(of: device, only: token)

@@ -1,10 +1,12 @@
 import SignalProtocol
 
-/// What saving a push token did: the token as stored, and the devices that
-/// held the same token before (it moved from them).
+/// What saving a push token did: the token as stored, the devices that
+/// held the same token before (it moved from them), and the user's devices
+/// whose tokens went to keep within the limit.
 struct PushTokenSaved: Sendable {
     var token: RegisteredPushToken
     var movedFrom: [PushDeviceKey]
+    var evicted: [PushDeviceKey] = []
 }
 
 /// A device as push knows it: a user's device id.
@@ -20,8 +22,10 @@ extension StoreConnection {
     private static let columns = "uid, device_id, platform, token, topic, environment, updated_at"
 
     /// Stores `token` as its device's, replacing the device's previous one,
-    /// and takes it from any other device that held it.
-    func save(_ token: RegisteredPushToken) throws(StoreError) -> PushTokenSaved {
+    /// and takes it from any other device that held it. A user keeps at most
+    /// `limit` tokens: those registered longest ago go first (a reinstalled
+    /// app comes back as a new device and never unregistered the old one).
+    func save(_ token: RegisteredPushToken, limit: Int) throws(StoreError) -> PushTokenSaved {
         try reportingSQLiteErrors { () throws(SQLiteError) in
             let holders = try database.statement("""
                 DELETE FROM push_tokens WHERE platform = ?1 AND token = ?2 AND NOT (uid = ?3 AND device_id = ?4)
@@ -50,20 +54,37 @@ extension StoreConnection {
             try upsert.bind(token.registration.environment?.rawValue, at: 6)
             try upsert.bind(token.updatedAt, at: 7)
             try upsert.run()
-            return PushTokenSaved(token: token, movedFrom: movedFrom)
+            let evicted = try database.statement("""
+                DELETE FROM push_tokens WHERE uid = ?1 AND device_id IN (
+                    SELECT device_id FROM push_tokens WHERE uid = ?1 AND device_id != ?2
+                    ORDER BY updated_at DESC, device_id LIMIT -1 OFFSET ?3)
+                RETURNING device_id
+                """)
+            defer { evicted.reset() }
+            try evicted.bind(token.uid, at: 1)
+            try evicted.bind(token.deviceId, at: 2)
+            try evicted.bind(Int64(max(0, limit - 1)), at: 3)
+            var dropped: [PushDeviceKey] = []
+            while try evicted.step() == .row {
+                dropped.append(PushDeviceKey(uid: token.uid, deviceId: evicted.string(at: 0) ?? ""))
+            }
+            return PushTokenSaved(token: token, movedFrom: movedFrom, evicted: dropped)
         }
     }
 
     /// Removes the device's token; with `only`, only while it is still that
-    /// token (a purge must not remove one registered since). Whether a row went.
-    func deletePushToken(of device: PushDeviceKey, only token: String? = nil) throws(StoreError) -> Bool {
+    /// registration (a purge must not remove a token registered since, even
+    /// the same one again). Whether a row went.
+    func deletePushToken(of device: PushDeviceKey, only registration: RegisteredPushToken? = nil) throws(StoreError) -> Bool {
         try reportingSQLiteErrors { () throws(SQLiteError) in
             let statement = try database.statement("""
-                DELETE FROM push_tokens WHERE uid = ?1 AND device_id = ?2 AND (?3 IS NULL OR token = ?3)
+                DELETE FROM push_tokens WHERE uid = ?1 AND device_id = ?2
+                    AND (?3 IS NULL OR (token = ?3 AND updated_at <= ?4))
                 """)
             try statement.bind(device.uid, at: 1)
             try statement.bind(device.deviceId, at: 2)
-            try statement.bind(token, at: 3)
+            try statement.bind(registration?.registration.token, at: 3)
+            try statement.bind(registration?.updatedAt, at: 4)
             try statement.run()
             return database.changes > 0
         }

@@ -182,6 +182,31 @@ func configError(_ contents: String, environment: [String: String] = [:],
         #expect(try configError(#"{"tls": {"certificate": ""}}"#).contains("tls.certificate"))
     }
 
+    @Test func pushKeysAreAppliedAndCheckedTogether() throws {
+        let config = try loadConfig("""
+            {"push": {"mode": "all", "timeoutSeconds": 3, "retrySeconds": [0.5, 2], "caFile": "/etc/ca.pem",
+                      "apns": {"keyFile": "/k.p8", "keyId": "ABC123DEFG", "teamId": "DEF123GHIJ",
+                               "bundleId": "com.example.app", "sandboxURL": "https://127.0.0.1:9/"},
+                      "fcm": {"serviceAccountFile": "/sa.json", "baseURL": "https://127.0.0.1:9",
+                              "tokenURL": "https://127.0.0.1:9/token"}}}
+            """).get()
+        #expect(config.push.mode == .all && config.push.timeout == 3 && config.push.retrySeconds == [0.5, 2])
+        #expect(config.push.apns.isConfigured && config.push.apns.bundleId == "com.example.app")
+        #expect(config.push.apns.sandboxURL == "https://127.0.0.1:9", "a trailing slash is dropped")
+        #expect(config.push.apns.productionURL == "https://api.push.apple.com")
+        #expect(config.push.fcm.serviceAccountFile == "/sa.json" && config.push.fcm.tokenURL == "https://127.0.0.1:9/token")
+        #expect(config.push.isEnabled)
+        #expect(try loadConfig("{}").get().push.isEnabled == false)
+        #expect(try configError(#"{"push": {"apns": {"keyFile": "/k.p8"}}}"#)
+            .contains(#""push.apns.keyFile", "push.apns.keyId" and "push.apns.teamId" must be set together"#))
+        #expect(try configError(#"{"push": {"mode": "sometimes"}}"#).contains("push.mode"))
+        #expect(try configError(#"{"push": {"fcm": {"baseURL": "fcm.googleapis.com"}}}"#).contains("push.fcm.baseURL"))
+        #expect(try configError(#"{"push": {"retrySeconds": []}}"#).contains("push.retrySeconds"))
+        let environment = try loadConfig("{}", environment: ["RINGD_PUSH_MODE": "all",
+                                                             "RINGD_PUSH_FCM_SERVICE_ACCOUNT_FILE": "/sa.json"]).get()
+        #expect(environment.push.mode == .all && environment.push.fcm.isConfigured)
+    }
+
     @Test func environmentOverridesTheFile() throws {
         let config = try loadConfig(#"{"listen": {"port": 9000}, "ws": {"maxMessageBytes": 4096}}"#, environment: [
             "RINGD_LISTEN_PORT": "0",

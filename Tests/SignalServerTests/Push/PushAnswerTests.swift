@@ -40,7 +40,9 @@ struct PushAnswerTests {
             == .purge("INVALID_ARGUMENT: The registration token is not a valid FCM registration token"))
         #expect(FCMPush.answer(Self.response(400, Self.fcmError(400, "INVALID_ARGUMENT", "Invalid JSON payload")))
             == .failed("400 INVALID_ARGUMENT: Invalid JSON payload"))
-        #expect(FCMPush.answer(Self.response(403, Self.fcmError(403, "SENDER_ID_MISMATCH"))) == .purge("SENDER_ID_MISMATCH"))
+        #expect(FCMPush.answer(Self.response(403, Self.fcmError(403, "SENDER_ID_MISMATCH"))) == .failed("403 SENDER_ID_MISMATCH"))
+        #expect(FCMPush.answer(Self.response(404, #"{"error":{"code":404,"status":"NOT_FOUND"}}"#)) == .failed("404 NOT_FOUND"))
+        #expect(FCMPush.answer(Self.response(200, "", error: OutboundError(.other, "cut short"))) == .sent)
         #expect(FCMPush.answer(Self.response(401, #"{"error":{"code":401,"status":"UNAUTHENTICATED"}}"#))
             == .renewCredentials("UNAUTHENTICATED"))
         #expect(FCMPush.answer(Self.response(429, Self.fcmError(429, "QUOTA_EXCEEDED"), retryAfter: 10))
@@ -51,15 +53,17 @@ struct PushAnswerTests {
     static let call = Call(sessionId: "9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d", callType: .video, status: .initiated,
                            initiator: "alice", receiver: "bob", initiatedAt: 1_764_466_800_000, timeout: 30)
 
-    @Test func theAPNsPayloadIsTheDocumentedOneAndDropsANameTooLong() throws {
+    @Test func theAPNsPayloadIsTheDocumentedOneAndANameIsCut() throws {
         var call = Self.call
         call.metadata = .object([("callerName", .string("Alice Liddell"))])
         #expect(String(decoding: APNsPush.payload(for: call), as: UTF8.self)
             == #"{"aps":{},"sessionId":"9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d","callerUid":"alice","callType":"video","initiatedAt":1764466800000,"ringTimeout":30,"callerName":"Alice Liddell"}"#)
         call.metadata = .object([("callerName", .string(String(repeating: "x", count: 5200)))])
-        let payload = APNsPush.payload(for: call)
-        #expect(payload.count <= APNsPush.maxPayloadBytes)
-        #expect(try JSONValue.parse(payload)["callerName"] == nil)
+        #expect(try JSONValue.parse(APNsPush.payload(for: call))["callerName"]?.stringValue?.count == Call.maxCallerNameLength)
+        // The worst case: the longest uid, a name of characters that escape to six bytes each.
+        call.initiator = String(repeating: "@", count: 100)
+        call.metadata = .object([("callerName", .string(String(repeating: "\u{1}", count: 5000)))])
+        #expect(APNsPush.payload(for: call).count <= APNsPush.maxPayloadBytes)
     }
 
     @Test func theFCMMessageCarriesStringsAndLivesAsLongAsTheCallRings() throws {

@@ -284,6 +284,18 @@ final class RingdPushRig {
         #expect(try dave.request("unregisterPushToken").data?["removed"]?.boolValue == false)
     }
 
+    @Test func anAPNsTokenNeedsATopicWhenNoBundleIdIsConfigured() throws {
+        let rig = try RingdPushRig { $0.apns.bundleId = nil }
+        defer { rig.finish() }
+        let bob = try rig.harness.device("bob", "iphone")
+        let refused = try bob.request("registerPushToken", [("platform", .string("apns-voip")),
+                                                           ("token", .string(RingdPushRig.iphoneToken))])
+        #expect(refused.code == "ERR_VALIDATION" && refused.message.contains("topic"), "\(refused)")
+        #expect(try bob.request("registerPushToken", [("platform", .string("apns-voip")),
+                                                      ("token", .string(RingdPushRig.iphoneToken)),
+                                                      ("topic", .string(RingdPushRig.bundleId))]).ok)
+    }
+
     @Test func badTokensAreRefusedWithValidationErrors() throws {
         let rig = try RingdPushRig()
         defer { rig.finish() }

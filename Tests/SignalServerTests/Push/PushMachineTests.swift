@@ -82,6 +82,27 @@ struct PushMachineTests {
             == [.gaveUp])
     }
 
+    @Test func refusedCredentialsAfterTheCallStoppedAreNotRetried() {
+        var machine = Self.machine()
+        let first = Self.sends(machine.ring(Self.call, tokens: [Self.apns], now: 1_000_000))[0]
+        #expect(machine.stopped(Self.stoppedCall, now: 1_000_005).isEmpty)
+        let actions = machine.answered(first, .renewCredentials("ExpiredProviderToken"), now: 1_000_010)
+        #expect(Self.sends(actions).isEmpty, "no ring for a call that stopped ringing")
+        #expect(Self.outcomes(actions) == [.gaveUp])
+        #expect(machine.activeCalls == 0)
+    }
+
+    @Test func aWaitTheServiceAsksForIsKeptAndBounded() {
+        var machine = Self.machine(retry: [0.1])
+        let first = Self.sends(machine.ring(Self.call, tokens: [Self.apns], now: 1_000_000))[0]
+        _ = machine.answered(first, .retry("429", after: 5), now: 1_000_000)
+        #expect(machine.nextDue() == 1_005_000)
+        var endless = Self.machine(retry: [0.1])
+        let other = Self.sends(endless.ring(Self.call, tokens: [Self.apns], now: 1_000_000))[0]
+        #expect(Self.outcomes(endless.answered(other, .retry("429", after: .greatestFiniteMagnitude), now: 1_000_000))
+            == [.gaveUp], "a wait past the ring deadline gives up without overflowing")
+    }
+
     @Test func aDeadTokenIsPurged() {
         var machine = Self.machine()
         let first = Self.sends(machine.ring(Self.call, tokens: [Self.apns], now: 1_000_000))[0]

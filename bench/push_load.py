@@ -36,7 +36,10 @@ def token(index):
 def register(port, callees):
     for index in range(callees):
         platform, value = token(index)
-        body = json.dumps({"platform": platform, "token": value}).encode()
+        member = {"platform": platform, "token": value}
+        if platform == "apns-voip":
+            member["topic"] = "net.ringd.bench"
+        body = json.dumps(member).encode()
         request = urllib.request.Request(
             "http://127.0.0.1:%d/v1/users/callee%d/devices/phone/push-token" % (port, index),
             data=body, method="PUT", headers={"X-Api-Key": API_KEY, "Content-Type": "application/json"})

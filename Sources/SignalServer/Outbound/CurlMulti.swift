@@ -16,6 +16,10 @@ final class CurlMulti {
     /// earlier transfer may have finished since).
     private var nextDeadline: Deadline?
 
+    /// Requests multiplexed on one HTTP/2 connection at most (the server's
+    /// own limit applies too).
+    static let maxStreamsPerConnection = 1000
+
     /// How long one `curl_multi_poll` waits at most when nothing happens
     /// (libcurl's own timers and `curl_multi_wakeup` end it sooner).
     private static let pollMilliseconds: Int32 = 1000
@@ -28,6 +32,9 @@ final class CurlMulti {
             // Idle connections kept for reuse, across hosts.
             ringd_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(16, 4 * perHost)),
             ringd_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
+            // libcurl's default of 100 streams per HTTP/2 connection would
+            // queue pushes to a slow APNs, which takes 1,000 per connection.
+            ringd_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, Self.maxStreamsPerConnection),
         ]
         if let failed = codes.first(where: { $0 != CURLM_OK }) {
             curl_multi_cleanup(multi)

@@ -4,9 +4,9 @@ import SignalProtocol
 /// The push worker: drives the ``PushMachine`` on a serial queue of its own
 /// (`ringd-push`), off the event loops and the store's thread. It signs
 /// APNs provider tokens and gets FCM access tokens, builds each request and
-/// hands it to the shared libcurl client (``OutboundHTTPClient``, HTTP/2 to
-/// both services, so pushes to one service share one connection); answers
-/// come back to the queue. A slow or unreachable push service holds up
+/// hands it to the shared libcurl client (``OutboundHTTPClient``: HTTP/2 to
+/// both services, many pushes multiplexed on each of a few connections);
+/// answers come back to the queue. A slow or unreachable push service holds up
 /// only its own requests: ringing of connected devices never waits for it.
 ///
 /// Everything mutable lives on `queue`: the machine, the credentials, the
@@ -23,7 +23,7 @@ final class PushDispatcher: @unchecked Sendable {
     private let fcmToken: FCMAccessToken?
     private var timer: DispatchSourceTimer?
     private var timerDue: Int64?
-    private var stopped = false
+    private var isStopped = false
     /// Signalled once nothing is in flight, while a stop waits for that.
     private var drainWaiter: DispatchSemaphore?
 
@@ -77,7 +77,7 @@ final class PushDispatcher: @unchecked Sendable {
             Log.info("push: stopping with pushes still unanswered after \(drain) s")
         }
         queue.sync {
-            stopped = true
+            isStopped = true
             drainWaiter = nil
             timer?.cancel()
             timer = nil
@@ -87,7 +87,7 @@ final class PushDispatcher: @unchecked Sendable {
     // MARK: On the queue
 
     private func perform(_ actions: [PushMachine.Action]) {
-        guard !stopped else { return }
+        guard !isStopped else { return }
         for action in actions {
             switch action {
             case .send(let attempt): send(attempt)

@@ -10,7 +10,8 @@
 # callers (bench/push_load.py, pinned with the mock to CLIENT_CPUS). One run
 # per mode, each printing one JSON line: the initiate's round trip (p50/p99),
 # calls, ring pushes that arrived, p50/p99/max of arrival at the mock minus
-# the call's initiatedAt, in ms. Modes:
+# the call's initiatedAt, in ms, and ringd's CPU time per call (µs, from
+# /proc, over the load and the wait for the last pushes). Modes:
 #   none  no push configured (the baseline)
 #   ok    the mock answers at once
 #   slow  the mock answers every request after 10 s (ringd's timeout)
@@ -96,7 +97,17 @@ PY
   [ -n "$port" ] || { echo "ringd did not start: $(cat "$dir/ringd.err")" >&2; exit 1; }
 
   echo "$mode: ringd on $port (CPUs ${server_cpus:-any}); $rate calls/s for $duration s to $callees offline callees" >&2
-  $(pin "$client_cpus") "$python" bench/push_load.py "$port" "$dir/mock.jsonl" "$callees" "$rate" "$duration" "$mode"
+  local ticks_before ticks_after
+  ticks_before=$(awk '{print $14 + $15}' "/proc/$ringd/stat")
+  $(pin "$client_cpus") "$python" bench/push_load.py "$port" "$dir/mock.jsonl" "$callees" "$rate" "$duration" "$mode" \
+    > "$dir/result.json"
+  ticks_after=$(awk '{print $14 + $15}' "/proc/$ringd/stat")
+  # ringd's CPU time (user + system) over the run, per call placed.
+  "$python" -c 'import json, os, sys
+result = json.load(open(sys.argv[1]))
+ticks = int(sys.argv[3]) - int(sys.argv[2])
+result["serverCpuUsPerCall"] = round(ticks * 1e6 / os.sysconf("SC_CLK_TCK") / max(1, result["calls"]), 1)
+print(json.dumps(result))' "$dir/result.json" "$ticks_before" "$ticks_after"
   local violations
   violations=$(grep -c '"violations": \[[^]]' "$dir/mock.jsonl" || true)
   echo "$mode: mock requests with violations: $violations" >&2

@@ -14,6 +14,8 @@ enum Subcommand: String, CaseIterable, Sendable {
     case revoke
     /// `status`: server health and the user's active call.
     case status
+    /// `push PLATFORM TOKEN`: set this device's push token; `push --remove`: remove it.
+    case push
 
     /// The options the subcommand takes besides the global ones.
     var options: Set<String> {
@@ -23,11 +25,21 @@ enum Subcommand: String, CaseIterable, Sendable {
         case .logs: ["--status", "--direction", "--with", "--type", "--limit", "--all"]
         case .token: ["--ttl"]
         case .revoke, .status: []
+        case .push: ["--topic", "--environment", "--remove"]
         }
     }
 
     /// Whether the subcommand takes one UID argument.
     var takesUID: Bool { self == .call || self == .token || self == .revoke }
+
+    /// What its arguments are called, for usage errors; nil when it takes none.
+    func positionalNames(removing: Bool) -> [String] {
+        switch self {
+        case .call, .token, .revoke: ["UID"]
+        case .push: removing ? [] : ["PLATFORM", "TOKEN"]
+        case .answer, .logs, .status: []
+        }
+    }
 }
 
 /// The options every subcommand accepts, before or after it.
@@ -39,7 +51,8 @@ private let globalOptions: Set<String> = [
 /// The options that take a value (`--name VALUE` or `--name=VALUE`).
 private let valueOptions: Set<String> = [
     "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--ca-file", "--accept-after", "--hangup-after",
-    "--type", "--timeout", "--metadata", "--status", "--direction", "--with", "--limit", "--ttl",
+    "--type", "--timeout", "--metadata", "--status", "--direction", "--with", "--limit", "--ttl", "--topic",
+    "--environment",
 ]
 
 /// The command line split into subcommand, UID, option values and flags,
@@ -107,14 +120,19 @@ struct Arguments: Sendable {
         if let stray = Set(values.keys).union(flags).subtracting(allowed).sorted().first {
             throw Failure.usage("\(stray) is not an option of \(subcommand.rawValue)", command: subcommand)
         }
-        let expected = subcommand.takesUID ? 1 : 0
+        let names = subcommand.positionalNames(removing: flag("--remove"))
+        let expected = names.count
         if positionals.count < expected {
-            throw Failure.usage("\(subcommand.rawValue) needs a UID", command: subcommand)
+            let needed = names.count == 1 ? "a \(names[0])" : names.joined(separator: " and ")
+            throw Failure.usage("\(subcommand.rawValue) needs \(needed)", command: subcommand)
         }
         if positionals.count > expected {
             throw Failure.usage("unexpected argument \"\(positionals[expected])\"", command: subcommand)
         }
     }
+
+    /// The argument at `index` among those that are not options.
+    func positional(_ index: Int) -> String? { index < positionals.count ? positionals[index] : nil }
 
     /// The value of option `name`, if given.
     func value(_ name: String) -> String? { values[name] }

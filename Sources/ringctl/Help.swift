@@ -10,6 +10,7 @@ enum Help {
         case .token: token
         case .revoke: revoke
         case .status: status
+        case .push: push
         }
     }
 
@@ -65,15 +66,17 @@ enum Help {
       token UID         mint an auth token for a user (REST API key needed)
       revoke UID        revoke every token of a user (REST API key needed)
       status            server health and, with a user, that user's active call
+      push PLATFORM TOKEN  set this device's push token (--remove: remove it)
 
-    answer, call and logs need a user: --as UID (or RINGCTL_UID), or --token.
+    answer, call, logs and push need a user: --as UID (or RINGCTL_UID), or --token.
     `ringctl COMMAND --help` shows a command's options.
 
     \(globalOptions)
 
     --json events: waiting, incoming, ringing, connected, ended (with outcome and
     exitCode), missed, reconnecting, reconnected, stopped, error (with code, message
-    and exitCode), log and logs, token, revoked, health, activeCall.
+    and exitCode), log and logs, token, revoked, health, activeCall, pushToken,
+    pushTokenRemoved.
 
     \(callExitCodes)
 
@@ -229,5 +232,32 @@ enum Help {
       ringctl status
       ringctl --as bob status
       ringctl --json status
+    """
+
+    /// The help of `ringctl push`.
+    private static let push = """
+    usage: ringctl [global options] push PLATFORM TOKEN [--topic BUNDLE_ID] [--environment ENV]
+           ringctl [global options] push --remove
+
+    Sets the push token of the device ringctl logs in as (--as UID --device ID), as
+    the app on that device would: while the device is not connected, ringd pushes
+    its calls to it (docs/PUSH.md). PLATFORM is apns-voip (PushKit's token, in hex)
+    or fcm (the FCM registration token).
+
+    options:
+      --topic BUNDLE_ID       apns-voip: the app's bundle id (default: ringd's
+                              push.apns.bundleId)
+      --environment ENV       apns-voip: sandbox for a development build
+                              (default: production)
+      --remove                remove the device's token instead
+
+    \(globalOptions)
+
+    \(plainExitCodes)
+
+    examples:
+      ringctl --as bob --device bob-iphone push apns-voip 5f0c2a9e…2a1f --topic com.example.app
+      ringctl --as bob --device bob-pixel push fcm "$FCM_TOKEN"
+      ringctl --as bob --device bob-iphone push --remove
     """
 }

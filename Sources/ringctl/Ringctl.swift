@@ -52,6 +52,8 @@ enum Ringctl {
             try await AdminCommands.revoke(uid: try arguments.uid(), settings: settings, console: console)
         case .status:
             try await AdminCommands.status(settings: settings, console: console)
+        case .push:
+            try await PushCommand.run(try PushRequest(arguments, settings: settings), settings: settings, console: console)
         }
         return .success
     }

@@ -97,6 +97,16 @@ final class RingdPushRig {
                 sourceLocation: sourceLocation)
     }
 
+    /// Bob's iPhone has an APNs token; alice calls him; once the push to it
+    /// is sent, the mock's requests for it.
+    func pushOneCallToTheIPhone() throws -> [MockPushRequest] {
+        try register("bob", "iphone", .apnsVoip, Self.iphoneToken)
+        let alice = try harness.device("alice", "a1")
+        _ = try alice.initiate(to: "bob").call()
+        waitForOutcome("bob", "iphone", .sent)
+        return try requests(for: Self.iphoneToken)
+    }
+
     /// The mock's requests for `token`.
     func requests(for token: String) throws -> [MockPushRequest] {
         try mock.requests.filter { $0.token == token }
@@ -197,11 +207,7 @@ final class RingdPushRig {
     @Test func anExpiredProviderTokenIsRenewedAndThePushRetriedOnce() throws {
         let rig = try RingdPushRig(script: [RingdPushRig.iphoneToken: [MockPushAnswer(status: 403, reason: "ExpiredProviderToken")]])
         defer { rig.finish() }
-        try rig.register("bob", "iphone", .apnsVoip, RingdPushRig.iphoneToken)
-        let alice = try rig.harness.device("alice", "a1")
-        _ = try alice.initiate(to: "bob").call()
-        rig.waitForOutcome("bob", "iphone", .sent)
-        let requests = try rig.requests(for: RingdPushRig.iphoneToken)
+        let requests = try rig.pushOneCallToTheIPhone()
         #expect(requests.map(\.status) == [403, 200])
         #expect(requests.allSatisfy { $0.violations.isEmpty }, "\(requests.map(\.violations))")
         let issued = requests.compactMap { $0.jwtClaims?["iat"]?.integerValue }
@@ -239,11 +245,7 @@ final class RingdPushRig {
         let rig = try RingdPushRig(script: [RingdPushRig.iphoneToken: [MockPushAnswer(status: 429, reason: "TooManyRequests",
                                                                                      retryAfter: 1)]]) { $0.retrySeconds = [0.01] }
         defer { rig.finish() }
-        try rig.register("bob", "iphone", .apnsVoip, RingdPushRig.iphoneToken)
-        let alice = try rig.harness.device("alice", "a1")
-        _ = try alice.initiate(to: "bob").call()
-        rig.waitForOutcome("bob", "iphone", .sent)
-        let requests = try rig.requests(for: RingdPushRig.iphoneToken)
+        let requests = try rig.pushOneCallToTheIPhone()
         #expect(requests.map(\.status) == [429, 200])
         if requests.count == 2 {
             #expect(requests[1].receivedAt - requests[0].receivedAt >= 1000, "Retry-After: 1 is honoured")

@@ -43,9 +43,9 @@ enum PushRoutes {
               .object([("error", .object([("code", .string(error.code.rawValue)), ("message", .string(error.message))]))]))
     }
 
-    private static func invalid(uid: String, deviceId: String) -> HTTPRoute? {
+    private static func invalid(uid: String, deviceId: String? = nil) -> HTTPRoute? {
         if !Identifier.isValid(uid) { return refusal(SignalError(.validation, "uid must be \(Identifier.rule)")) }
-        if !Identifier.isValid(deviceId) {
+        if let deviceId, !Identifier.isValid(deviceId) {
             return refusal(SignalError(.validation, "deviceId must be \(Identifier.rule)"))
         }
         return nil
@@ -94,7 +94,7 @@ enum PushRoutes {
     }
 
     private static func list(uid: String, _ service: SignalingService) -> HTTPRoute {
-        if let invalid = invalid(uid: uid, deviceId: "-") { return invalid }
+        if let invalid = invalid(uid: uid) { return invalid }
         let devices = service.pushTokens.devices(of: uid).map { entry in
             JSONValue.object([("pushToken", entry.token.json), ("push", entry.state.json)])
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SignalCrypto
 import SignalProtocol
 @testable import SignalServer
 import Testing
@@ -17,8 +18,24 @@ final class RingdPushRig {
     static let ipadToken = String(repeating: "b2", count: 32)
     static let pixelToken = "pixel-registration-token:" + String(repeating: "p", count: 40)
 
+    /// The APNs and service-account keys, made once for every rig of the
+    /// test process: an RSA key takes a while to make, and the suites run
+    /// beside timing-sensitive ones.
+    struct Keys: Sendable {
+        let apnsPrivateKeyPEM: String
+        let apnsPublicKeyPEM: String
+        let fcmPrivateKeyPEM: String
+        let fcmPublicKeyPEM: String
+
+        static let shared = Result { () throws(CryptoError) -> Keys in
+            let apns = try SigningKey.generate(.es256), fcm = try SigningKey.generate(.rs256)
+            return Keys(apnsPrivateKeyPEM: apns, apnsPublicKeyPEM: try SigningKey(pem: apns).publicKeyPEM,
+                        fcmPrivateKeyPEM: fcm, fcmPublicKeyPEM: try SigningKey(pem: fcm).publicKeyPEM)
+        }
+    }
+
     let certificate: CertificateFiles
-    let keys: MockPushKeys
+    let keys: Keys
     let mock: MockPushServer
     let directory: TemporaryDirectory
     private(set) var harness: SignalingIntegration.Harness
@@ -26,7 +43,7 @@ final class RingdPushRig {
 
     init(script: [String: [MockPushAnswer]]? = nil, adjust: (inout PushSettings) -> Void = { _ in }) throws {
         certificate = try CertificateFiles()
-        keys = try MockPushKeys()
+        keys = try Keys.shared.get()
         directory = try TemporaryDirectory(prefix: "ringd-push-rig")
         mock = try MockPushServer(certificate: certificate, apnsPublicKey: keys.apnsPublicKeyPEM, apnsKeyId: Self.keyId,
                                   apnsTeamId: Self.teamId, fcmPublicKey: keys.fcmPublicKeyPEM,
@@ -38,8 +55,9 @@ final class RingdPushRig {
         ])
         let accountPath = directory.file("service-account.json")
         try account.serialized.write(toFile: accountPath, atomically: true, encoding: .utf8)
-        let (storePath, base, caFile, p8) = (directory.file("ringd.sqlite"), mock.baseURL, certificate.certificatePath,
-                                             keys.apnsPrivateKeyPath)
+        let p8 = directory.file("AuthKey_\(Self.keyId).p8")
+        try keys.apnsPrivateKeyPEM.write(toFile: p8, atomically: true, encoding: .utf8)
+        let (storePath, base, caFile) = (directory.file("ringd.sqlite"), mock.baseURL, certificate.certificatePath)
         var push = PushSettings()
         push.apns.keyFile = p8
         push.apns.keyId = Self.keyId
@@ -69,7 +87,6 @@ final class RingdPushRig {
     func finish() {
         harness.finish()
         _ = mock.stop()
-        keys.remove()
         certificate.remove()
         directory.remove()
     }

@@ -9,7 +9,8 @@ usage: ringd [--config PATH]
 
 Runs the ringing signaling server in the foreground until SIGINT or SIGTERM;
 SIGHUP reloads the TLS certificate and key.
-  --config PATH   configuration file (default: config.json)
+  --config PATH   configuration file (default: ./config.json, else
+                  /etc/ringd/config.json)
   --version       print the version and exit
   --help          show this help
 
@@ -28,16 +29,19 @@ one named tls serves TLS) in place of the configured ports, and reports
 READY=1, STOPPING=1 and, with WatchdogSec=, WATCHDOG=1 (NOTIFY_SOCKET).
 """
 
-var configPath = "config.json"
+var configPath: String?
+/// Where ringd looks for its configuration without --config, in order: the
+/// repository's file when run from a checkout, then the system's.
+let configSearchPath = ["config.json", "/etc/ringd/config.json"]
 var arguments = CommandLine.arguments.dropFirst()
 let generateCertificate = arguments.first == "gen-cert"
 if generateCertificate { arguments = arguments.dropFirst() }
 var certificateDays = 365
 var replaceCertificate = false
 
-/// Exits 2 with `message` and the usage.
+/// Exits 2 with `message` and where to read the usage.
 func usageError(_ message: String) -> Never {
-    Daemon.printError("ringd: \(message)\n\n\(usage)")
+    Daemon.printError("ringd: \(message) (see ringd --help)")
     exit(2)
 }
 
@@ -64,19 +68,27 @@ while let argument = arguments.popFirst() {
     }
 }
 
+guard let configFile = configPath ?? configSearchPath.first(where: { access($0, F_OK) == 0 }) else {
+    Daemon.printError("ringd: no configuration file: neither \(configSearchPath.joined(separator: " nor ")) exists (pass --config PATH)")
+    exit(1)
+}
 let config: ServerConfig
 do {
-    config = try ConfigLoader.load(path: configPath, environment: environmentVariables())
+    config = try ConfigLoader.load(path: configFile, environment: environmentVariables())
 } catch {
     Daemon.printError("ringd: \(error)")
     exit(1)
 }
+Log.level = config.logLevel
+Log.info("configuration: \(configFile)")
 if generateCertificate {
     do {
-        let files = try DevelopmentCertificate.write(into: config.dataDirectory, days: certificateDays,
-                                                     replace: replaceCertificate)
+        let (files, written) = try DevelopmentCertificate.write(into: config.dataDirectory, days: certificateDays,
+                                                                replace: replaceCertificate)
+        let what = written ? "wrote \(files.certificatePath) and \(files.privateKeyPath) (localhost, 127.0.0.1, ::1; \(certificateDays) days)"
+            : "kept the existing \(files.certificatePath) and \(files.privateKeyPath) (pass --force to replace them)"
         print("""
-            wrote \(files.certificatePath) and \(files.privateKeyPath) (localhost, 127.0.0.1, ::1; \(certificateDays) days)
+            \(what)
             serve TLS with:  RINGD_TLS_CERTIFICATE=\(files.certificatePath) RINGD_TLS_PRIVATE_KEY=\(files.privateKeyPath) RINGD_TLS_PORT=8443 make run
             connect with:    ringctl --server wss://localhost:8443 --ca-file \(files.certificatePath) …
             """)

@@ -286,14 +286,22 @@ public enum ConfigLoader {
     public static func load(bytes: [UInt8], source path: String,
                             environment: [String: String]) throws(ConfigError) -> ServerConfig {
         let document: JSONValue
-        do {
+        do throws(JSONParseError) {
             document = try JSONValue.parse(bytes)
         } catch {
-            throw ConfigError("\(path): invalid JSON: \(error)")
+            let (line, column) = position(of: error.offset, in: bytes)
+            throw ConfigError("\(path):\(line):\(column): invalid JSON: \(error.message)")
         }
         guard document.objectMembers != nil else { throw ConfigError("\(path): the configuration must be a JSON object") }
         var config = ServerConfig()
         try apply(document, prefix: "", to: &config, source: path)
+        let known = Set(keys.map(\.environmentName))
+        // A misspelt variable would otherwise change nothing, silently.
+        // RINGD_TESTS_… belong to the test suites, not to ringd.
+        if let unknown = environment.keys.filter({ $0.hasPrefix("RINGD_") && !$0.hasPrefix("RINGD_TESTS_") && !known.contains($0) })
+            .sorted().first {
+            throw ConfigError("\(unknown) matches no configuration key (RINGD_ plus a key in upper snake case, e.g. RINGD_LISTEN_PORT)")
+        }
         for key in keys {
             guard let text = environment[key.environmentName] else { continue }
             // A value reads as JSON when it is JSON (numbers, lists), else as a string.
@@ -306,6 +314,16 @@ public enum ConfigLoader {
         }
         try validate(config, source: path)
         return config
+    }
+
+    /// The line and column (both from 1, the column in characters) of byte `offset`.
+    static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+        let before = bytes.prefix(max(0, min(offset, bytes.count)))
+        let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        let line = before.count(where: { $0 == UInt8(ascii: "\n") }) + 1
+        // UTF-8 continuation bytes do not start a character.
+        let column = before[lineStart...].count(where: { $0 & 0xC0 != 0x80 }) + 1
+        return (line, column)
     }
 
     private static func apply(_ object: JSONValue, prefix: String, to config: inout ServerConfig,

@@ -20,18 +20,22 @@ public enum DevelopmentCertificate {
     }
 
     /// Generates the pair valid for `days` and writes it into `directory`
-    /// (created if missing). Existing files are kept unless `replace` is set.
-    public static func write(into directory: String, days: Int, replace: Bool) throws -> Files {
+    /// (created if missing). An existing pair is kept unless `replace` is
+    /// set (returning false): running it twice is not a mistake. One file
+    /// without the other is, and throws.
+    public static func write(into directory: String, days: Int, replace: Bool) throws -> (files: Files, written: Bool) {
         let files = Files(certificatePath: directory + "/" + certificateName,
                           privateKeyPath: directory + "/" + privateKeyName)
+        let present = [files.certificatePath, files.privateKeyPath].filter { (path: String) in access(path, F_OK) == 0 }
+        if !replace && present.count == 2 { return (files, false) }
+        if !replace, let lone = present.first {
+            throw ConfigError("\(lone) exists without its pair (pass --force to replace it)")
+        }
         let generated = try SelfSignedCertificate.generate(validUntil: days * 24 * 3600)
         try FileSystem.makeDirectories(directory)
-        for path in [files.certificatePath, files.privateKeyPath] where access(path, F_OK) == 0 {
-            guard replace else { throw ConfigError("\(path) exists (pass --force to replace it)") }
-            unlink(path)
-        }
+        for path in present { unlink(path) }
         try FileSystem.writeNew(files.privateKeyPath, contents: Array(generated.privateKeyPEM.utf8), mode: 0o600)
         try FileSystem.writeNew(files.certificatePath, contents: Array(generated.certificatePEM.utf8), mode: 0o644)
-        return files
+        return (files, true)
     }
 }

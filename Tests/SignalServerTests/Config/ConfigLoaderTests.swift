@@ -1,5 +1,5 @@
 import SignalProtocol
-import SignalServer
+@testable import SignalServer
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -205,6 +205,19 @@ func configError(_ contents: String, environment: [String: String] = [:],
         let environment = try loadConfig("{}", environment: ["RINGD_PUSH_MODE": "all",
                                                              "RINGD_PUSH_FCM_SERVICE_ACCOUNT_FILE": "/sa.json"]).get()
         #expect(environment.push.mode == .all && environment.push.fcm.isConfigured)
+    }
+
+    @Test func aVariableThatMatchesNoKeyIsRefused() throws {
+        #expect(try configError("{}", environment: ["RINGD_LISTEN_PROT": "9000"])
+            .contains("RINGD_LISTEN_PROT matches no configuration key"))
+        #expect(try loadConfig("{}", environment: ["RINGD_TESTS_ANYTHING": "1", "RINGDX": "1"]).get().port == 8787)
+    }
+
+    @Test func invalidJSONIsPlacedByLineAndColumn() throws {
+        let message = try configError("{\n  \"listen\": {\"port\": 1,}\n}")
+        #expect(message.hasSuffix(".json:2:24: invalid JSON: expected a member name"), "the } of the line: \(message)")
+        #expect(ConfigLoader.position(of: 0, in: Array("x".utf8)) == (1, 1))
+        #expect(ConfigLoader.position(of: 5, in: Array("ab\né!x".utf8)) == (2, 2), "é is one character of two bytes")
     }
 
     @Test func environmentOverridesTheFile() throws {

@@ -13,7 +13,7 @@ import Glibc
 /// (as root; the test itself binds the silent server on 127.0.0.77:53):
 ///
 ///     printf 'nameserver 127.0.0.77\noptions timeout:5 attempts:1\n' > /tmp/resolv.silent
-///     RINGD_SILENT_DNS=127.0.0.77 unshare -m sh -c \
+///     RINGD_TESTS_SILENT_DNS=127.0.0.77 unshare -m sh -c \
 ///       'mount --bind /tmp/resolv.silent /etc/resolv.conf && swift test --skip-build --filter WebhookSilentDNS'
 ///
 /// Measured so: the lookup's request failed with TIMEOUT at its 1 s
@@ -22,7 +22,7 @@ import Glibc
 /// `CURLOPT_QUICK_EXIT` the timeout came only when getaddrinfo gave up (5 s),
 /// the curl thread waiting for the resolver thread meanwhile, and so did
 /// `close()`.
-@Suite(.blocking, .enabled(if: ProcessInfo.processInfo.environment["RINGD_SILENT_DNS"] != nil))
+@Suite(.blocking, .enabled(if: ProcessInfo.processInfo.environment["RINGD_TESTS_SILENT_DNS"] != nil))
 struct WebhookSilentDNSTests {
     /// A UDP socket on `address`:53 that reads nothing and answers nothing.
     private func silentNameServer(_ address: String) throws -> Int32 {
@@ -41,7 +41,7 @@ struct WebhookSilentDNSTests {
     }
 
     @Test func aSilentNameServerHoldsUpOnlyItsOwnRequest() throws {
-        let nameServer = try silentNameServer(ProcessInfo.processInfo.environment["RINGD_SILENT_DNS"] ?? "127.0.0.77")
+        let nameServer = try silentNameServer(ProcessInfo.processInfo.environment["RINGD_TESTS_SILENT_DNS"] ?? "127.0.0.77")
         defer { close(nameServer) }
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }

@@ -57,11 +57,16 @@ struct HTTPResponseBuffer {
     }
 
     /// The server's error from a JSON error body
-    /// (`{"error":{"code":…,"message":…}}`), or the body's text.
+    /// (`{"error":{"code":…,"message":…}}`), or else the start of the body
+    /// as one line: something that is not ringd (a web server's HTML page)
+    /// must not fill the terminal.
     static func errorMessage(in body: [UInt8]) -> (code: String?, message: String) {
         if let json = try? JSONValue.parse(body), let error = json["error"] {
             return (error["code"]?.stringValue, error["message"]?.stringValue ?? "")
         }
-        return (nil, String(decoding: body.prefix(200), as: UTF8.self))
+        let words = String(decoding: body.prefix(400), as: UTF8.self).split(whereSeparator: { $0.isWhitespace })
+        let line = words.joined(separator: " ")
+        if line.hasPrefix("<") { return (nil, "an HTML page, not ringd's JSON (is this ringd?)") }
+        return (nil, line.count > 120 ? String(line.prefix(120)) + "…" : line)
     }
 }

@@ -62,6 +62,8 @@ struct Arguments: Sendable {
     private(set) var subcommand: Subcommand?
     /// `--help` or `-h` was given: show help instead of running anything.
     private(set) var wantsHelp = false
+    /// `--version` was given: print it instead of running anything.
+    private(set) var wantsVersion = false
     /// The arguments that are not options (the UID).
     private var positionals: [String] = []
     /// The values of value options (the last one wins).
@@ -77,6 +79,8 @@ struct Arguments: Sendable {
         while let argument = remaining.popFirst() {
             if argument == "--help" || argument == "-h" {
                 wantsHelp = true
+            } else if argument == "--version" {
+                wantsVersion = true
             } else if argument.hasPrefix("-") && argument.count > 1 {
                 let parts = argument.split(separator: "=", maxSplits: 1)
                 let name = String(parts[0])
@@ -108,7 +112,7 @@ struct Arguments: Sendable {
                 positionals.append(argument)
             }
         }
-        guard !wantsHelp else { return }
+        guard !wantsHelp && !wantsVersion else { return }
         if let problem = problems.first { throw Failure.usage(problem, command: subcommand) }
         try check()
     }

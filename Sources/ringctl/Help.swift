@@ -32,6 +32,7 @@ enum Help {
       --json            one JSON object per line on stdout for every event and outcome,
                         e.g. {"event":"ended","outcome":"ended","call":{…},"exitCode":0}
       -h, --help        this help
+      --version         ringctl's version
     """
 
     /// The exit statuses of the call commands.

@@ -1,4 +1,5 @@
 import SignalClient
+import SignalProtocol
 
 /// The ringctl program: reads the command line, runs one command, exits with
 /// its status.
@@ -26,6 +27,10 @@ enum Ringctl {
 
     /// Runs the parsed command; returns its exit status or throws why it failed.
     private static func execute(_ arguments: Arguments, console: Console) async throws(Failure) -> ExitCode {
+        if arguments.wantsVersion && !arguments.wantsHelp {
+            console.help("ringctl \(RingdVersion.current)")
+            return .success
+        }
         guard !arguments.wantsHelp, let command = arguments.subcommand else {
             console.help(Help.text(for: arguments.subcommand))
             return .success

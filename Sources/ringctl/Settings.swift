@@ -56,6 +56,9 @@ struct Settings: Sendable {
                 ? "--insecure: the server's certificate is not checked; anyone on the path can read and change this session"
                 : nil
         } else {
+            if let caFile, access(caFile, R_OK) != 0 {
+                throw arguments.usage("cannot read the CA file \(caFile) (--ca-file or RINGCTL_CA_FILE)")
+            }
             tlsVerification = caFile.map { .caFile($0) } ?? .systemRoots
             warning = nil
         }

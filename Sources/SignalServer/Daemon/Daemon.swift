@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalProtocol
 import SignalSystem
 
 /// Runs a server as a foreground daemon: raises the descriptor limit, takes

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import SignalProtocol
 import SignalSystem
 import Synchronization
 

@@ -1,6 +1,6 @@
 import SignalProtocol
-import Synchronization
 import SignalSystem
+import Synchronization
 
 /// Counters shared by every loop of a server.
 public final class ServerStats: Sendable {

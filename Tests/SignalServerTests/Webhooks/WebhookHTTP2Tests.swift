@@ -1,4 +1,5 @@
 import Foundation
+import SignalProtocol
 @testable import SignalServer
 import Testing
 import TestSupport

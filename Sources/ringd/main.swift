@@ -80,8 +80,6 @@ do {
     Daemon.printError("ringd: \(error)")
     exit(1)
 }
-Log.level = config.logLevel
-Log.info("configuration: \(configFile)")
 if generateCertificate {
     do {
         let (files, written) = try DevelopmentCertificate.write(into: config.dataDirectory, days: certificateDays,
@@ -99,7 +97,7 @@ if generateCertificate {
         exit(1)
     }
 }
-exit(Daemon.run(config: config, program: "ringd") { try Ringd(config: config) })
+exit(Daemon.run(config: config, program: "ringd", configFile: configFile) { try Ringd(config: config) })
 
 func environmentVariables() -> [String: String] {
     var result: [String: String] = [:]

@@ -12,8 +12,9 @@ import SignalSystem
 /// stop and the watchdog (``SystemdNotifier``, ``Watchdog``).
 public enum Daemon {
     /// Starts a server and blocks until SIGINT or SIGTERM has stopped it.
-    /// Returns the process exit status.
-    public static func run(config: ServerConfig, program: String,
+    /// Returns the process exit status. `configFile`, the file `config` was
+    /// read from, is named in the line that says where it listens.
+    public static func run(config: ServerConfig, program: String, configFile: String? = nil,
                            application makeApplication: () throws -> ServerApplication) -> Int32 {
         Log.level = config.logLevel
         signal(SIGPIPE, SIG_IGN)
@@ -34,7 +35,8 @@ public enum Daemon {
             return 1
         }
         let addresses = server.listeners.map { "\($0.address)\($0.isSecure ? " (TLS)" : "")" }
-        Log.info("\(program) \(RingdVersion.current) listening on \(addresses.joined(separator: " and ")) with \(config.resolvedThreads) loop(s)")
+        let source = configFile.map { ", configuration \($0)" } ?? ""
+        Log.info("\(program) \(RingdVersion.current) listening on \(addresses.joined(separator: " and ")) with \(config.resolvedThreads) loop(s)\(source)")
         for listener in server.listeners {
             writeLine("listening \(listener.url)", to: STDOUT_FILENO)
         }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import TestSupport
 
@@ -23,7 +26,7 @@ struct RingdCommandLineTests {
         #expect(errors == "ringd: unknown argument \"--port\" (see ringd --help)\n")
     }
 
-    @Test func aBadConfigurationNamesTheFileAndTheStartSaysWhichItRead() throws {
+    @Test func aBadConfigurationIsPlacedAndAStartNamesTheFileItRead() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let config = directory.file("config.json")
@@ -31,10 +34,17 @@ struct RingdCommandLineTests {
         let (status, errors) = try Self.run(["--config", config], in: directory)
         #expect(status == .exited(1))
         #expect(errors.contains("\(config):2:24: invalid JSON"), "\(errors)")
-        // gen-cert reads the configuration and exits: its log names the file.
-        try #"{"store": {"path": "\#(directory.file("data/ringd.sqlite"))"}}"#.write(toFile: config, atomically: true, encoding: .utf8)
-        let generated = try Self.run(["gen-cert", "--config", config], in: directory)
-        #expect(generated.status == .exited(0), "\(generated.errors)")
-        #expect(generated.errors.contains("configuration: \(config)"), "\(generated.errors)")
+        try #"{"listen": {"port": 0}, "store": {"path": "\#(directory.file("data/ringd.sqlite"))"}}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
+        let log = directory.file("ringd.log")
+        let ringd = try ChildProcess(binary, ["--config", config], stdout: .null, stderr: .file(log))
+        defer {
+            ringd.signal(SIGTERM)
+            if ringd.wait(timeout: 10) == nil { ringd.kill() }
+        }
+        let read = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        #expect(waitUntil(timeout: 15) { read().contains("listening on") }, "\(read())")
+        #expect(read().contains("configuration \(config)"), "the start names the file it read: \(read())")
     }
 }

@@ -255,7 +255,8 @@ final class RingdPushRig {
         let endedAt = Double(cancelled.call.endedAt ?? 0)
         #expect(final.filter { $0.receivedAt > endedAt + 250 }.isEmpty,
                 "only a retry already in flight may arrive after the cancel")
-        #expect(try rig.pushState("bob", "iphone")?["counts"]?["retried"]?.integerValue ?? 0 >= 3)
+        // Each request after the first left because the one before was counted as retried.
+        #expect(try rig.pushState("bob", "iphone")?["counts"]?["retried"]?.integerValue ?? 0 >= Int64(final.count - 1))
     }
 
     @Test func aRetryWaitsAsLongAsTheServiceSays() throws {

@@ -1,6 +1,6 @@
 /// One frame from a client: a request and the id its result will echo.
 public struct ClientFrame: Hashable, Sendable {
-    /// The client-chosen request id (1–64 characters).
+    /// The client-chosen request id (``idBytes``, UTF-8).
     public var id: String
     public var request: ClientRequest
 
@@ -22,6 +22,10 @@ public struct ClientFrame: Hashable, Sendable {
         }
     }
 
+    /// How long a request id may be, in UTF-8 bytes. Bytes, not characters:
+    /// a grapheme cluster has no size bound (one letter and 20,000 combining
+    /// marks are one `Character`), and the id is echoed in every result.
+    public static let idBytes = 1 ... 64
     /// The largest `metadata` object accepted, serialized.
     public static let maxMetadataBytes = 4096
     /// The deepest nesting accepted inside `metadata`, so every frame that
@@ -39,8 +43,9 @@ public struct ClientFrame: Hashable, Sendable {
         guard json.objectMembers != nil else {
             throw ParseError(id: nil, error: SignalError(.badRequest, "a frame must be a JSON object"))
         }
-        guard let id = json["id"]?.stringValue, (1 ... 64).contains(id.count) else {
-            throw ParseError(id: nil, error: SignalError(.badRequest, "id must be a string of 1 to 64 characters"))
+        guard let id = json["id"]?.stringValue, idBytes.contains(id.utf8.count) else {
+            throw ParseError(id: nil, error: SignalError(.badRequest,
+                                                         "id must be a string of \(idBytes.lowerBound) to \(idBytes.upperBound) bytes of UTF-8"))
         }
         guard let type = json["type"]?.stringValue else {
             throw ParseError(id: id, error: SignalError(.badRequest, "type must be a string"))

@@ -13,6 +13,8 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
         case sign = "CRYPTO_SIGN"
         /// A fresh key could not be generated or encoded.
         case generate = "CRYPTO_GENERATE"
+        /// A digest or HMAC could not be computed (OpenSSL could not allocate).
+        case digest = "CRYPTO_DIGEST"
     }
 
     public let code: Code

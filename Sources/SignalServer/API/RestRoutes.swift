@@ -56,7 +56,9 @@ enum RestRoutes {
                 ttl = seconds
             }
         }
-        let minted = service.tokens.mint(uid: uid, ttlSeconds: ttl, now: service.now)
+        guard let minted = try? service.tokens.mint(uid: uid, ttlSeconds: ttl, now: service.now) else {
+            return .respond(.error(.internalServerError, "the token could not be signed"))
+        }
         return .respond(.json(.created, .object([
             ("uid", .string(uid)), ("authToken", .string(minted.token)), ("expiresAt", .integer(minted.expiresAt)),
         ])))

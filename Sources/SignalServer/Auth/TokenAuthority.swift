@@ -20,8 +20,9 @@ public final class TokenAuthority: Sendable {
 
     /// A token for `uid` valid for `ttlSeconds` from `now` (ms since the epoch).
     /// It is issued strictly after the user's last revocation, so a token
-    /// minted in the same millisecond as a revocation still works.
-    public func mint(uid: String, ttlSeconds: Int64, now: Int64) -> (token: String, expiresAt: Int64) {
+    /// minted in the same millisecond as a revocation still works. Throws
+    /// ``CryptoError/Code/digest`` when the signature cannot be made.
+    public func mint(uid: String, ttlSeconds: Int64, now: Int64) throws(CryptoError) -> (token: String, expiresAt: Int64) {
         let issuedAt = max(now, (revocations.withLock { $0[uid] } ?? now - 1) + 1)
         let expiresAt = now + ttlSeconds * 1000
         let payload = JSONValue.object([
@@ -31,7 +32,7 @@ public final class TokenAuthority: Sendable {
         var bytes: [UInt8] = []
         payload.write(into: &bytes)
         let signed = "v1." + Base64.encodeURL(bytes)
-        return (signed + "." + Base64.encodeURL(sign(Array(signed.utf8))), expiresAt)
+        return (signed + "." + Base64.encodeURL(try sign(Array(signed.utf8))), expiresAt)
     }
 
     /// The uid a token was issued to, or why it is not accepted.
@@ -42,7 +43,11 @@ public final class TokenAuthority: Sendable {
               let signature = Base64.decodeURL(String(parts[2])) else {
             return .failure(SignalError(.authFailed, "malformed token"))
         }
-        let expected = sign(Array("v1.\(parts[1])".utf8))
+        guard let expected = try? sign(Array("v1.\(parts[1])".utf8)) else {
+            return .failure(SignalError(.internalError, "the token signature cannot be checked now"))
+        }
+        // Both are HMAC-SHA256 outputs if the token is genuine: the length
+        // that constantTimeEqual checks first is public (32 bytes).
         guard Crypto.constantTimeEqual(signature, expected) else {
             return .failure(SignalError(.authFailed, "token signature does not verify"))
         }
@@ -62,7 +67,7 @@ public final class TokenAuthority: Sendable {
         revocations.withLock { $0[uid] = max($0[uid] ?? 0, at) }
     }
 
-    private func sign(_ message: [UInt8]) -> [UInt8] {
-        Crypto.hmacSHA256(key: secret, message: message)
+    private func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try Crypto.hmacSHA256(key: secret, message: message)
     }
 }

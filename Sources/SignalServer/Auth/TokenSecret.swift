@@ -6,7 +6,13 @@ import Glibc
 
 /// The HMAC key for tokens: `auth.tokenSecret` when configured, otherwise a
 /// random 256-bit key generated on first start and kept (mode 0600) in the
-/// data directory, so tokens survive restarts. Start-up only.
+/// data directory (made 0700 if missing), so tokens survive restarts.
+/// Start-up only.
+///
+/// A kept file that group or others may access is refused, not fixed: the
+/// secret may have been read already, and whoever has it can mint a token
+/// for any user. Whether to keep it (chmod) or replace it (delete, which
+/// invalidates every token) is the operator's call, not a silent chmod's.
 public enum TokenSecret {
     /// The file name of the generated secret inside the data directory.
     public static let fileName = "token-secret"
@@ -20,6 +26,7 @@ public enum TokenSecret {
             return Array(configured.utf8)
         }
         let path = directory + "/" + fileName
+        try refuseIfShared(path)
         if let text = FileContents.read(path) {
             guard let secret = decodeHex(String(decoding: text, as: UTF8.self).trimmingWhitespace()
                 .filter { !$0.isNewline }), secret.count >= 16 else {
@@ -34,12 +41,24 @@ public enum TokenSecret {
             return digits.count == 1 ? "0" + digits : digits
         }.joined()
         do {
-            try FileSystem.makeDirectories(directory)
+            try FileSystem.makeDirectories(directory, mode: 0o700)
             try FileSystem.writeNew(path, contents: Array((hex + "\n").utf8), mode: 0o600)
         } catch {
             throw ConfigError("\(path): cannot create the token secret: \(error)")
         }
         return secret
+    }
+
+    /// Throws when the file at `path` exists with any group or other
+    /// permission bit. Checked by path before reading: whoever could swap the
+    /// file in between can write the data directory, and has the store anyway.
+    private static func refuseIfShared(_ path: String) throws(ConfigError) {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return }
+        let mode = String(info.st_mode & 0o777, radix: 8)
+        throw ConfigError("\(path): mode 0\(mode) gives group or others access to the token secret, which signs every "
+            + "token; run `chmod 600 \(path)` to keep it, or delete it to generate a new one (every token "
+            + "issued so far then stops working)")
     }
 
     private static func decodeHex(_ text: String) -> [UInt8]? {

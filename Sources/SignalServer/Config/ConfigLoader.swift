@@ -166,6 +166,7 @@ public enum ConfigLoader {
         integer("limits.requestBurst", \.requestBurst, 1 ... 1_000_000),
         keyList("auth.authKeys", \.authKeys),
         keyList("auth.apiKeys", \.apiKeys),
+        boolean("auth.allowDevelopmentKeys", \.allowDevelopmentKeys),
         Key(path: "auth.tokenSecret", expectation: "a string of at least 16 bytes, or null", isSecret: true) { config, value in
             switch value {
             case .null: config.tokenSecret = nil
@@ -364,5 +365,36 @@ public enum ConfigLoader {
         if config.outboundHardLimit <= config.outboundSoftLimit {
             throw ConfigError("\(source): \"limits.outboundHardLimitBytes\" must be greater than \"limits.outboundSoftLimitBytes\"")
         }
+        try refuseDevelopmentKeysInTheOpen(config, source: source)
+    }
+
+    /// The development keys are in the README, so whoever can reach a
+    /// listener beyond this machine could log in as anyone with them and use
+    /// the REST API. Refused there unless `auth.allowDevelopmentKeys` says the
+    /// network is trusted. Only the two shipped keys are recognised: a key of
+    /// the operator's own is theirs to judge.
+    private static func refuseDevelopmentKeysInTheOpen(_ config: ServerConfig, source: String) throws(ConfigError) {
+        guard !config.allowDevelopmentKeys, !isLoopback(config.host) else { return }
+        var found: [String] = []
+        for (path, keys) in [("auth.authKeys", config.authKeys), ("auth.apiKeys", config.apiKeys)] {
+            for key in [ServerConfig.developmentAuthKey, ServerConfig.developmentAPIKey] where keys.contains(key) {
+                found.append("\"\(path)\" holds the development key \"\(key)\"")
+            }
+        }
+        guard !found.isEmpty else { return }
+        throw ConfigError("\(source): \(found.joined(separator: " and ")), and \"listen.host\" \(config.host) is not "
+            + "loopback, so anyone who can reach it can use them: set auth.authKeys/auth.apiKeys to your own secrets "
+            + "(e.g. `openssl rand -hex 32` each), or auth.allowDevelopmentKeys: true for a trusted network")
+    }
+
+    /// Whether `host` reaches this machine only: `localhost`, 127.0.0.0/8 or
+    /// ::1. A wildcard (0.0.0.0, ::) listens on every interface, so it is not.
+    static func isLoopback(_ host: String) -> Bool {
+        if host.lowercased() == "localhost" { return true }
+        var ipv4 = in_addr()
+        if inet_pton(AF_INET, host, &ipv4) == 1 { return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127 }
+        var ipv6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &ipv6) == 1 else { return false }
+        return withUnsafeBytes(of: &ipv6) { bytes in bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1 }
     }
 }

@@ -49,10 +49,18 @@ public struct ServerConfig: Sendable {
     /// The oldest TLS version accepted (`tls.minVersion`).
     public var tlsMinimumVersion = TLSVersion.v1_2
 
+    /// The auth key shipped in `config.json`: public, for development.
+    public static let developmentAuthKey = "ringd-dev-auth-key"
+    /// The API key shipped in `config.json`: public, for development.
+    public static let developmentAPIKey = "ringd-dev-api-key"
     /// Development keys any uid may log in with (`auth.authKeys`).
-    public var authKeys = ["ringd-dev-auth-key"]
+    public var authKeys = [ServerConfig.developmentAuthKey]
     /// Keys for the REST API, header `X-Api-Key` (`auth.apiKeys`).
-    public var apiKeys = ["ringd-dev-api-key"]
+    public var apiKeys = [ServerConfig.developmentAPIKey]
+    /// Whether the development keys may be used on a listener other than
+    /// loopback (`auth.allowDevelopmentKeys`); without it such a
+    /// configuration is refused at load, since the keys are in the README.
+    public var allowDevelopmentKeys = false
     /// The HMAC-SHA256 key for tokens (`auth.tokenSecret`); nil: generated on
     /// first start and kept in the data directory.
     public var tokenSecret: String?

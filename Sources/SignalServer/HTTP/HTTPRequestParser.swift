@@ -176,18 +176,50 @@ public struct HTTPRequestParser: Sendable {
         }
         guard parts[0].allSatisfy(Self.isTokenByte) else { throw fail(.badRequest, "invalid method") }
         guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw fail(.badRequest, "invalid request target") }
-        let target = String(decoding: parts[1], as: UTF8.self)
-        guard target.hasPrefix("/") || target == "*" else {
-            throw fail(.badRequest, "request target must be in origin form")
-        }
         let version = Array(parts[2])
         guard version.count == 8, version.starts(with: Array("HTTP/".utf8)), version[6] == UInt8(ascii: "."),
               let major = Self.digit(version[5]), let minor = Self.digit(version[7]) else {
             throw fail(.badRequest, "malformed HTTP version")
         }
-        guard major == 1 else { throw fail(.versionNotSupported, "only HTTP/1.0 and HTTP/1.1 are supported") }
-        return HTTPRequest(method: String(decoding: parts[0], as: UTF8.self), target: target,
+        // Checked before the target: a request in a version ringd does not
+        // speak may not follow HTTP/1.1's rules there either. HTTP/1.2 is no
+        // version at all, so it is refused too rather than served as 1.1.
+        guard major == 1, minor <= 1 else {
+            throw fail(.versionNotSupported, "only HTTP/1.0 and HTTP/1.1 are supported")
+        }
+        let target = String(decoding: parts[1], as: UTF8.self)
+        guard target.hasPrefix("/") || target == "*" || Self.isAbsoluteForm(target) else {
+            throw fail(.badRequest, "request target must be in origin form (/path) or absolute form (http://host/path)")
+        }
+        return HTTPRequest(method: String(decoding: parts[0], as: UTF8.self), target: Self.originForm(of: target),
                            minorVersion: minor, headers: HTTPHeaders(), body: [])
+    }
+
+    /// Whether `target` is an absolute-form `http` or `https` URI with a host
+    /// and no userinfo (RFC 9110 §4.2.4 forbids it in these schemes). A
+    /// server must accept this form (RFC 9112 §3.2.2), though clients send it
+    /// mostly to proxies.
+    private static func isAbsoluteForm(_ target: String) -> Bool {
+        guard let (scheme, rest) = schemeAndRest(target), scheme == "http" || scheme == "https" else { return false }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        return !authority.isEmpty && !authority.contains("@")
+    }
+
+    /// The origin form (path and query) of a target: an origin-form or `*`
+    /// target as it is; an absolute-form one without scheme and authority,
+    /// "/" standing for an empty path (RFC 9110 §4.2.3). The Host header is
+    /// still required of HTTP/1.1, and nothing routes on the host, so it is
+    /// not taken from the target either.
+    private static func originForm(of target: String) -> String {
+        guard !target.hasPrefix("/"), target != "*", let (_, rest) = schemeAndRest(target) else { return target }
+        let path = rest.drop { $0 != "/" && $0 != "?" }
+        return path.first == "/" ? String(path) : "/" + path
+    }
+
+    /// The lowercased scheme of `scheme://rest`, and `rest`.
+    private static func schemeAndRest(_ target: String) -> (String, Substring)? {
+        guard let separator = target.range(of: "://") else { return nil }
+        return (target[..<separator.lowerBound].lowercased(), target[separator.upperBound...])
     }
 
     private mutating func parseField(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> (String, String) {

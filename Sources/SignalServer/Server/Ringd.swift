@@ -15,8 +15,9 @@ public final class Ringd: ServerApplication {
 
     /// Prepares everything the server needs before it listens. Throws
     /// ``ConfigError`` for a bad secret, ``StoreError`` for a store that
-    /// cannot be opened or that another ringd serves, and ``PushError`` for
-    /// push credentials that cannot be read.
+    /// cannot be opened or that another ringd serves, ``PushError`` for
+    /// push credentials that cannot be read, and ``CryptoError`` when the
+    /// access keys cannot be hashed.
     public init(config: ServerConfig) throws {
         storeLock = try StoreLock(storePath: config.storePath)
         let store = try CallStore(path: config.storePath, synchronousFull: config.storeSynchronousFull)
@@ -43,7 +44,7 @@ public final class Ringd: ServerApplication {
         }
         self.pushes = pushes
         service = SignalingService(config: config, store: store, tokens: tokens,
-                                   keys: AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys), clock: .system,
+                                   keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys), clock: .system,
                                    consumers: webhooks.map { [$0.outbox] } ?? [], pushTokens: pushTokens, pushes: pushes)
         pushes?.start()
         let report = try service.start(from: try store.loadContinuity())

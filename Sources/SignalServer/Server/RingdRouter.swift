@@ -19,6 +19,9 @@ public final class RingdRouter: HTTPRouter {
             }
             let token = String(authorization.dropFirst("bearer ".count)).trimmingWhitespace()
             switch service.tokens.verify(token, now: service.now) {
+            case .failure(let error) where error.code == .internalError:
+                // The server could not check the token: not the client's fault.
+                return .respond(.error(.internalServerError, error.message))
             case .failure(let error):
                 return .respond(.error(.unauthorized, error.message))
             case .success(let uid):

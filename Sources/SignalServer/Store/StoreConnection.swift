@@ -1,4 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SignalSystem
+
 /// The store's database as the writer thread uses it: the connection, the
 /// transaction statements the group commit needs, and the revocation table.
 /// Calls and call logs are in extensions. Lives and dies on the writer
@@ -7,16 +11,40 @@ final class StoreConnection {
     /// The open, migrated database.
     let database: SQLiteDatabase
 
+    /// The mode of the store's files (database, -wal, -shm, lock) and of its
+    /// directory when ringd creates them: they hold every user's calls and
+    /// push tokens, and the directory the token secret, so the owner's only.
+    static let fileMode: mode_t = 0o600
+    static let directoryMode: mode_t = 0o700
+
     /// Creates the file's directory if missing, opens (creating) the database
     /// and brings it up to date (see ``StoreSchema/prepare(_:synchronousFull:)``).
     init(path: String, synchronousFull: Bool) throws(StoreError) {
         do throws(SystemError) {
-            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path), mode: Self.directoryMode)
         } catch {
             throw StoreError(.directory, "cannot create the directory of \(path): \(error)")
         }
+        try Self.createIfMissing(path)
         database = try reportingSQLiteErrors { () throws(SQLiteError) in try SQLiteDatabase(path: path) }
         try StoreSchema.prepare(database, synchronousFull: synchronousFull)
+    }
+
+    /// Creates the database file, empty (SQLite takes that for an empty
+    /// database), with ``fileMode`` if it does not exist. SQLite would create
+    /// it 0644 less the umask; the -wal, -shm and -journal files it makes
+    /// later get the database file's mode (its unix VFS copies it), so this
+    /// one file sets them all. An existing file keeps its mode.
+    private static func createIfMissing(_ path: String) throws(StoreError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, fileMode)
+        if fd >= 0 {
+            close(fd)
+            return
+        }
+        let code = errno
+        guard code == EEXIST else {
+            throw StoreError(.directory, "cannot create \(path): \(SystemError(call: "open", code: code))")
+        }
     }
 
     /// Starts a write transaction, taking the write lock at once so the

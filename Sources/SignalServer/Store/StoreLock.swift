@@ -20,11 +20,11 @@ public final class StoreLock: Sendable {
     public init(storePath: String) throws(StoreError) {
         let path = storePath + ".lock"
         do {
-            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path), mode: StoreConnection.directoryMode)
         } catch {
             throw StoreError(.directory, "cannot create the directory of \(storePath): \(error)")
         }
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, StoreConnection.fileMode)
         guard fd >= 0 else {
             throw StoreError(.directory, "cannot open \(path): \(SystemError(call: "open", code: errno))")
         }

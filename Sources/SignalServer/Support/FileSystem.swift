@@ -5,9 +5,10 @@ import SignalSystem
 
 /// The few file-system operations start-up needs, through the syscall helper.
 public enum FileSystem {
-    /// Creates `directory` and every missing parent, like `mkdir -p`;
-    /// directories that exist already are fine.
-    public static func makeDirectories(_ directory: String) throws(SystemError) {
+    /// Creates `directory` and every missing parent, like `mkdir -p`, each
+    /// with `mode` (less the umask); directories that exist already are fine
+    /// and keep their mode.
+    public static func makeDirectories(_ directory: String, mode: mode_t = 0o755) throws(SystemError) {
         var prefixes: [String] = []
         for index in directory.indices where directory[index] == "/" && index != directory.startIndex {
             prefixes.append(String(directory[..<index]))
@@ -15,7 +16,7 @@ public enum FileSystem {
         if !directory.isEmpty { prefixes.append(directory) }
         for prefix in prefixes {
             do throws(SystemError) {
-                _ = try syscallExpectingResult("mkdir") { mkdir(prefix, 0o755) }
+                _ = try syscallExpectingResult("mkdir") { mkdir(prefix, mode) }
             } catch where error.code == EEXIST {
                 continue
             }

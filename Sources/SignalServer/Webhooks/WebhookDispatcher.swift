@@ -191,7 +191,10 @@ final class WebhookDispatcher: Sendable {
         var body: [UInt8] = []
         JSONValue.object([("trigger", .string("test")), ("id", .string(id)), ("createdAt", .integer(now)),
                           ("data", .object([]))]).write(into: &body)
-        let headers = endpoint.signature.headers(id: id, timestamp: now / 1000, body: body)
+        let headers: WebhookHeaders
+        do { headers = try endpoint.signature.headers(id: id, timestamp: now / 1000, body: body) } catch {
+            return completion(.failure("cannot sign the request: \(error)"))
+        }
         poster.post(url: endpoint.url, headers: headers.fields.map { ($0.name, $0.value) }, body: body,
                     timeout: settings.timeout, completion: completion)
     }
@@ -281,7 +284,13 @@ final class WebhookDispatcher: Sendable {
             return finish(delivery, .failure("the endpoint is no longer configured"))
         }
         // Signed anew for each attempt: receivers refuse an old timestamp.
-        let headers = endpoint.signature.headers(id: delivery.eventId, timestamp: wall() / 1000, body: delivery.body)
+        let headers: WebhookHeaders
+        do {
+            headers = try endpoint.signature.headers(id: delivery.eventId, timestamp: wall() / 1000, body: delivery.body)
+        } catch {
+            // Counted as a failed attempt: it is retried like one that found no receiver.
+            return finish(delivery, .failure("cannot sign the request: \(error)"))
+        }
         poster.post(url: endpoint.url, headers: headers.fields.map { ($0.name, $0.value) }, body: delivery.body,
                     timeout: settings.timeout) { [self] result in finish(delivery, result) }
     }

@@ -28,18 +28,22 @@ public struct WebhookSignature: Sendable {
 
     /// The headers of one attempt to deliver `body` as event `id`, made at
     /// `timestamp` (Unix seconds). Sign every attempt anew: receivers refuse
-    /// a timestamp more than a few minutes off their clock.
-    public func headers(id: String, timestamp: Int64, body: [UInt8]) -> WebhookHeaders {
+    /// a timestamp more than a few minutes off their clock. Throws
+    /// ``CryptoError/Code/digest`` when an HMAC cannot be made.
+    public func headers(id: String, timestamp: Int64, body: [UInt8]) throws(CryptoError) -> WebhookHeaders {
         var signed = Array("\(id).\(timestamp).".utf8)
         signed.append(contentsOf: body)
-        let signatures = secrets.map { "v1," + Base64.encode(Crypto.hmacSHA256(key: $0.key, message: signed)) }
+        var signatures: [String] = []
+        for secret in secrets {
+            signatures.append("v1," + Base64.encode(try Crypto.hmacSHA256(key: secret.key, message: signed)))
+        }
         return WebhookHeaders(id: id, timestamp: timestamp, signature: signatures.joined(separator: " "),
-                              cometChatSignature: Self.hex(Crypto.hmacSHA256(key: primary.key, message: body)))
+                              cometChatSignature: Self.hex(try Crypto.hmacSHA256(key: primary.key, message: body)))
     }
 
     /// The headers of one attempt to deliver `event`.
-    public func headers(for event: WebhookEvent, timestamp: Int64) -> WebhookHeaders {
-        headers(id: event.id, timestamp: timestamp, body: event.body)
+    public func headers(for event: WebhookEvent, timestamp: Int64) throws(CryptoError) -> WebhookHeaders {
+        try headers(id: event.id, timestamp: timestamp, body: event.body)
     }
 
     private static func hex(_ bytes: [UInt8]) -> String {

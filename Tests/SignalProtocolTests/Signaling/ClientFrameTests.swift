@@ -68,7 +68,7 @@ import TestSupport
         #expect(throws: ClientFrame.ParseError(id: "7", error: SignalError(.unknownType, #"unknown frame type "dance""#))) {
             try ClientFrame.parse(Array(#"{"type":"dance","id":"7"}"#.utf8))
         }
-        #expect(throws: ClientFrame.ParseError(id: nil, error: SignalError(.badRequest, "id must be a string of 1 to 64 characters"))) {
+        #expect(throws: ClientFrame.ParseError(id: nil, error: SignalError(.badRequest, "id must be a string of 1 to 64 bytes of UTF-8"))) {
             try ClientFrame.parse(Array(#"{"type":"getActiveCall"}"#.utf8))
         }
         #expect(throws: ClientFrame.ParseError(id: "2", error: SignalError(.validation, "receiverId must be \(Identifier.rule)"))) {
@@ -79,6 +79,25 @@ import TestSupport
         }
         #expect(throws: ClientFrame.ParseError(id: "4", error: SignalError(.validation, "resume.afterSeq must be an integer of 0 or more"))) {
             try ClientFrame.parse(Array(#"{"type":"auth","id":"4","authToken":"t","resume":{"deviceId":"b","afterSeq":-1}}"#.utf8))
+        }
+    }
+
+    /// The id's bound is in UTF-8 bytes, checked at each edge: 64 bytes of
+    /// ASCII, 32 two-byte letters and 16 four-byte emoji pass; one byte more
+    /// fails, and so does one letter with 20,000 combining marks (one
+    /// character, 40 KB), which counting characters let through.
+    @Test func theIdIsBoundedInBytes() throws {
+        let refused = ClientFrame.ParseError(id: nil, error: SignalError(.badRequest, "id must be a string of 1 to 64 bytes of UTF-8"))
+        func frame(_ id: String) -> [UInt8] { Array(#"{"type":"getActiveCall","id":"\#(id)"}"#.utf8) }
+        for id in [String(repeating: "a", count: 64), String(repeating: "é", count: 32), String(repeating: "😀", count: 16),
+                   "a", String(repeating: "é", count: 31) + "ab"] {
+            #expect(try ClientFrame.parse(frame(id)).id == id)
+        }
+        let combining = "a" + String(repeating: "\u{301}", count: 20_000)
+        #expect(combining.count == 1 && combining.utf8.count == 40_001)
+        for id in ["", String(repeating: "a", count: 65), String(repeating: "é", count: 32) + "a",
+                   String(repeating: "😀", count: 16) + "a", "a" + String(repeating: "\u{301}", count: 32), combining] {
+            #expect(throws: refused, "\(id.utf8.count) bytes") { try ClientFrame.parse(frame(id)) }
         }
     }
 

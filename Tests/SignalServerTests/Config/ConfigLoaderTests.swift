@@ -70,12 +70,13 @@ func configError(_ contents: String, environment: [String: String] = [:],
     @Test func everyKeyIsApplied() throws {
         let config = try loadConfig("""
             {"listen": {"host": "0.0.0.0", "port": 9000}, "threads": 3, "logLevel": "debug",
-             "http": {"maxBodyBytes": 100},
+             "http": {"maxBodyBytes": 100}, "auth": {"allowDevelopmentKeys": true},
              "ws": {"maxMessageBytes": 2048, "handshakeTimeoutSeconds": 2.5,
                     "pingIntervalSeconds": 1, "pingTimeoutSeconds": 3},
              "limits": {"maxConnections": 50, "outboundSoftLimitBytes": 2048, "outboundHardLimitBytes": 4096}}
             """).get()
         #expect(config.host == "0.0.0.0")
+        #expect(config.allowDevelopmentKeys)
         #expect(config.port == 9000)
         #expect(config.threads == 3)
         #expect(config.logLevel == .debug)

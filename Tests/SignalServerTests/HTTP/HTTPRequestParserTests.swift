@@ -193,11 +193,37 @@ func parseByteByByte(_ text: String, maxBodyBytes: Int = 1024) -> ParseOutcome {
 
     @Test(arguments: [
         ("GARBAGE", 400), ("GET /", 400), ("GET  / HTTP/1.1", 400), ("G\"T / HTTP/1.1", 400),
-        ("GET http://a/ HTTP/1.1", 400), ("GET / HTTP/1.10", 400), ("GET / http/1.1", 400),
-        ("GET / HTTP/2.0", 505), ("GET / HTTP/0.9", 505),
+        ("GET / HTTP/1.10", 400), ("GET / http/1.1", 400),
+        ("GET / HTTP/2.0", 505), ("GET / HTTP/0.9", 505), ("GET / HTTP/1.2", 505), ("GET / HTTP/1.9", 505),
+        ("GET ftp://a/x HTTP/1.1", 400), ("GET http://user@a/x HTTP/1.1", 400), ("GET http:///x HTTP/1.1", 400),
+        ("GET http:/x HTTP/1.1", 400), ("GET a/b HTTP/1.1", 400), ("GET //a/b HTTP/2.0", 505),
     ])
     func badRequestLine(line: String, status: Int) {
         #expect(parseWhole("\(line)\r\nHost: a\r\n\r\n").errorStatus == status, "\(line)")
+        #expect(parseByteByByte("\(line)\r\nHost: a\r\n\r\n").errorStatus == status, "\(line), byte by byte")
+    }
+
+    /// RFC 9112 §3.2.2: absolute-form targets are accepted and routed by
+    /// their path and query; an empty path is "/". The scheme is matched
+    /// without regard to case. Fed whole and byte by byte.
+    @Test(arguments: [
+        ("http://127.0.0.1:8080/healthz", "/healthz"), ("HTTPS://ringd.example/v1/users/a/calls?limit=2",
+                                                         "/v1/users/a/calls?limit=2"),
+        ("http://ringd.example", "/"), ("http://ringd.example?x=1", "/?x=1"), ("http://[::1]:80/m", "/m"),
+    ])
+    func absoluteFormTargetsAreAccepted(target: String, path: String) {
+        let text = "GET \(target) HTTP/1.1\r\nHost: ringd.example\r\n\r\n"
+        for outcome in [parseWhole(text), parseByteByByte(text)] {
+            #expect(outcome.errorStatus == nil, "\(target)")
+            #expect(outcome.requests.map(\.target) == [path], "\(target)")
+        }
+    }
+
+    /// The Host header is still required of HTTP/1.1 (RFC 9112 §3.2), even
+    /// when the target names the host; HTTP/1.0 needs none.
+    @Test func anAbsoluteFormTargetDoesNotStandInForHost() {
+        #expect(parseByteByByte("GET http://a/healthz HTTP/1.1\r\n\r\n").errorStatus == 400)
+        #expect(parseByteByByte("GET http://a/healthz HTTP/1.0\r\n\r\n").requests.map(\.target) == ["/healthz"])
     }
 
     @Test func hostIsRequiredExactlyOnceForHTTP11() {

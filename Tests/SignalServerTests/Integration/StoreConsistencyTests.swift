@@ -30,7 +30,7 @@ extension SignalingIntegration {
                 store = try CallStore(path: directory.file("ringd.sqlite"))
                 service = SignalingService(config: config, store: store,
                                            tokens: TokenAuthority(secret: Array(repeating: 7, count: 32), revocations: [:]),
-                                           keys: AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys), clock: clock)
+                                           keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys), clock: clock)
                 server = try TestServer(config: config, application: ServiceApplication(service: service))
             }
 
@@ -51,7 +51,7 @@ extension SignalingIntegration {
                 let config = testConfig { $0.onRestart = .end }
                 let service = SignalingService(config: config, store: store,
                                                tokens: TokenAuthority(secret: Array(repeating: 7, count: 32), revocations: [:]),
-                                               keys: AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys))
+                                               keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys))
                 let group = try EventLoopGroup(count: 2) { loop in _ = service.register(loop) }
                 let initiated = Atomic<Int>(0)
                 let stop = Flag()

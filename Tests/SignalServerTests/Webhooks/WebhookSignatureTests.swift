@@ -8,7 +8,7 @@ import Testing
     @Test func signsTheExampleAsComputedIndependently() throws {
         let signature = try WebhookSignature(secrets: [WebhookExample.firstSecret])
         let event = try WebhookEvent(change: WebhookExample.accepted)
-        let headers = signature.headers(for: event, timestamp: WebhookExample.timestamp)
+        let headers = try signature.headers(for: event, timestamp: WebhookExample.timestamp)
         #expect(headers.id == WebhookExample.eventId)
         #expect(headers.timestamp == WebhookExample.timestamp)
         #expect(headers.signature == WebhookExample.firstSignature)
@@ -22,7 +22,7 @@ import Testing
     /// The example the Standard Webhooks (and Svix) libraries test with.
     @Test func matchesTheStandardWebhooksLibrariesVector() throws {
         let signature = try WebhookSignature(secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])
-        let headers = signature.headers(id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330,
+        let headers = try signature.headers(id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330,
                                         body: Array(#"{"test": 2432232314}"#.utf8))
         #expect(headers.signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
     }
@@ -31,11 +31,11 @@ import Testing
     @Test func twoSecretsGiveTwoSignatures() throws {
         let signature = try WebhookSignature(secrets: [WebhookExample.firstSecret, WebhookExample.secondSecret])
         let event = try WebhookEvent(change: WebhookExample.accepted)
-        let headers = signature.headers(for: event, timestamp: WebhookExample.timestamp)
+        let headers = try signature.headers(for: event, timestamp: WebhookExample.timestamp)
         #expect(headers.signature == WebhookExample.firstSignature + " " + WebhookExample.secondSignature)
         #expect(headers.cometChatSignature == WebhookExample.cometChatSignature)
         let reversed = try WebhookSignature(secrets: [WebhookExample.secondSecret, WebhookExample.firstSecret])
-        #expect(reversed.headers(for: event, timestamp: WebhookExample.timestamp).signature
+        #expect(try reversed.headers(for: event, timestamp: WebhookExample.timestamp).signature
                 == WebhookExample.secondSignature + " " + WebhookExample.firstSignature)
     }
 
@@ -43,8 +43,8 @@ import Testing
     @Test func anotherTimestampChangesOnlyTheStandardSignature() throws {
         let signature = try WebhookSignature(secrets: [WebhookExample.firstSecret])
         let event = try WebhookEvent(change: WebhookExample.accepted)
-        let first = signature.headers(for: event, timestamp: WebhookExample.timestamp)
-        let retry = signature.headers(for: event, timestamp: WebhookExample.timestamp + 30)
+        let first = try signature.headers(for: event, timestamp: WebhookExample.timestamp)
+        let retry = try signature.headers(for: event, timestamp: WebhookExample.timestamp + 30)
         #expect(retry.id == first.id)
         #expect(retry.signature != first.signature)
         #expect(retry.cometChatSignature == first.cometChatSignature)

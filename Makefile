@@ -27,6 +27,17 @@ build: deps
 run: build
 	.build/release/ringd --config $(CONFIG)
 
+# The OCI image (deploy/container/, docs/DEPLOY.md), built here with no
+# registry. podman and buildah are installed for this target only, so
+# `make test` stays lean.
+IMAGE ?= localhost/ringd:latest
+IMAGE_PACKAGES := podman buildah
+
+.PHONY: image
+image: deps
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(IMAGE_PACKAGES)"
+	SWIFT=$(SWIFT) deploy/container/build.sh $(IMAGE)
+
 # A self-signed development certificate for localhost in the data directory
 # (data/tls-cert.pem, data/tls-key.pem); see the README for wss://.
 .PHONY: cert

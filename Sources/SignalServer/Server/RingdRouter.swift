@@ -1,6 +1,6 @@
 import SignalProtocol
 
-/// The routes of `ringd`: `GET /healthz`, the WebSocket endpoint `GET /v1/ws`
+/// The routes of `ringd`: `GET /healthz`, `GET /readyz`, the WebSocket endpoint `GET /v1/ws`
 /// and the REST API (``RestRoutes``).
 public final class RingdRouter: HTTPRouter {
     private var table = RouteTable()
@@ -10,6 +10,7 @@ public final class RingdRouter: HTTPRouter {
         let stats = context.stats
         let signaling = service.register(context.loop)
         table.add("GET", "/healthz") { _, _ in .respond(stats.healthResponse) }
+        table.add("GET", "/readyz") { _, _ in .respond(stats.readinessResponse) }
         table.add("GET", "/v1/ws") { request, _ in
             guard let authorization = request.headers["Authorization"] else {
                 return .webSocket(SignalingSession(loop: signaling, headerIdentity: nil))

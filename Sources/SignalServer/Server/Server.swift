@@ -89,6 +89,7 @@ public final class Server: Sendable {
         for case (.inherited(let socket), let certificates) in requested {
             Log.info("listening on inherited socket \(socket)\(certificates == nil ? "" : " (TLS)")")
         }
+        stats.markReady()
     }
 
     /// Where to listen, plain text first, then TLS, each with the
@@ -145,6 +146,7 @@ public final class Server: Sendable {
     /// Starts a graceful stop: the application finishes first, then no new
     /// connections are taken and open ones are closed cleanly.
     public func shutdown() {
+        stats.markStopping()
         application.stop()
         group.stop()
     }

@@ -6,6 +6,7 @@ import Synchronization
 public final class ServerStats: Sendable {
     private let connections = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)
+    private let ready = Atomic<Bool>(false)
     public let startedAt = Deadline.now()
 
     /// Connections open right now.
@@ -30,6 +31,18 @@ public final class ServerStats: Sendable {
         connections.wrappingSubtract(1, ordering: .relaxed)
     }
 
+    /// Whether `GET /readyz` says ready: from when every listener is up
+    /// (the application, ringd's store included, was made before them)
+    /// until a graceful stop starts, so a balancer stops sending new
+    /// clients before connections are closed.
+    public var isReady: Bool { ready.load(ordering: .relaxed) }
+
+    /// Every listener is up.
+    func markReady() { ready.store(true, ordering: .relaxed) }
+
+    /// A graceful stop has started.
+    func markStopping() { ready.store(false, ordering: .relaxed) }
+
     /// Seconds since start.
     public var uptimeSeconds: Double { Deadline.now().seconds(since: startedAt) }
 
@@ -41,5 +54,12 @@ public final class ServerStats: Sendable {
             ("uptimeSeconds", .integer(Int64(uptimeSeconds))),
             ("connections", .integer(Int64(openConnections))),
         ]))
+    }
+
+    /// The `GET /readyz` answer: 200 while ready, else 503.
+    public var readinessResponse: HTTPResponse {
+        isReady ? .json(.ok, .object([("status", .string("ready"))]))
+            : .json(.serviceUnavailable, .object([("status", .string("not ready")),
+                                                  ("reason", .string("starting or shutting down"))]))
     }
 }

@@ -152,6 +152,11 @@ public enum ConfigLoader {
             config.logLevel = level
             return true
         },
+        Key(path: "log.format", expectation: "text or json") { config, value in
+            guard let format = value.stringValue.flatMap(Log.Format.init(rawValue:)) else { return false }
+            config.logFormat = format
+            return true
+        },
         integer("http.maxBodyBytes", \.maxRequestBodyBytes, 0 ... 64 * 1024 * 1024),
         seconds("ws.handshakeTimeoutSeconds", \.handshakeTimeout),
         integer("ws.maxMessageBytes", \.maxMessageBytes, 125 ... 64 * 1024 * 1024),

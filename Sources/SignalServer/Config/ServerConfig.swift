@@ -12,6 +12,8 @@ public struct ServerConfig: Sendable {
     public var threads = 0
     /// How much to log (`logLevel`).
     public var logLevel = Log.Level.info
+    /// How log lines are written (`log.format`).
+    public var logFormat = Log.Format.text
     /// The largest HTTP request body (`http.maxBodyBytes`; 413 beyond).
     public var maxRequestBodyBytes = 64 * 1024
     /// Seconds a request, the WebSocket upgrade included, may take to arrive

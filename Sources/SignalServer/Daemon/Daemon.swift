@@ -17,6 +17,7 @@ public enum Daemon {
     public static func run(config: ServerConfig, program: String, configFile: String? = nil,
                            application makeApplication: () throws -> ServerApplication) -> Int32 {
         Log.level = config.logLevel
+        Log.format = config.logFormat
         signal(SIGPIPE, SIG_IGN)
         raiseDescriptorLimit()
         // Block the stop signals before any loop thread exists so every

@@ -16,9 +16,28 @@ public enum HTTPRoute {
 public struct HTTPResponseSink: Sendable {
     let mailbox: LoopMailbox
     let handler: LoopBound<HTTPConnectionHandler>
+    /// Sees each response sent (an access log), on the sender's thread.
+    var tap: (@Sendable (HTTPResponse) -> Void)?
+
+    init(mailbox: LoopMailbox, handler: LoopBound<HTTPConnectionHandler>) {
+        self.mailbox = mailbox
+        self.handler = handler
+    }
+
+    /// The same sink, with `tap` seeing each response sent through it.
+    public func observing(_ tap: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponseSink {
+        var sink = self
+        let earlier = self.tap
+        sink.tap = { response in
+            earlier?(response)
+            tap(response)
+        }
+        return sink
+    }
 
     /// Sends the response (once; from any thread).
     public func send(_ response: HTTPResponse) {
+        tap?(response)
         let handler = self.handler
         mailbox.submit { loop in handler.value(on: loop)?.finishDeferred(response) }
     }

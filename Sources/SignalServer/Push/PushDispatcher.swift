@@ -47,7 +47,7 @@ final class PushDispatcher: @unchecked Sendable {
     func start() {
         queue.async { [self] in
             fcmToken?.withToken(now: wall(), exchange: exchange) { result in
-                if case .failure(let error) = result { Log.warning("push: \(error.message)") }
+                if case .failure(let error) = result { Log.repeatedWarning("push-credentials", "push: \(error.message)") }
             }
         }
     }

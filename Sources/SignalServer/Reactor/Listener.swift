@@ -139,7 +139,7 @@ final class Listener: Selectable {
         switch error.code {
         case EMFILE, ENFILE, ENOBUFS, ENOMEM:
             if !exhaustionLogged {
-                Log.warning("out of descriptors, accepting in \(Self.descriptorExhaustionPause)s steps: \(error)")
+                Log.repeatedWarning("descriptors", "out of descriptors, accepting in \(Self.descriptorExhaustionPause)s steps: \(error)")
                 exhaustionLogged = true
             }
             paused = true

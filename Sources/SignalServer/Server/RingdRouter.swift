@@ -39,6 +39,6 @@ public final class RingdRouter: HTTPRouter {
     }
 
     public func route(_ request: HTTPRequest) -> HTTPRoute {
-        table.route(request)
+        AccessLog.logging(table.route(request), for: request)
     }
 }

@@ -1,10 +1,12 @@
+import SignalProtocol
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Line-oriented logging to standard error, one `write` per line so lines
-/// from different threads never interleave. Never given secrets.
+/// from different threads never interleave, as text or JSON
+/// (``Log/format``). Never given secrets.
 public enum Log {
     public enum Level: Int, Sendable, Comparable {
         /// Failures the operator must see.
@@ -39,7 +41,17 @@ public enum Log {
         }
     }
 
+    /// How lines are written (`log.format`).
+    public enum Format: String, Sendable, CaseIterable {
+        /// `TIME LEVEL message key=value…`, for a terminal.
+        case text
+        /// One JSON object per line: `time`, `level`, `message` and the
+        /// line's fields, for a log pipeline.
+        case json
+    }
+
     private static let threshold = Atomic<Int>(Level.info.rawValue)
+    private static let jsonFormat = Atomic<Bool>(false)
 
     /// The most detailed level written.
     public static var level: Level {
@@ -47,20 +59,72 @@ public enum Log {
         set { threshold.store(newValue.rawValue, ordering: .relaxed) }
     }
 
+    public static var format: Format {
+        get { jsonFormat.load(ordering: .relaxed) ? .json : .text }
+        set { jsonFormat.store(newValue == .json, ordering: .relaxed) }
+    }
+
     /// Whether `level` is written; check before building an expensive message.
     public static func isEnabled(_ level: Level) -> Bool { level.rawValue <= threshold.load(ordering: .relaxed) }
 
-    public static func error(_ message: @autoclosure () -> String) { write(.error, message) }
-    public static func warning(_ message: @autoclosure () -> String) { write(.warning, message) }
-    public static func info(_ message: @autoclosure () -> String) { write(.info, message) }
-    public static func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
+    /// A line's structured details (`sessionId`, `uid`, `remote`…): JSON
+    /// members in the json format, ` key=value` after the message in text.
+    public typealias Fields = [(key: String, value: String)]
 
-    private static func write(_ level: Level, _ message: () -> String) {
+    public static func error(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> Fields = []) {
+        write(.error, message, fields)
+    }
+    public static func warning(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> Fields = []) {
+        write(.warning, message, fields)
+    }
+    public static func info(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> Fields = []) {
+        write(.info, message, fields)
+    }
+    public static func debug(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> Fields = []) {
+        write(.debug, message, fields)
+    }
+
+    /// A warning that can repeat many times a second (refused connections,
+    /// an exhausted descriptor table, a failing endpoint): the first
+    /// ``LogThrottle/burst`` of each `kind` in a minute are written, the rest
+    /// counted and reported with the next one written.
+    public static func repeatedWarning(_ kind: String, _ message: @autoclosure () -> String,
+                                       _ fields: @autoclosure () -> Fields = []) {
+        guard isEnabled(.warning) else { return }
+        guard let suppressed = throttle.admit(kind, now: monotonicSeconds()) else { return }
+        let note = suppressed > 0 ? " (\(suppressed) similar suppressed)" : ""
+        write(.warning, { message() + note }, fields)
+    }
+
+    private static let throttle = LogThrottle()
+
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    private static func write(_ level: Level, _ message: () -> String, _ fields: () -> Fields) {
         guard isEnabled(level) else { return }
-        var line = Array("\(timestamp()) \(level.name) \(message())\n".utf8)
+        var line = format == .json ? jsonLine(level, message(), fields()) : textLine(level, message(), fields())
         line.withUnsafeMutableBytes { bytes in
             _ = Glibc.write(STDERR_FILENO, bytes.baseAddress, bytes.count)
         }
+    }
+
+    static func textLine(_ level: Level, _ message: String, _ fields: Fields) -> [UInt8] {
+        let details = fields.map { " \($0.key)=\($0.value)" }.joined()
+        return Array("\(timestamp()) \(level.name) \(message)\(details)\n".utf8)
+    }
+
+    static func jsonLine(_ level: Level, _ message: String, _ fields: Fields) -> [UInt8] {
+        var members: [(key: String, value: JSONValue)] = [("time", .string(timestamp())), ("level", .string(level.name)),
+                                                          ("message", .string(message))]
+        for (key, value) in fields where !["time", "level", "message"].contains(key) { members.append((key, .string(value))) }
+        var bytes: [UInt8] = []
+        JSONValue.object(members).write(into: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
     }
 
     /// The current UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ`.

@@ -23,6 +23,8 @@ public final class WebSocket: ConnectionHandler {
     public var peer: SocketAddress { connection.peer }
     /// The event loop this connection lives on.
     public var loop: EventLoop { connection.loop }
+    /// Frames and chunks queued for the peer (for tests of floods).
+    var outboundChunkCount: Int { connection.outboundChunkCount }
 
     /// Seconds the server waits for the peer's close frame after sending its own.
     static let closeTimeout = 5.0
@@ -144,7 +146,8 @@ public final class WebSocket: ConnectionHandler {
         case .message(let message):
             if state == .open { responder.webSocket(self, didReceive: message) }
         case .ping(let payload):
-            if state == .open { sendControl(.pong, payload) }
+            // One frame (no separate header chunk) so a newer pong can replace it.
+            if state == .open { connection.writeLatest(WebSocketFrameEncoder.frame(.pong, payload: payload)) }
         case .pong:
             break
         case .close(let code, _):

@@ -78,6 +78,8 @@ final class Connection: Selectable {
     private(set) var state: State = .open
     /// Not reading because too much is queued for the peer.
     private var readingPaused = false
+    /// Not reading because the handler asked (see ``holdReading(_:)``).
+    private var readingHeld = false
     private var registeredEvents: UInt32 = 0
     private var closeTimer: TimerID?
 
@@ -160,6 +162,15 @@ final class Connection: Selectable {
     /// Chunks queued and not completely written (for tests).
     var outboundChunkCount: Int { outbound.chunkCount + (heldFrame == nil ? 0 : 1) }
 
+    /// Stops or resumes reading for the handler: an HTTP connection does not
+    /// read further requests while an answer is pending, so a pipelining
+    /// client cannot make it buffer without bound.
+    func holdReading(_ held: Bool) {
+        guard state == .open, held != readingHeld else { return }
+        readingHeld = held
+        updateInterest()
+    }
+
     private func flush() {
         do {
             while try outbound.flush(to: socket.rawValue) {
@@ -215,6 +226,7 @@ final class Connection: Selectable {
         state = .lingering
         _ = try? syscall("shutdown") { shutdown(socket.rawValue, Int32(SHUT_WR)) }
         readingPaused = false
+        readingHeld = false
         updateInterest()
     }
 
@@ -226,7 +238,7 @@ final class Connection: Selectable {
         }
         guard state != .closed else { return }
         let hangup = events & (CSHIM_EPOLLHUP | CSHIM_EPOLLERR) != 0
-        if readingPaused {
+        if readingPaused || readingHeld {
             // Not reading, so a hang-up would be reported again and again.
             if hangup { abort() }
         } else if hangup || events & CSHIM_EPOLLIN != 0 {
@@ -329,7 +341,7 @@ final class Connection: Selectable {
         } else if readingPaused && queued <= limits.softLimit / 2 {
             readingPaused = false
         }
-        var events: UInt32 = readingPaused ? 0 : CSHIM_EPOLLIN
+        var events: UInt32 = readingPaused || readingHeld ? 0 : CSHIM_EPOLLIN
         if !outbound.isEmpty { events |= CSHIM_EPOLLOUT }
         guard events != registeredEvents else { return }
         registeredEvents = events

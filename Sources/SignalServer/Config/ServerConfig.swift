@@ -32,6 +32,10 @@ public struct ServerConfig: Sendable {
     public var pingTimeout = 40.0
     /// Open connections accepted at once (`limits.maxConnections`); more are refused with 503.
     public var maxConnections = 100_000
+    /// Open connections accepted at once from one peer address
+    /// (`limits.connectionsPerAddress`), so one client cannot take every
+    /// slot; more are refused with 503.
+    public var connectionsPerAddress = 256
     /// Queued outbound bytes above which the server stops reading from a peer
     /// (`limits.outboundSoftLimitBytes`).
     public var outboundSoftLimit = 256 * 1024

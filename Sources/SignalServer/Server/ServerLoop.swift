@@ -35,12 +35,18 @@ final class ServerLoop {
 
     private func accept(_ socket: FileDescriptor, _ peer: SocketAddress, certificates: TLSCertificates?) {
         let config = context.config
-        guard context.stats.admit(limit: config.maxConnections) else {
-            Log.warning("\(peer): refused, \(config.maxConnections) connections open")
+        let address = peer.host
+        if case .failure(let reason) = context.stats.admit(from: address, limit: config.maxConnections,
+                                                           perAddressLimit: config.connectionsPerAddress) {
+            let message = switch reason {
+            case .full: "too many connections"
+            case .addressFull: "too many connections from this address"
+            }
+            Log.warning("\(peer): refused, \(message)")
             // A TLS peer cannot be told before its handshake; it sees the close.
             let refusal = Connection(socket: socket, peer: peer, loop: context.loop, limits: config.backpressure)
             if certificates == nil {
-                refusal.write(HTTPResponse.error(.serviceUnavailable, "too many connections").serialized(keepAlive: false))
+                refusal.write(HTTPResponse.error(.serviceUnavailable, message).serialized(keepAlive: false))
             }
             refusal.abort()
             return
@@ -50,7 +56,7 @@ final class ServerLoop {
             session = try certificates?.makeSession()
         } catch {
             Log.warning("\(peer): \(error)")
-            context.stats.release()
+            context.stats.release(from: address)
             socket.close()
             return
         }
@@ -60,14 +66,14 @@ final class ServerLoop {
             try connection.start()
         } catch {
             Log.warning("\(peer): \(error)")
-            context.stats.release()
+            context.stats.release(from: address)
             return
         }
         connection.handler = HTTPConnectionHandler(connection: connection, router: router, settings: config)
         connections[ObjectIdentifier(connection)] = connection
         connection.onClose = { [unowned self] closed in
             self.connections[ObjectIdentifier(closed)] = nil
-            self.context.stats.release()
+            self.context.stats.release(from: address)
         }
     }
 

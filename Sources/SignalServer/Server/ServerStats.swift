@@ -6,6 +6,9 @@ import SignalSystem
 public final class ServerStats: Sendable {
     private let connections = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)
+    /// Open connections by peer address (without the port); an address
+    /// leaves the table with its last connection.
+    private let perAddress = Mutex<[String: Int]>([:])
     public let startedAt = Deadline.now()
 
     /// Connections open right now.
@@ -14,20 +17,43 @@ public final class ServerStats: Sendable {
     /// Connections admitted since start (refused ones not counted).
     public var acceptedConnections: Int { accepted.load(ordering: .relaxed) }
 
-    /// Counts a new connection if fewer than `limit` are open; false when full.
-    func admit(limit: Int) -> Bool {
+    /// Why a connection was not admitted.
+    enum Refusal: Error {
+        /// `limits.maxConnections` are open.
+        case full
+        /// `limits.connectionsPerAddress` are open from the peer's address.
+        case addressFull
+    }
+
+    /// Counts a new connection from `address` if fewer than `limit` are open
+    /// in all and fewer than `perAddressLimit` from that address.
+    func admit(from address: String, limit: Int, perAddressLimit: Int) -> Result<Void, Refusal> {
         let after = connections.wrappingAdd(1, ordering: .relaxed).newValue
         if after > limit {
             connections.wrappingSubtract(1, ordering: .relaxed)
-            return false
+            return .failure(.full)
+        }
+        let admitted = perAddress.withLock { counts in
+            let count = counts[address, default: 0]
+            guard count < perAddressLimit else { return false }
+            counts[address] = count + 1
+            return true
+        }
+        guard admitted else {
+            connections.wrappingSubtract(1, ordering: .relaxed)
+            return .failure(.addressFull)
         }
         accepted.wrappingAdd(1, ordering: .relaxed)
-        return true
+        return .success(())
     }
 
-    /// Counts a closed connection.
-    func release() {
+    /// Counts a closed connection from `address`.
+    func release(from address: String) {
         connections.wrappingSubtract(1, ordering: .relaxed)
+        perAddress.withLock { counts in
+            let count = counts[address, default: 1] - 1
+            counts[address] = count > 0 ? count : nil
+        }
     }
 
     /// Seconds since start.

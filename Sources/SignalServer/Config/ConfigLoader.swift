@@ -162,6 +162,7 @@ public enum ConfigLoader {
         boolean("ws.compressionContextTakeover", \.compressionContextTakeover),
         integer("limits.maxConnections", \.maxConnections, 1 ... 10_000_000),
         integer("limits.connectionsPerAddress", \.connectionsPerAddress, 1 ... 10_000_000),
+        integer("limits.maxUnauthenticatedConnections", \.maxUnauthenticatedConnections, 1 ... 10_000_000),
         integer("limits.devicesPerUser", \.devicesPerUser, 1 ... 1000),
         integer("limits.requestsPerSecond", \.requestsPerSecond, 1 ... 1_000_000),
         integer("limits.requestBurst", \.requestBurst, 1 ... 1_000_000),

@@ -63,6 +63,11 @@ final class Connection: Selectable {
     var handler: ConnectionHandler?
     /// Called once after the descriptor is closed.
     var onClose: ((Connection) -> Void)?
+    /// Called once when the connection authenticates (see ``markAuthenticated()``).
+    var onAuthenticate: (() -> Void)?
+    /// Whether a signaling session authenticated on this connection; until
+    /// then it counts against `limits.maxUnauthenticatedConnections`.
+    private(set) var isAuthenticated = false
 
     private let socket: FileDescriptor
     private let limits: BackpressureLimits
@@ -188,6 +193,14 @@ final class Connection: Selectable {
             return
         }
         updateInterest()
+    }
+
+    /// Records that the peer authenticated (once).
+    func markAuthenticated() {
+        guard state == .open, !isAuthenticated else { return }
+        isAuthenticated = true
+        onAuthenticate?()
+        onAuthenticate = nil
     }
 
     // MARK: Closing

@@ -36,11 +36,12 @@ final class ServerLoop {
     private func accept(_ socket: FileDescriptor, _ peer: SocketAddress, certificates: TLSCertificates?) {
         let config = context.config
         let address = peer.host
-        if case .failure(let reason) = context.stats.admit(from: address, limit: config.maxConnections,
-                                                           perAddressLimit: config.connectionsPerAddress) {
+        let limits = (config.maxConnections, config.connectionsPerAddress, config.maxUnauthenticatedConnections)
+        if case .failure(let reason) = context.stats.admit(from: address, limits: limits) {
             let message = switch reason {
             case .full: "too many connections"
             case .addressFull: "too many connections from this address"
+            case .unauthenticatedFull: "too many connections waiting to authenticate"
             }
             Log.warning("\(peer): refused, \(message)")
             // A TLS peer cannot be told before its handshake; it sees the close.
@@ -56,7 +57,7 @@ final class ServerLoop {
             session = try certificates?.makeSession()
         } catch {
             Log.warning("\(peer): \(error)")
-            context.stats.release(from: address)
+            context.stats.release(from: address, authenticated: false)
             socket.close()
             return
         }
@@ -66,14 +67,15 @@ final class ServerLoop {
             try connection.start()
         } catch {
             Log.warning("\(peer): \(error)")
-            context.stats.release(from: address)
+            context.stats.release(from: address, authenticated: false)
             return
         }
         connection.handler = HTTPConnectionHandler(connection: connection, router: router, settings: config)
+        connection.onAuthenticate = { [unowned self] in self.context.stats.authenticated() }
         connections[ObjectIdentifier(connection)] = connection
         connection.onClose = { [unowned self] closed in
             self.connections[ObjectIdentifier(closed)] = nil
-            self.context.stats.release(from: address)
+            self.context.stats.release(from: address, authenticated: closed.isAuthenticated)
         }
     }
 

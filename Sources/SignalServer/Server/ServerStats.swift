@@ -6,6 +6,8 @@ import SignalSystem
 public final class ServerStats: Sendable {
     private let connections = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)
+    /// Open connections without an authenticated signaling session.
+    private let unauthenticated = Atomic<Int>(0)
     /// Open connections by peer address (without the port); an address
     /// leaves the table with its last connection.
     private let perAddress = Mutex<[String: Int]>([:])
@@ -23,23 +25,33 @@ public final class ServerStats: Sendable {
         case full
         /// `limits.connectionsPerAddress` are open from the peer's address.
         case addressFull
+        /// `limits.maxUnauthenticatedConnections` are open.
+        case unauthenticatedFull
     }
 
-    /// Counts a new connection from `address` if fewer than `limit` are open
-    /// in all and fewer than `perAddressLimit` from that address.
-    func admit(from address: String, limit: Int, perAddressLimit: Int) -> Result<Void, Refusal> {
+    /// Counts a new, unauthenticated connection from `address` if fewer than
+    /// `limits.total` are open in all, fewer than `limits.perAddress` from
+    /// that address and fewer than `limits.unauthenticated` unauthenticated.
+    func admit(from address: String,
+               limits: (total: Int, perAddress: Int, unauthenticated: Int)) -> Result<Void, Refusal> {
         let after = connections.wrappingAdd(1, ordering: .relaxed).newValue
-        if after > limit {
+        if after > limits.total {
             connections.wrappingSubtract(1, ordering: .relaxed)
             return .failure(.full)
         }
+        if unauthenticated.wrappingAdd(1, ordering: .relaxed).newValue > limits.unauthenticated {
+            unauthenticated.wrappingSubtract(1, ordering: .relaxed)
+            connections.wrappingSubtract(1, ordering: .relaxed)
+            return .failure(.unauthenticatedFull)
+        }
         let admitted = perAddress.withLock { counts in
             let count = counts[address, default: 0]
-            guard count < perAddressLimit else { return false }
+            guard count < limits.perAddress else { return false }
             counts[address] = count + 1
             return true
         }
         guard admitted else {
+            unauthenticated.wrappingSubtract(1, ordering: .relaxed)
             connections.wrappingSubtract(1, ordering: .relaxed)
             return .failure(.addressFull)
         }
@@ -47,9 +59,15 @@ public final class ServerStats: Sendable {
         return .success(())
     }
 
+    /// Counts a connection that authenticated (once per connection).
+    func authenticated() {
+        unauthenticated.wrappingSubtract(1, ordering: .relaxed)
+    }
+
     /// Counts a closed connection from `address`.
-    func release(from address: String) {
+    func release(from address: String, authenticated: Bool) {
         connections.wrappingSubtract(1, ordering: .relaxed)
+        if !authenticated { unauthenticated.wrappingSubtract(1, ordering: .relaxed) }
         perAddress.withLock { counts in
             let count = counts[address, default: 1] - 1
             counts[address] = count > 0 ? count : nil

@@ -23,6 +23,9 @@ public final class WebSocket: ConnectionHandler {
     public var peer: SocketAddress { connection.peer }
     /// The event loop this connection lives on.
     public var loop: EventLoop { connection.loop }
+    /// Records that the peer authenticated, so the connection no longer
+    /// counts against `limits.maxUnauthenticatedConnections`.
+    func markAuthenticated() { connection.markAuthenticated() }
     /// Frames and chunks queued for the peer (for tests of floods).
     var outboundChunkCount: Int { connection.outboundChunkCount }
 

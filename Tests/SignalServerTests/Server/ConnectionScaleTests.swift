@@ -100,3 +100,31 @@ func raiseDescriptorLimit() -> UInt {
         #expect(try fourth.get("/healthz").status == 200)
     }
 }
+
+/// `limits.maxUnauthenticatedConnections`: a connection counts until its
+/// signaling session authenticates.
+@Suite(.blocking) struct UnauthenticatedConnectionTests {
+    @Test func connectionsOverTheUnauthenticatedLimitAreRefusedWith503() throws {
+        let server = try TestServer(ringd: testConfig { $0.maxUnauthenticatedConnections = 1 })
+        defer { server.stop() }
+        // Authenticated, so no longer counted.
+        let device = try SignalingIntegration.Device.connect(port: server.port)
+        defer { device.ws.close() }
+        #expect(try device.auth(uid: "alice", deviceId: "phone").ok)
+        let idle = try TestSocket(port: server.port)
+        defer { idle.close() }
+        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 2 })
+        let refused = try TestSocket(port: server.port)
+        defer { refused.close() }
+        let response = try refused.readResponse()
+        #expect(response.status == 503)
+        #expect(try jsonBody(response)["error"]?["message"] == .string("too many connections waiting to authenticate"))
+        #expect(refused.closesWithin(5))
+        // Once the idle one closes, another may connect.
+        idle.close()
+        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 1 })
+        let next = try TestSocket(port: server.port)
+        defer { next.close() }
+        #expect(try next.get("/healthz").status == 200)
+    }
+}

@@ -7,16 +7,33 @@ import SignalSystem
 /// one `sendmsg` (the socket form of `writev`), so a frame header and its
 /// payload leave in one call. Holds no
 /// memory while empty.
+///
+/// Written chunks are not removed one by one (each removal from the front of
+/// an array moves all the others): a head index skips them, and the array is
+/// compacted once the written part is at least half of it, so consuming
+/// costs O(1) per chunk however many tiny chunks (pongs, say) are queued.
 public struct OutboundBuffer {
+    /// Chunks from `head` on are queued; those before it were written.
     private var chunks: [[UInt8]] = []
-    /// How much of the first chunk was already written.
+    private var head = 0
+    /// How much of the chunk at `head` was already written.
     private var offset = 0
     /// Bytes queued and not yet written.
     public private(set) var pendingBytes = 0
 
+    /// Written chunks kept before compacting: below this the array is not
+    /// worth moving.
+    static let compactionThreshold = 64
+
     public init() {}
 
     public var isEmpty: Bool { pendingBytes == 0 }
+
+    /// Chunks queued and not yet completely written.
+    public var chunkCount: Int { chunks.count - head }
+
+    /// Chunks the storage holds, written ones included (for tests of compaction).
+    var storedChunks: Int { chunks.count }
 
     /// Queues a chunk behind everything already queued.
     public mutating func append(_ chunk: [UInt8]) {
@@ -29,8 +46,8 @@ public struct OutboundBuffer {
     /// peer that reset never raises SIGPIPE in a process embedding the server. Returns true when everything was
     /// written, false when the socket would block with bytes still queued.
     public mutating func flush(to fd: Int32) throws -> Bool {
-        while !chunks.isEmpty {
-            let batch = min(chunks.count, 64)
+        while head < chunks.count {
+            let batch = min(chunks.count - head, 64)
             let result = try withIOVecs(batch) { iovecs in
                 var message = msghdr()
                 message.msg_iov = UnsafeMutablePointer(mutating: iovecs.baseAddress)
@@ -50,6 +67,7 @@ public struct OutboundBuffer {
     /// Forgets everything queued (the connection is being aborted).
     public mutating func discard() {
         chunks = []
+        head = 0
         offset = 0
         pendingBytes = 0
     }
@@ -58,20 +76,30 @@ public struct OutboundBuffer {
         var left = written
         pendingBytes -= written
         while left > 0 {
-            let available = chunks[0].count - offset
+            let available = chunks[head].count - offset
             if left >= available {
                 left -= available
-                chunks.removeFirst()
+                // Drops the bytes now; the slot goes at the next compaction.
+                chunks[head] = []
+                head += 1
                 offset = 0
             } else {
                 offset += left
                 left = 0
             }
         }
-        if chunks.isEmpty { chunks = [] }
+        if head == chunks.count {
+            chunks = []
+            head = 0
+        } else if head >= Self.compactionThreshold && head * 2 >= chunks.count {
+            // Moves the queued chunks (at most as many as were written since
+            // the last compaction), so each chunk is moved O(1) times.
+            chunks.removeFirst(head)
+            head = 0
+        }
     }
 
-    /// Builds iovecs over the first `count` chunks (the first from `offset`)
+    /// Builds iovecs over the first `count` queued chunks (the first from `offset`)
     /// and runs `body` with them. Each chunk's storage is pinned by its own
     /// `withUnsafeBytes` scope, nested one per chunk, so every pointer is
     /// valid for the whole call.
@@ -86,7 +114,7 @@ public struct OutboundBuffer {
             return try iovecs.withUnsafeBufferPointer { try body($0) }
         }
         let start = index == 0 ? offset : 0
-        return try chunks[index].withUnsafeBytes { bytes in
+        return try chunks[head + index].withUnsafeBytes { bytes in
             iovecs[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start),
                                   iov_len: bytes.count - start)
             return try pin(index + 1, count, &iovecs, body)

@@ -93,8 +93,12 @@ enum Ringbench {
         try DescriptorLimit.raise(toFit: descriptors, for: what)
         guard let path = server.spawnPath else { return nil }
         let compression = server.compress ? ["RINGD_WS_COMPRESSION=true"] : []
+        // Every benchmark client comes from one address, and many connect
+        // before they authenticate.
+        let perAddress = ["RINGD_LIMITS_CONNECTIONS_PER_ADDRESS=10000000",
+                          "RINGD_LIMITS_MAX_UNAUTHENTICATED_CONNECTIONS=10000000"]
         let spawned = try SpawnedServer(path: path, cpus: server.serverCPUs, tls: server.tls,
-                                        overrides: overrides + compression + server.serverEnvironment)
+                                        overrides: overrides + perAddress + compression + server.serverEnvironment)
         server.serverPID = spawned.pid
         try server.parseServer(spawned.url)
         return spawned

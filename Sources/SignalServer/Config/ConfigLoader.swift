@@ -166,6 +166,8 @@ public enum ConfigLoader {
         integer("ws.compressionThresholdBytes", \.compressionThresholdBytes, 0 ... 64 * 1024 * 1024),
         boolean("ws.compressionContextTakeover", \.compressionContextTakeover),
         integer("limits.maxConnections", \.maxConnections, 1 ... 10_000_000),
+        integer("limits.connectionsPerAddress", \.connectionsPerAddress, 1 ... 10_000_000),
+        integer("limits.maxUnauthenticatedConnections", \.maxUnauthenticatedConnections, 1 ... 10_000_000),
         integer("limits.devicesPerUser", \.devicesPerUser, 1 ... 1000),
         integer("limits.requestsPerSecond", \.requestsPerSecond, 1 ... 1_000_000),
         integer("limits.requestBurst", \.requestBurst, 1 ... 1_000_000),

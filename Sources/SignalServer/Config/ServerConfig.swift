@@ -34,6 +34,15 @@ public struct ServerConfig: Sendable {
     public var pingTimeout = 40.0
     /// Open connections accepted at once (`limits.maxConnections`); more are refused with 503.
     public var maxConnections = 100_000
+    /// Open connections accepted at once from one peer address
+    /// (`limits.connectionsPerAddress`), so one client cannot take every
+    /// slot; more are refused with 503.
+    public var connectionsPerAddress = 256
+    /// Open connections without an authenticated signaling session
+    /// (`limits.maxUnauthenticatedConnections`): every plain HTTP connection,
+    /// and a WebSocket until its auth succeeds. Keeps room for authenticated
+    /// ones when many addresses open idle connections; more are refused with 503.
+    public var maxUnauthenticatedConnections = 10_000
     /// Queued outbound bytes above which the server stops reading from a peer
     /// (`limits.outboundSoftLimitBytes`).
     public var outboundSoftLimit = 256 * 1024

@@ -5,6 +5,10 @@ import SignalReactor
 /// kept alive), routes them, and hands the connection to a ``WebSocket`` on a
 /// successful upgrade. A request must arrive in full within the handshake
 /// timeout of the connection's start or of the previous response.
+///
+/// While a response is deferred the connection does not read, so pipelined
+/// requests wait in the socket, not here: at most one read's bytes are
+/// buffered beyond a partial request.
 final class HTTPConnectionHandler: ConnectionHandler {
     private let connection: Connection
     private let router: HTTPRouter
@@ -14,6 +18,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
     /// The keep-alive flag of a request whose response is deferred; while
     /// set, further requests wait.
     private var deferredKeepAlive: Bool?
+
+    /// Request bytes read and not handled yet (for tests of pipelining).
+    var bufferedInputBytes: Int { parser.bufferedByteCount }
 
     init(connection: Connection, router: HTTPRouter, settings: ServerConfig) {
         self.connection = connection
@@ -71,6 +78,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             if let timer = deadline { connection.loop.cancel(timer) }
             deadline = nil
             deferredKeepAlive = request.keepAlive
+            connection.holdReading(true)
             start(HTTPResponseSink(mailbox: connection.loop.mailbox, handler: LoopBound(self, on: connection.loop)))
         case .webSocket(let responder):
             switch WebSocketHandshake.respond(to: request) {
@@ -96,6 +104,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
         guard keepAlive else { return }
         armDeadline()
         processRequests()
+        // Only now: a waiting request deferred in turn keeps the hold.
+        if deferredKeepAlive == nil { connection.holdReading(false) }
     }
 
     private func upgrade(_ response: HTTPResponse, _ responder: WebSocketResponder, deflate: PerMessageDeflateParameters?) {

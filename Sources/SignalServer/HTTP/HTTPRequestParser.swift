@@ -46,6 +46,9 @@ public struct HTTPRequestParser: Sendable {
         return !buffer.isEmpty
     }
 
+    /// Bytes appended and not yet taken by a parsed request.
+    public var bufferedByteCount: Int { buffer.count }
+
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         buffer.append(contentsOf: bytes)
     }

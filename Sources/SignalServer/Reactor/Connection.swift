@@ -15,12 +15,18 @@ protocol ConnectionHandler: AnyObject {
     func connectionDidClose(_ connection: Connection)
 }
 
-/// Limits on what one connection may queue for sending.
+/// Limits on what one connection may queue for sending. Each queued chunk
+/// counts ``chunkCost`` bytes besides its own, so the limits bound the number
+/// of chunks too: a million 2-byte frames hold far more memory than 2 MB.
 struct BackpressureLimits {
     /// Above this many queued bytes the connection stops reading from the peer.
     var softLimit: Int
     /// Above this many queued bytes the peer is too slow and the connection is dropped.
     var hardLimit: Int
+
+    /// What a queued chunk costs besides its bytes: about its array's heap
+    /// header and its slot in the queue.
+    static let chunkCost = 64
 }
 
 /// How a TLS connection answers a peer that speaks plain text to it.
@@ -57,6 +63,11 @@ final class Connection: Selectable {
     var handler: ConnectionHandler?
     /// Called once after the descriptor is closed.
     var onClose: ((Connection) -> Void)?
+    /// Called once when the connection authenticates (see ``markAuthenticated()``).
+    var onAuthenticate: (() -> Void)?
+    /// Whether a signaling session authenticated on this connection; until
+    /// then it counts against `limits.maxUnauthenticatedConnections`.
+    private(set) var isAuthenticated = false
 
     private let socket: FileDescriptor
     private let limits: BackpressureLimits
@@ -66,8 +77,14 @@ final class Connection: Selectable {
     /// bytes showed a TLS handshake.
     private var plaintextRefusal: PlaintextRefusal?
     private var outbound = OutboundBuffer()
+    /// A frame that only matters in its latest version (a pong), held while
+    /// other bytes wait for the socket; see ``writeLatest(_:)``.
+    private var heldFrame: [UInt8]?
     private(set) var state: State = .open
+    /// Not reading because too much is queued for the peer.
     private var readingPaused = false
+    /// Not reading because the handler asked (see ``holdReading(_:)``).
+    private var readingHeld = false
     private var registeredEvents: UInt32 = 0
     private var closeTimer: TimerID?
 
@@ -95,22 +112,80 @@ final class Connection: Selectable {
     /// Queues chunks for sending, in order, and writes what the socket takes now.
     func write(_ chunks: [UInt8]...) {
         guard state == .open else { return }
-        if let tls {
-            guard encrypt(chunks, with: tls) else { return }
-        } else {
-            for chunk in chunks { outbound.append(chunk) }
+        let socketFull = !outbound.isEmpty
+        // A held frame goes before what follows it, so it is never stuck
+        // behind a close frame or a steady stream of messages.
+        if let frame = heldFrame {
+            heldFrame = nil
+            guard queue([frame]) else { return }
         }
-        flush()
-        if outbound.pendingBytes > limits.hardLimit {
-            Log.warning("\(peer): dropped, \(outbound.pendingBytes) bytes queued for a peer that does not read")
+        guard queue(chunks) else { return }
+        finishWrite(socketFull: socketFull)
+    }
+
+    /// Sends a frame of which only the latest version matters (a pong: only
+    /// the latest ping needs an answer, RFC 6455 §5.5.3). While other bytes
+    /// wait for the socket it is held instead of queued, and a newer one
+    /// replaces it, so a peer that pings without reading queues one frame.
+    func writeLatest(_ frame: [UInt8]) {
+        guard state == .open else { return }
+        if outbound.isEmpty {
+            guard queue([frame]) else { return }
+            finishWrite(socketFull: false)
+        } else {
+            heldFrame = frame
+        }
+    }
+
+    /// Queues chunks (encrypted on TLS); false when the connection was dropped.
+    private func queue(_ chunks: [[UInt8]]) -> Bool {
+        if let tls { return encrypt(chunks, with: tls) }
+        for chunk in chunks { outbound.append(chunk) }
+        return true
+    }
+
+    /// Writes what was queued, unless bytes were already waiting (the socket
+    /// is full): then the loop flushes when it is writable, which spares a
+    /// failing `sendmsg` per frame queued behind a peer that does not read.
+    private func finishWrite(socketFull: Bool) {
+        if socketFull {
+            updateInterest()
+        } else {
+            flush()
+        }
+        if state == .open, queuedSize > limits.hardLimit {
+            Log.warning("\(peer): dropped, \(outbound.pendingBytes) bytes in \(outbound.chunkCount) chunks queued for a peer that does not read")
             abort()
         }
     }
 
+    /// The queued bytes with each chunk's cost, against the limits.
+    private var queuedSize: Int {
+        outbound.pendingBytes + outbound.chunkCount * BackpressureLimits.chunkCost
+    }
+
+    /// Chunks queued and not completely written (for tests).
+    var outboundChunkCount: Int { outbound.chunkCount + (heldFrame == nil ? 0 : 1) }
+
+    /// Stops or resumes reading for the handler: an HTTP connection does not
+    /// read further requests while an answer is pending, so a pipelining
+    /// client cannot make it buffer without bound.
+    func holdReading(_ held: Bool) {
+        guard state == .open, held != readingHeld else { return }
+        readingHeld = held
+        updateInterest()
+    }
+
     private func flush() {
         do {
-            if try outbound.flush(to: socket.rawValue) {
-                if state == .flushing { startLingering() }
+            while try outbound.flush(to: socket.rawValue) {
+                if state == .flushing {
+                    startLingering()
+                    break
+                }
+                guard state == .open, let frame = heldFrame else { break }
+                heldFrame = nil
+                guard queue([frame]) else { return }
             }
         } catch {
             Log.debug("\(peer): \(error)")
@@ -118,6 +193,14 @@ final class Connection: Selectable {
             return
         }
         updateInterest()
+    }
+
+    /// Records that the peer authenticated (once).
+    func markAuthenticated() {
+        guard state == .open, !isAuthenticated else { return }
+        isAuthenticated = true
+        onAuthenticate?()
+        onAuthenticate = nil
     }
 
     // MARK: Closing
@@ -131,6 +214,8 @@ final class Connection: Selectable {
             queueOutput(of: tls)
         }
         state = .flushing
+        // Nothing may follow what was written before the close.
+        heldFrame = nil
         closeTimer = loop.schedule(after: Self.closeTimeout) { [weak self] in self?.abort() }
         if outbound.isEmpty { startLingering() } else { updateInterest() }
     }
@@ -154,6 +239,7 @@ final class Connection: Selectable {
         state = .lingering
         _ = try? syscall("shutdown") { shutdown(socket.rawValue, Int32(SHUT_WR)) }
         readingPaused = false
+        readingHeld = false
         updateInterest()
     }
 
@@ -165,7 +251,7 @@ final class Connection: Selectable {
         }
         guard state != .closed else { return }
         let hangup = events & (CSHIM_EPOLLHUP | CSHIM_EPOLLERR) != 0
-        if readingPaused {
+        if readingPaused || readingHeld {
             // Not reading, so a hang-up would be reported again and again.
             if hangup { abort() }
         } else if hangup || events & CSHIM_EPOLLIN != 0 {
@@ -262,14 +348,14 @@ final class Connection: Selectable {
     /// readability only while the peer is not being held back.
     private func updateInterest() {
         guard state != .closed else { return }
-        let pending = outbound.pendingBytes
-        if pending > limits.softLimit {
+        let queued = queuedSize
+        if queued > limits.softLimit {
             readingPaused = true
-        } else if readingPaused && pending <= limits.softLimit / 2 {
+        } else if readingPaused && queued <= limits.softLimit / 2 {
             readingPaused = false
         }
-        var events: UInt32 = readingPaused ? 0 : CSHIM_EPOLLIN
-        if pending > 0 { events |= CSHIM_EPOLLOUT }
+        var events: UInt32 = readingPaused || readingHeld ? 0 : CSHIM_EPOLLIN
+        if !outbound.isEmpty { events |= CSHIM_EPOLLOUT }
         guard events != registeredEvents else { return }
         registeredEvents = events
         do {

@@ -35,12 +35,19 @@ final class ServerLoop {
 
     private func accept(_ socket: FileDescriptor, _ peer: SocketAddress, certificates: TLSCertificates?) {
         let config = context.config
-        guard context.stats.admit(limit: config.maxConnections) else {
-            Log.warning("\(peer): refused, \(config.maxConnections) connections open")
+        let address = peer.host
+        let limits = (config.maxConnections, config.connectionsPerAddress, config.maxUnauthenticatedConnections)
+        if case .failure(let reason) = context.stats.admit(from: address, limits: limits) {
+            let message = switch reason {
+            case .full: "too many connections"
+            case .addressFull: "too many connections from this address"
+            case .unauthenticatedFull: "too many connections waiting to authenticate"
+            }
+            Log.warning("\(peer): refused, \(message)")
             // A TLS peer cannot be told before its handshake; it sees the close.
             let refusal = Connection(socket: socket, peer: peer, loop: context.loop, limits: config.backpressure)
             if certificates == nil {
-                refusal.write(HTTPResponse.error(.serviceUnavailable, "too many connections").serialized(keepAlive: false))
+                refusal.write(HTTPResponse.error(.serviceUnavailable, message).serialized(keepAlive: false))
             }
             refusal.abort()
             return
@@ -50,7 +57,7 @@ final class ServerLoop {
             session = try certificates?.makeSession()
         } catch {
             Log.warning("\(peer): \(error)")
-            context.stats.release()
+            context.stats.release(from: address, authenticated: false)
             socket.close()
             return
         }
@@ -60,14 +67,15 @@ final class ServerLoop {
             try connection.start()
         } catch {
             Log.warning("\(peer): \(error)")
-            context.stats.release()
+            context.stats.release(from: address, authenticated: false)
             return
         }
         connection.handler = HTTPConnectionHandler(connection: connection, router: router, settings: config)
+        connection.onAuthenticate = { [unowned self] in self.context.stats.authenticated() }
         connections[ObjectIdentifier(connection)] = connection
         connection.onClose = { [unowned self] closed in
             self.connections[ObjectIdentifier(closed)] = nil
-            self.context.stats.release()
+            self.context.stats.release(from: address, authenticated: closed.isAuthenticated)
         }
     }
 

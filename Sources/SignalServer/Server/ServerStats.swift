@@ -7,6 +7,11 @@ public final class ServerStats: Sendable {
     private let connections = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)
     private let ready = Atomic<Bool>(false)
+    /// Open connections without an authenticated signaling session.
+    private let unauthenticated = Atomic<Int>(0)
+    /// Open connections by peer address (without the port); an address
+    /// leaves the table with its last connection.
+    private let perAddress = Mutex<[String: Int]>([:])
     public let startedAt = Deadline.now()
 
     /// Connections open right now.
@@ -15,20 +20,59 @@ public final class ServerStats: Sendable {
     /// Connections admitted since start (refused ones not counted).
     public var acceptedConnections: Int { accepted.load(ordering: .relaxed) }
 
-    /// Counts a new connection if fewer than `limit` are open; false when full.
-    func admit(limit: Int) -> Bool {
-        let after = connections.wrappingAdd(1, ordering: .relaxed).newValue
-        if after > limit {
-            connections.wrappingSubtract(1, ordering: .relaxed)
-            return false
-        }
-        accepted.wrappingAdd(1, ordering: .relaxed)
-        return true
+    /// Why a connection was not admitted.
+    enum Refusal: Error {
+        /// `limits.maxConnections` are open.
+        case full
+        /// `limits.connectionsPerAddress` are open from the peer's address.
+        case addressFull
+        /// `limits.maxUnauthenticatedConnections` are open.
+        case unauthenticatedFull
     }
 
-    /// Counts a closed connection.
-    func release() {
+    /// Counts a new, unauthenticated connection from `address` if fewer than
+    /// `limits.total` are open in all, fewer than `limits.perAddress` from
+    /// that address and fewer than `limits.unauthenticated` unauthenticated.
+    func admit(from address: String,
+               limits: (total: Int, perAddress: Int, unauthenticated: Int)) -> Result<Void, Refusal> {
+        let after = connections.wrappingAdd(1, ordering: .relaxed).newValue
+        if after > limits.total {
+            connections.wrappingSubtract(1, ordering: .relaxed)
+            return .failure(.full)
+        }
+        if unauthenticated.wrappingAdd(1, ordering: .relaxed).newValue > limits.unauthenticated {
+            unauthenticated.wrappingSubtract(1, ordering: .relaxed)
+            connections.wrappingSubtract(1, ordering: .relaxed)
+            return .failure(.unauthenticatedFull)
+        }
+        let admitted = perAddress.withLock { counts in
+            let count = counts[address, default: 0]
+            guard count < limits.perAddress else { return false }
+            counts[address] = count + 1
+            return true
+        }
+        guard admitted else {
+            unauthenticated.wrappingSubtract(1, ordering: .relaxed)
+            connections.wrappingSubtract(1, ordering: .relaxed)
+            return .failure(.addressFull)
+        }
+        accepted.wrappingAdd(1, ordering: .relaxed)
+        return .success(())
+    }
+
+    /// Counts a connection that authenticated (once per connection).
+    func authenticated() {
+        unauthenticated.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Counts a closed connection from `address`.
+    func release(from address: String, authenticated: Bool) {
         connections.wrappingSubtract(1, ordering: .relaxed)
+        if !authenticated { unauthenticated.wrappingSubtract(1, ordering: .relaxed) }
+        perAddress.withLock { counts in
+            let count = counts[address, default: 1] - 1
+            counts[address] = count > 0 ? count : nil
+        }
     }
 
     /// Whether `GET /readyz` says ready: from when every listener is up

@@ -125,6 +125,7 @@ final class SignalingSession: WebSocketResponder {
         if case .awaitingAuth(let timer?) = state { socket?.loop.cancel(timer) }
         let device = Device(uid: uid, deviceId: deviceId ?? "d-" + String(SessionID.random().prefix(16)), address: address)
         state = .authenticated(device)
+        socket?.markAuthenticated()
         service.connect(device, requestId: requestId, resumingAfter: seq, on: loopState)
     }
 

@@ -23,6 +23,11 @@ public final class WebSocket: ConnectionHandler {
     public var peer: SocketAddress { connection.peer }
     /// The event loop this connection lives on.
     public var loop: EventLoop { connection.loop }
+    /// Records that the peer authenticated, so the connection no longer
+    /// counts against `limits.maxUnauthenticatedConnections`.
+    func markAuthenticated() { connection.markAuthenticated() }
+    /// Frames and chunks queued for the peer (for tests of floods).
+    var outboundChunkCount: Int { connection.outboundChunkCount }
 
     /// Seconds the server waits for the peer's close frame after sending its own.
     static let closeTimeout = 5.0
@@ -37,6 +42,10 @@ public final class WebSocket: ConnectionHandler {
     private var lastHeard = Deadline.now()
     private var keepAliveTimer: TimerID?
     private var closeTimer: TimerID?
+    /// The latest ping of the bytes being read, answered once they are all
+    /// handled: one pong, and one write, per read however many pings it held
+    /// (only the latest ping needs an answer, RFC 6455 §5.5.3).
+    private var pendingPong: [UInt8]?
 
     init(connection: Connection, responder: WebSocketResponder, settings: WebSocketSettings,
          deflate: PerMessageDeflateParameters? = nil) {
@@ -129,10 +138,19 @@ public final class WebSocket: ConnectionHandler {
             Log.debug("\(peer): failing WebSocket: \(error)")
             fail(error)
         }
+        answerPing()
+    }
+
+    private func answerPing() {
+        guard let payload = pendingPong else { return }
+        pendingPong = nil
+        // One frame (no separate header chunk) so a newer pong can replace it.
+        if state == .open { connection.writeLatest(WebSocketFrameEncoder.frame(.pong, payload: payload)) }
     }
 
     /// Fails the connection with the error's close code.
     private func fail(_ error: WebSocketProtocolError) {
+        answerPing()
         if state == .open {
             sendControl(.close, WebSocketFrameEncoder.closePayload(code: error.closeCode, reason: error.reason))
         }
@@ -142,12 +160,15 @@ public final class WebSocket: ConnectionHandler {
     private func handle(_ event: WebSocketMessageReader.Event) {
         switch event {
         case .message(let message):
+            // Pings before a message are answered before what it makes us send.
+            answerPing()
             if state == .open { responder.webSocket(self, didReceive: message) }
         case .ping(let payload):
-            if state == .open { sendControl(.pong, payload) }
+            if state == .open { pendingPong = payload }
         case .pong:
             break
         case .close(let code, _):
+            answerPing()
             if state == .open {
                 // Echo the peer's code (RFC 6455 §5.5.1); an empty close is answered empty.
                 sendControl(.close, code.map { WebSocketFrameEncoder.closePayload(code: $0, reason: "") } ?? [])

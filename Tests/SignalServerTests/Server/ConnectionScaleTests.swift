@@ -27,7 +27,8 @@ func raiseDescriptorLimit() -> UInt {
         // Each connection costs two descriptors here (client and server end).
         let limit = raiseDescriptorLimit()
         try #require(limit >= UInt(2 * count + 200), "RLIMIT_NOFILE is only \(limit)")
-        let server = try TestServer(ringd: testConfig())
+        // All from 127.0.0.1.
+        let server = try TestServer(ringd: testConfig { $0.connectionsPerAddress = count + 10 })
         defer { server.stop() }
         var sockets: [TestWebSocket] = []
         defer { for socket in sockets { socket.close() } }
@@ -69,5 +70,61 @@ func raiseDescriptorLimit() -> UInt {
         let fourth = try TestSocket(port: server.port)
         defer { fourth.close() }
         #expect(try fourth.get("/healthz").status == 200)
+    }
+}
+
+/// `limits.connectionsPerAddress`: every test client comes from 127.0.0.1.
+@Suite(.blocking) struct ConnectionsPerAddressTests {
+    @Test func connectionsOverThePerAddressLimitAreRefusedWith503() throws {
+        let server = try TestServer(ringd: testConfig { $0.connectionsPerAddress = 2 })
+        defer { server.stop() }
+        let first = try TestSocket(port: server.port)
+        defer { first.close() }
+        let second = try TestSocket(port: server.port)
+        defer { second.close() }
+        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 2 })
+        let third = try TestSocket(port: server.port)
+        defer { third.close() }
+        let refused = try third.readResponse()
+        #expect(refused.status == 503)
+        let error = try jsonBody(refused)["error"]
+        #expect(error?["code"] == .string("ERR_UNAVAILABLE"))
+        #expect(error?["message"] == .string("too many connections from this address"))
+        #expect(third.closesWithin(5))
+        #expect(server.server.stats.openConnections == 2, "a refused connection is not counted")
+        // Once one closes, the address may connect again.
+        first.close()
+        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 1 })
+        let fourth = try TestSocket(port: server.port)
+        defer { fourth.close() }
+        #expect(try fourth.get("/healthz").status == 200)
+    }
+}
+
+/// `limits.maxUnauthenticatedConnections`: a connection counts until its
+/// signaling session authenticates.
+@Suite(.blocking) struct UnauthenticatedConnectionTests {
+    @Test func connectionsOverTheUnauthenticatedLimitAreRefusedWith503() throws {
+        let server = try TestServer(ringd: testConfig { $0.maxUnauthenticatedConnections = 1 })
+        defer { server.stop() }
+        // Authenticated, so no longer counted.
+        let device = try SignalingIntegration.Device.connect(port: server.port)
+        defer { device.ws.close() }
+        #expect(try device.auth(uid: "alice", deviceId: "phone").ok)
+        let idle = try TestSocket(port: server.port)
+        defer { idle.close() }
+        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 2 })
+        let refused = try TestSocket(port: server.port)
+        defer { refused.close() }
+        let response = try refused.readResponse()
+        #expect(response.status == 503)
+        #expect(try jsonBody(response)["error"]?["message"] == .string("too many connections waiting to authenticate"))
+        #expect(refused.closesWithin(5))
+        // Once the idle one closes, another may connect.
+        idle.close()
+        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 1 })
+        let next = try TestSocket(port: server.port)
+        defer { next.close() }
+        #expect(try next.get("/healthz").status == 200)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import SignalProtocol
-import SignalServer
+@testable import SignalServer
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -12,14 +12,18 @@ final class EventRecorder: Sendable {
     private let opened = Atomic<Int>(0)
     private let messages = Atomic<Int>(0)
     private let closes = Mutex<[WebSocketCloseCode]>([])
+    private let outboundChunks = Atomic<Int>(-1)
 
     func recordOpen() { opened.add(1, ordering: .relaxed) }
     func recordMessage() { messages.add(1, ordering: .relaxed) }
     func recordClose(_ code: WebSocketCloseCode) { closes.withLock { $0.append(code) } }
+    func recordOutboundChunks(_ count: Int) { outboundChunks.store(count, ordering: .relaxed) }
 
     var openCount: Int { opened.load(ordering: .relaxed) }
     var messageCount: Int { messages.load(ordering: .relaxed) }
     var closeCodes: [WebSocketCloseCode] { closes.withLock { $0 } }
+    /// The connection's queued chunks when the last message arrived (-1: none seen).
+    var lastOutboundChunks: Int { outboundChunks.load(ordering: .relaxed) }
 
     /// Waits until `count` closes were recorded; returns the codes seen by then.
     func waitForCloses(_ count: Int = 1, timeout: Double = 5) -> [WebSocketCloseCode] {
@@ -35,6 +39,8 @@ enum ResponderBehavior: Sendable {
     /// Answers every message with `count` binary messages of `size` bytes,
     /// each starting with its big-endian sequence number (per connection).
     case flood(count: Int, size: Int)
+    /// Records how many chunks the connection has queued for the peer.
+    case reportOutboundChunks
 }
 
 /// The responder of test servers: records events and behaves as asked.
@@ -60,6 +66,8 @@ final class TestResponder: WebSocketResponder {
                 socket.send(WebSocketMessage(kind: .binary, payload: floodPayload(sequence, size: size)))
                 sequence += 1
             }
+        case .reportOutboundChunks:
+            recorder.recordOutboundChunks(socket.outboundChunkCount)
         }
     }
 

@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SignalProtocol
+import SignalServer
+import Testing
+import TestSupport
+
+/// A client that pings without reading: only the latest ping is answered
+/// while earlier pongs wait for the socket, so the server queues a bounded
+/// number of chunks, keeps reading, and keeps serving others.
+@Suite(.blocking) struct PingFloodTests {
+    static let pings = 200_000
+
+    @Test func pingsWithoutReadingQueueABoundedNumberOfPongs() throws {
+        let server = try TestServer(behavior: .reportOutboundChunks)
+        defer { server.stop() }
+        let socket = try TestWebSocket.connect(port: server.port, receiveBufferSize: 16 * 1024)
+        defer { socket.close() }
+        // Were the server to stop reading, sending would block: fail instead.
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket.socket.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+
+        let mask = WebSocketMaskKey(1, 2, 3, 4)
+        let batch = 1000
+        for first in stride(from: 0, to: Self.pings, by: batch) {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(batch * 131)
+            for sequence in first ..< first + batch {
+                bytes += WebSocketFrameEncoder.frame(.ping, payload: Self.payload(sequence), maskKey: mask)
+            }
+            try socket.socket.send(bytes)
+        }
+        try socket.send(text: "how much is queued?")
+        #expect(waitUntil(timeout: 10) { server.recorder.lastOutboundChunks >= 0 })
+        // A pong partly written, and the latest one held.
+        #expect(server.recorder.lastOutboundChunks <= 2, "\(server.recorder.lastOutboundChunks) chunks queued")
+
+        let other = try TestSocket(port: server.port)
+        defer { other.close() }
+        #expect(try other.get("/healthz").status == 200)
+
+        // Reading now yields fewer pongs than pings, the last for the last ping.
+        var pongs = 0
+        var last: [UInt8] = []
+        while last != Self.payload(Self.pings - 1) {
+            guard case .pong(let payload) = try socket.nextEvent(timeout: 10) else {
+                Issue.record("expected a pong")
+                break
+            }
+            pongs += 1
+            last = payload
+        }
+        #expect(pongs < Self.pings)
+        #expect(server.recorder.closeCodes.isEmpty)
+    }
+
+    /// The sequence number, filled to the largest control payload: 200,000
+    /// pongs of 127 bytes are far more than loopback socket buffers take.
+    private static func payload(_ sequence: Int) -> [UInt8] {
+        withUnsafeBytes(of: UInt32(sequence).bigEndian) { Array($0) } + [UInt8](repeating: 0x2A, count: 121)
+    }
+}

@@ -154,7 +154,7 @@ final class Connection: Selectable {
             flush()
         }
         if state == .open, queuedSize > limits.hardLimit {
-            Log.warning("\(peer): dropped, \(outbound.pendingBytes) bytes in \(outbound.chunkCount) chunks queued for a peer that does not read")
+            Log.repeatedWarning("slow-peer", "\(peer): dropped, \(outbound.pendingBytes) bytes in \(outbound.chunkCount) chunks queued for a peer that does not read", [("remote", "\(peer)")])
             abort()
         }
     }

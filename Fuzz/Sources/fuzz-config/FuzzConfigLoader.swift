@@ -14,7 +14,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     do {
         config = try ConfigLoader.load(bytes: inputBytes(data, size), source: source, environment: [:])
     } catch {
-        require(error.message.hasPrefix("\(source): "), "the message does not name the file: \(error)")
+        // `fuzz.json: …`, or `fuzz.json:LINE:COLUMN: …` for invalid JSON.
+        require(error.message.hasPrefix("\(source):"), "the message does not name the file: \(error)")
         if secretKeys.contains(where: { error.message.hasPrefix("\(source): \($0) must") }) {
             require(!error.message.contains(", got"), "a secret was echoed: \(error)")
         }

@@ -63,6 +63,9 @@ final class ServerLoop {
             context.stats.release()
             return
         }
+        if session != nil {
+            connection.onHandshake = { [stats = context.stats] complete in stats.countHandshake(complete: complete) }
+        }
         connection.handler = HTTPConnectionHandler(connection: connection, router: router, settings: config)
         connections[ObjectIdentifier(connection)] = connection
         connection.onClose = { [unowned self] closed in

@@ -7,6 +7,8 @@ public final class ServerStats: Sendable {
     private let connections = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)
     private let ready = Atomic<Bool>(false)
+    private let handshakesCompleted = Atomic<Int>(0)
+    private let handshakesFailed = Atomic<Int>(0)
     public let startedAt = Deadline.now()
 
     /// Connections open right now.
@@ -24,6 +26,20 @@ public final class ServerStats: Sendable {
         }
         accepted.wrappingAdd(1, ordering: .relaxed)
         return true
+    }
+
+    /// TLS handshakes since start: completed, and failed (an error before
+    /// completion; a peer that leaves mid-handshake without one is neither).
+    public var tlsHandshakes: (completed: Int, failed: Int) {
+        (handshakesCompleted.load(ordering: .relaxed), handshakesFailed.load(ordering: .relaxed))
+    }
+
+    func countHandshake(complete: Bool) {
+        if complete {
+            handshakesCompleted.wrappingAdd(1, ordering: .relaxed)
+        } else {
+            handshakesFailed.wrappingAdd(1, ordering: .relaxed)
+        }
     }
 
     /// Counts a closed connection.

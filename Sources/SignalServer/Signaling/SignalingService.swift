@@ -32,6 +32,8 @@ public final class SignalingService: Sendable {
     let pushTokens: PushTokenRegistry
     /// The push worker, when a push service is configured.
     let pushes: PushDispatcher?
+    /// What `GET /metrics` reports about signaling.
+    let metrics: SignalingMetrics
 
     /// The machine, and what the service accepts.
     struct Core: Sendable {
@@ -65,7 +67,7 @@ public final class SignalingService: Sendable {
     /// calls go to `pushes`.
     init(config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys, clock: SignalingClock,
          consumers: [any CallChangeConsumer], pushTokens: PushTokenRegistry = PushTokenRegistry(),
-         pushes: PushDispatcher? = nil) {
+         pushes: PushDispatcher? = nil, metrics: SignalingMetrics? = nil) {
         self.config = config
         self.store = store
         self.tokens = tokens
@@ -74,6 +76,7 @@ public final class SignalingService: Sendable {
         self.consumers = consumers
         self.pushTokens = pushTokens
         self.pushes = pushes
+        self.metrics = metrics ?? SignalingMetrics(wall: clock.wall)
         let settings = SignalingSettings(defaultRingTimeout: config.ringTimeout,
                                          reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
                                          maxDevicesPerUser: config.devicesPerUser,
@@ -128,8 +131,14 @@ public final class SignalingService: Sendable {
     func callLogs(_ filter: CallLogFilter, id: String, from device: Device) {
         store.callLogs(for: device.uid, query: filter) { [self] result in
             let reply: SignalingReply = result.map(ResultData.callLogs).mapError(\.signalError)
-            deliver([(device.address, .frame(ServerFrame.result(id: id, reply.map(\.json)).encoded))])
+            deliver([(device.address, .frame(resultFrame(id: id, reply.map(\.json))))])
         }
+    }
+
+    /// A result frame for a device, its failures counted for `GET /metrics`.
+    func resultFrame(id: String?, _ result: Result<JSONValue, SignalError>) -> [UInt8] {
+        if case .failure(let error) = result { metrics.countError(error.code) }
+        return ServerFrame.result(id: id, result).encoded
     }
 
     /// The live call with `sessionId`, if any (for the REST API).
@@ -181,7 +190,7 @@ public final class SignalingService: Sendable {
         }
         loop?.wakeStoreWriterAtTickEnd()
         if let (address, id, error) = refusal {
-            deliver([(address, .frame(ServerFrame.result(id: id, .failure(error)).encoded))])
+            deliver([(address, .frame(resultFrame(id: id, .failure(error))))])
         }
     }
 

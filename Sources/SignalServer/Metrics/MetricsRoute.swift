@@ -1,17 +1,21 @@
 import SignalProtocol
 
 /// `GET /metrics`: everything ringd measures, in the Prometheus text format,
-/// behind the API key like the rest of the REST API. Each source is read
-/// once per scrape (a lock held only to copy or count), then written out.
+/// behind the API key like the rest of the REST API on the public listeners,
+/// and without it on the `metrics.listen` address, which serves nothing
+/// else. Each source is read once per scrape (a lock held only to copy or
+/// count), then written out.
 enum MetricsRoute {
-    static func add(to table: inout RouteTable, stats: ServerStats, service: SignalingService, webhooks: Webhooks?) {
+    static func add(to table: inout RouteTable, stats: ServerStats, service: SignalingService, webhooks: Webhooks?,
+                    needsKey: Bool = true) {
         table.add("GET", "/metrics") { request, _ in
-            RestRoutes.authorized(request, service) {
+            let respond = {
                 var headers = HTTPHeaders()
                 headers.add("Content-Type", PrometheusText.contentType)
                 let text = scrape(stats: stats, service: service, webhooks: webhooks)
-                return .respond(HTTPResponse(status: .ok, headers: headers, body: Array(text.utf8)))
+                return HTTPRoute.respond(HTTPResponse(status: .ok, headers: headers, body: Array(text.utf8)))
             }
+            return needsKey ? RestRoutes.authorized(request, service, respond) : respond()
         }
     }
 
@@ -93,6 +97,17 @@ enum MetricsRoute {
                         "When the oldest webhook delivery held in memory was created.", Double(oldest) / 1000)
         }
     }
+}
+
+/// The router of the `metrics.listen` address: `GET /metrics`, no key.
+final class MetricsRouter: HTTPRouter {
+    private var table = RouteTable()
+
+    init(context: ServerContext, service: SignalingService, webhooks: Webhooks?) {
+        MetricsRoute.add(to: &table, stats: context.stats, service: service, webhooks: webhooks, needsKey: false)
+    }
+
+    func route(_ request: HTTPRequest) -> HTTPRoute { table.route(request) }
 }
 
 extension SignalingService {

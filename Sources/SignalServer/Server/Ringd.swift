@@ -61,6 +61,10 @@ public final class Ringd: ServerApplication {
         RingdRouter(context: context, service: service, webhooks: webhooks)
     }
 
+    public func makeMetricsRouter(_ context: ServerContext) -> HTTPRouter? {
+        MetricsRouter(context: context, service: service, webhooks: webhooks)
+    }
+
     public func stop() {
         service.shutdown()
     }

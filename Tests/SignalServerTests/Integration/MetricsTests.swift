@@ -74,6 +74,22 @@ extension SignalingIntegration {
             #expect(try h.rest("GET", "/metrics", apiKey: "wrong").status == 401)
         }
 
+        @Test("metrics.listen serves GET /metrics without a key, and nothing else")
+        func separateListener() throws {
+            let h = try Harness { $0.metricsListen = HostPort(host: "127.0.0.1", port: 0) }
+            defer { h.finish() }
+            try Self.placeCalls(h)
+            let address = try #require(h.server.server.metricsAddress)
+            #expect(address.port != h.port)
+
+            let scrape = try SignalingIntegration.rest(port: address.port, "GET", "/metrics", apiKey: nil)
+            #expect(scrape.status == 200)
+            #expect(Self.samples(scrape.response.bodyText)[#"ringd_calls_live{status="initiated"}"#] == 1)
+            #expect(try SignalingIntegration.rest(port: address.port, "GET", "/healthz").status == 404)
+            #expect(try SignalingIntegration.rest(port: address.port, "GET", "/v1/calls/x").status == 404)
+            #expect(try h.rest("GET", "/metrics", apiKey: nil).status == 401, "the public port still wants the key")
+        }
+
         @Test("promtool check metrics accepts the scrape")
         func promtool() throws {
             let h = try Harness()

@@ -235,7 +235,7 @@ final class Connection: Selectable {
         tls.receive(ciphertext)
         let buffer = loop.readBuffer
         do {
-            defer { if tls.isHandshakeComplete { reportHandshake(true) } }
+            defer { if onHandshake != nil, tls.isHandshakeComplete { reportHandshake(true) } }
             while state == .open {
                 switch try tls.read(into: buffer) {
                 case .plaintext(let count):

@@ -53,6 +53,9 @@ final class SignalingMetrics: CallChangeConsumer {
         errorsByCode = Dictionary(uniqueKeysWithValues: Self.knownCodes.map { ($0.rawValue, AtomicCounter()) })
     }
 
+    /// It only counts what was committed.
+    var records: Bool { false }
+
     func committed(_ changes: [CallChange]) {
         let now = wall()
         var counted: [TransitionKey: Int] = [:]

@@ -28,6 +28,8 @@ public final class SignalingService: Sendable {
     public let keys: AccessKeys
     let clock: SignalingClock
     let consumers: [any CallChangeConsumer]
+    /// The consumers that write in the transaction of the changes.
+    private let recorders: [any CallChangeConsumer]
     /// The devices' push tokens (kept whether or not push is configured).
     let pushTokens: PushTokenRegistry
     /// The push worker, when a push service is configured.
@@ -74,6 +76,7 @@ public final class SignalingService: Sendable {
         self.keys = keys
         self.clock = clock
         self.consumers = consumers
+        recorders = consumers.filter(\.records)
         self.pushTokens = pushTokens
         self.pushes = pushes
         self.metrics = metrics ?? SignalingMetrics(wall: clock.wall)
@@ -224,10 +227,10 @@ public final class SignalingService: Sendable {
 
     /// What the consumers write in the transaction that commits `changes`.
     func recording(for changes: [CallChange]) -> (@Sendable (StoreConnection) throws(StoreError) -> Void)? {
-        guard !changes.isEmpty, !consumers.isEmpty else { return nil }
-        let consumers = self.consumers
+        guard !changes.isEmpty, !recorders.isEmpty else { return nil }
+        let recorders = self.recorders
         return { connection throws(StoreError) in
-            for consumer in consumers { try consumer.record(changes, in: connection) }
+            for consumer in recorders { try consumer.record(changes, in: connection) }
         }
     }
 }

@@ -74,6 +74,22 @@ extension SignalingIntegration {
             #expect(try h.rest("GET", "/metrics", apiKey: "wrong").status == 401)
         }
 
+        @Test("rate-limited frames are counted, on their own and among the errors")
+        func rateLimited() throws {
+            let h = try Harness { config in
+                config.requestsPerSecond = 1
+                config.requestBurst = 2
+            }
+            defer { h.finish() }
+            let a = try h.device("alice", "a1")
+            let ids = try (0 ..< 6).map { _ in try a.send("getActiveCall") }
+            let limited = try ids.map { try a.result(for: $0) }.filter { $0.code == "ERR_RATE_LIMITED" }.count
+            #expect(limited >= 3)
+            let values = Self.samples(try h.rest("GET", "/metrics").response.bodyText)
+            #expect(values["ringd_rate_limited_requests_total"] == Double(limited))
+            #expect(values[#"ringd_request_errors_total{code="ERR_RATE_LIMITED"}"#] == Double(limited))
+        }
+
         @Test("metrics.listen serves GET /metrics without a key, and nothing else")
         func separateListener() throws {
             let h = try Harness { $0.metricsListen = HostPort(host: "127.0.0.1", port: 0) }

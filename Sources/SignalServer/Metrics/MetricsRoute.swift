@@ -47,8 +47,10 @@ enum MetricsRoute {
                     "Signaling frames refused with ERR_RATE_LIMITED.", Double(metrics.rateLimited.value))
         text.family("ringd_event_loop_lag_seconds", .histogram,
                     "How late each event loop's once-a-second probe timer fired.")
-        text.histogram("ringd_event_loop_lag_seconds", bounds: metrics.loopLagSeconds.bounds,
-                       metrics.loopLagSeconds.snapshot)
+        for (loop, histogram) in metrics.loopLagSeconds {
+            text.histogram("ringd_event_loop_lag_seconds", [("loop", String(loop))], bounds: histogram.bounds,
+                           histogram.snapshot)
+        }
     }
 
     private static func writeCalls(_ service: SignalingService, into text: inout PrometheusText) {

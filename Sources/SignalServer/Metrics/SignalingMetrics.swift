@@ -30,8 +30,8 @@ final class SignalingMetrics: CallChangeConsumer {
     /// Initiated to the commit of the acceptance: how long until the caller
     /// can hear `ongoing`, less the network.
     let setupSeconds = Histogram(bounds: Histogram.ringSeconds)
-    /// How late each loop's once-a-second timer fired.
-    let loopLagSeconds = Histogram(bounds: Histogram.shortSeconds)
+    /// How late each loop's once-a-second timer fired, by loop index.
+    private let loopLag = Mutex<[Int: Histogram]>([:])
     /// One counter per known code, made up front so counting takes no lock.
     private let errorsByCode: [String: AtomicCounter]
     /// Codes not in the list above (none today; a code added later lands here).
@@ -96,13 +96,24 @@ final class SignalingMetrics: CallChangeConsumer {
         return totals.sorted { $0.code < $1.code }
     }
 
+    /// Every loop's lag histogram, by loop index.
+    var loopLagSeconds: [(loop: Int, histogram: Histogram)] {
+        loopLag.withLock { $0.map { (loop: $0.key, histogram: $0.value) } }.sorted { $0.loop < $1.loop }
+    }
+
     /// Probes `loop` every ``lagProbeInterval``: how much later than asked
     /// the timer ran is how long ready work kept the loop from it.
     func startLagProbe(on loop: EventLoop) {
-        let asked = Deadline.now().adding(seconds: Self.lagProbeInterval)
-        loop.schedule(after: Self.lagProbeInterval) { [self] in
-            loopLagSeconds.observe(max(0, Deadline.now().seconds(since: asked)))
-            startLagProbe(on: loop)
+        let histogram = Histogram(bounds: Histogram.shortSeconds)
+        loopLag.withLock { $0[loop.index] = histogram }
+        Self.probe(loop, into: histogram)
+    }
+
+    private static func probe(_ loop: EventLoop, into histogram: Histogram) {
+        let asked = Deadline.now().adding(seconds: lagProbeInterval)
+        loop.schedule(after: lagProbeInterval) {
+            histogram.observe(max(0, Deadline.now().seconds(since: asked)))
+            probe(loop, into: histogram)
         }
     }
 }

@@ -68,6 +68,12 @@ extension SignalingIntegration {
             #expect((values["process_resident_memory_bytes"] ?? 0) > 1_000_000)
             #expect((values["process_open_fds"] ?? 0) > 3)
             #expect(values[#"ringd_store_batch_size_bucket{le="+Inf"}"#] == values["ringd_store_batch_size_count"])
+            // Each loop probes its lag once a second.
+            let lagged = waitUntil(timeout: 5) {
+                let text = (try? h.rest("GET", "/metrics").response.bodyText) ?? ""
+                return (Self.samples(text)[#"ringd_event_loop_lag_seconds_count{loop="0"}"#] ?? 0) >= 1
+            }
+            #expect(lagged, "loop 0 never observed its lag")
 
             let anonymous = try h.rest("GET", "/metrics", apiKey: nil)
             #expect(anonymous.status == 401 && anonymous.errorCode == "ERR_UNAUTHORIZED", "\(anonymous)")

@@ -22,8 +22,9 @@ final class SignalingMetrics: CallChangeConsumer {
         var reason: EndReason?
     }
 
-    /// Changes since start, by the status they reached; touched only on the
-    /// writer thread and by scrapes.
+    /// Changes since start, by the status they reached; counted where
+    /// commits are reported (the writer thread; at start-up, the thread that
+    /// restarts the service), read by scrapes.
     private let transitions = Mutex<[TransitionKey: Int]>([:])
     /// Initiated to accepted, by the calls' own timestamps.
     let ringSeconds = Histogram(bounds: Histogram.ringSeconds)
@@ -42,6 +43,7 @@ final class SignalingMetrics: CallChangeConsumer {
     /// Seconds between two lag probes of a loop.
     static let lagProbeInterval = 1.0
 
+    /// Every code ``SignalErrorCode`` defines.
     static let knownCodes: [SignalErrorCode] = [
         .badRequest, .unknownType, .validation, .authRequired, .authFailed, .authTimeout, .alreadyAuthenticated,
         .tooManyDevices, .rateLimited, .callingSelf, .callBusySelf, .sessionNotFound, .notAParty, .notReceiver,

@@ -147,6 +147,16 @@ public enum ConfigLoader {
             }
             return true
         },
+        Key(path: "metrics.listen", expectation: "\"host:port\", or null") { config, value in
+            switch value {
+            case .null: config.metricsListen = nil
+            case .string(let text):
+                guard let address = HostPort(text) else { return false }
+                config.metricsListen = address
+            default: return false
+            }
+            return true
+        },
         Key(path: "tls.minVersion", expectation: "\"1.2\" or \"1.3\"") { config, value in
             guard let text = value.stringValue, let version = TLSVersion(rawValue: text) else { return false }
             config.tlsMinimumVersion = version

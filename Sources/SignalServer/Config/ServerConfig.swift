@@ -59,6 +59,9 @@ public struct ServerConfig: Sendable {
     public var tlsPort: Int?
     /// The oldest TLS version accepted (`tls.minVersion`).
     public var tlsMinimumVersion = TLSVersion.v1_2
+    /// Where `GET /metrics` is also served without an API key, and nothing
+    /// else (`metrics.listen`, `"host:port"`); nil: no such listener.
+    public var metricsListen: HostPort?
 
     /// The auth key shipped in `config.json`: public, for development.
     public static let developmentAuthKey = "ringd-dev-auth-key"
@@ -144,3 +147,26 @@ public enum RestartPolicy: String, Sendable {
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// A `"host:port"` address of the configuration (`[::1]:9464` for IPv6).
+public struct HostPort: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Nil unless `text` is a non-empty host, a colon and a port from 0 to 65535.
+    public init?(_ text: String) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+              (0 ... 65535).contains(port) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, !host.contains(" ") else { return nil }
+        self.init(host: host, port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}

@@ -87,6 +87,8 @@ final class Connection: Selectable {
     private var readingHeld = false
     private var registeredEvents: UInt32 = 0
     private var closeTimer: TimerID?
+    /// Told once how the TLS handshake ended (true: complete), then dropped.
+    var onHandshake: ((Bool) -> Void)?
 
     /// How long a closing connection may take to flush and see the peer's FIN.
     static let closeTimeout = 5.0
@@ -319,6 +321,7 @@ final class Connection: Selectable {
         tls.receive(ciphertext)
         let buffer = loop.readBuffer
         do {
+            defer { if onHandshake != nil, tls.isHandshakeComplete { reportHandshake(true) } }
             while state == .open {
                 switch try tls.read(into: buffer) {
                 case .plaintext(let count):
@@ -335,9 +338,16 @@ final class Connection: Selectable {
         } catch {
             // The session's alert, if it made one, tells the peer why.
             Log.debug("\(peer): \(error)")
+            reportHandshake(tls.isHandshakeComplete)
             queueOutput(of: tls)
             closeAfterFlush()
         }
+    }
+
+    private func reportHandshake(_ complete: Bool) {
+        guard let report = onHandshake else { return }
+        onHandshake = nil
+        report(complete)
     }
 
     private func queueOutput(of tls: TLSSession) {

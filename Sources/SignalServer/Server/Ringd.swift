@@ -43,9 +43,11 @@ public final class Ringd: ServerApplication {
             return try PushDispatcher(settings: config.push, registry: pushTokens, store: store, client: client, wall: wall)
         }
         self.pushes = pushes
+        let metrics = SignalingMetrics(wall: wall)
         service = SignalingService(config: config, store: store, tokens: tokens,
                                    keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys), clock: .system,
-                                   consumers: webhooks.map { [$0.outbox] } ?? [], pushTokens: pushTokens, pushes: pushes)
+                                   consumers: (webhooks.map { [$0.outbox] } ?? []) + [metrics], pushTokens: pushTokens,
+                                   pushes: pushes, metrics: metrics)
         pushes?.start()
         let report = try service.start(from: try store.loadContinuity())
         webhooks?.start()
@@ -57,6 +59,10 @@ public final class Ringd: ServerApplication {
 
     public func makeRouter(_ context: ServerContext) -> HTTPRouter {
         RingdRouter(context: context, service: service, webhooks: webhooks)
+    }
+
+    public func makeMetricsRouter(_ context: ServerContext) -> HTTPRouter? {
+        MetricsRouter(context: context, service: service, webhooks: webhooks)
     }
 
     public func stop() {

@@ -1,7 +1,7 @@
 import SignalProtocol
 
-/// The routes of `ringd`: `GET /healthz`, `GET /readyz`, the WebSocket endpoint `GET /v1/ws`
-/// and the REST API (``RestRoutes``).
+/// The routes of `ringd`: `GET /healthz`, `GET /readyz`, the WebSocket endpoint `GET /v1/ws`,
+/// the REST API (``RestRoutes``) and `GET /metrics` (``MetricsRoute``).
 public final class RingdRouter: HTTPRouter {
     private var table = RouteTable()
 
@@ -9,6 +9,7 @@ public final class RingdRouter: HTTPRouter {
     init(context: ServerContext, service: SignalingService, webhooks: Webhooks? = nil) {
         let stats = context.stats
         let signaling = service.register(context.loop)
+        service.metrics.startLagProbe(on: context.loop)
         table.add("GET", "/healthz") { _, _ in .respond(stats.healthResponse) }
         table.add("GET", "/readyz") { _, _ in .respond(stats.readinessResponse) }
         table.add("GET", "/v1/ws") { request, _ in
@@ -36,6 +37,7 @@ public final class RingdRouter: HTTPRouter {
         RestRoutes.add(to: &table, service: service)
         WebhookRoutes.add(to: &table, service: service, webhooks: webhooks)
         PushRoutes.add(to: &table, service: service)
+        MetricsRoute.add(to: &table, stats: stats, service: service, webhooks: webhooks)
     }
 
     public func route(_ request: HTTPRequest) -> HTTPRoute {

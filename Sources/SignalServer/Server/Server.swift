@@ -12,6 +12,13 @@ public protocol ServerApplication: Sendable {
     func stop()
     /// Every loop has exited: release resources.
     func close()
+    /// The router of the `metrics.listen` address, made on loop 0 alone
+    /// (one listener is enough for a scraper); nil serves nothing there.
+    func makeMetricsRouter(_ context: ServerContext) -> HTTPRouter?
+}
+
+extension ServerApplication {
+    public func makeMetricsRouter(_ context: ServerContext) -> HTTPRouter? { nil }
 }
 
 /// An application that is just a router.
@@ -42,6 +49,9 @@ public final class Server: Sendable {
     /// The certificate TLS connections get, when TLS is configured.
     public let certificates: TLSCertificates?
     public let stats: ServerStats
+    /// Where `GET /metrics` is served without a key (`metrics.listen`), with
+    /// the real port; nil when not configured.
+    public let metricsAddress: SocketAddress?
     private let group: EventLoopGroup
     private let application: ServerApplication
     private let closed = Mutex(false)
@@ -62,9 +72,12 @@ public final class Server: Sendable {
         }
         let requested = try Self.listenTargets(config: config, certificates: certificates, inherited: inherited)
         for case (.address(let address), _) in requested { try Listener.checkFree(address) }
+        let metricsTarget = try config.metricsListen.map { try SocketAddress.resolve(host: $0.host, port: $0.port) }
+        if let metricsTarget { try Listener.checkFree(metricsTarget) }
         let stats = ServerStats()
         // Loop 0 binds first; the others reuse the ports it was given.
         let bound = Mutex<[SocketAddress]?>(nil)
+        let metricsBound = Mutex<SocketAddress?>(nil)
         group = try EventLoopGroup(count: config.resolvedThreads, onFailure: { index, error in
             Log.error("event loop \(index): \(error)")
         }) { loop in
@@ -78,12 +91,18 @@ public final class Server: Sendable {
                 actual.append(try serverLoop.listen(on: resolved, certificates: certificates))
             }
             bound.withLock { $0 = $0 ?? actual }
+            if loop.index == 0, let metricsTarget, let metricsRouter = application.makeMetricsRouter(context) {
+                let address = try serverLoop.listen(on: .address(metricsTarget), certificates: nil, router: metricsRouter)
+                metricsBound.withLock { $0 = address }
+            }
             loop.attach(serverLoop)
         }
         self.config = config
         self.stats = stats
         self.application = application
         self.certificates = certificates
+        metricsAddress = metricsBound.withLock { $0 }
+        if let metricsAddress { Log.info("serving GET /metrics without an API key on http://\(metricsAddress)") }
         let addresses = bound.withLock { $0 } ?? []
         listeners = zip(addresses, requested).map { ServerListener(address: $0, isSecure: $1.1 != nil) }
         for case (.inherited(let socket), let certificates) in requested {

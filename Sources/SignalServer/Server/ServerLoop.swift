@@ -22,18 +22,20 @@ final class ServerLoop {
     private static let plaintextRefusal = PlaintextRefusal(
         response: HTTPResponse.error(.badRequest, "this port speaks TLS: use wss:// or https://").serialized(keepAlive: false))
 
-    /// Listens on `target`, with TLS when `certificates` are given; returns
-    /// the address actually bound.
-    func listen(on target: ListenTarget, certificates: TLSCertificates?) throws -> SocketAddress {
+    /// Listens on `target`, with TLS when `certificates` are given, serving
+    /// `router` (the loop's own unless told); returns the address actually bound.
+    func listen(on target: ListenTarget, certificates: TLSCertificates?, router: HTTPRouter? = nil) throws -> SocketAddress {
+        let router = router ?? self.router
         let listener = try Listener(target: target, loop: context.loop) { [unowned self] socket, peer in
-            self.accept(socket, peer, certificates: certificates)
+            self.accept(socket, peer, certificates: certificates, router: router)
         }
         if listeners.isEmpty { context.loop.onShutdown { [self] in self.shutdown() } }
         listeners.append(listener)
         return listener.address
     }
 
-    private func accept(_ socket: FileDescriptor, _ peer: SocketAddress, certificates: TLSCertificates?) {
+    private func accept(_ socket: FileDescriptor, _ peer: SocketAddress, certificates: TLSCertificates?,
+                        router: HTTPRouter) {
         let config = context.config
         let address = peer.host
         let limits = (config.maxConnections, config.connectionsPerAddress, config.maxUnauthenticatedConnections)
@@ -69,6 +71,9 @@ final class ServerLoop {
             Log.warning("\(peer): \(error)")
             context.stats.release(from: address, authenticated: false)
             return
+        }
+        if session != nil {
+            connection.onHandshake = { [stats = context.stats] complete in stats.countHandshake(complete: complete) }
         }
         connection.handler = HTTPConnectionHandler(connection: connection, router: router, settings: config)
         connection.onAuthenticate = { [unowned self] in self.context.stats.authenticated() }

@@ -12,6 +12,8 @@ public final class ServerStats: Sendable {
     /// Open connections by peer address (without the port); an address
     /// leaves the table with its last connection.
     private let perAddress = Mutex<[String: Int]>([:])
+    private let handshakesCompleted = Atomic<Int>(0)
+    private let handshakesFailed = Atomic<Int>(0)
     public let startedAt = Deadline.now()
 
     /// Connections open right now.
@@ -63,6 +65,20 @@ public final class ServerStats: Sendable {
     /// Counts a connection that authenticated (once per connection).
     func authenticated() {
         unauthenticated.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// TLS handshakes since start: completed, and failed (an error before
+    /// completion; a peer that leaves mid-handshake without one is neither).
+    public var tlsHandshakes: (completed: Int, failed: Int) {
+        (handshakesCompleted.load(ordering: .relaxed), handshakesFailed.load(ordering: .relaxed))
+    }
+
+    func countHandshake(complete: Bool) {
+        if complete {
+            handshakesCompleted.wrappingAdd(1, ordering: .relaxed)
+        } else {
+            handshakesFailed.wrappingAdd(1, ordering: .relaxed)
+        }
     }
 
     /// Counts a closed connection from `address`.

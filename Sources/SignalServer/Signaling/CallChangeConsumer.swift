@@ -10,6 +10,11 @@ protocol CallChangeConsumer: Sendable {
     /// requester hears `ERR_INTERNAL`, and memory is rebuilt from the store.
     func record(_ changes: [CallChange], in store: StoreConnection) throws(StoreError)
 
+    /// Whether ``record(_:in:)`` writes anything: a consumer that only
+    /// follows commits says no, and commits without such consumers carry no
+    /// recording work into the store's transaction.
+    var records: Bool { get }
+
     /// `changes` (never empty) were committed; runs in commit order, before
     /// any device hears of them, on the store's writer thread (at start-up,
     /// for the calls a crash left live, on the thread that restarts the
@@ -19,5 +24,6 @@ protocol CallChangeConsumer: Sendable {
 
 extension CallChangeConsumer {
     func record(_ changes: [CallChange], in store: StoreConnection) throws(StoreError) {}
+    var records: Bool { true }
     func committed(_ changes: [CallChange]) {}
 }

@@ -13,7 +13,7 @@ extension SignalingService {
             switch action {
             case .reply(let address, let id, let reply):
                 let result = failed ? .failure(SignalError(.internalError, "the store failed; try again")) : reply.map(\.json)
-                deliveries.append((address, .frame(ServerFrame.result(id: id, result).encoded)))
+                deliveries.append((address, .frame(resultFrame(id: id, result))))
             case .event(let call, let recipients) where !failed:
                 let frame = ServerFrame.call(call).encoded
                 for address in recipients { deliveries.append((address, .frame(frame))) }
@@ -50,7 +50,7 @@ extension SignalingService {
             case .failure(let failure):
                 error = failure.signalError
             }
-            deliver([(address, .frame(ServerFrame.result(id: id, .failure(error)).encoded))])
+            deliver([(address, .frame(resultFrame(id: id, .failure(error))))])
         }
     }
 

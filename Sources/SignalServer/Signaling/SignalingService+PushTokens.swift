@@ -36,7 +36,7 @@ extension SignalingService {
     /// A WebSocket request about the device's own token, answered once stored.
     func pushTokenRequest(_ request: ClientRequest, id: String, from device: Device) {
         let reply: @Sendable (SignalingReply) -> Void = { [self] reply in
-            deliver([(device.address, .frame(ServerFrame.result(id: id, reply.map(\.json)).encoded))])
+            deliver([(device.address, .frame(resultFrame(id: id, reply.map(\.json))))])
         }
         switch request {
         case .registerPushToken(let registration):

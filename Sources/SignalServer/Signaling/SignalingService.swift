@@ -28,10 +28,14 @@ public final class SignalingService: Sendable {
     public let keys: AccessKeys
     let clock: SignalingClock
     let consumers: [any CallChangeConsumer]
+    /// The consumers that write in the transaction of the changes.
+    private let recorders: [any CallChangeConsumer]
     /// The devices' push tokens (kept whether or not push is configured).
     let pushTokens: PushTokenRegistry
     /// The push worker, when a push service is configured.
     let pushes: PushDispatcher?
+    /// What `GET /metrics` reports about signaling.
+    let metrics: SignalingMetrics
 
     /// The machine, and what the service accepts.
     struct Core: Sendable {
@@ -65,15 +69,17 @@ public final class SignalingService: Sendable {
     /// calls go to `pushes`.
     init(config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys, clock: SignalingClock,
          consumers: [any CallChangeConsumer], pushTokens: PushTokenRegistry = PushTokenRegistry(),
-         pushes: PushDispatcher? = nil) {
+         pushes: PushDispatcher? = nil, metrics: SignalingMetrics? = nil) {
         self.config = config
         self.store = store
         self.tokens = tokens
         self.keys = keys
         self.clock = clock
         self.consumers = consumers
+        recorders = consumers.filter(\.records)
         self.pushTokens = pushTokens
         self.pushes = pushes
+        self.metrics = metrics ?? SignalingMetrics(wall: clock.wall)
         let settings = SignalingSettings(defaultRingTimeout: config.ringTimeout,
                                          reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
                                          maxDevicesPerUser: config.devicesPerUser,
@@ -128,8 +134,14 @@ public final class SignalingService: Sendable {
     func callLogs(_ filter: CallLogFilter, id: String, from device: Device) {
         store.callLogs(for: device.uid, query: filter) { [self] result in
             let reply: SignalingReply = result.map(ResultData.callLogs).mapError(\.signalError)
-            deliver([(device.address, .frame(ServerFrame.result(id: id, reply.map(\.json)).encoded))])
+            deliver([(device.address, .frame(resultFrame(id: id, reply.map(\.json))))])
         }
+    }
+
+    /// A result frame for a device, its failures counted for `GET /metrics`.
+    func resultFrame(id: String?, _ result: Result<JSONValue, SignalError>) -> [UInt8] {
+        if case .failure(let error) = result { metrics.countError(error.code) }
+        return ServerFrame.result(id: id, result).encoded
     }
 
     /// The live call with `sessionId`, if any (for the REST API).
@@ -181,7 +193,7 @@ public final class SignalingService: Sendable {
         }
         loop?.wakeStoreWriterAtTickEnd()
         if let (address, id, error) = refusal {
-            deliver([(address, .frame(ServerFrame.result(id: id, .failure(error)).encoded))])
+            deliver([(address, .frame(resultFrame(id: id, .failure(error))))])
         }
     }
 
@@ -215,10 +227,10 @@ public final class SignalingService: Sendable {
 
     /// What the consumers write in the transaction that commits `changes`.
     func recording(for changes: [CallChange]) -> (@Sendable (StoreConnection) throws(StoreError) -> Void)? {
-        guard !changes.isEmpty, !consumers.isEmpty else { return nil }
-        let consumers = self.consumers
+        guard !changes.isEmpty, !recorders.isEmpty else { return nil }
+        let recorders = self.recorders
         return { connection throws(StoreError) in
-            for consumer in consumers { try consumer.record(changes, in: connection) }
+            for consumer in recorders { try consumer.record(changes, in: connection) }
         }
     }
 }

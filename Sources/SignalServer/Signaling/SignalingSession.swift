@@ -55,6 +55,7 @@ final class SignalingSession: WebSocketResponder {
         // Every frame of an authenticated connection counts, well-formed or not.
         if case .authenticated = state, !limiter.allow() {
             let id = (try? parsed.get())?.id
+            service.metrics.rateLimited.increment()
             return send(.result(id: id, .failure(SignalError(.rateLimited, "too many requests; slow down"))))
         }
         let frame: ClientFrame
@@ -148,6 +149,7 @@ final class SignalingSession: WebSocketResponder {
     }
 
     private func send(_ frame: ServerFrame) {
+        service.metrics.count(frame)
         socket?.send(WebSocketMessage(kind: .text, payload: frame.encoded))
     }
 }

@@ -18,6 +18,8 @@ import Synchronization
 public final class CallStore: Sendable {
     private let queue: StoreQueue
     private let checkpointer: StoreCheckpointer
+    /// Commit latency and batch sizes, for `GET /metrics`.
+    let stats: StoreStats
     /// Signalled once the writer thread has exited and closed the database.
     private let finished: DispatchSemaphore
 
@@ -31,9 +33,11 @@ public final class CallStore: Sendable {
         let finished = DispatchSemaphore(value: 0)
         let opened = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<StoreCheckpointer, StoreError>?>(nil)
+        let stats = StoreStats()
         let thread = Thread {
             queue.registerWriterThread()
-            Self.serve(path: path, synchronousFull: synchronousFull, queue: queue, opened: opened, outcome: outcome)
+            Self.serve(path: path, synchronousFull: synchronousFull, queue: queue, stats: stats, opened: opened,
+                       outcome: outcome)
             finished.signal()
         }
         thread.name = "ringd-store"
@@ -44,6 +48,7 @@ public final class CallStore: Sendable {
         }
         self.queue = queue
         self.finished = finished
+        self.stats = stats
         checkpointer = try opening.get()
     }
 
@@ -51,7 +56,8 @@ public final class CallStore: Sendable {
     /// reports the outcome, serves jobs until the store closes, stops the
     /// checkpointer. The connection is closed when this returns, last, so
     /// its close checkpoints and removes the log.
-    private static func serve(path: String, synchronousFull: Bool, queue: StoreQueue, opened: DispatchSemaphore,
+    private static func serve(path: String, synchronousFull: Bool, queue: StoreQueue, stats: StoreStats,
+                              opened: DispatchSemaphore,
                               outcome: borrowing Mutex<Result<StoreCheckpointer, StoreError>?>) {
         let connection: StoreConnection
         let checkpointer: StoreCheckpointer
@@ -75,7 +81,7 @@ public final class CallStore: Sendable {
         outcome.withLock { $0 = .success(checkpointer) }
         opened.signal()
         withExtendedLifetime(connection) {
-            StoreWriter(connection: connection, queue: queue).run()
+            StoreWriter(connection: connection, queue: queue, stats: stats).run()
             checkpointer.stop()
         }
     }

@@ -1,3 +1,5 @@
+import SignalSystem
+
 /// The writer thread's loop: takes every queued job at once and runs the
 /// batch in one transaction (group commit), so a burst of saves costs one
 /// commit, and with `synchronous = FULL` one fsync, instead of one each.
@@ -26,17 +28,20 @@
 final class StoreWriter {
     private let connection: StoreConnection
     private let queue: StoreQueue
+    private let stats: StoreStats
     /// Whether a chained job failed and no job has reset the chain since.
     private var chainBroken = false
 
-    init(connection: StoreConnection, queue: StoreQueue) {
+    init(connection: StoreConnection, queue: StoreQueue, stats: StoreStats) {
         self.connection = connection
         self.queue = queue
+        self.stats = stats
     }
 
     /// Runs batches until the store closes and the queue is empty.
     func run() {
         while let batch = queue.nextBatch() {
+            stats.batchSize.observe(Double(batch.count))
             execute(batch)
             queue.runBatchEndActions()
             connection.catchUpIfOwed()
@@ -51,15 +56,19 @@ final class StoreWriter {
             return
         }
         let brokenBefore = chainBroken
+        let started = Deadline.now()
         let outcomes: [StoreJobOutcome]
         do throws(StoreError) {
             outcomes = try runTransaction(batch, isolated: false, brokenBefore: brokenBefore)
         } catch {
+            // A failed transaction counts too: its time was spent all the same.
+            stats.commitSeconds.observe(Deadline.now().seconds(since: started))
             Log.error("call store: a batch of \(batch.count) jobs was rolled back: \(error)")
             chainBroken = brokenBefore || batch.contains(where: \.chained)
             for job in batch { job.fail(error) }
             return
         }
+        stats.commitSeconds.observe(Deadline.now().seconds(since: started))
         for outcome in outcomes { outcome.report() }
     }
 

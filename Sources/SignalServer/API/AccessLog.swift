@@ -3,8 +3,9 @@ import SignalSystem
 /// One info line per REST request once it is answered: method, path (the
 /// query left out: it may hold a cursor, never worth a line), status and
 /// milliseconds, as fields too. Probes and scrapes go at debug, since an
-/// orchestrator asks every few seconds. Never a header: the API key and
-/// bearer tokens travel there.
+/// orchestrator asks every few seconds; refusals (4xx, 5xx) at most
+/// ``LogThrottle/burst`` a minute per status, with a count of the rest.
+/// Never a header: the API key and bearer tokens travel there.
 enum AccessLog {
     static let quietPaths: Set<String> = ["/healthz", "/readyz", "/metrics"]
 
@@ -29,6 +30,13 @@ enum AccessLog {
         let milliseconds = (Deadline.now().seconds(since: started) * 1000 * 10).rounded() / 10
         let fields: Log.Fields = [("method", method), ("path", path), ("status", String(status)), ("ms", String(milliseconds))]
         // The fields say it all: text reads `request method=GET path=… status=200 ms=0.4`.
-        if level == .debug { Log.debug("request", fields) } else { Log.info("request", fields) }
+        // A client can make refusals as fast as it likes: those are throttled per status.
+        if status >= 400 {
+            Log.repeated(level, "request-\(status)", "request", fields)
+        } else if level == .debug {
+            Log.debug("request", fields)
+        } else {
+            Log.info("request", fields)
+        }
     }
 }

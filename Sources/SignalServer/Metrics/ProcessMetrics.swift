@@ -7,12 +7,13 @@ struct ProcessMetrics {
     var virtualBytes: Double
     var openFDs: Double
     var maxFDs: Double?
-    var startTimeSeconds: Double
+    /// Nil when `/proc/stat` is hidden (systemd's `ProcSubset=pid`, which the
+    /// shipped unit sets): the start time counts from the boot time it holds.
+    var startTimeSeconds: Double?
 
     /// Nil when `/proc` cannot be read (not Linux, or hidden).
     static func read() -> ProcessMetrics? {
         guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
-              let bootTime = Self.bootTime(),
               let fields = Self.statFields(stat), fields.count > 21,
               let userTicks = Double(fields[11]), let systemTicks = Double(fields[12]),
               let startTicks = Double(fields[19]), let virtualBytes = Double(fields[20]),
@@ -25,7 +26,7 @@ struct ProcessMetrics {
         return ProcessMetrics(cpuSeconds: (userTicks + systemTicks) / ticks, residentBytes: residentPages * pageSize,
                               virtualBytes: virtualBytes, openFDs: Double(max(0, descriptors.count - 1)),
                               maxFDs: Self.maxOpenFiles(),
-                              startTimeSeconds: bootTime + startTicks / ticks)
+                              startTimeSeconds: Self.bootTime().map { $0 + startTicks / ticks })
     }
 
     /// The fields of `/proc/self/stat` after the command name (which may hold
@@ -59,7 +60,9 @@ struct ProcessMetrics {
         text.single("process_virtual_memory_bytes", .gauge, "Virtual memory size in bytes.", virtualBytes)
         text.single("process_open_fds", .gauge, "Number of open file descriptors.", openFDs)
         if let maxFDs { text.single("process_max_fds", .gauge, "Maximum number of open file descriptors.", maxFDs) }
-        text.single("process_start_time_seconds", .gauge, "Start time of the process since unix epoch in seconds.",
-                    startTimeSeconds)
+        if let startTimeSeconds {
+            text.single("process_start_time_seconds", .gauge, "Start time of the process since unix epoch in seconds.",
+                        startTimeSeconds)
+        }
     }
 }

@@ -90,10 +90,19 @@ public enum Log {
     /// counted and reported with the next one written.
     public static func repeatedWarning(_ kind: String, _ message: @autoclosure () -> String,
                                        _ fields: @autoclosure () -> Fields = []) {
-        guard isEnabled(.warning) else { return }
+        repeated(.warning, kind, message(), fields())
+    }
+
+    /// ``repeatedWarning(_:_:_:)`` at any level (access lines a client can
+    /// make as many of as it likes).
+    public static func repeated(_ level: Level, _ kind: String, _ message: @autoclosure () -> String,
+                                _ fields: @autoclosure () -> Fields = []) {
+        guard isEnabled(level) else { return }
         guard let suppressed = throttle.admit(kind, now: monotonicSeconds()) else { return }
+        var details = fields()
+        if suppressed > 0 { details.append(("suppressed", String(suppressed))) }
         let note = suppressed > 0 ? " (\(suppressed) similar suppressed)" : ""
-        write(.warning, { message() + note }, fields)
+        write(level, { message() + note }, { details })
     }
 
     private static let throttle = LogThrottle()

@@ -156,7 +156,7 @@ final class Connection: Selectable {
             flush()
         }
         if state == .open, queuedSize > limits.hardLimit {
-            Log.repeatedWarning("slow-peer", "\(peer): dropped, \(outbound.pendingBytes) bytes in \(outbound.chunkCount) chunks queued for a peer that does not read", [("remote", "\(peer)")])
+            Log.repeatedWarning("slow-peer", "dropped a connection: \(outbound.pendingBytes) bytes in \(outbound.chunkCount) chunks queued for a peer that does not read", [("remote", "\(peer)")])
             abort()
         }
     }

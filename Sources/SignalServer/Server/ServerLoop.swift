@@ -45,7 +45,7 @@ final class ServerLoop {
             case .addressFull: "too many connections from this address"
             case .unauthenticatedFull: "too many connections waiting to authenticate"
             }
-            Log.repeatedWarning("refused", "\(peer): refused, \(message)", [("remote", "\(peer)")])
+            Log.repeatedWarning("refused", "refused a connection: \(message)", [("remote", "\(peer)")])
             // A TLS peer cannot be told before its handshake; it sees the close.
             let refusal = Connection(socket: socket, peer: peer, loop: context.loop, limits: config.backpressure)
             if certificates == nil {

@@ -32,19 +32,4 @@ extension SignalingService {
             completion(result.mapError(\.signalError))
         }
     }
-
-    /// A WebSocket request about the device's own token, answered once stored.
-    func pushTokenRequest(_ request: ClientRequest, id: String, from device: Device) {
-        let reply: @Sendable (SignalingReply) -> Void = { [self] reply in
-            deliver([(device.address, .frame(resultFrame(id: id, reply.map(\.json))))])
-        }
-        switch request {
-        case .registerPushToken(let registration):
-            registerPushToken(registration, uid: device.uid, deviceId: device.deviceId) { reply($0.map(ResultData.pushToken)) }
-        case .unregisterPushToken:
-            unregisterPushToken(uid: device.uid, deviceId: device.deviceId) { reply($0.map(ResultData.pushTokenRemoved)) }
-        default:
-            reply(.failure(SignalError(.badRequest, "\(request.type.rawValue) is not a push token request")))
-        }
-    }
 }

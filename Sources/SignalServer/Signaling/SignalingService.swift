@@ -133,9 +133,14 @@ public final class SignalingService: Sendable {
     /// A page of the device's user's call history, answered from the store.
     func callLogs(_ filter: CallLogFilter, id: String, from device: Device) {
         store.callLogs(for: device.uid, query: filter) { [self] result in
-            let reply: SignalingReply = result.map(ResultData.callLogs).mapError(\.signalError)
-            deliver([(device.address, .frame(resultFrame(id: id, reply.map(\.json))))])
+            reply(to: device, id: id, result.map(ResultData.callLogs).mapError(\.signalError))
         }
+    }
+
+    /// Answers a request of `device` that the machine does not see (the
+    /// store answers it).
+    func reply(to device: Device, id: String, _ reply: SignalingReply) {
+        deliver([(device.address, .frame(resultFrame(id: id, reply.map(\.json))))])
     }
 
     /// A result frame for a device, its failures counted for `GET /metrics`.

@@ -81,8 +81,16 @@ final class SignalingSession: WebSocketResponder {
                 send(.result(id: frame.id, .failure(SignalError(.alreadyAuthenticated, "this connection is authenticated"))))
             case .getCallLogs(let filter):
                 service.callLogs(filter, id: frame.id, from: device)
-            case .registerPushToken, .unregisterPushToken:
-                service.pushTokenRequest(frame.request, id: frame.id, from: device)
+            case .registerPushToken(let registration):
+                let (service, id) = (service, frame.id)
+                service.registerPushToken(registration, uid: device.uid, deviceId: device.deviceId) { result in
+                    service.reply(to: device, id: id, result.map(ResultData.pushToken))
+                }
+            case .unregisterPushToken:
+                let (service, id) = (service, frame.id)
+                service.unregisterPushToken(uid: device.uid, deviceId: device.deviceId) { result in
+                    service.reply(to: device, id: id, result.map(ResultData.pushTokenRemoved))
+                }
             default:
                 service.handle(frame.request, id: frame.id, from: device, on: loopState)
             }

@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalSystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -98,20 +99,13 @@ public enum Log {
     public static func repeated(_ level: Level, _ kind: String, _ message: @autoclosure () -> String,
                                 _ fields: @autoclosure () -> Fields = []) {
         guard isEnabled(level) else { return }
-        guard let suppressed = throttle.admit(kind, now: monotonicSeconds()) else { return }
+        guard let suppressed = throttle.admit(kind, now: Double(Deadline.now().nanoseconds) / 1e9) else { return }
         var details = fields()
         if suppressed > 0 { details.append(("suppressed", String(suppressed))) }
-        let note = suppressed > 0 ? " (\(suppressed) similar suppressed)" : ""
-        write(level, { message() + note }, { details })
+        write(level, message, { details })
     }
 
     private static let throttle = LogThrottle()
-
-    private static func monotonicSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
 
     private static func write(_ level: Level, _ message: () -> String, _ fields: () -> Fields) {
         guard isEnabled(level) else { return }

@@ -57,21 +57,33 @@ func raiseDescriptorLimit() -> UInt {
         defer { first.close() }
         let second = try TestSocket(port: server.port)
         defer { second.close() }
-        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 2 })
-        let third = try TestSocket(port: server.port)
-        defer { third.close() }
-        let refused = try third.readResponse()
-        #expect(refused.status == 503)
-        #expect(try jsonBody(refused)["error"]?["code"] == .string("ERR_UNAVAILABLE"))
-        #expect(third.closesWithin(5))
-        // Once one closes, a new connection is admitted again.
-        first.close()
-        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 1 })
-        let fourth = try TestSocket(port: server.port)
-        defer { fourth.close() }
-        #expect(try fourth.get("/healthz").status == 200)
+        try expectRefusedUntilOneCloses(server, open: 2, release: first)
     }
 }
+
+/// With `open` connections counted, one more is refused with 503
+/// `ERR_UNAVAILABLE` (and `message`, when given), closed and not counted;
+/// once `release` closes, a new connection is admitted.
+func expectRefusedUntilOneCloses(_ server: TestServer, open: Int, message: String? = nil, release: TestSocket,
+                                 sourceLocation: SourceLocation = #_sourceLocation) throws {
+    #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == open }, sourceLocation: sourceLocation)
+    let refused = try TestSocket(port: server.port)
+    defer { refused.close() }
+    let response = try refused.readResponse()
+    #expect(response.status == 503, sourceLocation: sourceLocation)
+    let error = try jsonBody(response)["error"]
+    #expect(error?["code"] == .string("ERR_UNAVAILABLE"), sourceLocation: sourceLocation)
+    if let message { #expect(error?["message"] == .string(message), sourceLocation: sourceLocation) }
+    #expect(refused.closesWithin(5), sourceLocation: sourceLocation)
+    #expect(server.server.stats.openConnections == open, "a refused connection is not counted",
+            sourceLocation: sourceLocation)
+    release.close()
+    #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == open - 1 }, sourceLocation: sourceLocation)
+    let next = try TestSocket(port: server.port)
+    defer { next.close() }
+    #expect(try next.get("/healthz").status == 200, sourceLocation: sourceLocation)
+}
+
 
 /// `limits.connectionsPerAddress`: every test client comes from 127.0.0.1.
 @Suite(.blocking) struct ConnectionsPerAddressTests {
@@ -82,22 +94,7 @@ func raiseDescriptorLimit() -> UInt {
         defer { first.close() }
         let second = try TestSocket(port: server.port)
         defer { second.close() }
-        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 2 })
-        let third = try TestSocket(port: server.port)
-        defer { third.close() }
-        let refused = try third.readResponse()
-        #expect(refused.status == 503)
-        let error = try jsonBody(refused)["error"]
-        #expect(error?["code"] == .string("ERR_UNAVAILABLE"))
-        #expect(error?["message"] == .string("too many connections from this address"))
-        #expect(third.closesWithin(5))
-        #expect(server.server.stats.openConnections == 2, "a refused connection is not counted")
-        // Once one closes, the address may connect again.
-        first.close()
-        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 1 })
-        let fourth = try TestSocket(port: server.port)
-        defer { fourth.close() }
-        #expect(try fourth.get("/healthz").status == 200)
+        try expectRefusedUntilOneCloses(server, open: 2, message: "too many connections from this address", release: first)
     }
 }
 
@@ -113,18 +110,7 @@ func raiseDescriptorLimit() -> UInt {
         #expect(try device.auth(uid: "alice", deviceId: "phone").ok)
         let idle = try TestSocket(port: server.port)
         defer { idle.close() }
-        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 2 })
-        let refused = try TestSocket(port: server.port)
-        defer { refused.close() }
-        let response = try refused.readResponse()
-        #expect(response.status == 503)
-        #expect(try jsonBody(response)["error"]?["message"] == .string("too many connections waiting to authenticate"))
-        #expect(refused.closesWithin(5))
-        // Once the idle one closes, another may connect.
-        idle.close()
-        #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == 1 })
-        let next = try TestSocket(port: server.port)
-        defer { next.close() }
-        #expect(try next.get("/healthz").status == 200)
+        try expectRefusedUntilOneCloses(server, open: 2, message: "too many connections waiting to authenticate",
+                                        release: idle)
     }
 }

@@ -2,7 +2,7 @@ import SignalProtocol
 
 /// The test control API, only with `testing.enabled` (otherwise these paths
 /// are 404 like any unknown one). Every route needs the test key in
-/// `X-Test-Key`; the answers are documented in docs/TESTING.md.
+/// `X-Test-Key`; the answers are documented in docs/TEST-API.md.
 ///
 /// - `GET /v1/test/clock`, `POST /v1/test/clock {"mode":"manual"|"real"}` → the clock
 /// - `POST /v1/test/clock/advance {"ms":N}` → `{"clock", "fired"}` once what fell due is delivered

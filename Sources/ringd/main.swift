@@ -7,6 +7,7 @@ import SignalServer
 let usage = """
 usage: ringd [--config PATH]
        ringd gen-cert [--config PATH] [--days N] [--force]
+       ringd states [--format markdown|json]
 
 Runs the ringing signaling server in the foreground until SIGINT or SIGTERM;
 SIGHUP reloads the TLS certificate and key.
@@ -19,6 +20,12 @@ gen-cert writes a self-signed certificate for localhost, 127.0.0.1 and ::1
 (tls-cert.pem, and tls-key.pem with mode 0600) into the data directory, the
 directory of store.path (default data/); --days sets its lifetime (default
 365), --force replaces existing files.
+
+states prints the call state machine's transition table (docs/STATES.md):
+for each state of a call and each input, the next state, the reply, who
+hears of it and the timers, found by running the machine on a manual clock.
+It reads no configuration and opens no store; --format json prints an array
+of row objects.
 
 Every configuration key can be overridden by an environment variable:
 RINGD_ plus the key in upper snake case, e.g. RINGD_LISTEN_PORT=0.
@@ -35,6 +42,7 @@ var configPath: String?
 /// repository's file when run from a checkout, then the system's.
 let configSearchPath = ["config.json", "/etc/ringd/config.json"]
 var arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "states" { printStates(arguments.dropFirst()) }
 let generateCertificate = arguments.first == "gen-cert"
 if generateCertificate { arguments = arguments.dropFirst() }
 var certificateDays = 365
@@ -98,6 +106,33 @@ if generateCertificate {
     }
 }
 exit(Daemon.run(config: config, program: "ringd", configFile: configFile) { try Ringd(config: config) })
+
+/// `ringd states`: prints the transition table and exits, before any configuration is read.
+func printStates(_ arguments: ArraySlice<String>) -> Never {
+    var arguments = arguments
+    var format = StateTable.Format.markdown
+    while let argument = arguments.popFirst() {
+        switch argument {
+        case "--format":
+            guard let name = arguments.popFirst(), let chosen = StateTable.Format(rawValue: name) else {
+                usageError("--format needs markdown or json")
+            }
+            format = chosen
+        case "--help", "-h":
+            print(usage)
+            exit(0)
+        default:
+            usageError("unknown argument \"\(argument)\"")
+        }
+    }
+    do {
+        print(try StateTable.render(format), terminator: "")
+        exit(0)
+    } catch {
+        Daemon.printError("ringd: states: \(error)")
+        exit(1)
+    }
+}
 
 func environmentVariables() -> [String: String] {
     var result: [String: String] = [:]

@@ -39,16 +39,9 @@ extension SignalingService {
     /// Answers a request about a session that is not live, from the store.
     private func resolve(_ sessionId: String, for uid: String, replyTo address: DeviceAddress, id: String) {
         store.call(sessionId: sessionId) { [self] result in
-            let error: SignalError
-            switch result {
-            case .success(let call?) where call.isParty(uid):
-                error = SignalError(.terminated, "call \(sessionId) already ended (\(call.status.rawValue))")
-            case .success(.some):
-                error = SignalError(.notAParty, "\(uid) is not a party of call \(sessionId)")
-            case .success(nil):
-                error = SignalError(.sessionNotFound, "no call \(sessionId)")
-            case .failure(let failure):
-                error = failure.signalError
+            let error = switch result {
+            case .success(let stored): SignalError.notLive(sessionId, stored: stored, askedBy: uid)
+            case .failure(let failure): failure.signalError
             }
             deliver([(address, .frame(resultFrame(id: id, .failure(error))))])
         }
@@ -147,5 +140,15 @@ extension Result {
     var isSuccess: Bool {
         if case .success = self { return true }
         return false
+    }
+}
+
+extension SignalError {
+    /// The answer to `uid`'s request about `sessionId`, which is not live,
+    /// given what the store holds of it (`ringd states` answers the same way).
+    static func notLive(_ sessionId: String, stored: Call?, askedBy uid: String) -> SignalError {
+        guard let stored else { return SignalError(.sessionNotFound, "no call \(sessionId)") }
+        guard stored.isParty(uid) else { return SignalError(.notAParty, "\(uid) is not a party of call \(sessionId)") }
+        return SignalError(.terminated, "call \(sessionId) already ended (\(stored.status.rawValue))")
     }
 }

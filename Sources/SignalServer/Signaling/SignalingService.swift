@@ -86,12 +86,7 @@ public final class SignalingService: Sendable {
         self.pushes = pushes
         self.metrics = metrics ?? SignalingMetrics(wall: clock.wall)
         self.tap = tap
-        let settings = SignalingSettings(defaultRingTimeout: config.ringTimeout,
-                                         reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
-                                         maxDevicesPerUser: config.devicesPerUser,
-                                         restartGraceMillis: Int64(config.restartGrace * 1000),
-                                         pushes: pushes != nil)
-        core = Mutex(Core(machine: CallStateMachine(settings: settings)))
+        core = Mutex(Core(machine: CallStateMachine(settings: SignalingSettings(config: config, pushes: pushes != nil))))
     }
 
     /// Milliseconds since the Unix epoch, from the service's clock.

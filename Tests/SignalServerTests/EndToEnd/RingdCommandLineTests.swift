@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import SignalProtocol
 import Testing
 import TestSupport
 
@@ -16,6 +17,50 @@ struct RingdCommandLineTests {
         let status = process.wait(timeout: 20)
         if status == nil { process.kill() }
         return (status, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
+    }
+
+    /// `ringd states` prints the table without reading a configuration: an
+    /// unknown RINGD_ variable, which stops any start, does not stop it, and
+    /// the store it names is not created.
+    @Test func statesPrintsTheTableWithoutAConfigurationOrAStore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
+        let store = directory.file("data/ringd.sqlite")
+        var environment = ProcessInfo.processInfo.environment
+        environment["RINGD_NO_SUCH_KEY"] = "1"
+        environment["RINGD_STORE_PATH"] = store
+        func states(_ arguments: [String], into name: String) throws -> (ChildProcess.Termination?, String) {
+            let output = directory.file(name)
+            let process = try ChildProcess(binary, ["states"] + arguments, environment: environment,
+                                           stdout: .file(output), stderr: .file(directory.file("stderr")))
+            let status = process.wait(timeout: 20)
+            if status == nil { process.kill() }
+            return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+        }
+
+        let (jsonStatus, json) = try states(["--format", "json"], into: "states.json")
+        #expect(jsonStatus == .exited(0))
+        guard case .array(let rows) = try JSONValue.parse(json) else {
+            Issue.record("ringd states --format json printed no JSON array: \(json.prefix(200))")
+            return
+        }
+        #expect(rows.count > 100)
+        #expect(rows.allSatisfy { $0["state"]?.stringValue != nil && $0["next"]?.stringValue != nil })
+        let ringing = rows.first { $0["state"] == .string("initiated") && $0["input"] == .string("acceptCall")
+            && $0["actor"] == .string("callee") }
+        #expect(ringing?["next"] == .string("ongoing"))
+
+        let (markdownStatus, markdown) = try states([], into: "states.md")
+        #expect(markdownStatus == .exited(0))
+        let document = try String(contentsOfFile: Repository.root() + "/docs/STATES.md", encoding: .utf8)
+        #expect(markdown == document, "ringd states prints docs/STATES.md")
+        #expect(access(store, F_OK) != 0, "ringd states created the store")
+
+        let (badStatus, _) = try states(["--format", "yaml"], into: "bad")
+        #expect(badStatus == .exited(2))
+        let errors = (try? String(contentsOfFile: directory.file("stderr"), encoding: .utf8)) ?? ""
+        #expect(errors.hasSuffix("ringd: --format needs markdown or json (see ringd --help)\n"), "\(errors)")
     }
 
     @Test func anUnknownArgumentIsOneLinePointingAtHelp() throws {

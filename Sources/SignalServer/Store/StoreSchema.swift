@@ -185,6 +185,18 @@ enum StoreSchema {
         try migrate(database)
     }
 
+    /// Configures a connection to an in-memory database and creates the
+    /// schema. There is no log (SQLite keeps the journal of a memory
+    /// database in memory) and nothing to sync; temporary tables and sort
+    /// spills stay in memory too, so the store writes no file at all.
+    static func prepareInMemory(_ database: SQLiteDatabase) throws(StoreError) {
+        try reportingSQLiteErrors { () throws(SQLiteError) in
+            try database.execute("PRAGMA temp_store = MEMORY")
+            try database.execute("PRAGMA foreign_keys = ON")
+        }
+        try migrate(database)
+    }
+
     /// Runs the migrations newer than the file's `user_version`, each in its
     /// own transaction that also sets `user_version`, so an interrupted
     /// migration leaves the file at the previous version.

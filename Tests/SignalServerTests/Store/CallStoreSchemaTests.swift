@@ -36,6 +36,33 @@ import TestSupport
         #expect(!names.contains("call_log"))
     }
 
+    /// ``CallStore/inMemoryPath`` is a whole store at the latest schema with
+    /// no file behind it (no log, no checkpointer), and each one opened is
+    /// a database of its own.
+    @Test func anInMemoryStoreHasTheLatestSchemaAndNoFile() throws {
+        let first = try CallStore(path: CallStore.inMemoryPath)
+        defer { first.close() }
+        let second = try CallStore(path: CallStore.inMemoryPath)
+        defer { second.close() }
+        let (version, journal, names) = try first.wait(writes: false) { connection throws(StoreError) in
+            try reportingSQLiteErrors { () throws(SQLiteError) in
+                let statement = try connection.database.statement("SELECT name FROM sqlite_master")
+                defer { statement.reset() }
+                var names: Set<String> = []
+                while try statement.step() == .row { names.insert(statement.string(at: 0) ?? "") }
+                return (try connection.database.scalarInt64("PRAGMA user_version"),
+                        try connection.database.scalarText("PRAGMA journal_mode"), names)
+            }
+        }
+        #expect(version == StoreSchema.latestVersion && journal == "memory")
+        #expect(names.isSuperset(of: ["calls", "calls_live", "counters", "webhook_deliveries", "push_tokens"]))
+        for index in 1 ... 50 { try first.saveAndWait([storedCall(index)]) }
+        #expect(try first.fetch("session-50") == storedCall(50))
+        #expect(try second.fetch("session-1") == nil)
+        #expect(first.checkpointCount == 0)
+        #expect(!FileManager.default.fileExists(atPath: CallStore.inMemoryPath), "a file named :memory: in \(FileManager.default.currentDirectoryPath)")
+    }
+
     @Test func reopeningKeepsDataAndVersion() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -18,6 +18,41 @@ extension TemporaryDirectory {
     var databasePath: String { file("calls.db") }
 }
 
+/// Where a test's store lives: a file in a temporary directory, or memory
+/// (``CallStore/inMemoryPath``, as `ringd --ephemeral` keeps it), for the
+/// cases both must pass.
+enum StoreLocation: String, CaseIterable, Sendable {
+    case file, memory
+}
+
+/// A store at a ``StoreLocation``; ``close()`` closes it and removes its directory.
+final class TestStore {
+    let store: CallStore
+    private let directory: TemporaryDirectory?
+
+    init(_ location: StoreLocation) throws {
+        switch location {
+        case .file:
+            let directory = try TemporaryDirectory()
+            self.directory = directory
+            do {
+                store = try CallStore(path: directory.databasePath)
+            } catch {
+                directory.remove()
+                throw error
+            }
+        case .memory:
+            directory = nil
+            store = try CallStore(path: CallStore.inMemoryPath)
+        }
+    }
+
+    func close() {
+        store.close()
+        directory?.remove()
+    }
+}
+
 /// How long a test waits for any one store completion.
 let storeTestTimeout: Double = 20
 

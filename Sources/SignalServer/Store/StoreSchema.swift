@@ -160,6 +160,13 @@ enum StoreSchema {
             ) WITHOUT ROWID;
             CREATE UNIQUE INDEX push_tokens_by_token ON push_tokens (platform, token);
             """),
+        StoreMigration(version: 6, sql: """
+            -- The ring timeout exactly, in milliseconds (initiateCall's
+            -- timeoutMs); timeout keeps the whole seconds, rounded up. NULL
+            -- for the calls saved before, which rang for timeout seconds:
+            -- read as timeout * 1000, so the table is not rewritten.
+            ALTER TABLE calls ADD COLUMN timeout_ms INTEGER;
+            """),
     ]
 
     /// The schema version this build writes.

@@ -18,11 +18,11 @@ import TestSupport
         ])
         let full = Call(sessionId: "full", callType: .video, status: .ended, initiator: "alice", receiver: "bob",
                         initiatedAt: 1_700_000_000_123, acceptedAt: 1_700_000_001_000, endedAt: 1_700_000_060_000,
-                        acceptedBy: "bob-tablet", endedBy: "bob", endReason: .hangup, timeout: 45, metadata: metadata)
+                        acceptedBy: "bob-tablet", endedBy: "bob", endReason: .hangup, timeoutMs: 45_000, metadata: metadata)
         let bare = Call(sessionId: "bare", callType: .audio, status: .initiated, initiator: "carol", receiver: "dave",
-                        initiatedAt: 0, timeout: 30)
+                        initiatedAt: 0, timeoutMs: 30_000)
         let emptyMetadata = Call(sessionId: "empty", callType: .audio, status: .rejected, initiator: "x", receiver: "y",
-                                 initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeout: 0,
+                                 initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeoutMs: 0,
                                  metadata: .object([]))
         try store.saveAndWait([full, bare, emptyMetadata])
         #expect(try store.fetch("full") == full)

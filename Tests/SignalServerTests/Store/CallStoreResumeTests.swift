@@ -30,7 +30,7 @@ import TestSupport
         func call(_ id: String, _ from: String, _ to: String, _ status: CallStatus, endedBy: String? = nil) -> Call {
             Call(sessionId: id, callType: .audio, status: status, initiator: from, receiver: to, initiatedAt: 1_000,
                  endedAt: status.isTerminal ? 2_000 : nil, endedBy: endedBy,
-                 endReason: status == .busy ? .busy : status == .ended ? .hangup : nil, timeout: 30)
+                 endReason: status == .busy ? .busy : status == .ended ? .hangup : nil, timeoutMs: 30_000)
         }
 
         func changed(_ uid: String, after seq: Int64, limit: Int = 10) throws -> ChangedCalls {

@@ -153,7 +153,7 @@ func storedCall(_ index: Int, _ initiator: String = "alice", _ receiver: String 
     return Call(sessionId: "session-\(index)", callType: type, status: status, initiator: initiator,
                 receiver: receiver, initiatedAt: start, acceptedAt: answered ? start + 100 : nil,
                 endedAt: status.isTerminal ? start + 500 : nil, acceptedBy: answered ? "\(receiver)-phone" : nil,
-                endedBy: status.isTerminal ? initiator : nil, endReason: endReason(for: status), timeout: 30)
+                endedBy: status.isTerminal ? initiator : nil, endReason: endReason(for: status), timeoutMs: 30_000)
 }
 
 /// The end reason a call that reached `status` normally has.

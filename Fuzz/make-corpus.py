@@ -165,6 +165,8 @@ FRAMES = [
     '"direction":"outgoing","with":"bob"}',
     '{"type":"initiateCall","id":"1","receiverId":"bob","callType":"audio","timeout":30}',
     '{"type":"initiateCall","id":"2","receiverId":"a b","callType":"audio"}',
+    '{"type":"initiateCall","id":"2b","receiverId":"bob","callType":"audio","timeoutMs":200}',
+    '{"type":"initiateCall","id":"1","receiverId":"bob","callType":"audio","timeout":1,"timeoutMs":1000}',
     '{"type":"initiateCall","id":"2","receiverId":"bob","callType":"video","timeout":30,"metadata":{"topic":"standup"}}',
     '{"type":"initiateCall","id":"3","receiverId":"bob","callType":"video","metadata":{"n":[1.5,-0.0,1e300,null]}}',
     '{"type":"acceptCall","id":"3","sessionId":"9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d"}',

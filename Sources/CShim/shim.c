@@ -10,3 +10,7 @@ int cshim_accept(int fd, struct sockaddr *addr, socklen_t *len) {
 int cshim_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
+
+int cshim_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *directory) {
+    return posix_spawn_file_actions_addchdir_np(actions, directory);
+}

@@ -1,11 +1,13 @@
 import SignalProtocol
 
 extension SignalClient {
-    /// Rings `receiverId` (`timeout`: ring seconds, 1–300; `metadata`: a JSON
-    /// object of at most 4 KiB). Returns the call and how many callee devices
-    /// the ring reached now (0: offline, rung until the timeout). A busy callee
-    /// gives a call that is already `busy`; glare gives the other party's call, `ongoing`.
-    public func initiateCall(to receiverId: String, type: CallType, timeout: Int? = nil,
+    /// Rings `receiverId` (`timeout`: how long, as `.seconds(1…300)` or a
+    /// literal number of seconds, or `.milliseconds(50…300000)`; nil for
+    /// the server's default; `metadata`: a JSON object of at most 4 KiB).
+    /// Returns the call and how many callee devices the ring reached now (0:
+    /// offline, rung until the timeout). A busy callee gives a call that is
+    /// already `busy`; glare gives the other party's call, `ongoing`.
+    public func initiateCall(to receiverId: String, type: CallType, timeout: RingTimeout? = nil,
                              metadata: JSONValue? = nil) async throws(ClientError) -> (call: Call, ringing: Int) {
         let data = try await perform(.initiateCall(receiverId: receiverId, callType: type, timeout: timeout,
                                                    metadata: metadata))

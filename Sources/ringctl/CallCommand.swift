@@ -8,8 +8,8 @@ struct CallRequest: Sendable {
     let receiver: String
     /// Audio or video.
     let type: CallType
-    /// The ring timeout in seconds; nil for the server's default.
-    let timeout: Int?
+    /// The ring timeout; nil for the server's default.
+    let timeout: RingTimeout?
     /// The metadata object sent with the call.
     let metadata: JSONValue?
     /// Hang up this many seconds after the call connects.
@@ -19,7 +19,7 @@ struct CallRequest: Sendable {
     init(_ arguments: Arguments) throws(Failure) {
         receiver = try arguments.uid()
         type = try arguments.choice("--type", CallType.self) ?? .video
-        timeout = try arguments.integer("--timeout", in: 1 ... 300)
+        timeout = try Self.ringTimeout(arguments)
         hangupAfter = try arguments.seconds("--hangup-after")
         guard let text = arguments.value("--metadata") else {
             metadata = nil
@@ -29,6 +29,20 @@ struct CallRequest: Sendable {
             throw arguments.usage("--metadata needs a JSON object, e.g. '{\"topic\":\"standup\"}'")
         }
         metadata = parsed
+    }
+
+    /// `--timeout S`: whole seconds go as `timeout`, a fraction (to the
+    /// millisecond) as `timeoutMs`, so a ringd that predates it still
+    /// understands the whole ones.
+    private static func ringTimeout(_ arguments: Arguments) throws(Failure) -> RingTimeout? {
+        guard let seconds = try arguments.seconds("--timeout") else { return nil }
+        let range = RingTimeout.millisecondsRange
+        let milliseconds = (seconds * 1000).rounded()
+        guard milliseconds >= Double(range.lowerBound) && milliseconds <= Double(range.upperBound) else {
+            throw arguments.usage("--timeout needs a number of seconds from 0.05 to 300, not \"\(arguments.value("--timeout") ?? "")\"")
+        }
+        let whole = Int64(milliseconds)
+        return whole % 1000 == 0 ? .seconds(Int(whole / 1000)) : .milliseconds(whole)
     }
 }
 

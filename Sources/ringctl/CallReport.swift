@@ -52,7 +52,7 @@ struct Outcome: Sendable, Equatable {
         case .busy:
             return call.endedBy.map { "busy · declined by \($0)" } ?? "busy · \(call.receiver) is in another call"
         case .unanswered:
-            return "no answer after \(call.timeout) s"
+            return "no answer after \(TimeText.timeout(milliseconds: call.timeoutMs))"
         case .cancelled:
             return call.endReason == .cancelled ? "cancelled by \(call.endedBy ?? call.initiator)" : "cancelled · \(reason)"
         case .initiated, .ongoing:
@@ -89,7 +89,7 @@ extension Console {
 
     /// The user's call rings `devices` devices of the callee.
     func ringing(_ call: Call, devices: Int) {
-        if devices == 0 { say("\(call.receiver) has no device online; ringing until the timeout (\(call.timeout) s)") }
+        if devices == 0 { say("\(call.receiver) has no device online; ringing until the timeout (\(TimeText.timeout(milliseconds: call.timeoutMs)))") }
         if isTerminal {
             status(ringingLine(call, elapsedSeconds: 0))
         }

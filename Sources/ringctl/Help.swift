@@ -140,7 +140,8 @@ enum Help {
 
     options:
       --type audio|video      the call type (default video)
-      --timeout SECONDS       ring at most SECONDS, 1–300 (default: ringd's, 45)
+      --timeout SECONDS       ring at most SECONDS, 0.05–300, to the millisecond
+                              (default: ringd's, 45)
       --metadata JSON         a JSON object sent with the call (at most 4 KiB)
       --hangup-after SECONDS  hang up SECONDS after the call connects
 
@@ -151,6 +152,7 @@ enum Help {
     examples:
       ringctl --as alice call bob
       ringctl --as alice call bob --type audio --timeout 20
+      ringctl --as alice call bob --timeout 0.2; echo "exit $?"    # 5: unanswered
       ringctl --as alice call bob --metadata '{"topic":"standup"}' --hangup-after 30
       ringctl --as alice --json call bob; echo "exit $?"
     """

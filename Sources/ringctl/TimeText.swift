@@ -13,6 +13,16 @@ enum TimeText {
         return "\(seconds / 3600) h \(seconds % 3600 / 60) min"
     }
 
+    /// A ring timeout as exact as it was asked: `30 s`, `0.2 s`, `1.25 s`.
+    static func timeout(milliseconds: Int64) -> String {
+        let fraction = milliseconds % 1000
+        guard fraction != 0 else { return "\(milliseconds / 1000) s" }
+        var digits = String(fraction)
+        digits = String(repeating: "0", count: max(0, 3 - digits.count)) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return "\(milliseconds / 1000).\(digits) s"
+    }
+
     /// `YYYY-MM-DD HH:MM:SS` in local time, for milliseconds since the Unix epoch.
     static func local(milliseconds: Int64) -> String {
         tzset()

@@ -5,7 +5,7 @@ import SignalProtocol
 import SignalServer
 
 let usage = """
-usage: ringd [--config PATH]
+usage: ringd [--config PATH] [--ephemeral]
        ringd gen-cert [--config PATH] [--days N] [--force]
        ringd states [--format markdown|json]
 
@@ -13,6 +13,11 @@ Runs the ringing signaling server in the foreground until SIGINT or SIGTERM;
 SIGHUP reloads the TLS certificate and key.
   --config PATH   configuration file (default: ./config.json, else
                   /etc/ringd/config.json)
+  --ephemeral     keep the store in memory and write no file at all (for
+                  tests): calls, tokens and the token secret last as long as
+                  the process; listens on a free port unless listen.port
+                  (the file, RINGD_LISTEN_PORT) names one; without a
+                  configuration file, the defaults
   --version       print the version and exit
   --help          show this help
 
@@ -47,6 +52,7 @@ let generateCertificate = arguments.first == "gen-cert"
 if generateCertificate { arguments = arguments.dropFirst() }
 var certificateDays = 365
 var replaceCertificate = false
+var ephemeral = false
 
 /// Exits 2 with `message` and where to read the usage.
 func usageError(_ message: String) -> Never {
@@ -59,6 +65,8 @@ while let argument = arguments.popFirst() {
     case "--config":
         guard let path = arguments.popFirst() else { usageError("--config needs a path") }
         configPath = path
+    case "--ephemeral":
+        ephemeral = true
     case "--days" where generateCertificate:
         guard let text = arguments.popFirst(), let days = Int(text), (1 ... 3650).contains(days) else {
             usageError("--days needs a number of days from 1 to 3650")
@@ -77,20 +85,32 @@ while let argument = arguments.popFirst() {
     }
 }
 
-guard let configFile = configPath ?? configSearchPath.first(where: { access($0, F_OK) == 0 }) else {
-    Daemon.printError("ringd: no configuration file: neither \(configSearchPath.joined(separator: " nor ")) exists (pass --config PATH)")
-    exit(1)
+if generateCertificate && ephemeral {
+    usageError("gen-cert writes into the data directory, and --ephemeral keeps no data directory")
 }
+let configFile = configPath ?? configSearchPath.first(where: { access($0, F_OK) == 0 })
 let config: ServerConfig
 do {
-    config = try ConfigLoader.load(path: configFile, environment: environmentVariables())
+    if ephemeral {
+        config = try ConfigLoader.loadEphemeral(path: configFile, environment: environmentVariables())
+    } else {
+        guard let configFile else {
+            Daemon.printError("ringd: no configuration file: neither \(configSearchPath.joined(separator: " nor ")) exists (pass --config PATH, or --ephemeral for the defaults)")
+            exit(1)
+        }
+        config = try ConfigLoader.load(path: configFile, environment: environmentVariables())
+    }
 } catch {
     Daemon.printError("ringd: \(error)")
     exit(1)
 }
 if generateCertificate {
+    guard let directory = config.dataDirectory else {
+        Daemon.printError("ringd: gen-cert: store.path is \"\(config.storePath)\", an in-memory store with no data directory to write the certificate into; set store.path to a file")
+        exit(1)
+    }
     do {
-        let (files, written) = try DevelopmentCertificate.write(into: config.dataDirectory, days: certificateDays,
+        let (files, written) = try DevelopmentCertificate.write(into: directory, days: certificateDays,
                                                                 replace: replaceCertificate)
         let what = written ? "wrote \(files.certificatePath) and \(files.privateKeyPath) (localhost, 127.0.0.1, ::1; \(certificateDays) days)"
             : "kept the existing \(files.certificatePath) and \(files.privateKeyPath) (pass --force to replace them)"

@@ -44,6 +44,25 @@ struct CallFlowTests {
         }
     }
 
+    @Test("a ring asked in milliseconds ends unanswered, for both sides")
+    func ringInMilliseconds() async throws {
+        try await withRingd { ringd in
+            let alice = try await ringd.connect("alice", device: "laptop")
+            let bob = try await ringd.connect("bob", device: "phone")
+            let aliceStreams = ClientStreams(alice), bobStreams = ClientStreams(bob)
+            let (call, ringing) = try await alice.initiateCall(to: "bob", type: .audio, timeout: .milliseconds(200))
+            #expect(call.timeoutMs == 200 && call.timeout == 1 && ringing == 1)
+            #expect(try await bobStreams.nextCall().status == .initiated)
+            for streams in [aliceStreams, bobStreams] {
+                let unanswered = try await streams.nextCall(timeout: 10)
+                #expect(unanswered.sessionId == call.sessionId && unanswered.status == .unanswered)
+                #expect(unanswered.endReason == .timeout && unanswered.timeoutMs == 200)
+            }
+            await alice.close()
+            await bob.close()
+        }
+    }
+
     @Test("typed errors carry the server's codes")
     func serverCodes() async throws {
         try await withRingd { ringd in
@@ -60,6 +79,8 @@ struct CallFlowTests {
             let validation = try await clientError { try await alice.initiateCall(to: "carol", type: .audio, timeout: 0) }
             #expect(validation.code == .server(.validation))
             #expect(validation.message.contains("timeout"))
+            let milliseconds = try await clientError { try await alice.initiateCall(to: "carol", type: .audio, timeout: .milliseconds(20)) }
+            #expect(milliseconds.code == .server(.validation) && milliseconds.message.contains("timeoutMs"))
             await alice.close()
             await bob.close()
         }

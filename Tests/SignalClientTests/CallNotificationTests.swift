@@ -7,7 +7,7 @@ import TestSupport
 struct CallNotificationTests {
     private func call(_ status: CallStatus, acceptedBy: String? = nil) -> Call {
         Call(sessionId: "s", callType: .audio, status: status, initiator: "alice", receiver: "bob",
-             initiatedAt: 1, acceptedBy: acceptedBy, timeout: 45)
+             initiatedAt: 1, acceptedBy: acceptedBy, timeoutMs: 45_000)
     }
 
     private func map(_ call: Call, _ uid: String, _ device: String = "d1") -> CallNotification? {

@@ -2,7 +2,7 @@
 #define RINGD_CSHIM_H
 
 /* What Glibc's Swift module does not expose: epoll, eventfd, timerfd, a
-   few socket constants and closefrom for posix_spawn. Thin on purpose:
+   few socket constants and closefrom and chdir for posix_spawn. Thin on purpose:
    the Swift side owns every handle. */
 
 #include <sys/epoll.h>
@@ -51,6 +51,10 @@ int cshim_accept(int fd, struct sockaddr *addr, socklen_t *len);
    descriptor from `from` up, so a daemon it forks inherits none of ours.
    A GNU extension, compiled in shim.c like cshim_accept. */
 int cshim_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
+
+/* posix_spawn_file_actions_addchdir_np: the child starts in `directory`
+   (a test runs ringd from an empty directory). GNU, in shim.c too. */
+int cshim_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *directory);
 
 static inline int cshim_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 

@@ -21,8 +21,8 @@ public struct Call: Hashable, Sendable {
     public var endedBy: String?
     /// Why it ended; nil while live.
     public var endReason: EndReason?
-    /// The ring timeout in seconds.
-    public var timeout: Int
+    /// The ring timeout in milliseconds, exactly as asked.
+    public var timeoutMs: Int64
     /// The caller's metadata (a JSON object), if any.
     public var metadata: JSONValue?
     /// Where the call's latest change stands in the store-wide sequence of
@@ -33,7 +33,7 @@ public struct Call: Hashable, Sendable {
 
     public init(sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
                 initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil, acceptedBy: String? = nil,
-                endedBy: String? = nil, endReason: EndReason? = nil, timeout: Int, metadata: JSONValue? = nil,
+                endedBy: String? = nil, endReason: EndReason? = nil, timeoutMs: Int64, metadata: JSONValue? = nil,
                 seq: Int64 = 0) {
         self.sessionId = sessionId
         self.callType = callType
@@ -46,10 +46,14 @@ public struct Call: Hashable, Sendable {
         self.acceptedBy = acceptedBy
         self.endedBy = endedBy
         self.endReason = endReason
-        self.timeout = timeout
+        self.timeoutMs = timeoutMs
         self.metadata = metadata
         self.seq = seq
     }
+
+    /// The ring timeout in whole seconds, rounded up (a ring of 200 ms
+    /// shows 1): what `timeout` always said, still true as an upper bound.
+    public var timeout: Int { Int(timeoutMs / 1000 + (timeoutMs % 1000 > 0 ? 1 : 0)) }
 
     /// For ended calls: from accept to end, in milliseconds.
     public var durationMs: Int64? {

@@ -16,6 +16,7 @@ extension Call {
             ("endedBy", endedBy.map(JSONValue.string) ?? .null),
             ("endReason", endReason.map { .string($0.rawValue) } ?? .null),
             ("timeout", .integer(Int64(timeout))),
+            ("timeoutMs", .integer(timeoutMs)),
             ("metadata", metadata ?? .null),
             ("seq", .integer(seq)),
         ])
@@ -35,9 +36,17 @@ extension Call {
         acceptedBy = try fields.optionalString("acceptedBy")
         endedBy = try fields.optionalString("endedBy")
         endReason = try fields.optionalEnumeration("endReason", EndReason.self)
-        timeout = Int(try fields.integer("timeout"))
+        timeoutMs = try Self.timeoutMs(fields)
         metadata = json["metadata"].flatMap { $0 == .null ? nil : $0 }
         seq = try fields.optionalInteger("seq") ?? 0
+    }
+
+    /// `timeoutMs`, or from a server that sends only `timeout`, its seconds.
+    private static func timeoutMs(_ fields: JSONFields) throws(SignalError) -> Int64 {
+        if let milliseconds = try fields.optionalInteger("timeoutMs") { return milliseconds }
+        let (milliseconds, overflow) = try fields.integer("timeout").multipliedReportingOverflow(by: 1000)
+        guard !overflow else { throw SignalError(.validation, "timeout must be a number of seconds") }
+        return milliseconds
     }
 }
 

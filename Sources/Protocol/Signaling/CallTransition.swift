@@ -41,9 +41,9 @@ extension Call {
     /// A new call from `initiator` to `receiver` at `now`: ringing, or
     /// already `busy` when the receiver is in another live call.
     public static func placed(sessionId: String, from initiator: String, to receiver: String, callType: CallType,
-                              timeout: Int, metadata: JSONValue?, receiverBusy: Bool, at now: Int64) -> Call {
+                              timeoutMs: Int64, metadata: JSONValue?, receiverBusy: Bool, at now: Int64) -> Call {
         var call = Call(sessionId: sessionId, callType: callType, status: .initiated, initiator: initiator,
-                        receiver: receiver, initiatedAt: now, timeout: timeout, metadata: metadata)
+                        receiver: receiver, initiatedAt: now, timeoutMs: timeoutMs, metadata: metadata)
         if receiverBusy {
             call.status = .busy
             call.endedAt = now
@@ -53,7 +53,7 @@ extension Call {
     }
 
     /// When the ring timeout passes, in milliseconds since the Unix epoch.
-    public var ringDeadline: Int64 { initiatedAt + Int64(timeout) * 1000 }
+    public var ringDeadline: Int64 { initiatedAt + timeoutMs }
 
     /// The call after `transition` by `actor` at `now` (milliseconds since
     /// the Unix epoch). Throws the protocol's error when the call's status

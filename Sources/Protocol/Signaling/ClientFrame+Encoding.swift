@@ -33,7 +33,7 @@ extension ClientRequest {
         case .initiateCall(let receiverId, let callType, let timeout, let metadata):
             var members: [(key: String, value: JSONValue)] = [("receiverId", .string(receiverId)),
                                                                ("callType", .string(callType.rawValue))]
-            if let timeout { members.append(("timeout", .integer(Int64(timeout)))) }
+            if let timeout { members.append(timeout.member) }
             if let metadata { members.append(("metadata", metadata)) }
             return members
         case .acceptCall(let sessionId), .cancelCall(let sessionId), .endCall(let sessionId):

@@ -84,13 +84,10 @@ public struct ClientFrame: Hashable, Sendable {
             guard Identifier.isValid(receiver) else {
                 throw SignalError(.validation, "receiverId must be \(Identifier.rule)")
             }
-            let timeout = try fields.optionalInteger("timeout")
-            if let timeout, !(1 ... 300).contains(timeout) {
-                throw SignalError(.validation, "timeout must be an integer from 1 to 300 seconds")
-            }
+            let timeout = try RingTimeout.parse(fields)
             let metadata = try metadata(fields)
             return .initiateCall(receiverId: receiver, callType: try fields.enumeration("callType", CallType.self),
-                                 timeout: timeout.map { Int($0) }, metadata: metadata)
+                                 timeout: timeout, metadata: metadata)
         case .acceptCall:
             return .acceptCall(sessionId: try fields.string("sessionId"))
         case .rejectCall:

@@ -58,8 +58,8 @@ public enum ClientRequest: Hashable, Sendable {
     /// what changed since the device last heard (`deviceId` is then the
     /// resuming device's).
     case auth(Credentials, deviceId: String?, resume: ResumePoint? = nil)
-    /// Ring `receiverId`.
-    case initiateCall(receiverId: String, callType: CallType, timeout: Int?, metadata: JSONValue?)
+    /// Ring `receiverId` (for `timeout`, or the server's default when nil).
+    case initiateCall(receiverId: String, callType: CallType, timeout: RingTimeout?, metadata: JSONValue?)
     /// Accept a ringing call (receiver devices).
     case acceptCall(sessionId: String)
     /// Decline a ringing call with `rejected` or `busy`; `cancelled` from the caller cancels.

@@ -6,7 +6,9 @@ import Glibc
 
 /// The HMAC key for tokens: `auth.tokenSecret` when configured, otherwise a
 /// random 256-bit key generated on first start and kept (mode 0600) in the
-/// data directory (made 0700 if missing), so tokens survive restarts.
+/// data directory (made 0700 if missing), so tokens survive restarts. With
+/// no data directory (a store in memory) the generated key is kept nowhere:
+/// tokens last as long as the process, like everything it stored.
 /// Start-up only.
 ///
 /// A kept file that group or others may access is refused, not fixed: the
@@ -17,14 +19,16 @@ public enum TokenSecret {
     /// The file name of the generated secret inside the data directory.
     public static let fileName = "token-secret"
 
-    /// The configured secret, or the one kept in `directory` (created if missing).
-    public static func load(configured: String?, directory: String) throws(ConfigError) -> [UInt8] {
+    /// The configured secret, or the one kept in `directory` (created if
+    /// missing), or with no directory a new one.
+    public static func load(configured: String?, directory: String?) throws(ConfigError) -> [UInt8] {
         if let configured {
             guard configured.utf8.count >= 16 else {
                 throw ConfigError("\"auth.tokenSecret\" must be at least 16 bytes long")
             }
             return Array(configured.utf8)
         }
+        guard let directory else { return generate() }
         let path = directory + "/" + fileName
         try refuseIfShared(path)
         if let text = FileContents.read(path) {
@@ -34,8 +38,7 @@ public enum TokenSecret {
             }
             return secret
         }
-        var generator = SystemRandomNumberGenerator()
-        let secret = (0 ..< 32).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
+        let secret = generate()
         let hex = secret.map { byte in
             let digits = String(byte, radix: 16)
             return digits.count == 1 ? "0" + digits : digits
@@ -47,6 +50,11 @@ public enum TokenSecret {
             throw ConfigError("\(path): cannot create the token secret: \(error)")
         }
         return secret
+    }
+
+    private static func generate() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0 ..< 32).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
     }
 
     /// Throws when the file at `path` exists with any group or other

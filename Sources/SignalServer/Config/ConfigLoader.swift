@@ -173,16 +173,34 @@ public enum ConfigLoader {
         },
     ]
 
-    /// Loads `path` (a missing file is an error) and then the environment.
-    public static func load(path: String, environment: [String: String]) throws(ConfigError) -> ServerConfig {
+    /// Loads `path` (a missing file is an error) and then the environment,
+    /// over `base` (the defaults unless `ringd --ephemeral` says otherwise).
+    public static func load(path: String, environment: [String: String],
+                            base: ServerConfig = ServerConfig()) throws(ConfigError) -> ServerConfig {
         guard let bytes = FileContents.read(path) else { throw ConfigError("\(path): cannot read the configuration file") }
-        return try load(bytes: bytes, source: path, environment: environment)
+        return try load(bytes: bytes, source: path, environment: environment, base: base)
+    }
+
+    /// `ringd --ephemeral`: the file at `path`, or with none the defaults,
+    /// then the environment, over a base that listens on a free port (so
+    /// `listen.port` in the file or `RINGD_LISTEN_PORT` still picks one);
+    /// the store is in memory whatever `store.path` says.
+    public static func loadEphemeral(path: String?, environment: [String: String]) throws(ConfigError) -> ServerConfig {
+        var base = ServerConfig()
+        base.port = 0
+        var config = if let path {
+            try load(path: path, environment: environment, base: base)
+        } else {
+            try load(bytes: Array("{}".utf8), source: "the environment", environment: environment, base: base)
+        }
+        config.storePath = CallStore.inMemoryPath
+        return config
     }
 
     /// Loads a configuration file's `bytes` (`source` names it in messages)
-    /// and then the environment.
-    public static func load(bytes: [UInt8], source path: String,
-                            environment: [String: String]) throws(ConfigError) -> ServerConfig {
+    /// and then the environment, over `base`.
+    public static func load(bytes: [UInt8], source path: String, environment: [String: String],
+                            base: ServerConfig = ServerConfig()) throws(ConfigError) -> ServerConfig {
         let document: JSONValue
         do throws(JSONParseError) {
             document = try JSONValue.parse(bytes)
@@ -191,7 +209,7 @@ public enum ConfigLoader {
             throw ConfigError("\(path):\(line):\(column): invalid JSON: \(error.message)")
         }
         guard document.objectMembers != nil else { throw ConfigError("\(path): the configuration must be a JSON object") }
-        var config = ServerConfig()
+        var config = base
         try apply(document, prefix: "", to: &config, source: path)
         let known = Set(keys.map(\.environmentName))
         // A misspelt variable would otherwise change nothing, silently.

@@ -80,7 +80,8 @@ public struct ServerConfig: Sendable {
     public var tokenSecret: String?
     /// Seconds a new WebSocket connection has to authenticate (`auth.timeoutSeconds`).
     public var authTimeout = 5.0
-    /// The SQLite database (`store.path`); its directory is the data directory.
+    /// The SQLite database (`store.path`); its directory is the data
+    /// directory. ``CallStore/inMemoryPath`` keeps it in memory (`--ephemeral`).
     public var storePath = "data/ringd.sqlite"
     /// Whether every commit is synced to the disk (`store.synchronous`: `normal`
     /// survives a process kill, `full` also a power loss).
@@ -108,8 +109,13 @@ public struct ServerConfig: Sendable {
     /// Requests a connection may make in a burst (`limits.requestBurst`).
     public var requestBurst = 40
 
-    /// The directory holding the store and the generated token secret.
-    public var dataDirectory: String { FileSystem.parentDirectory(of: storePath) }
+    /// Whether the store lives in memory: no file, no lock, and a token
+    /// secret that lasts as long as the process.
+    public var storeIsInMemory: Bool { storePath == CallStore.inMemoryPath }
+
+    /// The directory holding the store and the generated token secret; nil
+    /// for a store in memory, which has none.
+    public var dataDirectory: String? { storeIsInMemory ? nil : FileSystem.parentDirectory(of: storePath) }
 
     /// The defaults, as shipped in `config.json`.
     public init() {}

@@ -13,7 +13,8 @@ import SignalSystem
 public enum Daemon {
     /// Starts a server and blocks until SIGINT or SIGTERM has stopped it.
     /// Returns the process exit status. `configFile`, the file `config` was
-    /// read from, is named in the line that says where it listens.
+    /// read from, is named in the line that says where it listens, and so is
+    /// a store in memory.
     public static func run(config: ServerConfig, program: String, configFile: String? = nil,
                            application makeApplication: () throws -> ServerApplication) -> Int32 {
         Log.level = config.logLevel
@@ -36,7 +37,7 @@ public enum Daemon {
             return 1
         }
         let addresses = server.listeners.map { "\($0.address)\($0.isSecure ? " (TLS)" : "")" }
-        let source = configFile.map { ", configuration \($0)" } ?? ""
+        let source = (configFile.map { ", configuration \($0)" } ?? "") + (config.storeIsInMemory ? ", store in memory" : "")
         Log.info("\(program) \(RingdVersion.current) listening on \(addresses.joined(separator: " and ")) with \(config.resolvedThreads) loop(s)\(source)")
         for listener in server.listeners {
             writeLine("listening \(listener.url)", to: STDOUT_FILENO)

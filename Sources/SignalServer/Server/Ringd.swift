@@ -8,7 +8,8 @@ import SignalProtocol
 public final class Ringd: ServerApplication {
     /// The signaling service (state machine, store, auth).
     public let service: SignalingService
-    private let storeLock: StoreLock
+    /// Nil for a store in memory: no other process can open it.
+    private let storeLock: StoreLock?
     private let webhooks: Webhooks?
     private let pushes: PushDispatcher?
     /// libcurl's thread, shared by webhooks and push; nil when neither is on.
@@ -22,7 +23,7 @@ public final class Ringd: ServerApplication {
     /// push credentials that cannot be read, and ``CryptoError`` when the
     /// access keys cannot be hashed.
     public init(config: ServerConfig) throws {
-        storeLock = try StoreLock(storePath: config.storePath)
+        storeLock = config.storeIsInMemory ? nil : try StoreLock(storePath: config.storePath)
         let store = try CallStore(path: config.storePath, synchronousFull: config.storeSynchronousFull)
         let secret = try TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
         let tokens = TokenAuthority(secret: secret, revocations: try store.loadRevocations())
@@ -87,6 +88,6 @@ public final class Ringd: ServerApplication {
         pushes?.stop()
         outbound?.close()
         service.store.close()
-        storeLock.release()
+        storeLock?.release()
     }
 }

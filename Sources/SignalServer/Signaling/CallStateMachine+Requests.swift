@@ -85,7 +85,7 @@ extension CallStateMachine {
         }
     }
 
-    private mutating func initiate(from device: Device, to receiver: String, callType: CallType, timeout: Int?,
+    private mutating func initiate(from device: Device, to receiver: String, callType: CallType, timeout: RingTimeout?,
                                    metadata: JSONValue?, now: SignalingTime,
                                    into output: inout SignalingOutput) -> SignalingReply {
         guard receiver != device.uid else {
@@ -103,7 +103,8 @@ extension CallStateMachine {
             }
         }
         let call = Call.placed(sessionId: newSessionId(), from: device.uid, to: receiver, callType: callType,
-                               timeout: timeout ?? settings.defaultRingTimeout, metadata: metadata,
+                               timeoutMs: timeout?.inMilliseconds ?? Int64(settings.defaultRingTimeout) * 1000,
+                               metadata: metadata,
                                receiverBusy: liveCall(of: receiver) != nil, at: now.wall)
         let placed = commit(.created(call, by: actor), except: device.address, now: now, into: &output)
         return .success(.initiated(placed, ringing: placed.status == .initiated ? devices[receiver]?.count ?? 0 : 0))

@@ -6,7 +6,9 @@ import Synchronization
 /// SQLite database (WAL) owned by one writer thread. Event loops never touch
 /// the disk: every operation is a job queued for the writer, which runs
 /// everything queued at once in one transaction (group commit; see
-/// ``StoreWriter``).
+/// ``StoreWriter``). At ``inMemoryPath`` the database lives in the writer's
+/// connection instead, for tests and `ringd --ephemeral`: the same jobs and
+/// transactions, no file, and nothing survives the process.
 ///
 /// Ordering: jobs run in the order they were queued, so a read sees every
 /// write queued before it. Completions are called on the writer thread,
@@ -16,23 +18,28 @@ import Synchronization
 /// for the thread they run on. A job queued after ``close()`` is refused:
 /// its completion gets ``StoreErrorCode/closed`` at once, on the caller's thread.
 public final class CallStore: Sendable {
+    /// The path that opens an in-memory store (SQLite's own name for one).
+    public static let inMemoryPath = ":memory:"
+
     private let queue: StoreQueue
-    private let checkpointer: StoreCheckpointer
+    /// Nil in memory, where there is no log to copy back.
+    private let checkpointer: StoreCheckpointer?
     /// Commit latency and batch sizes, for `GET /metrics`.
     let stats: StoreStats
     /// Signalled once the writer thread has exited and closed the database.
     private let finished: DispatchSemaphore
 
     /// Opens the database at `path` (creating the file and its directory if
-    /// missing) and migrates it, on the writer thread, which then stays to
-    /// serve jobs. `synchronousFull` trades an fsync per commit for
-    /// surviving power loss; without it, committed data survives a process
-    /// crash but the last commits may be lost on power loss.
+    /// missing; at ``inMemoryPath``, an empty database in memory) and
+    /// migrates it, on the writer thread, which then stays to serve jobs.
+    /// `synchronousFull` trades an fsync per commit for surviving power
+    /// loss; without it, committed data survives a process crash but the
+    /// last commits may be lost on power loss.
     public init(path: String, synchronousFull: Bool = false) throws(StoreError) {
         let queue = StoreQueue()
         let finished = DispatchSemaphore(value: 0)
         let opened = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<StoreCheckpointer, StoreError>?>(nil)
+        let outcome = Mutex<Result<StoreCheckpointer?, StoreError>?>(nil)
         let stats = StoreStats()
         let thread = Thread {
             queue.registerWriterThread()
@@ -55,34 +62,37 @@ public final class CallStore: Sendable {
     /// The writer thread's body: opens the connection and the checkpointer,
     /// reports the outcome, serves jobs until the store closes, stops the
     /// checkpointer. The connection is closed when this returns, last, so
-    /// its close checkpoints and removes the log.
+    /// its close checkpoints and removes the log. In memory there is no
+    /// checkpointer: a second connection would open a database of its own.
     private static func serve(path: String, synchronousFull: Bool, queue: StoreQueue, stats: StoreStats,
                               opened: DispatchSemaphore,
-                              outcome: borrowing Mutex<Result<StoreCheckpointer, StoreError>?>) {
+                              outcome: borrowing Mutex<Result<StoreCheckpointer?, StoreError>?>) {
         let connection: StoreConnection
-        let checkpointer: StoreCheckpointer
+        let checkpointer: StoreCheckpointer?
         do throws(StoreError) {
             connection = try StoreConnection(path: path, synchronousFull: synchronousFull)
-            checkpointer = try StoreCheckpointer(path: path)
+            checkpointer = path == inMemoryPath ? nil : try StoreCheckpointer(path: path)
         } catch {
             outcome.withLock { $0 = .failure(error) }
             opened.signal()
             return
         }
-        connection.database.onWALCommit { [unowned connection] frames in
-            switch checkpointer.walCommitted(frames: frames) {
-            case .proceed: break
-            case .catchUp: connection.catchUpOwed = true
-            case .catchUpAfterPass:
-                connection.catchUpOwed = true
-                connection.catchUpWaitsFor = checkpointer
+        if let checkpointer {
+            connection.database.onWALCommit { [unowned connection] frames in
+                switch checkpointer.walCommitted(frames: frames) {
+                case .proceed: break
+                case .catchUp: connection.catchUpOwed = true
+                case .catchUpAfterPass:
+                    connection.catchUpOwed = true
+                    connection.catchUpWaitsFor = checkpointer
+                }
             }
         }
         outcome.withLock { $0 = .success(checkpointer) }
         opened.signal()
         withExtendedLifetime(connection) {
             StoreWriter(connection: connection, queue: queue, stats: stats).run()
-            checkpointer.stop()
+            checkpointer?.stop()
         }
     }
 
@@ -311,8 +321,8 @@ public final class CallStore: Sendable {
         finished.signal()
     }
 
-    /// The number of checkpoints the checkpointer thread has run.
-    var checkpointCount: Int { checkpointer.checkpointCount }
+    /// The number of checkpoints the checkpointer thread has run (none in memory).
+    var checkpointCount: Int { checkpointer?.checkpointCount ?? 0 }
 
     /// The number of batches the writer has run: each write batch is one
     /// transaction, however many jobs it held.

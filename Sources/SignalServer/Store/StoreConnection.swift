@@ -19,15 +19,24 @@ final class StoreConnection {
 
     /// Creates the file's directory if missing, opens (creating) the database
     /// and brings it up to date (see ``StoreSchema/prepare(_:synchronousFull:)``).
+    /// At ``CallStore/inMemoryPath`` it touches no file: the database lives
+    /// in this connection's memory and goes with it.
     init(path: String, synchronousFull: Bool) throws(StoreError) {
-        do throws(SystemError) {
-            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path), mode: Self.directoryMode)
-        } catch {
-            throw StoreError(.directory, "cannot create the directory of \(path): \(error)")
+        let inMemory = path == CallStore.inMemoryPath
+        if !inMemory {
+            do throws(SystemError) {
+                try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path), mode: Self.directoryMode)
+            } catch {
+                throw StoreError(.directory, "cannot create the directory of \(path): \(error)")
+            }
+            try Self.createIfMissing(path)
         }
-        try Self.createIfMissing(path)
         database = try reportingSQLiteErrors { () throws(SQLiteError) in try SQLiteDatabase(path: path) }
-        try StoreSchema.prepare(database, synchronousFull: synchronousFull)
+        if inMemory {
+            try StoreSchema.prepareInMemory(database)
+        } else {
+            try StoreSchema.prepare(database, synchronousFull: synchronousFull)
+        }
     }
 
     /// Creates the database file, empty (SQLite takes that for an empty

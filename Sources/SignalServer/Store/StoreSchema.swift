@@ -160,6 +160,13 @@ enum StoreSchema {
             ) WITHOUT ROWID;
             CREATE UNIQUE INDEX push_tokens_by_token ON push_tokens (platform, token);
             """),
+        StoreMigration(version: 6, sql: """
+            -- The ring timeout exactly, in milliseconds (initiateCall's
+            -- timeoutMs); timeout keeps the whole seconds, rounded up. NULL
+            -- for the calls saved before, which rang for timeout seconds:
+            -- read as timeout * 1000, so the table is not rewritten.
+            ALTER TABLE calls ADD COLUMN timeout_ms INTEGER;
+            """),
     ]
 
     /// The schema version this build writes.
@@ -181,6 +188,18 @@ enum StoreSchema {
         }
         guard mode?.lowercased() == "wal" else {
             throw StoreError(.database, "\(database.path) cannot use WAL (journal mode \(mode ?? "unknown"))")
+        }
+        try migrate(database)
+    }
+
+    /// Configures a connection to an in-memory database and creates the
+    /// schema. There is no log (SQLite keeps the journal of a memory
+    /// database in memory) and nothing to sync; temporary tables and sort
+    /// spills stay in memory too, so the store writes no file at all.
+    static func prepareInMemory(_ database: SQLiteDatabase) throws(StoreError) {
+        try reportingSQLiteErrors { () throws(SQLiteError) in
+            try database.execute("PRAGMA temp_store = MEMORY")
+            try database.execute("PRAGMA foreign_keys = ON")
         }
         try migrate(database)
     }

@@ -6,7 +6,7 @@ import TestSupport
 /// as documented in docs/PROTOCOL.md.
 @Suite(.blocking) struct ClientFrameTests {
     static let call = Call(sessionId: "3f2a", callType: .video, status: .initiated, initiator: "alice", receiver: "bob",
-                           initiatedAt: 1_700_000_000_000, timeout: 45)
+                           initiatedAt: 1_700_000_000_000, timeoutMs: 45_000)
 
     static let requests: [ClientRequest] = [
         .auth(.authKey(uid: "alice", key: "ringd-dev-auth-key"), deviceId: "a-phone"),
@@ -15,6 +15,7 @@ import TestSupport
         .initiateCall(receiverId: "bob", callType: .video, timeout: 30,
                       metadata: .object([("topic", .string("standup")), ("n", .integer(3))])),
         .initiateCall(receiverId: "bob", callType: .audio, timeout: nil, metadata: nil),
+        .initiateCall(receiverId: "bob", callType: .audio, timeout: .milliseconds(200), metadata: nil),
         .acceptCall(sessionId: "3f2a"),
         .rejectCall(sessionId: "3f2a", status: .busy),
         .rejectCall(sessionId: "3f2a", status: .cancelled),
@@ -46,6 +47,8 @@ import TestSupport
              #"{"type":"auth","id":"1","authToken":"t","deviceId":"a1","resume":{"deviceId":"a1","afterSeq":7}}"#),
             (.initiateCall(receiverId: "bob", callType: .audio, timeout: 30, metadata: nil),
              #"{"type":"initiateCall","id":"1","receiverId":"bob","callType":"audio","timeout":30}"#),
+            (.initiateCall(receiverId: "bob", callType: .audio, timeout: .milliseconds(200), metadata: nil),
+             #"{"type":"initiateCall","id":"1","receiverId":"bob","callType":"audio","timeoutMs":200}"#),
             (.rejectCall(sessionId: "s", status: .rejected), #"{"type":"rejectCall","id":"1","sessionId":"s","status":"rejected"}"#),
             (.getActiveCall, #"{"type":"getActiveCall","id":"1"}"#),
             (.getCallLogs(CallLogFilter(limit: 10, missedOnly: true)),

@@ -8,7 +8,7 @@ import TestSupport
     static let ringing = ClientFrameTests.call
     static let ended = Call(sessionId: "3f2a", callType: .video, status: .ended, initiator: "alice", receiver: "bob",
                             initiatedAt: 1_700_000_000_000, acceptedAt: 1_700_000_002_000, endedAt: 1_700_000_009_500,
-                            acceptedBy: "b-phone", endedBy: "alice", endReason: .hangup, timeout: 45,
+                            acceptedBy: "b-phone", endedBy: "alice", endReason: .hangup, timeoutMs: 45_000,
                             metadata: .object([("topic", .string("standup"))]), seq: 17)
 
     static let results: [(ResultData, RequestType)] = [

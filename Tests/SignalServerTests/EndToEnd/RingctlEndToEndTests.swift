@@ -97,6 +97,24 @@ struct RingctlEndToEndTests {
         try expectLogs(port: ringd.port, sessionId: nil, status: "unanswered", bobMissed: true)
     }
 
+    @Test("a fractional --timeout rings for milliseconds (timeoutMs) and says so; out of range is a usage error")
+    func fractionalTimeout() throws {
+        let ringd = try Self.startRingd()
+        defer { ringd.stop() }
+        let alice = try RingctlProcess(["--as", "alice", "call", "bob", "--timeout", "0.2"], port: ringd.port)
+        #expect(alice.exitStatus() == 5, "\(alice.errorOutput)")
+        #expect(alice.output.contains("bob has no device online; ringing until the timeout (0.2 s)"), "\(alice.output)")
+        #expect(alice.output.last == "no answer after 0.2 s", "\(alice.output)")
+        let json = try RingctlProcess(["--as", "alice", "--json", "call", "bob", "--timeout", "0.25"], port: ringd.port)
+        #expect(json.exitStatus() == 5, "\(json.errorOutput)")
+        #expect(json.waitForEvent("ringing", timeout: 0)?["call"]?["timeoutMs"] == .integer(250))
+        for refused in ["0.01", "300.5", "-1", "soon"] {
+            let usage = try RingctlProcess(["--as", "alice", "call", "bob", "--timeout", refused], port: ringd.port)
+            #expect(usage.exitStatus() == 2, "\(refused)")
+            #expect(usage.errorOutput.contains("--timeout needs a number of seconds"), "\(usage.errorOutput)")
+        }
+    }
+
     @Test("cancelled: Ctrl-C while ringing tells the server, exits 6, bob missed it")
     func cancelled() throws {
         let ringd = try Self.startRingd()

@@ -10,10 +10,13 @@ import TestSupport
 /// line pointing at --help, and a start says which configuration it read.
 @Suite("EndToEnd: ringd command line", .blocking)
 struct RingdCommandLineTests {
+    /// Runs ringd with `arguments` from `directory`, its stderr in a file there.
     static func run(_ arguments: [String], in directory: TemporaryDirectory) throws -> (status: ChildProcess.Termination?, errors: String) {
         let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let errors = directory.file("stderr")
-        let process = try ChildProcess(binary, arguments, stdout: .null, stderr: .file(errors))
+        let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
+        let process = try ChildProcess(binary, arguments, environment: environment, directory: directory.path,
+                                       stdout: .null, stderr: .file(errors))
         let status = process.wait(timeout: 20)
         if status == nil { process.kill() }
         return (status, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
@@ -69,6 +72,30 @@ struct RingdCommandLineTests {
         let (status, errors) = try Self.run(["--port", "9000"], in: directory)
         #expect(status == .exited(2))
         #expect(errors == "ringd: unknown argument \"--port\" (see ringd --help)\n")
+    }
+
+    @Test func withoutAConfigurationFileOnlyAnEphemeralStartProceeds() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (status, errors) = try Self.run([], in: directory)
+        #expect(status == .exited(1))
+        #expect(errors.hasPrefix("ringd: no configuration file: neither config.json nor /etc/ringd/config.json exists")
+                    && errors.contains("--ephemeral"), "\(errors)")
+    }
+
+    /// gen-cert writes into the data directory, which a store in memory does not have.
+    @Test func genCertRefusesAStoreInMemory() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (status, errors) = try Self.run(["gen-cert", "--ephemeral"], in: directory)
+        #expect(status == .exited(2))
+        #expect(errors == "ringd: gen-cert writes into the data directory, and --ephemeral keeps no data directory (see ringd --help)\n")
+        let config = directory.file("config.json")
+        try #"{"store": {"path": ":memory:"}}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let (fromConfig, configErrors) = try Self.run(["gen-cert", "--config", config], in: directory)
+        #expect(fromConfig == .exited(1))
+        #expect(configErrors.contains("store.path is \":memory:\", an in-memory store"), "\(configErrors)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory.path)) == ["config.json", "stderr"])
     }
 
     @Test func aBadConfigurationIsPlacedAndAStartNamesTheFileItRead() throws {

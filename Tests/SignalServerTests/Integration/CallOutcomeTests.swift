@@ -125,6 +125,27 @@ extension SignalingIntegration {
             try p.expectSettled(try #require(last))
         }
 
+        /// A ring of 200 ms (`timeoutMs`) ends on its own, for every device,
+        /// and the store keeps the milliseconds. When is not asserted
+        /// tightly: the machine may be loaded.
+        @Test("unanswered after a ring of 200 ms asked as timeoutMs")
+        func unansweredAfterMilliseconds() throws {
+            let p = try Parties()
+            defer { p.h.finish() }
+            let reply = try p.a1.request("initiateCall", [("receiverId", .string("bob")), ("callType", .string("audio")),
+                                                          ("timeoutMs", .integer(200))])
+            let placed = try reply.call()
+            #expect(placed.timeoutMs == 200 && placed.json["timeout"] == .integer(1) && reply.ringing == 2)
+            var last: Snapshot?
+            for device in p.all {
+                let event = try device.waitForEvent(placed.sessionId, .unanswered, timeout: 10)
+                #expect(event.endReason == .timeout && event.timeoutMs == 200)
+                #expect(try #require(event.endedAt) >= event.initiatedAt + 200)
+                last = event
+            }
+            try p.expectSettled(try #require(last))
+        }
+
         @Test("receiver busy: the call ends busy at once and nothing rings")
         func receiverBusy() throws {
             let p = try Parties()

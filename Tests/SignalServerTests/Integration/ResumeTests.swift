@@ -57,7 +57,7 @@ extension SignalingIntegration {
         @Test("more calls than the window holds, a change older than it, or another store's position is resumed false")
         func window() {
             let call = Call(sessionId: "s", callType: .audio, status: .cancelled, initiator: "a", receiver: "b",
-                            initiatedAt: 1_000, endedAt: 2_000, timeout: 30, seq: 5)
+                            initiatedAt: 1_000, endedAt: 2_000, timeoutMs: 30_000, seq: 5)
             let now: Int64 = 2_000 + SignalingService.resumeWindowMillis
             let read = Result<ChangedCalls, StoreError>.success(ChangedCalls(calls: [call], exceeded: false))
             #expect(SignalingService.outcome(after: 4, read, handedOut: 5, now: now) == ResumeOutcome(resumed: true, calls: [call]))

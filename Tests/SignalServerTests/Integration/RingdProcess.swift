@@ -42,7 +42,7 @@ extension SignalingIntegration {
         }
 
         /// Reads stdout until `listening ws://127.0.0.1:PORT` (or `wss://`); returns PORT.
-        private static func readReadiness(_ fd: Int32, timeout: Double) throws -> Int {
+        static func readReadiness(_ fd: Int32, timeout: Double) throws -> Int {
             let deadline = monotonicSeconds() + timeout
             var text = ""
             while monotonicSeconds() < deadline {

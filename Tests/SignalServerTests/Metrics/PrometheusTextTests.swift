@@ -55,7 +55,7 @@ struct PrometheusTextTests {
     func callMetrics() {
         let metrics = SignalingMetrics(wall: { 10_500 })
         let ringing = Call(sessionId: "s1", callType: .audio, status: .initiated, initiator: "a", receiver: "b",
-                           initiatedAt: 8_000, timeout: 30)
+                           initiatedAt: 8_000, timeoutMs: 30_000)
         var ongoing = ringing
         ongoing.status = .ongoing
         ongoing.acceptedAt = 10_000

@@ -51,7 +51,7 @@ struct PushAnswerTests {
     }
 
     static let call = Call(sessionId: "9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d", callType: .video, status: .initiated,
-                           initiator: "alice", receiver: "bob", initiatedAt: 1_764_466_800_000, timeout: 30)
+                           initiator: "alice", receiver: "bob", initiatedAt: 1_764_466_800_000, timeoutMs: 30_000)
 
     @Test func theAPNsPayloadIsTheDocumentedOneAndANameIsCut() throws {
         var call = Self.call

@@ -6,7 +6,7 @@ import Testing
 /// leave, and when they never do.
 struct PushMachineTests {
     static let call = Call(sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                           initiatedAt: 1_000_000, timeout: 30)
+                           initiatedAt: 1_000_000, timeoutMs: 30_000)
     static let apns = RegisteredPushToken(uid: "bob", deviceId: "iphone",
                                           registration: try! PushRegistration(platform: .apnsVoip,
                                                                               token: String(repeating: "ab", count: 32)),

@@ -65,6 +65,23 @@ import TestSupport
         #expect(output.saves.first?.endedAt == MachineHarness.start + 5_000)
     }
 
+    /// `timeoutMs`: the call carries the milliseconds, the timer is set to
+    /// them, and the call ends at its deadline exactly.
+    @Test func aTimeoutInMillisecondsRingsForExactlyThat() throws {
+        let (h, a1, _, b1, _) = MachineHarness.aliceAndBob()
+        let output = h.initiate(from: a1, to: "bob", timeout: .milliseconds(200))
+        let placed = try #require(output.resultCall(to: a1))
+        #expect(placed.timeoutMs == 200 && placed.timeout == 1)
+        #expect(placed.ringDeadline == MachineHarness.start + 200)
+        #expect(h.deadline(of: .ring(sessionId: placed.sessionId)) == MachineHarness.start + 200)
+        #expect(h.advance(by: 199).isEmpty)
+        let ended = h.advance(by: 1)
+        #expect(ended.saves.map(\.status) == [.unanswered])
+        #expect(ended.saves.first?.endedAt == MachineHarness.start + 200)
+        #expect(ended.saves.first?.timeoutMs == 200)
+        #expect(ended.events(to: b1).map(\.status) == [.unanswered])
+    }
+
     @Test func offlineCalleeStillTimesOut() {
         let h = MachineHarness()
         let a1 = h.online("alice")

@@ -89,14 +89,14 @@ final class MachineHarness {
     }
 
     @discardableResult
-    func initiate(from device: Device, to receiver: String, callType: CallType = .audio, timeout: Int? = nil,
+    func initiate(from device: Device, to receiver: String, callType: CallType = .audio, timeout: RingTimeout? = nil,
                   metadata: JSONValue? = nil) -> SignalingOutput {
         send(.initiateCall(receiverId: receiver, callType: callType, timeout: timeout, metadata: metadata), from: device)
     }
 
     /// Starts a call and returns its session id; records an issue when the result has no call.
     @discardableResult
-    func ring(from device: Device, to receiver: String, timeout: Int? = nil,
+    func ring(from device: Device, to receiver: String, timeout: RingTimeout? = nil,
               sourceLocation: SourceLocation = #_sourceLocation) -> String {
         let output = initiate(from: device, to: receiver, timeout: timeout)
         guard let call = output.resultCall(to: device) else {

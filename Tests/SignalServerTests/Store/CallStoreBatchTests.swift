@@ -10,11 +10,11 @@ import TestSupport
 @Suite(.blocking) struct CallStoreBatchTests {
     /// Saves queued with `wakeWriter: false` wait, while the writer sleeps,
     /// for ``CallStore/wakeWriter()``, and then commit together.
-    @Test func savesQueuedWithoutAWakeCommitTogetherOnceWoken() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func savesQueuedWithoutAWakeCommitTogetherOnceWoken(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         #expect(waitUntil(timeout: storeTestTimeout) { store.writerIsWaiting })
         let batchesBefore = store.batchCount
         let completed = Atomic<Int>(0)
@@ -36,11 +36,11 @@ import TestSupport
     /// Actions a batch's completions defer run after the last completion of
     /// that batch, in the order they were deferred; `flush()` waits for
     /// them. What those actions defer in turn runs next.
-    @Test func afterBatchActionsRunOnceEveryCompletionHasRun() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func afterBatchActionsRunOnceEveryCompletionHasRun(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         let order = Mutex<[String]>([])
         let nested = CompletionCounter()
         let gate = try WriterGate(store)
@@ -65,11 +65,11 @@ import TestSupport
     }
 
     /// Outside a completion there is no batch to wait for: the action runs at once.
-    @Test func afterBatchOutsideTheWriterRunsAtOnce() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func afterBatchOutsideTheWriterRunsAtOnce(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         let ran = Atomic<Bool>(false)
         store.afterBatch { ran.store(true, ordering: .relaxed) }
         let afterwards = ran.load(ordering: .relaxed)

@@ -7,22 +7,22 @@ import TestSupport
 /// Saving calls, reading them back, both parties' histories, and the
 /// start-up/shutdown closing of live calls.
 @Suite(.blocking) struct CallStoreCallTests {
-    @Test func roundTripsEveryFieldIncludingMetadataAndNulls() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func roundTripsEveryFieldIncludingMetadataAndNulls(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         let metadata = JSONValue.object([
             ("title", .string("Standup ☎️ \"quoted\"\n")), ("count", .integer(-3)), ("ratio", .double(0.25)),
             ("flags", .array([.bool(true), .null, .object([])])),
         ])
         let full = Call(sessionId: "full", callType: .video, status: .ended, initiator: "alice", receiver: "bob",
                         initiatedAt: 1_700_000_000_123, acceptedAt: 1_700_000_001_000, endedAt: 1_700_000_060_000,
-                        acceptedBy: "bob-tablet", endedBy: "bob", endReason: .hangup, timeout: 45, metadata: metadata)
+                        acceptedBy: "bob-tablet", endedBy: "bob", endReason: .hangup, timeoutMs: 45_000, metadata: metadata)
         let bare = Call(sessionId: "bare", callType: .audio, status: .initiated, initiator: "carol", receiver: "dave",
-                        initiatedAt: 0, timeout: 30)
+                        initiatedAt: 0, timeoutMs: 30_000)
         let emptyMetadata = Call(sessionId: "empty", callType: .audio, status: .rejected, initiator: "x", receiver: "y",
-                                 initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeout: 0,
+                                 initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeoutMs: 0,
                                  metadata: .object([]))
         try store.saveAndWait([full, bare, emptyMetadata])
         #expect(try store.fetch("full") == full)
@@ -37,11 +37,11 @@ import TestSupport
         }
     }
 
-    @Test func upsertReplacesTheSnapshotAndKeepsItsPlace() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func upsertReplacesTheSnapshotAndKeepsItsPlace(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         var call = storedCall(1, status: .initiated)
         try store.saveAndWait([call, storedCall(2)])
         call.status = .ongoing
@@ -64,11 +64,11 @@ import TestSupport
         #expect(try store.fetch(call.sessionId) == call)
     }
 
-    @Test func logsBothPartiesWithDirectionPeerAndMissed() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func logsBothPartiesWithDirectionPeerAndMissed(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         let answered = storedCall(1, "alice", "bob", type: .video, status: .ended)
         let unanswered = storedCall(2, "alice", "bob", status: .unanswered)
         try store.saveAndWait([answered, unanswered])
@@ -82,11 +82,11 @@ import TestSupport
         #expect(try store.logs("carol").logs.isEmpty)
     }
 
-    @Test func historiesFollowLaterSaves() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func historiesFollowLaterSaves(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         var call = storedCall(1, status: .initiated)
         try store.saveAndWait([call])
         #expect(try store.logs("bob", CallLogFilter(missedOnly: true)).logs.isEmpty)
@@ -101,11 +101,11 @@ import TestSupport
         #expect(try store.logs("bob", CallLogFilter(missedOnly: true, with: "alice")).logs.map(\.call) == [call])
     }
 
-    @Test func aSaveMayNotChangeTheParties() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func aSaveMayNotChangeTheParties(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         try store.saveAndWait([storedCall(1)])
         var moved = storedCall(1)
         moved.receiver = "mallory"
@@ -122,11 +122,11 @@ import TestSupport
     /// it but nothing of it; a multi-call change that fails saves none. The
     /// changes after it fail without running (they may build on it) until
     /// the chain is recovered; other jobs run.
-    @Test func aFailingChangeBreaksTheChainNotTheBatch() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func aFailingChangeBreaksTheChainNotTheBatch(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         try store.saveAndWait([storedCall(1)])
         var conflicting = storedCall(1)
         conflicting.initiator = "eve"
@@ -176,11 +176,11 @@ import TestSupport
 
     /// A transaction that fails as a whole (here at COMMIT, through the
     /// fault hook) fails every job of its batch and breaks the chain.
-    @Test func aFailedCommitBreaksTheChainUntilRecovered() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func aFailedCommitBreaksTheChainUntilRecovered(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         let ringing = storedCall(1, status: .initiated)
         try store.saveAndWait([ringing])
         store.setFaultHook { $0 == .commit ? StoreError(.database, "SQLITE_IOERR: injected") : nil }

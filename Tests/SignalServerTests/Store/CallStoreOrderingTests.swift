@@ -11,11 +11,11 @@ import TestSupport
 @Suite(.blocking) struct CallStoreOrderingTests {
     /// Many threads each queue single saves; the completions come in exactly
     /// the order the jobs were queued.
-    @Test func completionsComeInQueueOrder() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func completionsComeInQueueOrder(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         let queued = Mutex<[Int]>([])
         let completed = Mutex<[Int]>([])
         let counter = CompletionCounter()
@@ -69,11 +69,11 @@ import TestSupport
 
     /// Everything queued while the writer is busy runs as one batch (one
     /// transaction), and every job completes.
-    @Test func groupCommitRunsAQueuedBurstAsOneBatch() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func groupCommitRunsAQueuedBurstAsOneBatch(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         let gate = try WriterGate(store)
         let batchesBefore = store.batchCount
         let succeeded = Atomic<Int>(0)
@@ -98,11 +98,11 @@ import TestSupport
 
     /// A burst without a gate still completes, in fewer batches than jobs
     /// once the writer falls behind (not asserted: timing dependent).
-    @Test func unthrottledBurstCompletes() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func unthrottledBurstCompletes(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         let counter = CompletionCounter()
         let failures = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
@@ -119,11 +119,11 @@ import TestSupport
     }
 
     /// Reads queued right after a write, without waiting for it, see it.
-    @Test func aReadQueuedAfterAWriteSeesIt() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func aReadQueuedAfterAWriteSeesIt(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         for index in 0 ..< 50 {
             var call = storedCall(index, status: .initiated)
             store.save([call]) { _ in }

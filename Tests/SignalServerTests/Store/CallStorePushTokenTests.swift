@@ -38,11 +38,11 @@ import TestSupport
         #expect(Set(tokens.map { "\($0.uid)/\($0.deviceId)" }) == ["dave/tablet", "dave/watch", "dave/laptop"])
     }
 
-    @Test func aPurgeSparesARegistrationMadeSinceThePushLeft() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func aPurgeSparesARegistrationMadeSinceThePushLeft(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         let device = PushDeviceKey(uid: "bob", deviceId: "iphone")
         let pushed = Self.token("bob", "iphone", "ab", at: 10)
         _ = try Self.save(pushed, in: store)

@@ -28,14 +28,12 @@ import TestSupport
         }
     }
 
-    /// Runs `body` with a store holding ``calls``.
-    private func withStore(_ body: (CallStore) throws -> Void) throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
-        try store.saveAndWait(Self.calls)
-        try body(store)
+    /// Runs `body` with a store at `location` holding ``calls``.
+    private func withStore(_ location: StoreLocation = .file, _ body: (CallStore) throws -> Void) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        try opened.store.saveAndWait(Self.calls)
+        try body(opened.store)
     }
 
     @Test func datasetCoversEveryFilterValue() {
@@ -69,8 +67,9 @@ import TestSupport
         return queries
     }
 
-    @Test func everyFilterAndCombinationMatchesAcrossPages() throws {
-        try withStore { store in
+    @Test(arguments: StoreLocation.allCases)
+    func everyFilterAndCombinationMatchesAcrossPages(_ location: StoreLocation) throws {
+        try withStore(location) { store in
             let queries = Self.everyCombination
             #expect(queries.count == 3 * 8 * 2 * 3 * 4)
             for query in queries {
@@ -121,8 +120,9 @@ import TestSupport
 
     /// Keyset pagination: calls saved or updated between page fetches neither
     /// repeat nor skip any of the calls present at the start.
-    @Test func paginationStaysConsistentWhileCallsArrive() throws {
-        try withStore { store in
+    @Test(arguments: StoreLocation.allCases)
+    func paginationStaysConsistentWhileCallsArrive(_ location: StoreLocation) throws {
+        try withStore(location) { store in
             let original = Self.expected("alice", CallLogFilter(limit: 100)).map(\.call.sessionId)
             var query = CallLogFilter(limit: 5)
             var seen: [String] = []
@@ -149,8 +149,9 @@ import TestSupport
         }
     }
 
-    @Test func invalidCursorsAndLimitsAreRefused() throws {
-        try withStore { store in
+    @Test(arguments: StoreLocation.allCases)
+    func invalidCursorsAndLimitsAreRefused(_ location: StoreLocation) throws {
+        try withStore(location) { store in
             let issued = try #require(try store.logs("alice", CallLogFilter(limit: 2)).next)
             for cursor in ["", "garbage", issued + "x", "AAAAAAAAAAA", String(issued.reversed()) + "+"] {
                 let result = try waitForResult { store.callLogs(for: "alice", query: CallLogFilter(cursor: cursor), completion: $0) }
@@ -169,11 +170,11 @@ import TestSupport
         }
     }
 
-    @Test func anEmptyHistoryHasOneEmptyPage() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try CallStore(path: directory.databasePath)
-        defer { store.close() }
+    @Test(arguments: StoreLocation.allCases)
+    func anEmptyHistoryHasOneEmptyPage(_ location: StoreLocation) throws {
+        let opened = try TestStore(location)
+        defer { opened.close() }
+        let store = opened.store
         #expect(try store.logs("alice") == CallLogPage(logs: [], next: nil))
     }
 }

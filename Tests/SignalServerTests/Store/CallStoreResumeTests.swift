@@ -9,13 +9,12 @@ import TestSupport
     /// A store whose calls are saved as the machine saves them: each change
     /// with its position, a new call's seq being its first position.
     final class Ledger {
-        let directory: TemporaryDirectory
-        let store: CallStore
+        private let opened: TestStore
+        var store: CallStore { opened.store }
         private(set) var position: Int64 = 100
 
-        init() throws {
-            directory = try TemporaryDirectory()
-            store = try CallStore(path: directory.databasePath)
+        init(_ location: StoreLocation = .file) throws {
+            opened = try TestStore(location)
         }
 
         /// Saves `call` at the next position; returns it as saved.
@@ -31,21 +30,19 @@ import TestSupport
         func call(_ id: String, _ from: String, _ to: String, _ status: CallStatus, endedBy: String? = nil) -> Call {
             Call(sessionId: id, callType: .audio, status: status, initiator: from, receiver: to, initiatedAt: 1_000,
                  endedAt: status.isTerminal ? 2_000 : nil, endedBy: endedBy,
-                 endReason: status == .busy ? .busy : status == .ended ? .hangup : nil, timeout: 30)
+                 endReason: status == .busy ? .busy : status == .ended ? .hangup : nil, timeoutMs: 30_000)
         }
 
         func changed(_ uid: String, after seq: Int64, limit: Int = 10) throws -> ChangedCalls {
             try waitForResult { store.changedCalls(of: uid, after: seq, limit: limit, completion: $0) }.get()
         }
 
-        func finish() {
-            store.close()
-            directory.remove()
-        }
+        func finish() { opened.close() }
     }
 
-    @Test func theCallLiveAtThePositionAndTheCallsCreatedSinceOldestChangeFirst() throws {
-        let l = try Ledger()
+    @Test(arguments: StoreLocation.allCases)
+    func theCallLiveAtThePositionAndTheCallsCreatedSinceOldestChangeFirst(_ location: StoreLocation) throws {
+        let l = try Ledger(location)
         defer { l.finish() }
         try l.save(l.call("old", "bob", "alice", .ended, endedBy: "bob"))
         var live = try l.save(l.call("live", "alice", "bob", .initiated))
@@ -100,8 +97,9 @@ import TestSupport
         #expect(try l.changed("bob", after: l.position, limit: 4).exceeded)
     }
 
-    @Test func positionsAreReservedABlockAtATimeAndAStartContinuesAboveThem() throws {
-        let l = try Ledger()
+    @Test(arguments: StoreLocation.allCases)
+    func positionsAreReservedABlockAtATimeAndAStartContinuesAboveThem(_ location: StoreLocation) throws {
+        let l = try Ledger(location)
         defer { l.finish() }
         try l.store.commitAndWait([], reservingSeq: 2_000)
         #expect(try l.store.loadContinuity().lastSeq == 2_000)

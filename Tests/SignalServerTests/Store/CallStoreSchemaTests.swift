@@ -26,7 +26,7 @@ import TestSupport
 
         let database = try SQLiteDatabase(path: path)
         #expect(try database.scalarInt64("PRAGMA user_version") == StoreSchema.latestVersion)
-        #expect(StoreSchema.latestVersion == 5)
+        #expect(StoreSchema.latestVersion == 6)
         #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
         let names = try schemaNames(path)
         for name in ["calls", "revocations", "calls_live", "calls_by_initiator", "calls_by_receiver", "calls_between",
@@ -34,6 +34,33 @@ import TestSupport
             #expect(names.contains(name), "\(name)")
         }
         #expect(!names.contains("call_log"))
+    }
+
+    /// ``CallStore/inMemoryPath`` is a whole store at the latest schema with
+    /// no file behind it (no log, no checkpointer), and each one opened is
+    /// a database of its own.
+    @Test func anInMemoryStoreHasTheLatestSchemaAndNoFile() throws {
+        let first = try CallStore(path: CallStore.inMemoryPath)
+        defer { first.close() }
+        let second = try CallStore(path: CallStore.inMemoryPath)
+        defer { second.close() }
+        let (version, journal, names) = try first.wait(writes: false) { connection throws(StoreError) in
+            try reportingSQLiteErrors { () throws(SQLiteError) in
+                let statement = try connection.database.statement("SELECT name FROM sqlite_master")
+                defer { statement.reset() }
+                var names: Set<String> = []
+                while try statement.step() == .row { names.insert(statement.string(at: 0) ?? "") }
+                return (try connection.database.scalarInt64("PRAGMA user_version"),
+                        try connection.database.scalarText("PRAGMA journal_mode"), names)
+            }
+        }
+        #expect(version == StoreSchema.latestVersion && journal == "memory")
+        #expect(names.isSuperset(of: ["calls", "calls_live", "counters", "webhook_deliveries", "push_tokens"]))
+        for index in 1 ... 50 { try first.saveAndWait([storedCall(index)]) }
+        #expect(try first.fetch("session-50") == storedCall(50))
+        #expect(try second.fetch("session-1") == nil)
+        #expect(first.checkpointCount == 0)
+        #expect(!FileManager.default.fileExists(atPath: CallStore.inMemoryPath), "a file named :memory: in \(FileManager.default.currentDirectoryPath)")
     }
 
     @Test func reopeningKeepsDataAndVersion() throws {
@@ -73,11 +100,42 @@ import TestSupport
         let call = try #require(try store.fetch("session-1"))
         #expect(try store.logs("alice").logs == [CallLog(call: call, direction: .outgoing, missed: false)])
         #expect(try store.logs("bob", CallLogFilter(missedOnly: true)).logs == [CallLog(call: call, direction: .incoming, missed: true)])
-        #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == 5)
+        #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == 6)
         // Version 3 reads the calls already there as changed before any
         // position, and hands out positions above their seq.
         #expect(call.seq == 0)
         #expect(try store.loadContinuity().lastSeq == 1)
+        // Version 6 reads their ring timeout as the whole seconds they had.
+        #expect(call.timeoutMs == 30_000)
+    }
+
+    /// Version 6 keeps the ring timeout to the millisecond: a call saved
+    /// before it rang for its `timeout` seconds; one saved since keeps its
+    /// milliseconds, and the seconds column its whole seconds rounded up.
+    @Test func aVersion5FileKeepsItsTimeoutsAndNewCallsKeepMilliseconds() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let old = try SQLiteDatabase(path: directory.databasePath)
+        try old.execute("PRAGMA journal_mode = WAL")
+        for migration in StoreSchema.migrations.prefix(while: { $0.version <= 5 }) { try old.execute(migration.sql) }
+        try old.execute("PRAGMA user_version = 5")
+        try old.execute("""
+            INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout, change_seq, seq)
+            VALUES ('rang-before', 'audio', 'initiated', 'alice', 'bob', 1000, 20, 7, 7);
+            """)
+
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        let before = try #require(try store.fetch("rang-before"))
+        #expect(before.timeoutMs == 20_000 && before.ringDeadline == 21_000)
+        var short = storedCall(2, status: .initiated)
+        short.timeoutMs = 200
+        try store.saveAndWait([short])
+        #expect(try store.fetch(short.sessionId)?.timeoutMs == 200)
+        #expect(try store.loadLiveCalls().map(\.timeoutMs) == [20_000, 200])
+        let raw = try SQLiteDatabase(path: directory.databasePath)
+        #expect(try raw.scalarInt64("SELECT timeout FROM calls WHERE session_id = 'session-2'") == 1)
+        #expect(try raw.scalarInt64("SELECT timeout_ms FROM calls WHERE session_id = 'rang-before'") == nil)
     }
 
     /// The log is copied back by the checkpointer thread once it holds

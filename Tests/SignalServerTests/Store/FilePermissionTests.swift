@@ -37,6 +37,15 @@ import Glibc
         #expect(try TokenSecret.load(configured: nil, directory: data) == secret, "kept across starts")
     }
 
+    /// A store in memory has no data directory: the secret is new each start
+    /// and written nowhere.
+    @Test func withoutADataDirectoryEachSecretIsNew() throws {
+        let first = try TokenSecret.load(configured: nil, directory: nil)
+        #expect(first.count == 32)
+        #expect(try TokenSecret.load(configured: nil, directory: nil) != first)
+        #expect(try TokenSecret.load(configured: Self.hexSecret, directory: nil) == Array(Self.hexSecret.utf8))
+    }
+
     /// Any group or other bit is refused, naming the mode and both ways out.
     @Test(arguments: [0o644, 0o640, 0o604, 0o620, 0o602, 0o660] as [mode_t])
     func aSecretOthersMayAccessIsRefused(mode fileMode: mode_t) throws {

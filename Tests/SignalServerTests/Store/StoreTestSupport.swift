@@ -18,6 +18,41 @@ extension TemporaryDirectory {
     var databasePath: String { file("calls.db") }
 }
 
+/// Where a test's store lives: a file in a temporary directory, or memory
+/// (``CallStore/inMemoryPath``, as `ringd --ephemeral` keeps it), for the
+/// cases both must pass.
+enum StoreLocation: String, CaseIterable, Sendable {
+    case file, memory
+}
+
+/// A store at a ``StoreLocation``; ``close()`` closes it and removes its directory.
+final class TestStore {
+    let store: CallStore
+    private let directory: TemporaryDirectory?
+
+    init(_ location: StoreLocation) throws {
+        switch location {
+        case .file:
+            let directory = try TemporaryDirectory()
+            self.directory = directory
+            do {
+                store = try CallStore(path: directory.databasePath)
+            } catch {
+                directory.remove()
+                throw error
+            }
+        case .memory:
+            directory = nil
+            store = try CallStore(path: CallStore.inMemoryPath)
+        }
+    }
+
+    func close() {
+        store.close()
+        directory?.remove()
+    }
+}
+
 /// How long a test waits for any one store completion.
 let storeTestTimeout: Double = 20
 
@@ -118,7 +153,7 @@ func storedCall(_ index: Int, _ initiator: String = "alice", _ receiver: String 
     return Call(sessionId: "session-\(index)", callType: type, status: status, initiator: initiator,
                 receiver: receiver, initiatedAt: start, acceptedAt: answered ? start + 100 : nil,
                 endedAt: status.isTerminal ? start + 500 : nil, acceptedBy: answered ? "\(receiver)-phone" : nil,
-                endedBy: status.isTerminal ? initiator : nil, endReason: endReason(for: status), timeout: 30)
+                endedBy: status.isTerminal ? initiator : nil, endReason: endReason(for: status), timeoutMs: 30_000)
 }
 
 /// The end reason a call that reached `status` normally has.

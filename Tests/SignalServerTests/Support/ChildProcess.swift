@@ -44,12 +44,16 @@ final class ChildProcess {
     private var ended: Termination?
 
     /// Starts `executable` (a path, or a name looked up on `PATH`) with
-    /// `arguments`, in `environment` (this process's when nil).
+    /// `arguments`, in `environment` (this process's when nil), in
+    /// `directory` (this process's when nil).
     init(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
-         stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null) throws {
+         directory: String? = nil, stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        if let directory, cshim_spawn_addchdir(&actions, directory) != 0 {
+            throw TestSocketError("posix_spawn cannot start in \(directory)")
+        }
         var parentEnds: [Int32?] = [nil, nil, nil]
         var childEnds: [Int32] = []
         defer { childEnds.forEach { _ = close($0) } }

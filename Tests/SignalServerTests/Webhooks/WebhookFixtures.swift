@@ -8,7 +8,7 @@ enum WebhookExample {
     static let sessionId = "9f2ce0b4a1d34c6e8b7f5a2c1d0e3f4a"
 
     static let ringing = Call(sessionId: sessionId, callType: .video, status: .initiated, initiator: "alice",
-                              receiver: "bob", initiatedAt: 1_700_000_000_000, timeout: 45,
+                              receiver: "bob", initiatedAt: 1_700_000_000_000, timeoutMs: 45_000,
                               metadata: .object([("topic", .string("standup"))]), seq: 41)
 
     static var accepted: CallChange {
@@ -30,7 +30,7 @@ enum WebhookExample {
         "call":{"sessionId":"9f2ce0b4a1d34c6e8b7f5a2c1d0e3f4a","callType":"video","receiverType":"user",\
         "status":"ongoing","initiator":{"uid":"alice"},"receiver":{"uid":"bob"},"initiatedAt":1700000000000,\
         "acceptedAt":1700000004000,"endedAt":null,"durationMs":null,"acceptedBy":"bob-phone","endedBy":null,\
-        "endReason":null,"timeout":45,"metadata":{"topic":"standup"},"seq":42}}}
+        "endReason":null,"timeout":45,"timeoutMs":45000,"metadata":{"topic":"standup"},"seq":42}}}
         """
 
     /// The secret of the Standard Webhooks libraries' own tests (24 bytes).
@@ -41,8 +41,8 @@ enum WebhookExample {
     static let timestamp: Int64 = 1_700_000_005
 
     /// base64 HMAC-SHA256 of "eventId.timestamp.body", for each secret.
-    static let firstSignature = "v1,ipoq3od0//nn7KSEeYqi7TrZ+A/IO0MTHwi+AXWcWv8="
-    static let secondSignature = "v1,iGWlOgcosjLOc2i5d66Ei8Tl8sOARvZE0vSn0VXWmGU="
+    static let firstSignature = "v1,7H/1Ay8rmzp6BS2QvRllYAM75p0fi6EMmoLrIugxUhE="
+    static let secondSignature = "v1,e3rwF/yh78hEa0ZOprLXVMgm32Furw0tukHOe8/9O9k="
     /// Hex HMAC-SHA256 of the body alone, with the first secret.
-    static let cometChatSignature = "ab07ba40b9053734176f8957dbbe77edbb92c076cd38b16fb9278fed7e8e35e5"
+    static let cometChatSignature = "b44ec4b7eace1bfa74bbd7c52c0213cf3c645de3de127a2958b503739df2a740"
 }

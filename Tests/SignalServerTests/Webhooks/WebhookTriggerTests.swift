@@ -96,9 +96,9 @@ import Testing
     @Test func restartCancelsRingingAndEndsOngoingCalls() {
         let start = MachineHarness.start
         let ringing = Call(sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                           initiatedAt: start, timeout: 45, seq: 1)
+                           initiatedAt: start, timeoutMs: 45_000, seq: 1)
         let ongoing = Call(sessionId: "s2", callType: .video, status: .ongoing, initiator: "carol", receiver: "dave",
-                           initiatedAt: start + 1, acceptedAt: start + 2, acceptedBy: "d1", timeout: 45, seq: 3)
+                           initiatedAt: start + 1, acceptedAt: start + 2, acceptedBy: "d1", timeoutMs: 45_000, seq: 3)
         var machine = CallStateMachine(settings: SignalingSettings())
         machine.continueSequence(after: 3)
         let output = machine.restart(with: [ringing, ongoing], now: SignalingTime(wall: start + 5_000, monotonic: 0))
@@ -111,7 +111,7 @@ import Testing
     @Test func restoringACallPastItsDeadlineIsUnanswered() {
         let h = MachineHarness()
         let ringing = Call(sessionId: "old", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                           initiatedAt: MachineHarness.start - 60_000, timeout: 45, seq: 7)
+                           initiatedAt: MachineHarness.start - 60_000, timeoutMs: 45_000, seq: 7)
         h.restore([ringing], lastSeq: 7)
         #expect(triggers(h) == [.callUnanswered])
     }
@@ -119,7 +119,7 @@ import Testing
     /// Changes no machine makes have no trigger.
     @Test func changesTheMachineNeverMakesHaveNone() throws {
         let ringing = Call(sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                           initiatedAt: 1_000, timeout: 45, seq: 1)
+                           initiatedAt: 1_000, timeoutMs: 45_000, seq: 1)
         let ongoing = try ringing.applying(.accept(deviceId: "d1"), by: .device(uid: "bob", deviceId: "d1"), at: 2_000)
         let ended = try ongoing.applying(.hangUp, by: .device(uid: "bob", deviceId: "d1"), at: 3_000)
         #expect(WebhookTrigger(change: .created(ongoing, by: .server)) == nil)

@@ -1,0 +1,68 @@
+import Foundation
+import SignalProtocol
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `ringd --ephemeral` as a test suite uses it: started from an empty
+/// directory with no configuration file, on a free port it prints, serving
+/// a whole call with tokens minted over REST, and leaving no file behind.
+@Suite("EndToEnd: ringd --ephemeral", .blocking)
+struct EphemeralEndToEndTests {
+    /// The regular files `pid` holds open (its descriptors' targets; sockets,
+    /// pipes and devices are not files it made).
+    static func openFiles(of pid: Int32) throws -> [String] {
+        let directory = "/proc/\(pid)/fd"
+        return try FileManager.default.contentsOfDirectory(atPath: directory).compactMap { name in
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name)
+            guard let target, target.hasPrefix("/"), !target.hasPrefix("/dev/") else { return nil }
+            return target
+        }
+    }
+
+    @Test("from an empty directory: a call over tokens minted by REST, and no file anywhere")
+    func aWholeCallLeavesNoFile() throws {
+        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
+        let cwd = try TemporaryDirectory(prefix: "ringd-ephemeral-cwd")
+        defer { cwd.remove() }
+        let logs = try TemporaryDirectory(prefix: "ringd-ephemeral-log")
+        defer { logs.remove() }
+        let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
+        let ringd = try ChildProcess(binary, ["--ephemeral"], environment: environment, directory: cwd.path,
+                                     stdout: .pipe, stderr: .file(logs.file("ringd.log")))
+        defer { ringd.kill() }
+        let log = { (try? String(contentsOfFile: logs.file("ringd.log"), encoding: .utf8)) ?? "" }
+        let stdout = try #require(ringd.standardOutput)
+        let port = try SignalingIntegration.RingdProcess.readReadiness(stdout.fileDescriptor, timeout: 15)
+        #expect(port != 8787, "a free port, not the default")
+
+        let aliceToken = try SignalingIntegration.mintToken(port: port, uid: "alice").token
+        let bobToken = try SignalingIntegration.mintToken(port: port, uid: "bob").token
+        let alice = try SignalingIntegration.Device.connect(port: port)
+        let bob = try SignalingIntegration.Device.connect(port: port)
+        #expect(try alice.auth(token: aliceToken, deviceId: "a1").ok)
+        #expect(try bob.auth(token: bobToken, deviceId: "b1").ok)
+
+        let placed = try alice.initiate(to: "bob", "video").call()
+        #expect(try bob.waitForEvent(placed.sessionId, .initiated).initiator == "alice")
+        #expect(try bob.accept(placed.sessionId).call().status == .ongoing)
+        #expect(try alice.waitForEvent(placed.sessionId, .ongoing).acceptedBy == "b1")
+        let ended = try alice.end(placed.sessionId).call()
+        #expect(ended.status == .ended && ended.endedBy == "alice")
+        #expect(try bob.waitForEvent(placed.sessionId, .ended).endReason == .hangup)
+        let stored = try SignalingIntegration.rest(port: port, "GET", "/v1/calls/\(placed.sessionId)")
+        #expect(stored.status == 200 && stored.json?["status"] == .string("ended"), "\(stored)")
+        let history = try SignalingIntegration.rest(port: port, "GET", "/v1/users/bob/calls")
+        #expect(SignalingIntegration.sessionIds(history.json) == [placed.sessionId], "\(history)")
+        #expect(try Self.openFiles(of: ringd.pid) == [logs.file("ringd.log")], "only its log, which the test opened")
+
+        alice.close()
+        bob.close()
+        ringd.signal(SIGTERM)
+        #expect(ringd.wait(timeout: 10) == .exited(0), "\(log())")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cwd.path) == [], "ringd wrote into its directory")
+        #expect(log().contains("store in memory"), "\(log())")
+    }
+}

@@ -99,21 +99,31 @@ public final class EphemeralRingd: Sendable {
 
     deinit { stop() }
 
-    /// Reads stdout until the `listening ws://HOST:PORT` line.
+    /// Reads stdout until a whole `listening ws://HOST:PORT` line, for at
+    /// most ``startTimeout`` seconds.
     private static func readPort(from handle: FileHandle, of process: Process) throws(RingdTestingError) -> Int {
         let deadline = Date().addingTimeInterval(startTimeout)
-        var text = ""
-        while Date() < deadline {
-            let chunk = handle.availableData
-            if chunk.isEmpty {
-                throw RingdTestingError("ringd exited before listening (status \(process.isRunning ? -1 : process.terminationStatus)); start it with showLog: true to see why")
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { throw RingdTestingError("ringd did not listen within \(startTimeout) s") }
+            var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, Int32(left * 1000) + 1) > 0 else { continue }
+            let count = read(handle.fileDescriptor, &buffer, buffer.count)
+            guard count > 0 else {
+                throw RingdTestingError("ringd exited before listening; start it with showLog: true to see why")
             }
-            text += String(decoding: chunk, as: UTF8.self)
-            for line in text.split(separator: "\n") where line.hasPrefix("listening ws://") {
-                if let colon = line.lastIndex(of: ":"), let port = Int(line[line.index(after: colon)...]) { return port }
+            pending += buffer[..<count]
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                if line.hasPrefix("listening ws://"), let colon = line.lastIndex(of: ":"),
+                   let port = Int(line[line.index(after: colon)...]) {
+                    return port
+                }
             }
         }
-        throw RingdTestingError("ringd did not listen within \(startTimeout) s")
     }
 
     private static func locateRingd() -> String? {

@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import secrets
+import select
 import shutil
 import subprocess
 import urllib.request
@@ -38,7 +39,9 @@ class Ringd:
         env.update(RINGD_TESTING_ENABLED="true", RINGD_TESTING_KEY=self.test_key)
         self.process = subprocess.Popen([ringd_executable(), "--ephemeral"], env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.process.stdout.readline()  # "listening ws://127.0.0.1:PORT"
+        # Its readiness line, "listening ws://127.0.0.1:PORT", within 10 s.
+        ready, _, _ = select.select([self.process.stdout], [], [], 10)
+        line = self.process.stdout.readline() if ready else ""
         if not line.startswith("listening ws://"):
             self.process.kill()
             raise RuntimeError(f"ringd did not start: {line!r}")

@@ -9,14 +9,16 @@ import SignalProtocol
 /// - `POST /v1/test/devices/{uid}/{deviceId}/drop|hold|release` → 204 (`hold` takes `{"ms":N}` or nothing)
 /// - `POST /v1/test/store/fail {"commits":N}` → `{"failingCommits"}`
 /// - `POST /v1/test/crash` → `{"restored","ended"}`; `POST /v1/test/reset` → 204
-/// - `GET /v1/test/transitions?sessionId&uid&afterSeq&limit` → `{"transitions","lastSeq"}`
+/// - `GET /v1/test/transitions?sessionId&uid&afterSeq&limit` → `{"transitions","next"}`
 /// - `GET /v1/test/tap?afterSeq` → a WebSocket streaming every transition
 enum TestRoutes {
     /// The most an advance may move the clock: a day.
     static let maxAdvanceMillis: Int64 = 86_400_000
     /// The longest hold: ten minutes.
     static let maxHoldMillis: Int64 = 600_000
-    static let maxTransitions = 10_000
+    static let maxTransitions = TransitionTap.capacity
+    /// The most store commits one request may make fail.
+    static let maxFailingCommits: Int64 = 1000
 
     static func add(to table: inout RouteTable, control: TestControl) {
         table.add("GET", "/v1/test/clock") { request, _ in
@@ -49,8 +51,8 @@ enum TestRoutes {
         }
         table.add("POST", "/v1/test/store/fail") { request, _ in
             authorized(request, control) {
-                guard let commits = body(request)?["commits"]?.integerValue, (0 ... 1000).contains(commits) else {
-                    return .respond(.error(.badRequest, "the body must be {\"commits\": an integer from 0 to 1000}"))
+                guard let commits = body(request)?["commits"]?.integerValue, (0 ... maxFailingCommits).contains(commits) else {
+                    return .respond(.error(.badRequest, "the body must be {\"commits\": an integer from 0 to \(maxFailingCommits)}"))
                 }
                 return perform(control) { () throws(TestControlError) in
                     try control.failCommits(Int(commits))
@@ -165,10 +167,10 @@ enum TestRoutes {
         } catch {
             return .respond(.error(.badRequest, "afterSeq must be an integer from 0, limit one from 1 to \(maxTransitions)"))
         }
-        let entries = control.tap.entries(sessionId: request.queryValue("sessionId"), uid: request.queryValue("uid"),
-                                          afterSeq: after ?? 0, limit: Int(limit ?? Int64(maxTransitions)))
-        return .respond(.json(.ok, .object([("transitions", .array(entries.map(\.json))),
-                                            ("lastSeq", .integer(control.tap.lastSeq))])))
+        let page = control.tap.entries(sessionId: request.queryValue("sessionId"), uid: request.queryValue("uid"),
+                                       afterSeq: after ?? 0, limit: Int(limit ?? Int64(maxTransitions)))
+        return .respond(.json(.ok, .object([("transitions", .array(page.entries.map(\.json))),
+                                            ("next", .integer(page.next))])))
     }
 
     private static func clock(_ control: TestControl) -> JSONValue {

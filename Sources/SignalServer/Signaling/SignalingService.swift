@@ -218,7 +218,11 @@ public final class SignalingService: Sendable {
         guard tap != nil, !output.isEmpty else { return nil }
         return TransitionRecord(input: input, output: output, at: clock.wall()) { address in
             if let device = input.device, device.address == address { return (device.uid, device.deviceId) }
-            return machine.deviceName(at: address)
+            if let name = machine.deviceName(at: address) { return name }
+            // The one address a connect names that the machine no longer
+            // knows: the connection of the same device it replaced.
+            if case .connect(let device, _, _) = input { return (device.uid, device.deviceId) }
+            return nil
         }
     }
 

@@ -19,7 +19,7 @@ final class SignalingSession: WebSocketResponder {
     private var service: SignalingService { loopState.service }
     private let headerIdentity: (uid: String, deviceId: String?)?
     private var socket: WebSocket?
-    private var address: DeviceAddress?
+    private(set) var address: DeviceAddress?
     private var state: State = .awaitingAuth(nil)
     private var limiter: RateLimiter
     /// What the test API holds back (a stalled network), in order; nil
@@ -197,18 +197,17 @@ final class SignalingSession: WebSocketResponder {
         for delivery in frames { deliver(delivery) }
     }
 
-    /// The device's uid and id once it authenticated.
-    var device: Device? {
-        if case .authenticated(let device) = state { return device }
-        return nil
-    }
-
     /// Drops the connection with a TCP reset and no close frame.
     func drop() { socket?.reset() }
 
-    /// Closes the connection for a reset of the test API.
+    /// Closes the connection for a reset of the test API: the device is
+    /// gone at once, not when the peer answers the close, so no frame it
+    /// sends meanwhile reaches the new server.
     func closeForReset() {
         held = nil
+        if case .authenticated(let device) = state { service.disconnect(device, on: loopState) }
+        if case .awaitingAuth(let timer?) = state { socket?.loop.cancel(timer) }
+        state = .closed
         socket?.close(code: .testReset, reason: "the test API reset the server")
     }
 }

@@ -1,7 +1,7 @@
 extension CallStore {
-    /// Empties every table in one transaction and starts the change
-    /// sequence from 0, after every job queued before (the test API's
-    /// reset); blocks until done. The schema stays.
+    /// Empties every table but the change sequence's counter in one
+    /// transaction, after every job queued before (the test API's reset);
+    /// blocks until done. The schema stays.
     func reset() throws(StoreError) {
         try wait(writes: true) { connection throws(StoreError) in
             try reportingSQLiteErrors { () throws(SQLiteError) in
@@ -13,12 +13,8 @@ extension CallStore {
                 var tables: [String] = []
                 while try listing.step() == .row { if let name = listing.string(at: 0) { tables.append(name) } }
                 try database.execute("PRAGMA defer_foreign_keys = ON")
+                // The change sequence goes on (counters stay): positions are never handed out twice.
                 for table in tables where table != "counters" { try database.execute("DELETE FROM \"\(table)\"") }
-                // The change sequence starts again, as in a new store.
-                try database.execute("UPDATE counters SET value = 0")
-                if try database.scalarText("SELECT name FROM sqlite_master WHERE name = 'sqlite_sequence'") != nil {
-                    try database.execute("DELETE FROM sqlite_sequence")
-                }
             }
         }
     }

@@ -52,9 +52,11 @@ public final class TestClock: Sendable {
                 state.manual = SignalingTime(wall: system.wall() + state.wallOffset,
                                              monotonic: system.monotonic() + state.monotonicOffset)
             } else {
-                // Real time resumes where manual time stands, never behind it.
-                state.wallOffset = max(0, state.manual.wall - system.wall())
-                state.monotonicOffset = max(state.monotonicOffset, state.manual.monotonic - system.monotonic())
+                // Real time resumes where manual time stands (behind the
+                // system's when real time ran past the advances), both
+                // clocks alike, so no deadline comes due without being reached.
+                state.wallOffset = state.manual.wall - system.wall()
+                state.monotonicOffset = state.manual.monotonic - system.monotonic()
             }
             state.mode = mode
             return true
@@ -72,12 +74,12 @@ public final class TestClock: Sendable {
     }
 
     /// Back to the system's clocks: real mode, the wall clock the system's
-    /// again (the monotonic clock keeps its offset, so it does not go back).
+    /// again. The monotonic clock goes on from where it stands (it never
+    /// goes back), or from the system's when that is ahead.
     public func reset() {
         state.withLock { state in
-            if state.mode == .manual {
-                state.monotonicOffset = max(state.monotonicOffset, state.manual.monotonic - system.monotonic())
-            }
+            let monotonic = state.mode == .manual ? state.manual.monotonic : system.monotonic() + state.monotonicOffset
+            state.monotonicOffset = max(0, monotonic - system.monotonic())
             state.mode = .real
             state.wallOffset = 0
         }

@@ -52,8 +52,11 @@ public final class TestControl: Sendable {
     /// Switches the clock; in manual mode ring and grace timers wait for ``advance(by:)``.
     func setClock(_ mode: TestClock.Mode) throws(TestControlError) {
         let service = try running()
-        guard clock.set(mode) else { return }
-        try onLoop(0, of: service) { state in state.setManualTimers(mode == .manual) }
+        // On loop 0, where the timers run: none fires between the two.
+        try onLoop(0, of: service) { [clock] state in
+            clock.set(mode)
+            state.setManualTimers(mode == .manual)
+        }
     }
 
     /// Moves the manual clock `milliseconds` forward. Each timer due by then
@@ -115,29 +118,28 @@ public final class TestControl: Sendable {
     /// says, timers and pushes included).
     func crash() throws(TestControlError) -> StartReport {
         let service = try running()
-        try pause(service, "the server is restarting (test API); try again")
-        try onEveryLoop(of: service) { state in for session in state.openSessions { session.drop() } }
-        service.store.flush()
-        let continuity: StoreContinuity
-        do throws(StoreError) {
-            continuity = try service.store.loadContinuity()
-        } catch {
-            resume(service) { _ in }
-            throw TestControlError(.storeFailed, "reading the store failed: \(error)")
-        }
-        try onLoop(0, of: service) { $0.cancelAllTimers() }
         let report = Mutex(StartReport(restored: 0, ended: 0))
-        resume(service) { core in
-            core.machine = CallStateMachine(settings: core.machine.settings)
-            core.machine.continueSequence(after: continuity.lastSeq)
-            let onRestart = service.config.onRestart
-            service.run({ machine, now in
-                onRestart == .resume
-                    ? machine.restore(continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines, now: now)
-                    : machine.restart(with: continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines, now: now)
-            }, .restart, on: &core.machine, wakeWriter: true)
-            let restored = core.machine.liveCalls.count
-            report.withLock { $0 = StartReport(restored: restored, ended: continuity.liveCalls.count - restored) }
+        try replaceMachine(of: service, "the server is restarting (test API); try again", closing: { $0.drop() }) {
+            () throws(TestControlError) in
+            service.store.flush()
+            let continuity: StoreContinuity
+            do throws(StoreError) {
+                continuity = try service.store.loadContinuity()
+            } catch {
+                throw TestControlError(.storeFailed, "reading the store failed: \(error)")
+            }
+            return { core in
+                core.machine = CallStateMachine(settings: core.machine.settings)
+                core.machine.continueSequence(after: continuity.lastSeq)
+                let onRestart = service.config.onRestart
+                service.run({ machine, now in
+                    onRestart == .resume
+                        ? machine.restore(continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines, now: now)
+                        : machine.restart(with: continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines, now: now)
+                }, .restart, on: &core.machine, wakeWriter: true)
+                let restored = core.machine.liveCalls.count
+                report.withLock { $0 = StartReport(restored: restored, ended: continuity.liveCalls.count - restored) }
+            }
         }
         try settle(service)
         return report.withLock { $0 }
@@ -145,28 +147,34 @@ public final class TestControl: Sendable {
 
     /// Back to a new server: every device connection closed with 4010, the
     /// store emptied, the real clock, no held frames, no failing commits,
-    /// no kept transitions.
+    /// no kept transitions. The change sequence goes on, so nothing still in
+    /// flight from before (a webhook attempt's outcome) can land on a new
+    /// call's rows; pushes still owed for a ringing call are dropped.
     func reset() throws(TestControlError) {
         let service = try running()
         failingCommits.withLock { $0 = 0 }
-        try pause(service, "the server is resetting (test API); try again")
-        try onEveryLoop(of: service) { state in for session in state.openSessions { session.closeForReset() } }
-        service.store.flush()
-        do throws(StoreError) {
-            try service.store.reset()
-        } catch {
-            resume(service) { _ in }
-            throw TestControlError(.storeFailed, "emptying the store failed: \(error)")
+        let ringing = Mutex<[Call]>([])
+        try replaceMachine(of: service, "the server is resetting (test API); try again", closing: { $0.closeForReset() }) {
+            () throws(TestControlError) in
+            service.store.flush()
+            let lastSeq: Int64
+            do throws(StoreError) {
+                try service.store.reset()
+                lastSeq = try service.store.loadContinuity().lastSeq
+            } catch {
+                throw TestControlError(.storeFailed, "emptying the store failed: \(error)")
+            }
+            service.tokens.forgetRevocations()
+            service.pushTokens.removeAll()
+            clock.reset()
+            tap.clear()
+            return { core in
+                ringing.withLock { $0 = core.machine.liveCalls.values.filter { $0.status == .initiated } }
+                core.machine = CallStateMachine(settings: core.machine.settings)
+                core.machine.continueSequence(after: lastSeq)
+            }
         }
-        service.tokens.forgetRevocations()
-        service.pushTokens.removeAll()
-        clock.reset()
-        try onLoop(0, of: service) { state in
-            state.cancelAllTimers()
-            state.setManualTimers(false)
-        }
-        tap.clear()
-        resume(service) { core in core.machine = CallStateMachine(settings: core.machine.settings) }
+        for call in ringing.withLock({ $0 }) { service.pushes?.stopped(call) }
         try settle(service)
     }
 
@@ -179,27 +187,53 @@ public final class TestControl: Sendable {
         return service
     }
 
-    /// Stops the machine taking inputs: requests are refused with `reason`,
-    /// presence changes and timers wait.
-    private func pause(_ service: SignalingService, _ reason: String) throws(TestControlError) {
+    /// Puts a new machine in the core: pauses the machine (requests are
+    /// refused with `reason`, presence changes and timers wait), runs
+    /// `closing` on every device's session, then `prepare` (off the loops),
+    /// drops loop 0's timers, and makes the change `prepare` returns. The
+    /// inputs that waited are then applied to the new machine, except the
+    /// old machine's timers (its grace generations would match the new
+    /// one's) and what the closed sessions did. On a failure the old machine
+    /// goes on, with everything that waited.
+    private func replaceMachine(of service: SignalingService, _ reason: String,
+                                closing: @escaping @Sendable (SignalingSession) -> Void,
+                                prepare: () throws(TestControlError) -> (inout SignalingService.Core) -> Void)
+        throws(TestControlError) {
         let paused = service.core.withLock { core -> Bool in
             guard !core.stopping else { return false }
             core.paused = reason
             return true
         }
         guard paused else { throw TestControlError(.unavailable, "the server is shutting down") }
-    }
-
-    /// Changes the core, then applies what waited while paused, except
-    /// timers: they were the old machine's (its grace generations would
-    /// match the new machine's), and the new one scheduled its own.
-    private func resume(_ service: SignalingService, _ change: (inout SignalingService.Core) -> Void) {
-        service.core.withLock { core in
+        let closed = Mutex<Set<DeviceAddress>>([])
+        let change: (inout SignalingService.Core) -> Void
+        do throws(TestControlError) {
+            try onEveryLoop(of: service) { state in
+                for session in state.openSessions {
+                    if let address = session.address { closed.withLock { _ = $0.insert(address) } }
+                    closing(session)
+                }
+            }
+            change = try prepare()
+            try onLoop(0, of: service) { $0.cancelAllTimers() }
+        } catch {
+            resume(service) { _ in }
+            throw error
+        }
+        let addresses = closed.withLock { $0 }
+        resume(service) { core in
             change(&core)
             core.deferred.removeAll { _, input in
                 if case .timer = input { return true }
-                return false
+                return input.device.map { addresses.contains($0.address) } ?? false
             }
+        }
+    }
+
+    /// Makes `change`, then applies what waited while paused.
+    private func resume(_ service: SignalingService, _ change: (inout SignalingService.Core) -> Void) {
+        service.core.withLock { core in
+            change(&core)
             core.paused = nil
             if !core.recovering { service.replayDeferred(&core) }
         }
@@ -225,35 +259,6 @@ public final class TestControl: Sendable {
             body(session)
         }
         guard found.withLock({ $0 }) else { throw TestControlError(.notFound, "\(uid)/\(deviceId) is not connected") }
-    }
-
-    private func onLoop(_ index: Int, of service: SignalingService,
-                        _ body: @escaping @Sendable (SignalingLoop) -> Void) throws(TestControlError) {
-        guard let mailbox = service.mailboxes.withLock({ $0[index] }) else {
-            throw TestControlError(.unavailable, "event loop \(index) is not serving")
-        }
-        try run(on: [mailbox], body)
-    }
-
-    private func onEveryLoop(of service: SignalingService,
-                             _ body: @escaping @Sendable (SignalingLoop) -> Void) throws(TestControlError) {
-        try run(on: Array(service.mailboxes.withLock { $0 }.values), body)
-    }
-
-    /// Runs `body` on each mailbox's loop and waits for all of them.
-    private func run(on mailboxes: [LoopMailbox], _ body: @escaping @Sendable (SignalingLoop) -> Void)
-        throws(TestControlError) {
-        let group = DispatchGroup()
-        for mailbox in mailboxes {
-            group.enter()
-            mailbox.submit { loop in
-                if let state = loop.attachment(SignalingLoop.self) { body(state) }
-                group.leave()
-            }
-        }
-        guard group.wait(timeout: .now() + Self.loopTimeout) == .success else {
-            throw TestControlError(.unavailable, "an event loop did not answer in time")
-        }
     }
 }
 

@@ -8,8 +8,10 @@ import Synchronization
 /// thread once their changes are committed, before any device hears of
 /// them.
 final class TransitionTap: Sendable {
-    /// Records kept for queries; older ones are dropped.
-    static let capacity = 10_000
+    /// Records kept for queries and replays; older ones are dropped. A
+    /// record is 1 to 3 KB, so a whole replay stays well under the
+    /// connection's outbound hard limit (`limits.outboundHardLimitBytes`).
+    static let capacity = 1_000
 
     /// A published record.
     struct Entry: Sendable {
@@ -64,13 +66,21 @@ final class TransitionTap: Sendable {
     }
 
     /// The kept records after `afterSeq` that touch `sessionId` and `uid`
-    /// (each when given), oldest first, at most `limit`.
-    func entries(sessionId: String?, uid: String?, afterSeq: Int64, limit: Int) -> [Entry] {
+    /// (each when given), oldest first, at most `limit`; and where the next
+    /// page starts: the last record looked at (so the next page neither
+    /// skips a record nor repeats one).
+    func entries(sessionId: String?, uid: String?, afterSeq: Int64, limit: Int) -> (entries: [Entry], next: Int64) {
         state.withLock { state in
-            Array(state.ordered.lazy.filter { entry in
-                entry.seq > afterSeq && (sessionId.map(entry.sessionIds.contains) ?? true)
-                    && (uid.map(entry.uids.contains) ?? true)
-            }.prefix(limit))
+            var found: [Entry] = []
+            var next = afterSeq
+            for entry in state.ordered where entry.seq > afterSeq {
+                guard found.count < limit else { break }
+                next = entry.seq
+                if (sessionId.map(entry.sessionIds.contains) ?? true) && (uid.map(entry.uids.contains) ?? true) {
+                    found.append(entry)
+                }
+            }
+            return (found, next)
         }
     }
 
@@ -101,8 +111,6 @@ final class TransitionTap: Sendable {
         }
     }
 
-    /// The number of the last record published.
-    var lastSeq: Int64 { state.withLock { $0.lastSeq } }
 }
 
 /// One `GET /v1/test/tap` WebSocket: receives every transition record as a

@@ -65,4 +65,28 @@ struct TapTests {
         while types.count < 4 { types.append(try JSONValue.parse(tap.nextMessage().payload)["input"]?["request"]?.stringValue) }
         #expect(types == [nil, nil, "initiateCall", "cancelCall"])
     }
+
+    @Test("transitions page on with next, without skipping or repeating a record; a replaced device is named")
+    func paging() throws {
+        let rig = try TestAPIRig()
+        defer { rig.finish() }
+        for index in 0 ..< 5 { _ = try rig.device("user\(index)", "d1") }
+        _ = try rig.device("user0", "d1")  // replaces the first user0/d1 connection
+        var seen: [Int64] = []
+        var after: Int64 = 0
+        for _ in 0 ..< 10 {
+            let page = try rig.call("GET", "/v1/test/transitions?afterSeq=\(after)&limit=2").json
+            guard case .array(let records)? = page?["transitions"], !records.isEmpty else { break }
+            seen += records.compactMap { $0["seq"]?.integerValue }
+            after = page?["next"]?.integerValue ?? after
+        }
+        #expect(seen.count == 6 && seen == seen.sorted() && Set(seen).count == 6, "\(seen)")
+        let filtered = try rig.call("GET", "/v1/test/transitions?uid=user0").json?["transitions"]
+        guard case .array(let user0)? = filtered, let replace = user0.last else {
+            throw SignalingIntegration.ClientError("no transitions of user0")
+        }
+        let close = replace["actions"]?[0]
+        #expect(close?["type"]?.stringValue == "close" && close?["code"]?.integerValue == 4003)
+        #expect(close?["to"]?["uid"]?.stringValue == "user0" && close?["to"]?["deviceId"]?.stringValue == "d1")
+    }
 }

@@ -19,10 +19,13 @@ struct TestClockTests {
         #expect(try rig.advance(44_999) == 0)
         try SignalingIntegration.expectNone([alice, bob])
         #expect(try rig.advance(1) == 1)
-        // The advance returned once the events were written: they are there to read.
-        let seen = try SignalingIntegration.expectOne([alice, bob], .unanswered, call.sessionId)
-        // The call's timestamps are the manual clock's.
-        #expect(seen.allSatisfy { $0.call.endedAt == call.initiatedAt + 45_000 })
+        // The advance answered once the events were written: they are already
+        // in the devices' sockets (loopback), read without a barrier.
+        for device in [alice, bob] {
+            let seen = try device.nextEvent(timeout: 0.05)
+            #expect(seen.status == .unanswered && seen.sessionId == call.sessionId)
+            #expect(seen.call.endedAt == call.initiatedAt + 45_000, "the call's timestamps are the manual clock's")
+        }
     }
 
     @Test("timers fire in deadline order during one advance, each at its own deadline")
@@ -70,6 +73,19 @@ struct TestClockTests {
         #expect(try rig.advance(1) == 1)
         let ended = try SignalingIntegration.expectOne([alice], .ended, call.sessionId)
         #expect(ended.first?.call.endReason == .connectionLost)
+    }
+
+    @Test("a ring timer armed on the real clock waits for the advance once the clock is manual")
+    func switchWithATimerArmed() throws {
+        let rig = try TestAPIRig()
+        defer { rig.finish() }
+        let alice = try rig.device("alice", "a1"), bob = try rig.device("bob", "b1")
+        let call = try alice.initiate(to: "bob", timeout: 2).call()
+        try SignalingIntegration.expectOne([bob], .initiated, call.sessionId)
+        try rig.manualClock()
+        #expect(try rig.advance(2_000) == 1)
+        let ended = try SignalingIntegration.expectOne([alice, bob], .unanswered, call.sessionId)
+        #expect(ended.first?.call.endedAt == call.initiatedAt + 2_000)
     }
 
     @Test("back to real time: a pending ring timeout runs on the real clock again")

@@ -46,6 +46,19 @@ struct TestClockUnitTests {
         #expect(clock.now() == SignalingTime(wall: 1_060_250, monotonic: 65_250))
     }
 
+    @Test("real time that ran past the advances is not added on the way back: deadlines are reached, not skipped")
+    func backToRealAfterAWait() {
+        let system = FakeSystem()
+        let clock = TestClock(system: system.clock)
+        clock.set(.manual)
+        system.pass(100_000)
+        clock.advance(toMonotonic: 15_000)
+        clock.set(.real)
+        #expect(clock.now() == SignalingTime(wall: 1_010_000, monotonic: 15_000))
+        system.pass(5)
+        #expect(clock.now() == SignalingTime(wall: 1_010_005, monotonic: 15_005))
+    }
+
     @Test("reset: real mode, the system's wall clock, the monotonic clock not going back")
     func reset() {
         let system = FakeSystem()

@@ -5,7 +5,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libsqlite3-dev libsystemd-dev libcurl4-openssl-dev nghttp2-server systemd tmux python3-venv prometheus
 CONFIG ?= config.json
 
-.PHONY: all deps build run test venv conformance clean
+.PHONY: all deps build run test examples venv conformance clean
 
 all: build
 
@@ -62,7 +62,16 @@ TEST_TIMEOUT ?= 900
 test: deps venv
 	$(SWIFT) build --build-tests
 	timeout --kill-after=10 $(TEST_TIMEOUT) stdbuf -oL -eL $(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory examples
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# The Python example of an app's integration tests (examples/python: pytest
+# and websockets against `ringd --ephemeral`); the Swift one is a test
+# target, run with the suites above. Writes no cache into the tree.
+examples: venv
+	$(SWIFT) build --product ringd
+	RINGD="$$($(SWIFT) build --show-bin-path)/ringd" PYTHONDONTWRITEBYTECODE=1 timeout --kill-after=10 300 \
+		$(VENV)/bin/python -m pytest -q -p no:cacheprovider examples/python
 
 # Two-party demo: ringd in the background (its log in a temporary file), bob
 # answering and alice calling him in two tmux panes; ringd stops when the
@@ -111,12 +120,13 @@ demo: build
 # check ringd against implementations other than ringd's: the Standard
 # Webhooks library, which verifies ringd's webhook signatures
 # (Tests/Webhooks/), and h2 and cryptography, which the mock APNs and FCM
-# servers are made of (Tests/Push/). Made again only when a requirements
+# servers are made of (Tests/Push/), and pytest for the Python example
+# (examples/python/). Made again only when a requirements
 # file changes, so a second run costs nothing; a run that failed half-way
 # leaves no stamp and starts afresh (--clear). One pip run installs both
 # files, so their pins are resolved together.
 VENV := .venv
-VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt Tests/Push/requirements.txt
+VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt Tests/Push/requirements.txt examples/python/requirements.txt
 
 venv: $(VENV)/.installed
 

@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "SignalCompression", targets: ["SignalCompression"]),
         .library(name: "SignalServer", targets: ["SignalServer"]),
         .library(name: "SignalClient", targets: ["SignalClient"]),
+        .library(name: "RingdTesting", targets: ["RingdTesting"]),
     ],
     targets: [
         .target(name: "CShim", path: "Sources/CShim"),
@@ -59,6 +60,7 @@ let package = Package(
         .target(name: "SignalClient",
                 dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim"],
                 path: "Sources/SignalClient"),
+        .target(name: "RingdTesting", dependencies: ["SignalClient"], path: "Sources/RingdTesting"),
         .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
         .executableTarget(name: "ws-echo", dependencies: ["SignalServer", "SignalProtocol"], path: "Sources/ws-echo"),
         .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/ringctl"),
@@ -75,5 +77,7 @@ let package = Package(
         .testTarget(name: "SignalServerTests",
                     dependencies: ["SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem", "SignalCrypto",
                                    "SignalReactor", "CShim", "TestSupport"]),
+        .testTarget(name: "RingingExample", dependencies: ["RingdTesting", "SignalClient", "SignalProtocol"],
+                    path: "examples/swift"),
     ]
 )

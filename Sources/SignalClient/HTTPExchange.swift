@@ -86,3 +86,35 @@ final class HTTPExchange: ClientSocketDelegate {
         completion(result)
     }
 }
+
+extension HTTPExchange {
+    /// One JSON request on a fresh connection (`Connection: close`) with
+    /// extra `headers`; a status other than `expecting` throws
+    /// ``ClientErrorCode/http`` with the server's message. An empty body reads as null.
+    static func json(_ method: String, _ path: String, body: JSONValue? = nil, headers: [(String, String)] = [],
+                     to endpoint: ServerEndpoint, verification: TLSVerification, timeout: Double,
+                     expecting status: Int) async throws(ClientError) -> JSONValue {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(endpoint.hostAndPort)\r\nConnection: close\r\n"
+            + "Accept: application/json\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        var payload: [UInt8] = []
+        body?.write(into: &payload)
+        if body != nil || method == "POST" {
+            head += "Content-Type: application/json\r\nContent-Length: \(payload.count)\r\n"
+        }
+        let request = Array((head + "\r\n").utf8) + payload
+        let (responseHead, responseBody) = try await send(request, to: endpoint, verification: verification, timeout: timeout)
+        guard responseHead.status == status else {
+            let message = HTTPResponseBuffer.errorMessage(in: responseBody).message
+            throw ClientError(code: .http,
+                              message: message.isEmpty ? "HTTP \(responseHead.status) \(responseHead.reason)" : message,
+                              httpStatus: responseHead.status)
+        }
+        guard !responseBody.isEmpty else { return .null }
+        do {
+            return try JSONValue.parse(responseBody)
+        } catch {
+            throw .protocolViolation("the response body is not JSON: \(error)")
+        }
+    }
+}

@@ -41,33 +41,10 @@ public struct RestClient: Sendable {
         _ = try await exchange("DELETE", "/v1/users/\(Self.pathSegment(uid))/tokens", expecting: 204)
     }
 
-    /// Runs one request on the client I/O loop; a status other than
-    /// `expecting` throws ``ClientErrorCode/http`` with the server's message.
     private func exchange(_ method: String, _ path: String, body: JSONValue? = nil, sendKey: Bool = true,
                           expecting status: Int) async throws(ClientError) -> JSONValue {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(endpoint.hostAndPort)\r\nConnection: close\r\n"
-            + "Accept: application/json\r\n"
-        if sendKey, let apiKey { head += "X-Api-Key: \(apiKey)\r\n" }
-        var payload: [UInt8] = []
-        body?.write(into: &payload)
-        if body != nil || method == "POST" {
-            head += "Content-Type: application/json\r\nContent-Length: \(payload.count)\r\n"
-        }
-        let request = Array((head + "\r\n").utf8) + payload
-        let (responseHead, responseBody) = try await HTTPExchange.send(request, to: endpoint, verification: tlsVerification,
-                                                                       timeout: timeout)
-        guard responseHead.status == status else {
-            let message = HTTPResponseBuffer.errorMessage(in: responseBody).message
-            throw ClientError(code: .http,
-                              message: message.isEmpty ? "HTTP \(responseHead.status) \(responseHead.reason)" : message,
-                              httpStatus: responseHead.status)
-        }
-        guard !responseBody.isEmpty else { return .null }
-        do {
-            return try JSONValue.parse(responseBody)
-        } catch {
-            throw .protocolViolation("the response body is not JSON: \(error)")
-        }
+        try await HTTPExchange.json(method, path, body: body, headers: sendKey ? apiKey.map { [("X-Api-Key", $0)] } ?? [] : [],
+                                    to: endpoint, verification: tlsVerification, timeout: timeout, expecting: status)
     }
 
     /// `text` percent-encoded for one path segment (uids are already safe; this guards the rest).

@@ -15,9 +15,9 @@ SIGHUP reloads the TLS certificate and key.
                   /etc/ringd/config.json)
   --ephemeral     keep the store in memory and write no file at all (for
                   tests): calls, tokens and the token secret last as long as
-                  the process; listens on a free port unless listen.port
-                  (the file, RINGD_LISTEN_PORT) names one; without a
-                  configuration file, the defaults
+                  the process; reads no configuration file but the one
+                  --config names (else the defaults); listens on a free port
+                  unless listen.port (that file, RINGD_LISTEN_PORT) names one
   --version       print the version and exit
   --help          show this help
 
@@ -88,7 +88,9 @@ while let argument = arguments.popFirst() {
 if generateCertificate && ephemeral {
     usageError("gen-cert writes into the data directory, and --ephemeral keeps no data directory")
 }
-let configFile = configPath ?? configSearchPath.first(where: { access($0, F_OK) == 0 })
+// An ephemeral ringd reads only the file it is given: a config.json that
+// happens to be in the test's directory must not choose its port or keys.
+let configFile = configPath ?? (ephemeral ? nil : configSearchPath.first(where: { access($0, F_OK) == 0 }))
 let config: ServerConfig
 do {
     if ephemeral {

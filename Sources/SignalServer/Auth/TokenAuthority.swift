@@ -67,6 +67,9 @@ public final class TokenAuthority: Sendable {
         revocations.withLock { $0[uid] = max($0[uid] ?? 0, at) }
     }
 
+    /// Forgets every revocation (the test API's reset, after the store's were deleted).
+    func forgetRevocations() { revocations.withLock { $0 = [:] } }
+
     private func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
         try Crypto.hmacSHA256(key: secret, message: message)
     }

@@ -54,6 +54,15 @@ public enum ConfigLoader {
             return true
         },
         seconds("auth.timeoutSeconds", \.authTimeout),
+        boolean("testing.enabled", \.testing.enabled),
+        Key(path: "testing.key", expectation: "a string of at least 16 bytes, or null", isSecret: true) { config, value in
+            switch value {
+            case .null: config.testing.key = nil
+            case .string(let key) where key.utf8.count >= 16: config.testing.key = key
+            default: return false
+            }
+            return true
+        },
         Key(path: "store.path", expectation: "a non-empty path") { config, value in
             guard let path = value.stringValue, !path.isEmpty else { return false }
             config.storePath = path
@@ -270,6 +279,9 @@ public enum ConfigLoader {
         }
         if config.outboundHardLimit <= config.outboundSoftLimit {
             throw ConfigError("\(source): \"limits.outboundHardLimitBytes\" must be greater than \"limits.outboundSoftLimitBytes\"")
+        }
+        if config.testing.enabled && config.testing.key == nil {
+            throw ConfigError("\(source): \"testing.enabled\" needs \"testing.key\" (the secret of the test API's X-Test-Key header)")
         }
         try refuseDevelopmentKeysInTheOpen(config, source: source)
     }

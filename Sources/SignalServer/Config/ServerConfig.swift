@@ -100,6 +100,8 @@ public struct ServerConfig: Sendable {
     public var webhooks = WebhookSettings()
     /// VoIP push to devices that are not connected (`push.*`).
     public var push = PushSettings()
+    /// `testing.*`: the test control API.
+    public var testing = TestingSettings()
     /// Devices one user may have connected at once (`limits.devicesPerUser`).
     public var devicesPerUser = 10
     /// Requests per second a connection may make on average (`limits.requestsPerSecond`).

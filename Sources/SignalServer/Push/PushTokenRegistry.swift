@@ -62,6 +62,9 @@ final class PushTokenRegistry: Sendable {
         }
     }
 
+    /// Forgets every token and outcome (the test API's reset, after the store's table was emptied).
+    func removeAll() { state.withLock { $0 = State() } }
+
     /// `uid`'s tokens, by device id.
     func tokens(of uid: String) -> [RegisteredPushToken] {
         state.withLock { ($0.tokens[uid] ?? [:]).values.sorted { $0.deviceId < $1.deviceId } }

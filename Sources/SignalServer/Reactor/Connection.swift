@@ -237,6 +237,15 @@ final class Connection: Selectable {
         onClose = nil
     }
 
+    /// Closes with a TCP reset and no goodbye (`SO_LINGER` 0), as a dead
+    /// network or a crashed server looks to the peer (the test API's faults).
+    func reset() {
+        guard state != .closed else { return }
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(socket.rawValue, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        abort()
+    }
+
     private func startLingering() {
         state = .lingering
         _ = try? syscall("shutdown") { shutdown(socket.rawValue, Int32(SHUT_WR)) }

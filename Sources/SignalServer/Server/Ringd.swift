@@ -1,3 +1,4 @@
+import SignalCrypto
 import SignalProtocol
 
 /// The ringing server as an application: opens the store, restores the
@@ -13,6 +14,8 @@ public final class Ringd: ServerApplication {
     private let pushes: PushDispatcher?
     /// libcurl's thread, shared by webhooks and push; nil when neither is on.
     private let outbound: OutboundHTTPClient?
+    /// The test API, with `testing.enabled`.
+    private let testing: TestControl?
 
     /// Prepares everything the server needs before it listens. Throws
     /// ``ConfigError`` for a bad secret, ``StoreError`` for a store that
@@ -45,10 +48,20 @@ public final class Ringd: ServerApplication {
         }
         self.pushes = pushes
         let metrics = SignalingMetrics(wall: wall)
+        let testing = try config.testing.key.flatMap { key throws(CryptoError) in
+            config.testing.enabled ? try TestControl(key: key) : nil
+        }
+        self.testing = testing
         service = SignalingService(config: config, store: store, tokens: tokens,
-                                   keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys), clock: .system,
+                                   keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys),
+                                   clock: testing?.clock.signalingClock ?? .system,
                                    consumers: (webhooks.map { [$0.outbox] } ?? []) + [metrics], pushTokens: pushTokens,
-                                   pushes: pushes, metrics: metrics)
+                                   pushes: pushes, metrics: metrics, tap: testing?.tap)
+        if let testing {
+            testing.attach(to: service)
+            Log.warning("the test API is on (testing.enabled): anyone with the test key can change the clock, "
+                        + "drop connections and erase every call; never enable it in production")
+        }
         pushes?.start()
         let report = try service.start(from: try store.loadContinuity())
         webhooks?.start()
@@ -59,7 +72,7 @@ public final class Ringd: ServerApplication {
     }
 
     public func makeRouter(_ context: ServerContext) -> HTTPRouter {
-        RingdRouter(context: context, service: service, webhooks: webhooks)
+        RingdRouter(context: context, service: service, webhooks: webhooks, testing: testing)
     }
 
     public func makeMetricsRouter(_ context: ServerContext) -> HTTPRouter? {

@@ -1,12 +1,13 @@
 import SignalProtocol
 
 /// The routes of `ringd`: `GET /healthz`, `GET /readyz`, the WebSocket endpoint `GET /v1/ws`,
-/// the REST API (``RestRoutes``) and `GET /metrics` (``MetricsRoute``).
+/// the REST API (``RestRoutes``), `GET /metrics` (``MetricsRoute``), and with
+/// `testing.enabled` the test API (``TestRoutes``).
 public final class RingdRouter: HTTPRouter {
     private var table = RouteTable()
 
     /// A router for one loop of a server.
-    init(context: ServerContext, service: SignalingService, webhooks: Webhooks? = nil) {
+    init(context: ServerContext, service: SignalingService, webhooks: Webhooks? = nil, testing: TestControl? = nil) {
         let stats = context.stats
         let signaling = service.register(context.loop)
         service.metrics.startLagProbe(on: context.loop)
@@ -38,6 +39,7 @@ public final class RingdRouter: HTTPRouter {
         WebhookRoutes.add(to: &table, service: service, webhooks: webhooks)
         PushRoutes.add(to: &table, service: service)
         MetricsRoute.add(to: &table, stats: stats, service: service, webhooks: webhooks)
+        if let testing { TestRoutes.add(to: &table, control: testing) }
     }
 
     public func route(_ request: HTTPRequest) -> HTTPRoute {

@@ -1,7 +1,7 @@
 import SignalProtocol
 
-/// Something that follows every change of every call (webhooks, push, a
-/// test tap): the one place a new consumer plugs in, handed to the
+/// Something that follows every change of every call (webhooks, metrics):
+/// the one place a new consumer plugs in, handed to the
 /// ``SignalingService`` when it is made.
 protocol CallChangeConsumer: Sendable {
     /// Writes what must be durable with `changes`, inside the store

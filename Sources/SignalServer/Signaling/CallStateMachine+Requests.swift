@@ -58,7 +58,7 @@ extension CallStateMachine {
         return output
     }
 
-    private static func sessionId(of request: ClientRequest) -> String? {
+    static func sessionId(of request: ClientRequest) -> String? {
         switch request {
         case .acceptCall(let id), .rejectCall(let id, _), .cancelCall(let id), .endCall(let id): return id
         default: return nil

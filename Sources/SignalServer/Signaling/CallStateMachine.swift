@@ -105,6 +105,15 @@ public struct CallStateMachine: Sendable {
     /// The ids of `uid`'s connected devices, sorted.
     func connectedDeviceIds(of uid: String) -> [String] { (devices[uid] ?? [:]).keys.sorted() }
 
+    /// The uid and device id of the device connected at `address`, if any
+    /// (the test tap names devices; a scan, as the tap is for tests).
+    func deviceName(at address: DeviceAddress) -> (uid: String, deviceId: String)? {
+        for (uid, userDevices) in devices {
+            if let deviceId = userDevices.first(where: { $0.value == address })?.key { return (uid, deviceId) }
+        }
+        return nil
+    }
+
     /// Whether `device` is the registered device at its address.
     func isRegistered(_ device: Device) -> Bool {
         devices[device.uid]?[device.deviceId] == device.address

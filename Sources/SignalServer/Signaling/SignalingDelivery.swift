@@ -88,11 +88,10 @@ extension SignalingService {
             boxes[index]?.submit { [self] loop in
                 guard let state = loop.attachment(SignalingLoop.self) else { return }
                 state.deliver(batch)
-                let now = clock.monotonic()
                 for change in timers {
                     switch change {
                     case .schedule(let timer, let at):
-                        state.schedule(timer, after: Double(max(0, at - now)) / 1000) { [self] in timerFired(timer) }
+                        state.schedule(timer, due: at)
                     case .cancel(let timer):
                         state.cancel(timer)
                     }

@@ -27,13 +27,10 @@ extension SignalingService {
             switch result {
             case .success(let calls):
                 let count = core.withLock { core in
-                    enqueue(core.machine.rebuild(from: calls, now: clock.now()), wakeWriter: true)
-                    let deferred = core.deferred
-                    core.deferred = []
+                    run({ machine, now in machine.rebuild(from: calls, now: now) }, .rebuild, on: &core.machine,
+                        wakeWriter: true)
                     core.recovering = false
-                    for input in deferred {
-                        enqueue(input(&core.machine, clock.now()), wakeWriter: true)
-                    }
+                    if core.paused == nil { replayDeferred(&core) }
                     return calls.count
                 }
                 Log.info("rebuilt the calls from the store (\(count) live); taking requests again")
@@ -44,6 +41,14 @@ extension SignalingService {
                 retryRecovery()
             }
         }
+    }
+
+    /// Applies the inputs that waited while the machine was recovering or
+    /// paused, in order (with the core locked).
+    func replayDeferred(_ core: inout Core) {
+        let deferred = core.deferred
+        core.deferred = []
+        for (input, description) in deferred { run(input, description, on: &core.machine, wakeWriter: true) }
     }
 
     /// Schedules another ``recoverFromStore()`` on loop 0 (without loops

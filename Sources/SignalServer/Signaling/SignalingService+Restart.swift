@@ -48,7 +48,9 @@ extension SignalingService {
         for _ in 0 ..< 3 where core.withLock({ $0.recovering }) { store.flush() }
         core.withLock { core in
             core.stopping = true
-            if config.onRestart == .end { enqueue(core.machine.shutdown(now: clock.now()), wakeWriter: true) }
+            if config.onRestart == .end {
+                run({ machine, now in machine.shutdown(now: now) }, .shutdown, on: &core.machine, wakeWriter: true)
+            }
         }
         store.flush()
     }

@@ -36,6 +36,8 @@ public final class SignalingService: Sendable {
     let pushes: PushDispatcher?
     /// What `GET /metrics` reports about signaling.
     let metrics: SignalingMetrics
+    /// Every transition, for the test API's tap (only with `testing.enabled`).
+    let tap: TransitionTap?
 
     /// The machine, and what the service accepts.
     struct Core: Sendable {
@@ -45,8 +47,11 @@ public final class SignalingService: Sendable {
         /// A commit failed and the machine is not rebuilt yet: requests are
         /// refused, presence changes and timers wait in `deferred`.
         var recovering = false
-        /// Inputs that arrived while recovering, in order.
-        var deferred: [Input] = []
+        /// The test API stopped the machine to reset or restart it (why):
+        /// handled like `recovering`.
+        var paused: String?
+        /// Inputs that arrived while recovering or paused, in order.
+        var deferred: [(Input, TransitionInput)] = []
     }
 
     /// One input to the machine.
@@ -69,7 +74,7 @@ public final class SignalingService: Sendable {
     /// calls go to `pushes`.
     init(config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys, clock: SignalingClock,
          consumers: [any CallChangeConsumer], pushTokens: PushTokenRegistry = PushTokenRegistry(),
-         pushes: PushDispatcher? = nil, metrics: SignalingMetrics? = nil) {
+         pushes: PushDispatcher? = nil, metrics: SignalingMetrics? = nil, tap: TransitionTap? = nil) {
         self.config = config
         self.store = store
         self.tokens = tokens
@@ -80,6 +85,7 @@ public final class SignalingService: Sendable {
         self.pushTokens = pushTokens
         self.pushes = pushes
         self.metrics = metrics ?? SignalingMetrics(wall: clock.wall)
+        self.tap = tap
         core = Mutex(Core(machine: CallStateMachine(settings: SignalingSettings(config: config, pushes: pushes != nil))))
     }
 
@@ -108,19 +114,20 @@ public final class SignalingService: Sendable {
     /// A device authenticated (on `loop`, its connection's), resuming after
     /// a position of the change sequence or not.
     func connect(_ device: Device, requestId: String?, resumingAfter seq: Int64? = nil, on loop: SignalingLoop) {
-        apply(.presence(refusing: (device.address, requestId)), on: loop) { machine, _ in
+        apply(.presence(refusing: (device.address, requestId)), .connect(device, requestId: requestId, resumingAfter: seq),
+              on: loop) { machine, _ in
             machine.connect(device, requestId: requestId, resumingAfter: seq)
         }
     }
 
     /// A device's connection closed (on `loop`, its connection's).
     func disconnect(_ device: Device, on loop: SignalingLoop) {
-        apply(.presence(refusing: nil), on: loop) { machine, now in machine.disconnect(device, now: now) }
+        apply(.presence(refusing: nil), .disconnect(device), on: loop) { machine, now in machine.disconnect(device, now: now) }
     }
 
     /// A call request from an authenticated device (on `loop`, its connection's).
     func handle(_ request: ClientRequest, id: String, from device: Device, on loop: SignalingLoop) {
-        apply(.request(device.address, id), on: loop) { machine, now in
+        apply(.request(device.address, id), .request(request, id: id, device: device), on: loop) { machine, now in
             machine.handle(request, id: id, from: device, now: now)
         }
     }
@@ -150,7 +157,7 @@ public final class SignalingService: Sendable {
     }
 
     func timerFired(_ timer: SignalingTimer) {
-        apply(.timer) { machine, now in machine.timerFired(timer, now: now) }
+        apply(.timer, .timer(timer)) { machine, now in machine.timerFired(timer, now: now) }
     }
 
 
@@ -171,22 +178,23 @@ public final class SignalingService: Sendable {
     /// inside the lock, so outputs commit in the order of the changes. An
     /// input from an event loop wakes the store's writer at the end of the
     /// loop's pass, with the other inputs of that pass.
-    func apply(_ kind: InputKind, on loop: SignalingLoop? = nil, _ input: @escaping Input) {
+    func apply(_ kind: InputKind, _ description: TransitionInput, on loop: SignalingLoop? = nil,
+               _ input: @escaping Input) {
         let refusal: (DeviceAddress, String?, SignalError)? = core.withLock { core in
             switch kind {
-            case .request(let address, let id) where core.stopping || core.recovering:
+            case .request(let address, let id) where core.stopping || core.recovering || core.paused != nil:
                 let reason = core.stopping ? "the server is shutting down"
-                    : "the server is recovering from a store failure; try again"
+                    : core.paused ?? "the server is recovering from a store failure; try again"
                 return (address, id, SignalError(.unavailable, reason))
             case .presence(let refusing?) where core.stopping:
                 return (refusing.0, refusing.1, SignalError(.unavailable, "the server is shutting down"))
             case .timer where core.stopping:
                 return nil
             default:
-                if core.recovering {
-                    core.deferred.append(input)
+                if core.recovering || core.paused != nil {
+                    core.deferred.append((input, description))
                 } else {
-                    enqueue(input(&core.machine, clock.now()), wakeWriter: loop == nil)
+                    run(input, description, on: &core.machine, wakeWriter: loop == nil)
                 }
                 return nil
             }
@@ -197,12 +205,34 @@ public final class SignalingService: Sendable {
         }
     }
 
+    /// Runs `input` on `machine` (the core's, locked) and queues its output.
+    func run(_ input: Input, _ description: TransitionInput, on machine: inout CallStateMachine, wakeWriter: Bool) {
+        let output = input(&machine, clock.now())
+        enqueue(output, wakeWriter: wakeWriter, record: transitionRecord(description, output, machine))
+    }
+
+    /// What the tap shows of a transition (nil without a tap), named while
+    /// `machine` still knows who is at each address.
+    func transitionRecord(_ input: TransitionInput, _ output: SignalingOutput,
+                          _ machine: CallStateMachine) -> TransitionRecord? {
+        guard tap != nil, !output.isEmpty else { return nil }
+        return TransitionRecord(input: input, output: output, at: clock.wall()) { address in
+            if let device = input.device, device.address == address { return (device.uid, device.deviceId) }
+            if let name = machine.deviceName(at: address) { return name }
+            // The one address a connect names that the machine no longer
+            // knows: the connection of the same device it replaced.
+            if case .connect(let device, _, _) = input { return (device.uid, device.deviceId) }
+            return nil
+        }
+    }
+
     /// Queues `output`'s changes to the store (call with the core locked, so
     /// that changes are queued in the order they were made); once they are
-    /// committed the consumers get them and the actions are performed. A
-    /// failed commit starts a recovery.
-    func enqueue(_ output: SignalingOutput, wakeWriter: Bool) {
+    /// committed the consumers get them, the tap its `record`, and the
+    /// actions are performed. A failed commit starts a recovery.
+    func enqueue(_ output: SignalingOutput, wakeWriter: Bool, record: TransitionRecord? = nil) {
         guard !output.isEmpty else { return }
+        let tap = record == nil ? nil : self.tap
         let changes = output.changes
         store.commit(changes, reservingSeq: output.seqReservation, restartGrace: output.restartGrace, wakeWriter: wakeWriter,
                      recording: recording(for: changes)) { [self] result in
@@ -218,6 +248,7 @@ public final class SignalingService: Sendable {
             case .failure, .success:
                 if !changes.isEmpty { for consumer in consumers { consumer.committed(changes) } }
             }
+            if let record { tap?.publish(record, committed: result.isSuccess) }
             perform(output.actions, committed: result)
         }
         for case .replyResuming(let address, let id, let authentication, let seq) in output.actions {

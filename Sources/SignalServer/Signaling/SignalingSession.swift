@@ -19,9 +19,13 @@ final class SignalingSession: WebSocketResponder {
     private var service: SignalingService { loopState.service }
     private let headerIdentity: (uid: String, deviceId: String?)?
     private var socket: WebSocket?
-    private var address: DeviceAddress?
+    private(set) var address: DeviceAddress?
     private var state: State = .awaitingAuth(nil)
     private var limiter: RateLimiter
+    /// What the test API holds back (a stalled network), in order; nil
+    /// while frames flow.
+    private var held: [Delivery]?
+    private var holdTimer: TimerID?
 
     /// A session; `headerIdentity` when the upgrade request carried a valid token.
     init(loop: SignalingLoop, headerIdentity: (uid: String, deviceId: String?)?) {
@@ -99,6 +103,8 @@ final class SignalingSession: WebSocketResponder {
 
     func webSocketDidClose(_ socket: WebSocket, code: WebSocketCloseCode) {
         if case .awaitingAuth(let timer?) = state { socket.loop.cancel(timer) }
+        if let holdTimer { socket.loop.cancel(holdTimer) }
+        held = nil
         if case .authenticated(let device) = state { service.disconnect(device, on: loopState) }
         state = .closed
         if let address { loopState.remove(address) }
@@ -106,6 +112,10 @@ final class SignalingSession: WebSocketResponder {
 
     /// Delivers something the service sent this device.
     func deliver(_ delivery: Delivery) {
+        if held != nil {
+            held?.append(delivery)
+            return
+        }
         switch delivery {
         case .frame(let bytes):
             socket?.send(WebSocketMessage(kind: .text, payload: bytes))
@@ -158,6 +168,46 @@ final class SignalingSession: WebSocketResponder {
 
     private func send(_ frame: ServerFrame) {
         service.metrics.count(frame)
-        socket?.send(WebSocketMessage(kind: .text, payload: frame.encoded))
+        deliver(.frame(frame.encoded))
+    }
+
+    // MARK: Faults (the test API)
+
+    /// Holds back every frame and close for this device, for `milliseconds`
+    /// or, with nil, until ``release()``; the WebSocket's own pings and
+    /// pongs still flow. Holding again restarts the time.
+    func hold(milliseconds: Int64?) {
+        guard let socket else { return }
+        if held == nil { held = [] }
+        if let holdTimer { socket.loop.cancel(holdTimer) }
+        holdTimer = milliseconds.map { ms in
+            socket.loop.schedule(after: Double(ms) / 1000) { [weak self] in
+                self?.holdTimer = nil
+                self?.release()
+            }
+        }
+    }
+
+    /// Sends what was held, in order, and lets frames flow again.
+    func release() {
+        if let holdTimer { socket?.loop.cancel(holdTimer) }
+        holdTimer = nil
+        guard let frames = held else { return }
+        held = nil
+        for delivery in frames { deliver(delivery) }
+    }
+
+    /// Drops the connection with a TCP reset and no close frame.
+    func drop() { socket?.reset() }
+
+    /// Closes the connection for a reset of the test API: the device is
+    /// gone at once, not when the peer answers the close, so no frame it
+    /// sends meanwhile reaches the new server.
+    func closeForReset() {
+        held = nil
+        if case .authenticated(let device) = state { service.disconnect(device, on: loopState) }
+        if case .awaitingAuth(let timer?) = state { socket?.loop.cancel(timer) }
+        state = .closed
+        socket?.close(code: .testReset, reason: "the test API reset the server")
     }
 }

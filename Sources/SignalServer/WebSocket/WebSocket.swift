@@ -113,6 +113,9 @@ public final class WebSocket: ConnectionHandler {
         }
     }
 
+    /// Drops the connection with a TCP reset, sending no close frame.
+    func reset() { connection.reset() }
+
     private func sendControl(_ opcode: WebSocketOpcode, _ payload: [UInt8]) {
         connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: payload.count), payload)
     }

@@ -50,8 +50,8 @@ extension SignalingIntegration {
 
         /// A REST request to this server.
         func rest(_ method: String, _ path: String, body: String? = nil,
-                  apiKey: String? = SignalingIntegration.apiKey) throws -> RestResponse {
-            try SignalingIntegration.rest(port: port, method, path, body: body, apiKey: apiKey)
+                  apiKey: String? = SignalingIntegration.apiKey, headers: [String] = []) throws -> RestResponse {
+            try SignalingIntegration.rest(port: port, method, path, body: body, apiKey: apiKey, headers: headers)
         }
     }
 
@@ -65,13 +65,14 @@ extension SignalingIntegration {
         var description: String { "\(status) \(response.bodyText)" }
     }
 
-    /// One REST request on a fresh connection (`Connection: close`).
+    /// One REST request on a fresh connection (`Connection: close`), with extra header lines.
     static func rest(port: Int, _ method: String, _ path: String, body: String? = nil,
-                     apiKey: String? = SignalingIntegration.apiKey) throws -> RestResponse {
+                     apiKey: String? = SignalingIntegration.apiKey, headers: [String] = []) throws -> RestResponse {
         let socket = try TestSocket(port: port)
         defer { socket.close() }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
         if let apiKey { head += "X-Api-Key: \(apiKey)\r\n" }
+        for line in headers { head += line + "\r\n" }
         if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
         try socket.send(head + "\r\n" + (body ?? ""))
         let response = try socket.readResponse()

@@ -53,14 +53,14 @@ final class TestWebSocket {
 
     /// Connects, performs the opening handshake and checks the 101 response.
     /// `firstBytes` are sent in the same write as the upgrade request;
-    /// `offer` is sent as `Sec-WebSocket-Extensions`.
+    /// `offer` is sent as `Sec-WebSocket-Extensions`, `more` as further header lines.
     static func connect(port: Int, path: String = "/v1/ws", firstBytes: [UInt8] = [],
-                        receiveBufferSize: Int? = nil, offer: String? = nil) throws -> TestWebSocket {
+                        receiveBufferSize: Int? = nil, offer: String? = nil, headers more: [String] = []) throws -> TestWebSocket {
         let socket = try TestSocket(port: port, receiveBufferSize: receiveBufferSize)
         let key = randomWebSocketKey()
         let extraHeaders = offer.map { ["Sec-WebSocket-Extensions: \($0)"] } ?? []
         let headers = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: \(key)",
-                       "Sec-WebSocket-Version: 13"] + extraHeaders
+                       "Sec-WebSocket-Version: 13"] + extraHeaders + more
         try socket.send(Array(upgradeRequest(path: path, key: key, headers: headers).utf8) + firstBytes)
         let response = try socket.readResponse()
         guard response.status == 101 else {

@@ -27,6 +27,20 @@ build: deps
 run: build
 	.build/release/ringd --config $(CONFIG)
 
+# ringd beside Kamailio on the same machine (bench/peer.sh, the peer in
+# ../shared/peers/kamailio): CPU per call of both at PEER_RATE calls/s for
+# PEER_SECONDS, and the ratio. kamailio and sip-tester are installed for
+# this target only, like podman for the image.
+PEER_PACKAGES := kamailio sip-tester
+PEER_RATE ?= 2000
+PEER_SECONDS ?= 10
+
+.PHONY: bench-peer
+bench-peer: deps
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(PEER_PACKAGES)"
+	$(SWIFT) build -c release
+	bench/peer.sh "$$($(SWIFT) build -c release --show-bin-path)" $(PEER_RATE) $(PEER_SECONDS)
+
 # The OCI image (deploy/container/, docs/DEPLOY.md), built here with no
 # registry. podman and buildah are installed for this target only, so
 # `make test` stays lean.

@@ -45,6 +45,9 @@ struct Pair {
     /// The call in flight, or still to be placed again, is one a lost
     /// connection interrupted (counted once, however many drops it meets).
     var interrupted = false
+    /// Which placing of a call this is (its `initiateCall` is `i<attempt>`),
+    /// so a result that comes after its call was given up on is known.
+    var attempt: UInt64 = 0
 
     /// Whether a call of the pair is unfinished: in flight, or interrupted
     /// and not yet placed again.
@@ -110,6 +113,8 @@ final class CallRun {
     /// With `--reconnect` only, as is ``reconnector``.
     var callees: [Peer] = []
     var reconnector: Reconnector?
+    /// The last call placed (see ``Pair/attempt``).
+    var lastAttempt: UInt64 = 0
 
     init(options: CallOptions) throws {
         self.options = options
@@ -202,8 +207,9 @@ final class CallRun {
 
     /// Sends the caller's `initiateCall`; `interrupted` when it places an interrupted call again.
     func place(pair index: Int, at now: UInt64, interrupted: Bool = false) {
-        pairs[index] = Pair(step: .ringing, sessionID: nil, initiatedAt: now, interrupted: interrupted)
-        loop.send(callers[index], ClientFrame(id: "i", request: .initiateCall(receiverId: "benchcallee\(index)", callType: .audio,
+        lastAttempt += 1
+        pairs[index] = Pair(step: .ringing, sessionID: nil, initiatedAt: now, interrupted: interrupted, attempt: lastAttempt)
+        loop.send(callers[index], ClientFrame(id: "i\(lastAttempt)", request: .initiateCall(receiverId: "benchcallee\(index)", callType: .audio,
                                                                        timeout: nil, metadata: nil)))
     }
 
@@ -222,6 +228,9 @@ final class CallRun {
         let call: Call
         switch frame {
         case .result(let id, let outcome):
+            if let id, id.hasPrefix("i"), let attempt = UInt64(id.dropFirst()) {
+                return initiated(pair: index, attempt: attempt, outcome)
+            }
             switch pairs[index].step {
             case .ringing, .ending:
                 guard case .failure(let error) = outcome, id != Self.ignoredID else { return }
@@ -237,7 +246,7 @@ final class CallRun {
         let session = call.sessionId, status = call.status
         var pair = pairs[index]
         switch (peer.isCaller, status, pair.step) {
-        case (false, .initiated, .ringing) where pair.sessionID == nil:
+        case (false, .initiated, .ringing) where pair.sessionID == nil || pair.sessionID == session:
             pair.sessionID = session
             results.ring.append(now - pair.initiatedAt)
             loop.send(peer, ClientFrame(id: "c", request: .acceptCall(sessionId: session)))
@@ -258,6 +267,26 @@ final class CallRun {
             return
         }
         pairs[index] = pair
+    }
+
+    /// The caller's `initiateCall` result. The current call learns its
+    /// session id from it (when the callee has not rung yet); a call given
+    /// up on before it came (a timeout) is cancelled on the server now, or
+    /// it would ring on and make the pair's next call busy.
+    private func initiated(pair index: Int, attempt: UInt64, _ outcome: Result<JSONValue, SignalError>) {
+        let current = pairs[index].attempt == attempt && pairs[index].step == .ringing
+        switch outcome {
+        case .failure(let error):
+            if current { fail(pair: index, code: error.code.rawValue) }
+        case .success(let data):
+            guard let session = data["call"]?["sessionId"]?.stringValue else { return }
+            if current {
+                if pairs[index].sessionID == nil { pairs[index].sessionID = session }
+            } else if pairs[index].sessionID != session {
+                loop.send(callers[index], ClientFrame(id: Self.ignoredID, request: .cancelCall(sessionId: session)))
+                loop.send(callers[index], ClientFrame(id: Self.ignoredID, request: .endCall(sessionId: session)))
+            }
+        }
     }
 
     /// Records a failed call and leaves its pair free, cancelling or ending

@@ -97,7 +97,7 @@ extension StoreConnection {
         if peer { sql += " AND \(other) = ?4" }
         // A call to oneself (the protocol refuses them) is listed once, as outgoing.
         if party == "receiver" { sql += " AND initiator != ?1" }
-        if missed { sql += " AND status IN ('unanswered', 'cancelled', 'busy')" }
+        if missed { sql += " AND (status = 'unanswered' OR status = 'cancelled' OR status = 'busy')" }
         if query.callType != nil { sql += " AND call_type = ?5" }
         if query.status != nil { sql += " AND status = ?6" }
         return sql + " ORDER BY seq DESC LIMIT ?3"

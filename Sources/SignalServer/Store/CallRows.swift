@@ -30,7 +30,7 @@ extension StoreConnection {
     /// The live calls, oldest first; the condition matches the `calls_live`
     /// partial index word for word, so SQLite uses it.
     private static let liveCallsSQL = """
-        SELECT \(callColumns) FROM calls WHERE status IN ('initiated', 'ongoing') ORDER BY seq
+        SELECT \(callColumns) FROM calls WHERE (status = 'initiated' OR status = 'ongoing') ORDER BY seq
         """
 
     /// Saves the snapshot `call` by session id (insert or full update); both

@@ -16,6 +16,30 @@ import TestSupport
         return names
     }
 
+    /// The opcodes SQLite's program for `sql` runs.
+    private func opcodes(_ sql: String, in database: SQLiteDatabase) throws -> [String] {
+        let statement = try database.statement("EXPLAIN " + sql)
+        defer { statement.reset() }
+        var opcodes: [String] = []
+        while try statement.step() == .row { opcodes.append(statement.string(at: 1) ?? "") }
+        return opcodes
+    }
+
+    @Test("writing a call builds no temporary b-tree (the partial indexes' conditions need none)")
+    func savesUseNoTemporaryTable() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try CallStore(path: directory.path + "/calls.db")
+        store.close()
+        let database = try SQLiteDatabase(path: directory.path + "/calls.db")
+        for sql in ["UPDATE calls SET status = ?1, ended_at = ?2 WHERE session_id = ?3",
+                    "INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout) "
+                        + "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"] {
+            let program = try opcodes(sql, in: database)
+            #expect(program.contains("OpenWrite") && !program.contains("OpenEphemeral"), "\(sql): \(program)")
+        }
+    }
+
     @Test func createsDirectoryAndSchemaInWALMode() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -26,7 +50,7 @@ import TestSupport
 
         let database = try SQLiteDatabase(path: path)
         #expect(try database.scalarInt64("PRAGMA user_version") == StoreSchema.latestVersion)
-        #expect(StoreSchema.latestVersion == 6)
+        #expect(StoreSchema.latestVersion == 7)
         #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
         let names = try schemaNames(path)
         for name in ["calls", "revocations", "calls_live", "calls_by_initiator", "calls_by_receiver", "calls_between",
@@ -100,7 +124,7 @@ import TestSupport
         let call = try #require(try store.fetch("session-1"))
         #expect(try store.logs("alice").logs == [CallLog(call: call, direction: .outgoing, missed: false)])
         #expect(try store.logs("bob", CallLogFilter(missedOnly: true)).logs == [CallLog(call: call, direction: .incoming, missed: true)])
-        #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == 6)
+        #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == StoreSchema.latestVersion)
         // Version 3 reads the calls already there as changed before any
         // position, and hands out positions above their seq.
         #expect(call.seq == 0)

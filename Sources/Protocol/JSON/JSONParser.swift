@@ -139,7 +139,20 @@ struct JSONParser {
 
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1
-        var out: [UInt8] = []
+        // Most strings hold no escape: made straight from the input, with
+        // no buffer grown byte by byte (short ones need no allocation at all).
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return String(decoding: bytes[start ..< index - 1], as: UTF8.self)
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
+        // An escape (or a control character, refused below): the slow way from here.
+        var out = Array(bytes[start ..< index])
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {

@@ -123,6 +123,10 @@ struct JSONParserTests {
         #expect(try JSONValue.parse(#""\uD800\uDC00""#) == .string("\u{10000}"))
         #expect(try JSONValue.parse(#""\uFFFF\uFFFE""#) == .string("\u{FFFF}\u{FFFE}"))
         #expect(try JSONValue.parse("\"raw é€😀 and \u{7F}\"") == .string("raw é€😀 and \u{7F}"))
+        // Plain text before and after the first escape, and keys with escapes.
+        #expect(try JSONValue.parse(#""abc\ndef\"x""#) == .string("abc\ndef\"x"))
+        #expect(try JSONValue.parse(#"{"a\u0062c":"9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d","":""}"#)
+            == .object([("abc", .string("9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d")), ("", .string(""))]))
     }
 
     @Test("lone or broken surrogate escapes are rejected", arguments: [

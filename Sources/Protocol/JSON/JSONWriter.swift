@@ -44,7 +44,13 @@ extension JSONValue {
             out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
-        out[start...].reverse()
+        // In place: reversing `out[start...]` copied the slice first.
+        var low = start, high = out.count - 1
+        while low < high {
+            out.swapAt(low, high)
+            low += 1
+            high -= 1
+        }
     }
 
     /// Appends `string` as a JSON string literal, escaping what RFC 8259

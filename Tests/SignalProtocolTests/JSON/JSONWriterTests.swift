@@ -19,6 +19,12 @@ struct JSONWriterTests {
         #expect(JSONValue.integer(0).serialized == "0")
         #expect(JSONValue.integer(Int64.max).serialized == "9223372036854775807")
         #expect(JSONValue.integer(Int64.min).serialized == "-9223372036854775808")
+        for value: Int64 in [7, 10, 12, 305, 1000, 1764466800000, -42, -1001] {
+            #expect(JSONValue.integer(value).serialized == String(value))
+        }
+        var appended = Array("[1,".utf8)
+        JSONValue.writeInteger(1234, into: &appended)
+        #expect(appended == Array("[1,1234".utf8), "digits reversed in place after what the buffer held")
     }
 
     @Test func nonFiniteDoublesBecomeNull() {

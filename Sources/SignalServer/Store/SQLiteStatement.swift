@@ -104,8 +104,11 @@ final class SQLiteStatement {
     }
 
     /// Throws unless `code` is `SQLITE_OK`.
-    private func check(_ code: Int32, _ operation: String) throws(SQLiteError) {
+    /// `operation` is only made on a failure: a bind is on every save's
+    /// path, and an interpolated message made each time was an allocation
+    /// per parameter.
+    private func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(SQLiteError) {
         guard code != SQLITE_OK else { return }
-        throw SQLiteError(code: code, connection: sqlite3_db_handle(handle), operation: "\(operation) of \(sql)")
+        throw SQLiteError(code: code, connection: sqlite3_db_handle(handle), operation: "\(operation()) of \(sql)")
     }
 }

@@ -166,7 +166,11 @@ public final class TestControl: Sendable {
             }
             service.tokens.forgetRevocations()
             service.pushTokens.removeAll()
-            clock.reset()
+            // Real time again, on loop 0 with its timers, as a switch of the clock is.
+            try onLoop(0, of: service) { [clock] state in
+                clock.reset()
+                state.setManualTimers(false)
+            }
             tap.clear()
             return { core in
                 ringing.withLock { $0 = core.machine.liveCalls.values.filter { $0.status == .initiated } }

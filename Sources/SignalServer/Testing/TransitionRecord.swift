@@ -93,12 +93,9 @@ struct TransitionRecord: Sendable {
                      ("actor", Self.describe(change.actor)),
                      ("before", change.before?.json ?? .null), ("after", change.after.json)])
         }
-        for action in output.actions {
-            if case .schedule(.grace(let uid, _), _) = action { uids.append(uid) }
-            if case .event(let call, _) = action { sessionIds.append(call.sessionId) }
-        }
         var actions: [JSONValue] = []
         for action in output.actions {
+            if case .schedule(.grace(let uid, _), _) = action { uids.append(uid) }
             switch action {
             case .reply(let address, let id, let reply):
                 actions.append(.object([("type", .string("reply")), ("to", device(address)),
@@ -112,6 +109,7 @@ struct TransitionRecord: Sendable {
                                         ("requestId", .string(id)), ("ok", .bool(false)),
                                         ("resolvedByStore", .string(sessionId))]))
             case .event(let call, let recipients):
+                sessionIds.append(call.sessionId)
                 actions.append(.object([("type", .string("event")), ("sessionId", .string(call.sessionId)),
                                         ("status", .string(call.status.rawValue)), ("to", .array(recipients.map(device)))]))
             case .close(let address, let code, let reason):

@@ -45,6 +45,11 @@ struct TestFaultTests {
 
         let clock = try rig.call("GET", "/v1/test/clock").json
         #expect(clock?["mode"]?.stringValue == "real")
+        // Real time runs the timers again: a short ring ends by itself.
+        let dave = try rig.device("dave", "d1"), erin = try rig.device("erin", "e1")
+        let short = try dave.request("initiateCall", [("receiverId", .string("erin")), ("callType", .string("audio")),
+                                                       ("timeoutMs", .integer(200))]).call()
+        #expect(try erin.waitForEvent(short.sessionId, .unanswered, timeout: 10).status == .unanswered)
         let logs = try rig.harness.rest("GET", "/v1/users/alice/calls")
         #expect(SignalingIntegration.logEntries(logs.json).isEmpty, "\(logs)")
         #expect(try rig.harness.rest("GET", "/v1/calls/\(first.sessionId)").status == 404)

@@ -81,6 +81,11 @@ enum MetricsRoute {
         text.histogram("ringd_store_commit_seconds", bounds: stats.commitSeconds.bounds, stats.commitSeconds.snapshot)
         text.family("ringd_store_batch_size", .histogram, "Jobs per store batch (group commit).")
         text.histogram("ringd_store_batch_size", bounds: stats.batchSize.bounds, stats.batchSize.snapshot)
+        text.family("ringd_store_batches_total", .counter,
+                    "Store batches run, by thread: an event loop at the end of its pass, or the writer thread.")
+        text.sample("ringd_store_batches_total", [("thread", "loop")], Double(stats.loopBatches.load(ordering: .relaxed)))
+        text.sample("ringd_store_batches_total", [("thread", "writer")],
+                    Double(stats.writerThreadBatches.load(ordering: .relaxed)))
     }
 
     private static func writeOutbound(_ service: SignalingService, _ webhooks: Webhooks?, into text: inout PrometheusText) {

@@ -5,7 +5,7 @@ import SignalProtocol
 /// ``SignalingService`` when it is made.
 protocol CallChangeConsumer: Sendable {
     /// Writes what must be durable with `changes`, inside the store
-    /// transaction that commits them, on the store's writer thread (an
+    /// transaction that commits them, on the thread running the batch (an
     /// outbox row, say). Throwing fails the changes: none is committed, the
     /// requester hears `ERR_INTERNAL`, and memory is rebuilt from the store.
     func record(_ changes: [CallChange], in store: StoreConnection) throws(StoreError)
@@ -16,7 +16,7 @@ protocol CallChangeConsumer: Sendable {
     var records: Bool { get }
 
     /// `changes` (never empty) were committed; runs in commit order, before
-    /// any device hears of them, on the store's writer thread (at start-up,
+    /// any device hears of them, on the thread running the batch (at start-up,
     /// for the calls a crash left live, on the thread that restarts the
     /// service). Keep it quick: hand work to a thread of your own.
     func committed(_ changes: [CallChange])

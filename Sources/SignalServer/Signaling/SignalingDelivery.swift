@@ -2,7 +2,7 @@ import SignalProtocol
 
 extension SignalingService {
     /// Runs after an output's changes were committed, or failed to be (on
-    /// the store's thread). A failed commit answers its requester with
+    /// the thread that ran the store's batch). A failed commit answers its requester with
     /// `ERR_INTERNAL` and does nothing else: no event, no timer (the
     /// recovery schedules what the rebuilt calls need).
     func perform(_ actions: [SignalingAction], committed: Result<Void, StoreError>) {
@@ -49,14 +49,14 @@ extension SignalingService {
 
     /// Hands deliveries to the loops of their devices and timers to loop 0
     /// (any loop would do; one keeps them in one heap), one mailbox task per
-    /// loop. On the store's thread they are held until every completion of
-    /// the store's batch has run, and go out together: one wake-up per loop
+    /// loop. From a store batch's completions they are held until every
+    /// completion of the batch has run, and go out together: one wake-up per loop
     /// for the whole batch, not one per change.
     func deliver(_ deliveries: [(DeviceAddress, Delivery)], timers: [TimerChange] = []) {
         guard !deliveries.isEmpty || !timers.isEmpty else { return }
-        guard store.isWriterThread else {
-            // Only the store's thread holds work back; anyone else (a refusal
-            // on a loop) sends at once, never taking the writer's held work.
+        guard store.isRunningBatch else {
+            // Only a batch's completions hold work back; anyone else (a
+            // refusal on a loop) sends at once, never taking the batch's held work.
             var work = PendingWork()
             work.add(deliveries, timers: timers)
             return send(work)

@@ -11,7 +11,7 @@ final class SignalingLoop {
     unowned let eventLoop: EventLoop
     private var sessions: [UInt64: SignalingSession] = [:]
     private var nextConnection: UInt64 = 1
-    private var storeWakeScheduled = false
+    private var storeCommitScheduled = false
     /// The machine's pending timers (loop 0 keeps them all).
     private var timers: [SignalingTimer: PendingTimer] = [:]
     private var timerOrder: UInt64 = 0
@@ -33,14 +33,15 @@ final class SignalingLoop {
         self.service = service
     }
 
-    /// Wakes the store's writer at the end of this pass of the loop, once
-    /// for every save queued during the pass, so that they commit together.
-    func wakeStoreWriterAtTickEnd() {
-        guard !storeWakeScheduled else { return }
-        storeWakeScheduled = true
+    /// Commits the saves queued during this pass of the loop at its end,
+    /// together, here or on the store's writer thread
+    /// (``CallStore/runQueuedOnLoop()``).
+    func commitStoreAtTickEnd() {
+        guard !storeCommitScheduled else { return }
+        storeCommitScheduled = true
         eventLoop.atTickEnd { [self] in
-            storeWakeScheduled = false
-            service.store.wakeWriter()
+            storeCommitScheduled = false
+            service.store.runQueuedOnLoop()
         }
     }
 

@@ -176,8 +176,8 @@ public final class SignalingService: Sendable {
 
     /// Applies one input under the lock and queues its output to the store
     /// inside the lock, so outputs commit in the order of the changes. An
-    /// input from an event loop wakes the store's writer at the end of the
-    /// loop's pass, with the other inputs of that pass.
+    /// input from an event loop commits at the end of the loop's pass, with
+    /// the other inputs of that pass.
     func apply(_ kind: InputKind, _ description: TransitionInput, on loop: SignalingLoop? = nil,
                _ input: @escaping Input) {
         let refusal: (DeviceAddress, String?, SignalError)? = core.withLock { core in
@@ -199,7 +199,7 @@ public final class SignalingService: Sendable {
                 return nil
             }
         }
-        loop?.wakeStoreWriterAtTickEnd()
+        loop?.commitStoreAtTickEnd()
         if let (address, id, error) = refusal {
             deliver([(address, .frame(resultFrame(id: id, .failure(error))))])
         }

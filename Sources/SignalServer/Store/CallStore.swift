@@ -3,17 +3,22 @@ import SignalProtocol
 import Synchronization
 
 /// The durable store of calls, call histories and token revocations: one
-/// SQLite database (WAL) owned by one writer thread. Event loops never touch
-/// the disk: every operation is a job queued for the writer, which runs
-/// everything queued at once in one transaction (group commit; see
-/// ``StoreWriter``). At ``inMemoryPath`` the database lives in the writer's
-/// connection instead, for tests and `ringd --ephemeral`: the same jobs and
-/// transactions, no file, and nothing survives the process.
+/// SQLite database (WAL) with one writer connection. Every operation is a
+/// job queued for the writer, which runs everything queued at once in one
+/// transaction (group commit; see ``StoreWriter``). The writer thread runs
+/// the queue when jobs arrive; an event loop runs it itself at the end of a
+/// pass that queued saves, when the connection is free and a commit does
+/// not wait for an fsync (``runQueuedOnLoop()``, ``StoreRunner``): a commit
+/// then writes the log into the page cache and returns. Copying the log
+/// back (checkpoints) and fsyncs stay off the loops. At ``inMemoryPath`` the
+/// database lives in the writer's connection instead, for tests and `ringd
+/// --ephemeral`: the same jobs and transactions, no file, and nothing
+/// survives the process.
 ///
 /// Ordering: jobs run in the order they were queued, so a read sees every
-/// write queued before it. Completions are called on the writer thread,
-/// after the batch committed, in queue order; they must be quick and must
-/// not call the blocking methods (``flush()``, ``close()``,
+/// write queued before it. Completions are called on the thread that ran
+/// the batch, after it committed, in queue order; they must be quick and
+/// must not call the blocking methods (``flush()``, ``close()``,
 /// ``loadRevocations()``, ``loadLiveCalls()``), which would wait
 /// for the thread they run on. A job queued after ``close()`` is refused:
 /// its completion gets ``StoreErrorCode/closed`` at once, on the caller's thread.
@@ -22,6 +27,10 @@ public final class CallStore: Sendable {
     public static let inMemoryPath = ":memory:"
 
     private let queue: StoreQueue
+    private let runner: StoreRunner
+    /// Whether an event loop may commit its pass's saves itself: not when a
+    /// commit waits for an fsync (`synchronousFull`), which a loop must not.
+    private let loopsMayCommit: Bool
     /// Nil in memory, where there is no log to copy back.
     private let checkpointer: StoreCheckpointer?
     /// Commit latency and batch sizes, for `GET /metrics`.
@@ -39,10 +48,9 @@ public final class CallStore: Sendable {
         let queue = StoreQueue()
         let finished = DispatchSemaphore(value: 0)
         let opened = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<StoreCheckpointer?, StoreError>?>(nil)
+        let outcome = Mutex<Result<(StoreRunner, StoreCheckpointer?), StoreError>?>(nil)
         let stats = StoreStats()
         let thread = Thread {
-            queue.registerWriterThread()
             Self.serve(path: path, synchronousFull: synchronousFull, queue: queue, stats: stats, opened: opened,
                        outcome: outcome)
             finished.signal()
@@ -56,17 +64,18 @@ public final class CallStore: Sendable {
         self.queue = queue
         self.finished = finished
         self.stats = stats
-        checkpointer = try opening.get()
+        loopsMayCommit = !synchronousFull
+        (runner, checkpointer) = try opening.get()
     }
 
     /// The writer thread's body: opens the connection and the checkpointer,
-    /// reports the outcome, serves jobs until the store closes, stops the
-    /// checkpointer. The connection is closed when this returns, last, so
-    /// its close checkpoints and removes the log. In memory there is no
+    /// reports the outcome, runs the queue whenever jobs arrive until the
+    /// store closes, stops the checkpointer. The connection is closed last,
+    /// so its close checkpoints and removes the log. In memory there is no
     /// checkpointer: a second connection would open a database of its own.
     private static func serve(path: String, synchronousFull: Bool, queue: StoreQueue, stats: StoreStats,
                               opened: DispatchSemaphore,
-                              outcome: borrowing Mutex<Result<StoreCheckpointer?, StoreError>?>) {
+                              outcome: borrowing Mutex<Result<(StoreRunner, StoreCheckpointer?), StoreError>?>) {
         let connection: StoreConnection
         let checkpointer: StoreCheckpointer?
         do throws(StoreError) {
@@ -88,12 +97,12 @@ public final class CallStore: Sendable {
                 }
             }
         }
-        outcome.withLock { $0 = .success(checkpointer) }
+        let runner = StoreRunner(StoreWriter(connection: connection, queue: queue, stats: stats))
+        outcome.withLock { $0 = .success((runner, checkpointer)) }
         opened.signal()
-        withExtendedLifetime(connection) {
-            StoreWriter(connection: connection, queue: queue, stats: stats).run()
-            checkpointer?.stop()
-        }
+        while queue.waitForJobs() { runner.runOnWriterThread() }
+        checkpointer?.stop()
+        runner.close()
     }
 
     deinit { close() }
@@ -109,8 +118,8 @@ public final class CallStore: Sendable {
     /// ``StoreErrorCode/chainBroken`` without running, until
     /// ``recoverChain(completion:)``, so the store never holds a change
     /// whose predecessors were lost. With `wakeWriter` false the caller owes
-    /// a ``wakeWriter()`` call soon after, so that the commits of one
-    /// event-loop pass wake the writer once and commit together.
+    /// a ``wakeWriter()`` or ``runQueuedOnLoop()`` call soon after, so that
+    /// the commits of one event-loop pass commit together.
     ///
     /// The counter of the change sequence is raised to `reservingSeq` and
     /// `restartGrace` is applied in the same transaction.
@@ -170,11 +179,22 @@ public final class CallStore: Sendable {
     /// Wakes the writer for the jobs queued without waking it.
     public func wakeWriter() { queue.wakeWriter() }
 
-    /// From a completion: runs `action` on the writer thread once every
+    /// For an event loop at the end of its pass: runs the jobs queued so far
+    /// on this thread if the writer's connection is free (see
+    /// ``StoreRunner``), or else wakes the writer for them. Their
+    /// completions run here too, after the commit, as on the writer thread.
+    func runQueuedOnLoop() {
+        guard loopsMayCommit, runner.runOnLoopIfFree() else { return queue.wakeWriter() }
+    }
+
+    /// The number of batches event loops ran themselves.
+    var loopBatchCount: Int { stats.loopBatches.load(ordering: .relaxed) }
+
+    /// From a completion: runs `action` on the batch's thread once every
     /// completion of the current batch has run (to hand their results on
     /// together). Called anywhere else, it runs `action` at once.
     func afterBatch(_ action: @escaping @Sendable () -> Void) {
-        guard queue.isWriterThread else { return action() }
+        guard runner.holdsConnection else { return action() }
         queue.afterBatch(action)
     }
 
@@ -182,8 +202,10 @@ public final class CallStore: Sendable {
     /// one do not run until ``wakeWriter()``).
     var writerIsWaiting: Bool { queue.writerIsWaiting }
 
-    /// Whether the caller is the writer thread, running a completion.
-    var isWriterThread: Bool { queue.isWriterThread }
+    /// Whether the caller is running a batch or its completions (on the
+    /// writer thread or an event loop), where waiting for the store would
+    /// wait for itself.
+    var isRunningBatch: Bool { runner.holdsConnection }
 
     /// Fetches one page of `uid`'s call history, newest first. A query with
     /// an unknown cursor fails with ``StoreErrorCode/badCursor`` and one with
@@ -301,10 +323,10 @@ public final class CallStore: Sendable {
 
     /// Blocks until every job queued before the call has completed (its
     /// completion returned) and what the completions deferred with
-    /// ``afterBatch(_:)`` has run. Returns at once on the writer thread,
-    /// where it cannot wait.
+    /// ``afterBatch(_:)`` has run. Returns at once from a completion, where it
+    /// cannot wait.
     public func flush() {
-        guard !queue.isWriterThread else { return }
+        guard !runner.holdsConnection else { return }
         let done = DispatchSemaphore(value: 0)
         submit(writes: false, { _ throws(StoreError) in }, completion: { [self] _ in afterBatch { done.signal() } })
         done.wait()
@@ -312,11 +334,11 @@ public final class CallStore: Sendable {
 
     /// Runs every job queued so far, refuses new ones, stops the writer
     /// thread and closes the database; blocks until all that is done.
-    /// Idempotent. On the writer thread (from a completion) it does not wait:
-    /// the thread finishes the current batch and the queue, then exits.
+    /// Idempotent. From a completion it does not wait: the current batch
+    /// ends, the writer thread runs the queue, then exits.
     public func close() {
         queue.stop()
-        guard !queue.isWriterThread else { return }
+        guard !runner.holdsConnection else { return }
         finished.wait()
         finished.signal()
     }
@@ -344,7 +366,7 @@ public final class CallStore: Sendable {
     func wait<Value: Sendable>(writes: Bool, chained: Bool = false,
                                        _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value)
         throws(StoreError) -> Value {
-        guard !queue.isWriterThread else {
+        guard !runner.holdsConnection else {
             throw StoreError(.reentrant, "a blocking call store method was called from a store completion")
         }
         let outcome = Mutex<Result<Value, StoreError>?>(nil)

@@ -65,7 +65,7 @@ final class StoreCheckpointer: Sendable {
         thread.start()
     }
 
-    /// Called by the writer's commit hook, on the writer thread, with the
+    /// Called by the writer's commit hook, on the batch's thread, with the
     /// log's size. Below ``catchUpFrames``, asks this thread for a
     /// checkpoint once the log has grown by ``thresholdFrames`` frames since
     /// the last request (the size only falls when SQLite starts the log over,

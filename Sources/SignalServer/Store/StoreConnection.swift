@@ -3,10 +3,10 @@ import Glibc
 #endif
 import SignalSystem
 
-/// The store's database as the writer thread uses it: the connection, the
+/// The store's database as the writer uses it: the connection, the
 /// transaction statements the group commit needs, and the revocation table.
-/// Calls and call logs are in extensions. Lives and dies on the writer
-/// thread, like the ``SQLiteDatabase`` it owns.
+/// Calls and call logs are in extensions. Used by one thread at a time, the
+/// holder of ``StoreRunner``'s lock, like the ``SQLiteDatabase`` it owns.
 final class StoreConnection {
     /// The open, migrated database.
     let database: SQLiteDatabase

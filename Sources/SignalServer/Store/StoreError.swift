@@ -28,8 +28,8 @@ public struct StoreErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     public static let chainBroken = StoreErrorCode(rawValue: "STORE_CHAIN_BROKEN")
     /// Another process serves this store (see ``StoreLock``); nothing was opened.
     public static let inUse = StoreErrorCode(rawValue: "STORE_IN_USE")
-    /// A blocking method was called on the store's writer thread (from a
-    /// completion), where waiting would deadlock; it did not run.
+    /// A blocking method was called from a store completion (on the thread
+    /// running the batch), where waiting would deadlock; it did not run.
     public static let reentrant = StoreErrorCode(rawValue: "STORE_REENTRANT")
 }
 

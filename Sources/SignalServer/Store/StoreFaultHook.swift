@@ -5,5 +5,5 @@ public enum StoreFaultPoint: Hashable, Sendable {
     case commit
 }
 
-/// Decides, on the writer thread, whether the store fails at a point.
+/// Decides, in each batch, whether the store fails at a point.
 public typealias StoreFaultHook = @Sendable (StoreFaultPoint) -> StoreError?

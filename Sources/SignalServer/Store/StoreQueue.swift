@@ -1,10 +1,8 @@
 import Dispatch
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// A unit of store work: queued by any thread, run on the writer thread.
+/// A unit of store work: queued by any thread, run by the holder of the
+/// writer's connection (``StoreRunner``).
 struct StoreJob: Sendable {
     /// Whether the job writes; a batch with a writing job runs in a transaction.
     let writes: Bool
@@ -52,8 +50,8 @@ struct StoreJobOutcome {
 }
 
 /// The store's job queue: a locked FIFO that any thread appends to and the
-/// writer thread drains a whole batch at a time, plus the semaphore that
-/// wakes the writer. The part of the store other threads share with it.
+/// holder of the writer's connection (``StoreRunner``) drains a whole batch
+/// at a time, plus the semaphore that wakes the writer thread.
 final class StoreQueue: Sendable {
     /// The queue proper, under the lock.
     private struct State {
@@ -65,19 +63,8 @@ final class StoreQueue: Sendable {
         var stopping = false
     }
 
-    /// What the writer does next.
-    private enum Next {
-        /// Runs these jobs as one batch.
-        case batch([StoreJob])
-        /// Sleeps until woken.
-        case wait
-        /// Exits: the store is closing and every job was run.
-        case exit
-    }
-
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
-    private let writerThread = Atomic<UInt>(0)
     private let batches = Atomic<Int>(0)
     private let batchEndActions = Mutex<[@Sendable () -> Void]>([])
     private let faultHook = Mutex<StoreFaultHook?>(nil)
@@ -89,7 +76,8 @@ final class StoreQueue: Sendable {
     func fault(at point: StoreFaultPoint) -> StoreError? { faultHook.withLock { $0 }?(point) }
 
     /// Appends `job`, waking the writer if it sleeps, unless `wakeWriter`
-    /// is false: then the caller owes a ``wakeWriter()`` call soon after
+    /// is false: then the caller owes a ``wakeWriter()`` call (or a run of
+    /// the queue, ``CallStore/runQueuedOnLoop()``) soon after
     /// (so that several jobs queued together wake the writer once). False
     /// (the job is not queued) once the store is closing.
     func push(_ job: StoreJob, wakeWriter: Bool = true) -> Bool {
@@ -146,30 +134,36 @@ final class StoreQueue: Sendable {
         if mustWake { wake.signal() }
     }
 
-    /// For the writer: every queued job, as one batch, sleeping while there
-    /// is none; nil once the store is closing and the queue is empty.
-    func nextBatch() -> [StoreJob]? {
+    /// For the writer thread: sleeps until a job is queued; false once the
+    /// store is closing and the queue is empty. The jobs may be gone by the
+    /// time the caller holds the connection (a loop ran them).
+    func waitForJobs() -> Bool {
         while true {
-            let next = state.withLock { state -> Next in
-                if !state.jobs.isEmpty {
-                    let batch = state.jobs
-                    state.jobs = []
-                    return .batch(batch)
-                }
-                if state.stopping { return .exit }
+            let wait = state.withLock { state -> Bool? in
+                if !state.jobs.isEmpty { return false }
+                if state.stopping { return nil }
                 state.writerWaiting = true
-                return .wait
+                return true
             }
-            switch next {
-            case .batch(let batch):
-                batches.add(1, ordering: .relaxed)
-                return batch
-            case .exit:
-                return nil
-            case .wait:
-                wake.wait()
+            switch wait {
+            case nil: return false
+            case false?: return true
+            case true?: wake.wait()
             }
         }
+    }
+
+    /// For whoever holds the writer's connection: every queued job, as one
+    /// batch; nil when there is none.
+    func takeBatch() -> [StoreJob]? {
+        let batch = state.withLock { state -> [StoreJob] in
+            let batch = state.jobs
+            state.jobs = []
+            return batch
+        }
+        guard !batch.isEmpty else { return nil }
+        batches.add(1, ordering: .relaxed)
+        return batch
     }
 
     /// Whether the writer sleeps, waiting for a wake-up.
@@ -177,13 +171,4 @@ final class StoreQueue: Sendable {
 
     /// The number of batches handed to the writer so far.
     var batchCount: Int { batches.load(ordering: .relaxed) }
-
-    /// Records the calling thread as the writer thread.
-    func registerWriterThread() {
-        writerThread.store(UInt(pthread_self()), ordering: .releasing)
-    }
-
-    /// Whether the caller is the writer thread (running a completion), where
-    /// waiting for the store would wait for itself.
-    var isWriterThread: Bool { writerThread.load(ordering: .acquiring) == UInt(pthread_self()) }
 }

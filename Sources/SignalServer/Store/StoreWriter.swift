@@ -1,8 +1,10 @@
 import SignalSystem
 
-/// The writer thread's loop: takes every queued job at once and runs the
-/// batch in one transaction (group commit), so a burst of saves costs one
-/// commit, and with `synchronous = FULL` one fsync, instead of one each.
+/// Runs batches on the writer's connection: takes every queued job at once
+/// and runs the batch in one transaction (group commit), so a burst of saves
+/// costs one commit, and with `synchronous = FULL` one fsync, instead of one
+/// each. Whoever holds the connection (``StoreRunner``) runs it: the writer
+/// thread, or an event loop at the end of its pass.
 ///
 /// Within a batch, jobs run in queue order, so a read sees every write queued
 /// before it. A writing job that fails rolls back alone and gets its own
@@ -19,8 +21,8 @@ import SignalSystem
 /// changes in the order they were made, never a later change without an
 /// earlier one it may build on.
 ///
-/// Completions run only after COMMIT, in queue order, on the writer thread;
-/// then the actions they deferred with ``CallStore/afterBatch(_:)``.
+/// Completions run only after COMMIT, in queue order, on the thread that ran
+/// the batch; then the actions they deferred with ``CallStore/afterBatch(_:)``.
 /// If the transaction itself fails (BEGIN, COMMIT, or an error that made
 /// SQLite abort it), it is rolled back and every job of the batch gets that
 /// error, reads included: they may have seen the lost writes. A batch without
@@ -38,14 +40,26 @@ final class StoreWriter {
         self.stats = stats
     }
 
-    /// Runs batches until the store closes and the queue is empty.
-    func run() {
-        while let batch = queue.nextBatch() {
+    /// Runs every queued job as one batch, reports the outcomes, runs what
+    /// their completions deferred, and catches up with the log if the commit
+    /// hook asked for it (a copy that may wait on the disk: only on the
+    /// writer thread, so with `onLoop` nothing is run while a catch-up is
+    /// owed: the writer thread must take over).
+    func runQueued(onLoop: Bool) -> StoreRun {
+        if onLoop && connection.catchUpOwed { return .leftToWriterThread }
+        let batch = queue.takeBatch()
+        if let batch {
             stats.batchSize.observe(Double(batch.count))
+            if onLoop {
+                stats.loopBatches.add(1, ordering: .relaxed)
+            } else {
+                stats.writerThreadBatches.add(1, ordering: .relaxed)
+            }
             execute(batch)
             queue.runBatchEndActions()
-            connection.catchUpIfOwed()
         }
+        if !onLoop { connection.catchUpIfOwed() }
+        return batch == nil ? .nothingQueued : .ran
     }
 
     /// Runs one batch and reports every job's outcome.
@@ -130,4 +144,12 @@ final class StoreWriter {
             throw error
         }
     }
+}
+
+/// What ``StoreWriter/runQueued(onLoop:)`` did.
+enum StoreRun {
+    case ran
+    case nothingQueued
+    /// Nothing: the writer thread must run the queue (a catch-up is owed).
+    case leftToWriterThread
 }

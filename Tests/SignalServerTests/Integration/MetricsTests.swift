@@ -68,6 +68,10 @@ extension SignalingIntegration {
             #expect((values["process_resident_memory_bytes"] ?? 0) > 1_000_000)
             #expect((values["process_open_fds"] ?? 0) > 3)
             #expect(values[#"ringd_store_batch_size_bucket{le="+Inf"}"#] == values["ringd_store_batch_size_count"])
+            // The calls' changes are committed by the loop that took their
+            // requests; start-up's jobs by the writer thread.
+            #expect((values[#"ringd_store_batches_total{thread="loop"}"#] ?? 0) >= 1)
+            #expect((values[#"ringd_store_batches_total{thread="writer"}"#] ?? 0) >= 1)
             // Each loop probes its lag once a second.
             let lagged = waitUntil(timeout: 5) {
                 let text = (try? h.rest("GET", "/metrics").response.bodyText) ?? ""

@@ -47,7 +47,7 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .target(name: "SignalProtocol", path: "Sources/Protocol"),
-        .target(name: "SignalSystem", path: "Sources/SignalSystem"),
+        .target(name: "SignalSystem", dependencies: ["CShim"], path: "Sources/SignalSystem"),
         .target(name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/SignalCompression"),
         .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "SignalSystem", "COpenSSL"], path: "Sources/SignalCrypto"),
         .target(name: "SignalReactor", dependencies: ["SignalSystem", "CShim"], path: "Sources/SignalReactor"),

@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <netinet/in.h>
@@ -55,6 +56,9 @@ int cshim_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 /* posix_spawn_file_actions_addchdir_np: the child starts in `directory`
    (a test runs ringd from an empty directory). GNU, in shim.c too. */
 int cshim_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *directory);
+
+/* Glibc's Swift module leaves out <sys/random.h>. */
+static inline long cshim_getrandom(void *buffer, size_t length) { return getrandom(buffer, length, 0); }
 
 static inline int cshim_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 

@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalSystem
 
 /// The ringing semantics, free of I/O: presence of devices, live calls, busy,
 /// glare, ring timeouts, reconnect grace, shutdown and restart. Every input
@@ -224,13 +225,17 @@ public struct CallStateMachine: Sendable {
 /// Session ids: 128 random bits as 32 lowercase hex digits.
 public enum SessionID {
     @Sendable public static func random() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let high = generator.next() as UInt64, low = generator.next() as UInt64
-        return hex(high) + hex(low)
+        withUnsafeTemporaryAllocation(byteCount: 16, alignment: 1) { bytes in
+            fillRandom(bytes)
+            return String(unsafeUninitializedCapacity: 32) { text in
+                for (index, byte) in bytes.enumerated() {
+                    text[2 * index] = hexDigits[Int(byte >> 4)]
+                    text[2 * index + 1] = hexDigits[Int(byte & 0x0F)]
+                }
+                return 32
+            }
+        }
     }
 
-    private static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
-    }
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }

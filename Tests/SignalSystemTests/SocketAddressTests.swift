@@ -19,6 +19,19 @@ import Glibc
         #expect(address.description == "[::1]:443")
     }
 
+    /// A connection keeps its peer's address: an IPv6 one, the larger,
+    /// fits in 32 bytes and comes back whole, scope id included.
+    @Test func anAddressIsKeptCompactAndWhole() throws {
+        #expect(MemoryLayout<SocketAddress>.size <= 32)
+        let address = try SocketAddress.resolve(host: "fe80::1%1", port: 8443)
+        #expect(address.family == AF_INET6 && address.length == socklen_t(MemoryLayout<sockaddr_in6>.size))
+        #expect(address.port == 8443 && address.host == "fe80::1")
+        let scope = address.withSockAddr { pointer, _ in
+            pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_scope_id }
+        }
+        #expect(scope == 1)
+    }
+
     @Test func aHostThatDoesNotResolveNamesItself() {
         do {
             _ = try SocketAddress.resolve(host: "no such host.invalid", port: 1)

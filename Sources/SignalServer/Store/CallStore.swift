@@ -10,7 +10,8 @@ import Synchronization
 /// pass that queued saves, when the connection is free and a commit does
 /// not wait for an fsync (``runQueuedOnLoop()``, ``StoreRunner``): a commit
 /// then writes the log into the page cache and returns. Copying the log
-/// back (checkpoints) and fsyncs stay off the loops. At ``inMemoryPath`` the
+/// back (checkpoints) stays off the loops; the one commit that starts the
+/// log over syncs its header, wherever it runs. At ``inMemoryPath`` the
 /// database lives in the writer's connection instead, for tests and `ringd
 /// --ephemeral`: the same jobs and transactions, no file, and nothing
 /// survives the process.

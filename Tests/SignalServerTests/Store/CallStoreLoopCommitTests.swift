@@ -18,6 +18,9 @@ import Glibc
         let opened = try TestStore(location)
         defer { opened.close() }
         let store = opened.store
+        // Queued before the writer thread first sleeps, the saves could be
+        // taken by it instead.
+        #expect(waitUntil(timeout: storeTestTimeout) { store.writerIsWaiting })
         let batchesBefore = store.batchCount
         let threads = Mutex<[UInt]>([])
         let deferred = Atomic<Int>(0)

@@ -51,10 +51,11 @@ let package = Package(
         .target(name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/SignalCompression"),
         .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "SignalSystem", "COpenSSL"], path: "Sources/SignalCrypto"),
         .target(name: "SignalReactor", dependencies: ["SignalSystem", "CShim"], path: "Sources/SignalReactor"),
+        .target(name: "PhoneAssets", path: "Sources/PhoneAssets", resources: [.embedInCode("web")]),
         .target(
             name: "SignalServer",
             dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim",
-                           "CSQLite", "CSystemd", "CCurl"],
+                           "CSQLite", "CSystemd", "CCurl", "PhoneAssets"],
             path: "Sources/SignalServer"
         ),
         .target(name: "SignalClient",

@@ -47,11 +47,11 @@ final class ClientConnection: Sendable {
         }.get()
     }
 
-    /// Starts delivering: `onCall` gets every call event in order, then
-    /// `onClose` once when the connection is gone. Both run on the I/O loop.
-    func start(onCall: @escaping @Sendable (Call) -> Void, onClose: @escaping @Sendable (ClientError) -> Void) {
+    /// Starts delivering: `onPush` gets every call event and signal in
+    /// order, then `onClose` once when the connection is gone. Both run on the I/O loop.
+    func start(onPush: @escaping @Sendable (ServerPush) -> Void, onClose: @escaping @Sendable (ClientError) -> Void) {
         let events = self.events
-        ClientIO.submit { _ in events.start(onCall: onCall, onClose: onClose) }
+        ClientIO.submit { _ in events.start(onPush: onPush, onClose: onClose) }
     }
 
     /// Sends `request` and waits for its result (at most the request timeout).
@@ -90,14 +90,20 @@ final class ClientConnection: Sendable {
     }
 }
 
+/// A frame the server sent unasked.
+enum ServerPush: Sendable {
+    case call(Call)
+    case signal(PeerSignal)
+}
+
 /// What a connection tells whoever holds it, in order, from the I/O loop:
-/// call events, then its end. Buffered until ``start(onCall:onClose:)``,
+/// call events and signals, then its end. Buffered until ``start(onPush:onClose:)``,
 /// which also runs on the loop, so nothing overtakes what was buffered.
 final class ClientConnectionEvents: Sendable {
     private struct State {
-        var onCall: (@Sendable (Call) -> Void)?
+        var onPush: (@Sendable (ServerPush) -> Void)?
         var onClose: (@Sendable (ClientError) -> Void)?
-        var buffered: [Call] = []
+        var buffered: [ServerPush] = []
         /// Why the connection ended, and what requests fail with since.
         var end: (error: ClientError, requestsFail: ClientError)?
         var reported = false
@@ -110,24 +116,24 @@ final class ClientConnectionEvents: Sendable {
     var endError: ClientError? { state.withLock { $0.end?.requestsFail } }
 
     /// Sets the handlers and hands them what was buffered (on the loop).
-    func start(onCall: @escaping @Sendable (Call) -> Void, onClose: @escaping @Sendable (ClientError) -> Void) {
+    func start(onPush: @escaping @Sendable (ServerPush) -> Void, onClose: @escaping @Sendable (ClientError) -> Void) {
         let (buffered, end) = state.withLock { state in
-            state.onCall = onCall
+            state.onPush = onPush
             state.onClose = onClose
             defer { state.buffered = [] }
             return (state.buffered, state.end)
         }
-        for call in buffered { onCall(call) }
+        for push in buffered { onPush(push) }
         if let end { report(end.error) }
     }
 
-    /// A call event (on the loop): delivered, or buffered until ``start(onCall:onClose:)``.
-    func call(_ call: Call) {
-        let handler = state.withLock { state -> (@Sendable (Call) -> Void)? in
-            if state.onCall == nil { state.buffered.append(call) }
-            return state.onCall
+    /// A call event or signal (on the loop): delivered, or buffered until ``start(onPush:onClose:)``.
+    func pushed(_ push: ServerPush) {
+        let handler = state.withLock { state -> (@Sendable (ServerPush) -> Void)? in
+            if state.onPush == nil { state.buffered.append(push) }
+            return state.onPush
         }
-        handler?(call)
+        handler?(push)
     }
 
     /// On the loop: the connection ended with `error`; requests from now on fail with `requestsFail`.

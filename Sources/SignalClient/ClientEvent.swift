@@ -4,6 +4,10 @@ import SignalProtocol
 public enum ClientEvent: Sendable, Equatable {
     /// A `{"type":"call"}` event; every one arrives, in order.
     case call(Call)
+    /// The other party's device in an ongoing call relayed this (`signal`);
+    /// every one arrives, in order, while the connection lasts (signals are
+    /// not stored: one sent while this device was reconnecting is lost).
+    case signal(PeerSignal)
     /// The connection was lost; reconnecting is on and being tried.
     case reconnecting(ClientError)
     /// Authenticated again, as the same device, within the reconnect window;

@@ -148,7 +148,7 @@ final class ClientWebSocket: ClientSocketDelegate {
             opening.take()?(.success(opened))
         case .result(let id, .failure(let error)) where id == Self.authRequestID || id == nil:
             failOpening(ClientError(error), closeCode: .normalClosure)
-        case .result, .call:
+        case .result, .call, .signal:
             return
         }
     }
@@ -238,7 +238,9 @@ final class ClientWebSocket: ClientSocketDelegate {
         }
         switch frame {
         case .call(let call):
-            events.call(call)
+            events.pushed(.call(call))
+        case .signal(let signal):
+            events.pushed(.signal(signal))
         case .result(let id?, let outcome):
             complete(id, with: outcome.mapError(ClientError.init))
         case .result(nil, _):

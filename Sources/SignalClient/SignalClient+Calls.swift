@@ -51,6 +51,26 @@ extension SignalClient {
         return (page.logs, page.next)
     }
 
+    /// Relays `payload` (a JSON object of at most 16 KiB, e.g. an SDP offer
+    /// or an ICE candidate) to the other party's device in the ongoing call
+    /// `sessionId`; from this device only if it placed or accepted the call.
+    /// Returns whether that device was connected to hear it (it arrives as
+    /// ``ClientEvent/signal(_:)``).
+    @discardableResult
+    public func signal(_ sessionId: String, payload: JSONValue) async throws(ClientError) -> Bool {
+        let data = try await perform(.signal(sessionId: sessionId, payload: payload))
+        guard case .signalled(let delivered) = data else { throw Self.unexpected(data, "signal") }
+        return delivered
+    }
+
+    /// The STUN and TURN servers for this user's peer connections, with TURN
+    /// credentials minted now (valid until `expiresAt`).
+    public func getIceServers() async throws(ClientError) -> IceServerList {
+        let data = try await perform(.getIceServers)
+        guard case .iceServers(let list) = data else { throw Self.unexpected(data, "getIceServers") }
+        return list
+    }
+
     /// Sets this device's push token, so that ringd pushes its calls to it
     /// while it is not connected (docs/PUSH.md). Returns the token as stored.
     public func registerPushToken(_ registration: PushRegistration) async throws(ClientError) -> RegisteredPushToken {

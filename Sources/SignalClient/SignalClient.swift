@@ -141,7 +141,7 @@ public final class SignalClient: Sendable {
         let data = try await current.get().request(request).get()
         switch data {
         case .initiated(let call, _), .call(let call), .activeCall(let call?): saw(call)
-        case .authenticated, .activeCall(nil), .callLogs, .pushToken, .pushTokenRemoved: break
+        case .authenticated, .activeCall(nil), .callLogs, .pushToken, .pushTokenRemoved, .signalled, .iceServers: break
         }
         return data
     }
@@ -153,8 +153,11 @@ public final class SignalClient: Sendable {
 
     /// Starts delivering `connection`'s events to this client.
     func startReading(_ connection: ClientConnection) {
-        connection.start(onCall: { [weak self] call in
-            self?.deliver(call)
+        connection.start(onPush: { [weak self] push in
+            switch push {
+            case .call(let call): self?.deliver(call)
+            case .signal(let signal): self?.eventSink.yield(.signal(signal))
+            }
         }, onClose: { [weak self, weak connection] error in
             guard let self, let connection else { return }
             self.connectionClosed(connection, error: error)

@@ -31,18 +31,30 @@ public enum Crypto {
     /// when it cannot allocate): an unchecked failure would leave a zeroed or
     /// empty digest, i.e. a wrong signature, with no sign of it.
     public static func hmacSHA256(key: [UInt8], message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try hmac(EVP_sha256(), length: 32, "HMAC-SHA256", key: key, message: message)
+    }
+
+    /// HMAC-SHA1 of `message` under `key` (20 bytes): what TURN servers check
+    /// time-limited credentials with (coturn's `use-auth-secret`). Throws as
+    /// ``hmacSHA256(key:message:)``.
+    public static func hmacSHA1(key: [UInt8], message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try hmac(EVP_sha1(), length: 20, "HMAC-SHA1", key: key, message: message)
+    }
+
+    private static func hmac(_ digestType: OpaquePointer?, length expected: Int, _ name: String, key: [UInt8],
+                             message: [UInt8]) throws(CryptoError) -> [UInt8] {
         // HMAC() takes the key length as an int; no key of ours comes near.
         guard key.count <= Int(Int32.max) else { throw CryptoError(code: .digest, message: "the HMAC key is too long") }
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let result = key.withUnsafeBytes { keyBytes in
             message.withUnsafeBytes { data in
-                HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
+                HMAC(digestType, keyBytes.baseAddress, Int32(keyBytes.count),
                      data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count, &digest, &length)
             }
         }
-        guard result != nil, length == 32 else { throw CryptoError.fromQueue(.digest, "HMAC-SHA256 failed") }
-        return Array(digest.prefix(32))
+        guard result != nil, Int(length) == expected else { throw CryptoError.fromQueue(.digest, "\(name) failed") }
+        return Array(digest.prefix(expected))
     }
 
     /// Compares without an early exit over the bytes, so timing does not

@@ -242,6 +242,9 @@ final class CallRun {
             }
         case .call(let changed):
             call = changed
+        case .signal:
+            // The benchmark's calls carry no media.
+            return
         }
         let session = call.sessionId, status = call.status
         var pair = pairs[index]

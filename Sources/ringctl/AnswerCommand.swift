@@ -82,6 +82,8 @@ final class Answerer {
         switch input {
         case .client(.call(let call)):
             return receive(call).flatMap(finished)
+        case .client(.signal(let signal)):
+            session.reportSignal(signal)
         case .client(.reconnecting(let error)):
             session.reportReconnecting(error)
         case .client(.reconnected(let activeCall)):

@@ -93,6 +93,8 @@ final class Caller {
         switch input {
         case .client(.call(let update)):
             return apply(update)
+        case .client(.signal(let signal)):
+            session.reportSignal(signal)
         case .client(.reconnecting(let error)):
             session.reportReconnecting(error)
         case .client(.reconnected(let activeCall)):

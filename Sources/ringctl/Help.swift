@@ -75,7 +75,8 @@ enum Help {
     \(globalOptions)
 
     --json events: waiting, incoming, ringing, connected, ended (with outcome and
-    exitCode), missed, reconnecting, reconnected, stopped, error (with code, message
+    exitCode), missed, reconnecting, reconnected, signal (what the other device in
+    the call relayed: sessionId, from, payload), stopped, error (with code, message
     and exitCode), log and logs, token, revoked, health, activeCall, pushToken,
     pushTokenRemoved.
 

@@ -114,6 +114,17 @@ struct Session: Sendable {
         console.report(line, event: "reconnected", [("activeCall", activeCall?.json ?? .null)])
     }
 
+    /// Reports what the other device in the call relayed (`signal`): its
+    /// `kind` for people (an SDP or a candidate is unreadable on a
+    /// terminal), the whole payload with `--json`.
+    func reportSignal(_ signal: PeerSignal) {
+        let kind = signal.payload["kind"]?.stringValue ?? signal.payload["type"]?.stringValue
+        console.report("signal from \(signal.uid) (\(signal.deviceId))" + (kind.map { ": \($0)" } ?? ""), event: "signal",
+                       [("sessionId", .string(signal.sessionId)),
+                        ("from", .object([("uid", .string(signal.uid)), ("deviceId", .string(signal.deviceId))])),
+                        ("payload", signal.payload)])
+    }
+
     /// Reports that the connection is gone for good: one line on stderr and,
     /// when `asEvent`, an `error` event (else the caller reports the lost call).
     func reportDisconnected(_ error: ClientError, asEvent: Bool) {

@@ -9,6 +9,9 @@ public struct Call: Hashable, Sendable {
     public var initiator: String
     /// The callee's uid.
     public var receiver: String
+    /// The caller's device that placed the call; nil for calls placed
+    /// before ringd recorded it (store schema 8).
+    public var initiatorDevice: String?
     /// Milliseconds since the Unix epoch.
     public var initiatedAt: Int64
     /// When it was accepted, if it was.
@@ -32,7 +35,7 @@ public struct Call: Hashable, Sendable {
     public var seq: Int64
 
     public init(sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
-                initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil, acceptedBy: String? = nil,
+                initiatorDevice: String? = nil, initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil, acceptedBy: String? = nil,
                 endedBy: String? = nil, endReason: EndReason? = nil, timeoutMs: Int64, metadata: JSONValue? = nil,
                 seq: Int64 = 0) {
         self.sessionId = sessionId
@@ -40,6 +43,7 @@ public struct Call: Hashable, Sendable {
         self.status = status
         self.initiator = initiator
         self.receiver = receiver
+        self.initiatorDevice = initiatorDevice
         self.initiatedAt = initiatedAt
         self.acceptedAt = acceptedAt
         self.endedAt = endedAt
@@ -96,5 +100,13 @@ public struct CallLog: Hashable, Sendable {
         self.call = call
         self.direction = direction
         self.missed = missed
+    }
+}
+
+extension Call {
+    /// The device of `uid` that is in the call (`initiatorDevice` for the
+    /// caller, `acceptedBy` for the callee), when known.
+    public func device(of uid: String) -> String? {
+        uid == initiator ? initiatorDevice : uid == receiver ? acceptedBy : nil
     }
 }

@@ -8,6 +8,7 @@ extension Call {
             ("status", .string(status.rawValue)),
             ("initiator", .object([("uid", .string(initiator))])),
             ("receiver", .object([("uid", .string(receiver))])),
+            ("initiatorDevice", initiatorDevice.map(JSONValue.string) ?? .null),
             ("initiatedAt", .integer(initiatedAt)),
             ("acceptedAt", acceptedAt.map(JSONValue.integer) ?? .null),
             ("endedAt", endedAt.map(JSONValue.integer) ?? .null),
@@ -30,6 +31,7 @@ extension Call {
         status = try fields.enumeration("status", CallStatus.self)
         initiator = try fields.nested("initiator").string("uid")
         receiver = try fields.nested("receiver").string("uid")
+        initiatorDevice = try fields.optionalString("initiatorDevice")
         initiatedAt = try fields.integer("initiatedAt")
         acceptedAt = try fields.optionalInteger("acceptedAt")
         endedAt = try fields.optionalInteger("endedAt")

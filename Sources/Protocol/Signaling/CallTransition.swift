@@ -40,10 +40,12 @@ public enum CallActor: Hashable, Sendable {
 extension Call {
     /// A new call from `initiator` to `receiver` at `now`: ringing, or
     /// already `busy` when the receiver is in another live call.
-    public static func placed(sessionId: String, from initiator: String, to receiver: String, callType: CallType,
-                              timeoutMs: Int64, metadata: JSONValue?, receiverBusy: Bool, at now: Int64) -> Call {
+    public static func placed(sessionId: String, from initiator: String, device: String? = nil, to receiver: String,
+                              callType: CallType, timeoutMs: Int64, metadata: JSONValue?, receiverBusy: Bool,
+                              at now: Int64) -> Call {
         var call = Call(sessionId: sessionId, callType: callType, status: .initiated, initiator: initiator,
-                        receiver: receiver, initiatedAt: now, timeoutMs: timeoutMs, metadata: metadata)
+                        receiver: receiver, initiatorDevice: device, initiatedAt: now, timeoutMs: timeoutMs,
+                        metadata: metadata)
         if receiverBusy {
             call.status = .busy
             call.endedAt = now

@@ -40,8 +40,10 @@ extension ClientRequest {
             return [("sessionId", .string(sessionId))]
         case .rejectCall(let sessionId, let status):
             return [("sessionId", .string(sessionId)), ("status", .string(status.rawValue))]
-        case .getActiveCall, .unregisterPushToken:
+        case .getActiveCall, .unregisterPushToken, .getIceServers:
             return []
+        case .signal(let sessionId, let payload):
+            return [("sessionId", .string(sessionId)), ("payload", payload)]
         case .getCallLogs(let filter):
             return filter.parameters
         case .registerPushToken(let registration):

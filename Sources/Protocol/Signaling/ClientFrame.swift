@@ -31,6 +31,9 @@ public struct ClientFrame: Hashable, Sendable {
     /// The deepest nesting accepted inside `metadata`, so every frame that
     /// carries it back stays within ``JSONValue/maxDepth``.
     public static let maxMetadataDepth = 32
+    /// The largest `signal` payload accepted, serialized: an SDP offer with
+    /// many candidates fits.
+    public static let maxSignalPayloadBytes = 16 * 1024
 
     /// Parses a text frame.
     public static func parse(_ bytes: [UInt8]) throws(ParseError) -> ClientFrame {
@@ -108,6 +111,11 @@ public struct ClientFrame: Hashable, Sendable {
             return .registerPushToken(try PushRegistration(fields: fields))
         case .unregisterPushToken:
             return .unregisterPushToken
+        case .signal:
+            return .signal(sessionId: try fields.string("sessionId"),
+                           payload: try object(fields, "payload", maxBytes: maxSignalPayloadBytes))
+        case .getIceServers:
+            return .getIceServers
         }
     }
 
@@ -125,14 +133,20 @@ public struct ClientFrame: Hashable, Sendable {
 
     private static func metadata(_ fields: JSONFields) throws(SignalError) -> JSONValue? {
         guard fields.has("metadata") else { return nil }
-        let value = try fields.nested("metadata").value
+        return try object(fields, "metadata", maxBytes: maxMetadataBytes)
+    }
+
+    /// The object `name`, at most `maxBytes` of JSON and ``maxMetadataDepth``
+    /// deep, so that every frame carrying it stays within ``JSONValue/maxDepth``.
+    private static func object(_ fields: JSONFields, _ name: String, maxBytes: Int) throws(SignalError) -> JSONValue {
+        let value = try fields.nested(name).value
         var encoded: [UInt8] = []
         value.write(into: &encoded)
-        guard encoded.count <= maxMetadataBytes else {
-            throw SignalError(.validation, "metadata must be at most \(maxMetadataBytes) bytes of JSON")
+        guard encoded.count <= maxBytes else {
+            throw SignalError(.validation, "\(name) must be at most \(maxBytes) bytes of JSON")
         }
         guard value.depth <= maxMetadataDepth else {
-            throw SignalError(.validation, "metadata must be nested at most \(maxMetadataDepth) levels deep")
+            throw SignalError(.validation, "\(name) must be nested at most \(maxMetadataDepth) levels deep")
         }
         return value
     }

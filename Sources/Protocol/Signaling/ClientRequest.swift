@@ -76,6 +76,11 @@ public enum ClientRequest: Hashable, Sendable {
     case registerPushToken(PushRegistration)
     /// Remove this device's push token.
     case unregisterPushToken
+    /// Relay `payload` (a JSON object, e.g. an SDP offer) to the other
+    /// party's device in the ongoing call.
+    case signal(sessionId: String, payload: JSONValue)
+    /// The STUN and TURN servers (with fresh TURN credentials) for WebRTC.
+    case getIceServers
 
     /// The frame's `type`.
     public var type: RequestType {
@@ -90,6 +95,8 @@ public enum ClientRequest: Hashable, Sendable {
         case .getCallLogs: return .getCallLogs
         case .registerPushToken: return .registerPushToken
         case .unregisterPushToken: return .unregisterPushToken
+        case .signal: return .signal
+        case .getIceServers: return .getIceServers
         }
     }
 }
@@ -98,5 +105,5 @@ public enum ClientRequest: Hashable, Sendable {
 /// (see ``ResultData``).
 public enum RequestType: String, Hashable, Sendable, CaseIterable {
     case auth, initiateCall, acceptCall, rejectCall, cancelCall, endCall, getActiveCall, getCallLogs
-    case registerPushToken, unregisterPushToken
+    case registerPushToken, unregisterPushToken, signal, getIceServers
 }

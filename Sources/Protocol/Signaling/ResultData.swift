@@ -17,6 +17,10 @@ public enum ResultData: Hashable, Sendable {
     case pushToken(RegisteredPushToken)
     /// `unregisterPushToken`: whether the device had a token.
     case pushTokenRemoved(Bool)
+    /// `signal`: whether the peer device was connected to hear it.
+    case signalled(delivered: Bool)
+    /// `getIceServers`: the STUN and TURN servers for the device's peer connections.
+    case iceServers(IceServerList)
 
     /// The wire form.
     public var json: JSONValue {
@@ -45,6 +49,11 @@ public enum ResultData: Hashable, Sendable {
             return .object([("pushToken", token.json)])
         case .pushTokenRemoved(let removed):
             return .object([("removed", .bool(removed))])
+        case .signalled(let delivered):
+            return .object([("delivered", .bool(delivered))])
+        case .iceServers(let list):
+            return .object([("iceServers", .array(list.iceServers.map(\.json))),
+                            ("expiresAt", list.expiresAt.map(JSONValue.integer) ?? .null)])
         }
     }
 
@@ -81,6 +90,15 @@ public enum ResultData: Hashable, Sendable {
             self = .pushToken(try RegisteredPushToken(json: try fields.nested("pushToken").value))
         case .unregisterPushToken:
             self = .pushTokenRemoved(try fields.bool("removed"))
+        case .signal:
+            self = .signalled(delivered: try fields.bool("delivered"))
+        case .getIceServers:
+            guard case .array(let entries)? = json["iceServers"] else {
+                throw SignalError(.validation, "iceServers must be an array")
+            }
+            var servers: [IceServer] = []
+            for entry in entries { servers.append(try IceServer(json: entry)) }
+            self = .iceServers(IceServerList(iceServers: servers, expiresAt: try fields.optionalInteger("expiresAt")))
         }
     }
 

@@ -5,6 +5,8 @@ public enum ServerFrame: Hashable, Sendable {
     case result(id: String?, Result<JSONValue, SignalError>)
     /// A call changed.
     case call(Call)
+    /// The other party's device in an ongoing call relayed this.
+    case signal(PeerSignal)
 
     /// The wire form.
     public var json: JSONValue {
@@ -19,6 +21,10 @@ public enum ServerFrame: Hashable, Sendable {
                                                ("message", .string(error.message))]))])
         case .call(let call):
             return .object([("type", .string("call")), ("call", call.json)])
+        case .signal(let signal):
+            return .object([("type", .string("signal")), ("sessionId", .string(signal.sessionId)),
+                            ("from", .object([("uid", .string(signal.uid)), ("deviceId", .string(signal.deviceId))])),
+                            ("payload", signal.payload)])
         }
     }
 
@@ -47,6 +53,10 @@ public enum ServerFrame: Hashable, Sendable {
         switch try fields.string("type") {
         case "call":
             self = .call(try Call(json: try fields.nested("call").value))
+        case "signal":
+            let from = try fields.nested("from")
+            self = .signal(PeerSignal(sessionId: try fields.string("sessionId"), uid: try from.string("uid"),
+                                      deviceId: try from.string("deviceId"), payload: try fields.nested("payload").value))
         case "result":
             let id = try fields.optionalString("id")
             if try fields.bool("ok") {
@@ -59,5 +69,24 @@ public enum ServerFrame: Hashable, Sendable {
         case let other:
             throw SignalError(.unknownType, "unknown frame type \"\(other)\"")
         }
+    }
+}
+
+/// What one device of a call relayed to the other (`signal`): not stored,
+/// not seen by the users' other devices.
+public struct PeerSignal: Hashable, Sendable {
+    public var sessionId: String
+    /// The sender's uid.
+    public var uid: String
+    /// The sender's device.
+    public var deviceId: String
+    /// The JSON object the sender gave, as it gave it.
+    public var payload: JSONValue
+
+    public init(sessionId: String, uid: String, deviceId: String, payload: JSONValue) {
+        self.sessionId = sessionId
+        self.uid = uid
+        self.deviceId = deviceId
+        self.payload = payload
     }
 }

@@ -44,6 +44,9 @@ public struct SignalErrorCode: RawRepresentable, Hashable, Sendable, CustomStrin
     public static let notStarted = SignalErrorCode(rawValue: "ERR_CALL_NOT_STARTED")
     /// The call is ongoing: end it instead of cancelling or rejecting it.
     public static let callOngoing = SignalErrorCode(rawValue: "ERR_CALL_ONGOING")
+    /// The user is a party of the call, but the call is on another of the
+    /// user's devices (the one that placed or accepted it).
+    public static let otherDevice = SignalErrorCode(rawValue: "ERR_CALL_OTHER_DEVICE")
     /// The call already reached a terminal status.
     public static let terminated = SignalErrorCode(rawValue: "ERR_CALL_TERMINATED")
     /// The server is shutting down.

@@ -100,6 +100,8 @@ public struct ServerConfig: Sendable {
     public var webhooks = WebhookSettings()
     /// VoIP push to devices that are not connected (`push.*`).
     public var push = PushSettings()
+    /// The softphone page and the ICE servers for WebRTC (`webrtc.*`).
+    public var webrtc = WebRTCSettings()
     /// `testing.*`: the test control API.
     public var testing = TestingSettings()
     /// Devices one user may have connected at once (`limits.devicesPerUser`).

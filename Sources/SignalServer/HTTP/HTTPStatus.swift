@@ -16,6 +16,8 @@ public struct HTTPStatus: Hashable, Sendable {
     public static let ok = HTTPStatus(200, "OK")
     public static let created = HTTPStatus(201, "Created")
     public static let noContent = HTTPStatus(204, "No Content")
+    /// 302: the resource is at `Location` (`/` sends browsers to the phone).
+    public static let found = HTTPStatus(302, "Found")
     /// 400: malformed request.
     public static let badRequest = HTTPStatus(400, "Bad Request")
     /// 401: missing or bad credentials.

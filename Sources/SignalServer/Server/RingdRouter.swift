@@ -1,7 +1,7 @@
 import SignalProtocol
 
 /// The routes of `ringd`: `GET /healthz`, `GET /readyz`, the WebSocket endpoint `GET /v1/ws`,
-/// the REST API (``RestRoutes``), `GET /metrics` (``MetricsRoute``), and with
+/// the REST API (``RestRoutes``), `GET /metrics` (``MetricsRoute``), the browser phone (``PhoneRoutes``), and with
 /// `testing.enabled` the test API (``TestRoutes``).
 public final class RingdRouter: HTTPRouter {
     private var table = RouteTable()
@@ -39,6 +39,7 @@ public final class RingdRouter: HTTPRouter {
         WebhookRoutes.add(to: &table, service: service, webhooks: webhooks)
         PushRoutes.add(to: &table, service: service)
         MetricsRoute.add(to: &table, stats: stats, service: service, webhooks: webhooks)
+        if service.config.webrtc.phonePage { PhoneRoutes.add(to: &table) }
         if let testing { TestRoutes.add(to: &table, control: testing) }
     }
 

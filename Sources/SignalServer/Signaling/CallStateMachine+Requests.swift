@@ -47,7 +47,9 @@ extension CallStateMachine {
             result = change(sessionId, by: device, now: now, into: &output) { _ in .hangUp }
         case .getActiveCall:
             result = .success(.activeCall(liveCall(of: device.uid)))
-        case .auth, .getCallLogs, .registerPushToken, .unregisterPushToken:
+        case .signal(let sessionId, let payload):
+            result = relay(payload, in: sessionId, from: device, into: &output)
+        case .auth, .getCallLogs, .registerPushToken, .unregisterPushToken, .getIceServers:
             result = .failure(SignalError(.badRequest, "\(request.type.rawValue) is not a call request"))
         }
         if case .failure(let error) = result, error.code == .sessionNotFound, case let sessionId? = Self.sessionId(of: request) {
@@ -60,7 +62,7 @@ extension CallStateMachine {
 
     static func sessionId(of request: ClientRequest) -> String? {
         switch request {
-        case .acceptCall(let id), .rejectCall(let id, _), .cancelCall(let id), .endCall(let id): return id
+        case .acceptCall(let id), .rejectCall(let id, _), .cancelCall(let id), .endCall(let id), .signal(let id, _): return id
         default: return nil
         }
     }
@@ -85,6 +87,34 @@ extension CallStateMachine {
         }
     }
 
+    /// Passes `payload` from the device of one party in an ongoing call to
+    /// the other party's device in it, if that one is connected. Changes
+    /// nothing, but goes through the store's queue like every output, so
+    /// that it reaches the peer after every event queued before it.
+    private func relay(_ payload: JSONValue, in sessionId: String, from device: Device,
+                       into output: inout SignalingOutput) -> SignalingReply {
+        guard let call = liveCalls[sessionId] else {
+            return .failure(SignalError(.sessionNotFound, "no live call \(sessionId)"))
+        }
+        guard call.isParty(device.uid) else {
+            return .failure(SignalError(.notAParty, "\(device.uid) is not a party of call \(sessionId)"))
+        }
+        guard call.status == .ongoing else {
+            return .failure(SignalError(.notStarted, "call \(sessionId) still rings; signal once it is accepted"))
+        }
+        guard let own = call.device(of: device.uid), own == device.deviceId else {
+            let which = call.device(of: device.uid).map { "device \($0)" } ?? "a device ringd did not record"
+            return .failure(SignalError(.otherDevice, "call \(sessionId) is on \(which) of \(device.uid)"))
+        }
+        let peer = call.otherParty(of: device.uid)
+        guard let peerDevice = call.device(of: peer), let address = devices[peer]?[peerDevice] else {
+            return .success(.signalled(delivered: false))
+        }
+        output.actions.append(.signal(PeerSignal(sessionId: sessionId, uid: device.uid, deviceId: device.deviceId,
+                                                 payload: payload), to: address))
+        return .success(.signalled(delivered: true))
+    }
+
     private mutating func initiate(from device: Device, to receiver: String, callType: CallType, timeout: RingTimeout?,
                                    metadata: JSONValue?, now: SignalingTime,
                                    into output: inout SignalingOutput) -> SignalingReply {
@@ -102,7 +132,7 @@ extension CallStateMachine {
                                       now: now, into: &output), ringing: 0)
             }
         }
-        let call = Call.placed(sessionId: newSessionId(), from: device.uid, to: receiver, callType: callType,
+        let call = Call.placed(sessionId: newSessionId(), from: device.uid, device: device.deviceId, to: receiver, callType: callType,
                                timeoutMs: timeout?.inMilliseconds ?? Int64(settings.defaultRingTimeout) * 1000,
                                metadata: metadata,
                                receiverBusy: liveCall(of: receiver) != nil, at: now.wall)

@@ -17,6 +17,8 @@ extension SignalingService {
             case .event(let call, let recipients) where !failed:
                 let frame = ServerFrame.call(call).encoded
                 for address in recipients { deliveries.append((address, .frame(frame))) }
+            case .signal(let signal, let address) where !failed:
+                deliveries.append((address, .frame(ServerFrame.signal(signal).encoded)))
             case .close(let address, let code, let reason):
                 deliveries.append((address, .close(code: code, reason: reason)))
             case .schedule(let timer, let at) where !failed:
@@ -29,7 +31,7 @@ extension SignalingService {
                 pushes?.ring(call, connected: connected)
             case .pushStopped(let call) where !failed:
                 pushes?.stopped(call)
-            case .event, .schedule, .cancel, .replyResuming, .push, .pushStopped:
+            case .event, .signal, .schedule, .cancel, .replyResuming, .push, .pushStopped:
                 break
             }
         }

@@ -18,6 +18,8 @@ public enum SignalingAction: Hashable, Sendable {
     case reply(DeviceAddress, id: String?, SignalingReply)
     /// Tell these devices the call's new state: one encoding, the same bytes to each.
     case event(Call, to: [DeviceAddress])
+    /// Relay a party's `signal` to the other party's device in the call.
+    case signal(PeerSignal, to: DeviceAddress)
     /// Close a device's connection.
     case close(DeviceAddress, code: WebSocketCloseCode, reason: String)
     /// Call ``CallStateMachine/timerFired(_:now:)`` with `timer` once the

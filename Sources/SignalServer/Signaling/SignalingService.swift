@@ -1,3 +1,4 @@
+import SignalCrypto
 import SignalProtocol
 import SignalReactor
 import Synchronization
@@ -136,6 +137,16 @@ public final class SignalingService: Sendable {
     func callLogs(_ filter: CallLogFilter, id: String, from device: Device) {
         store.callLogs(for: device.uid, query: filter) { [self] result in
             reply(to: device, id: id, result.map(ResultData.callLogs).mapError(\.signalError))
+        }
+    }
+
+    /// The ICE servers for `uid`'s peer connections, with TURN credentials
+    /// minted now.
+    func iceServers(for uid: String) -> SignalingReply {
+        do throws(CryptoError) {
+            return .success(.iceServers(try TURNCredentials.iceServers(for: uid, now: now, settings: config.webrtc)))
+        } catch {
+            return .failure(SignalError(.internalError, "minting TURN credentials failed: \(error.message)"))
         }
     }
 

@@ -85,6 +85,9 @@ final class SignalingSession: WebSocketResponder {
                 send(.result(id: frame.id, .failure(SignalError(.alreadyAuthenticated, "this connection is authenticated"))))
             case .getCallLogs(let filter):
                 service.callLogs(filter, id: frame.id, from: device)
+            case .getIceServers:
+                // An HMAC per TURN entry: cheap, and no I/O, so answered here on the loop.
+                send(.result(id: frame.id, service.iceServers(for: device.uid).map(\.json)))
             case .registerPushToken(let registration):
                 let (service, id) = (service, frame.id)
                 service.registerPushToken(registration, uid: device.uid, deviceId: device.deviceId) { result in

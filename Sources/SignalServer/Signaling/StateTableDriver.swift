@@ -175,6 +175,8 @@ struct StateTableDriver {
                                         fromStore: true)
             case .event(_, let recipients):
                 observed.events.formUnion(recipients.map(label))
+            case .signal(_, let address):
+                observed.events.insert("\(label(address)) signal")
             case .close(let address, let code, _):
                 observed.events.insert("\(label(address)) closed \(code.rawValue)")
             case .schedule(let timer, let at):
@@ -203,7 +205,8 @@ struct StateTableDriver {
         case .success(.authenticated(let authentication)):
             return .ok(call: authentication.activeCall?.status, ringing: nil,
                        otherCall: authentication.activeCall.map { !isPair($0) } ?? false)
-        case .success(.activeCall(nil)), .success(.callLogs), .success(.pushToken), .success(.pushTokenRemoved):
+        case .success(.activeCall(nil)), .success(.callLogs), .success(.pushToken), .success(.pushTokenRemoved),
+             .success(.signalled), .success(.iceServers):
             return .ok(call: nil, ringing: nil, otherCall: false)
         }
     }

@@ -49,14 +49,16 @@ extension StateTable {
               carries (`null`: none; `ringing`: how many callee devices it rings; *other call*: not
               the call between caller and callee), or the error code. *(store)*: the machine holds
               no live call with that session id and leaves the answer to the store.
-            - **events to**: the devices sent the call's new state (a `call` frame).
+            - **events to**: the devices sent the call's new state (a `call` frame); *signal*: the
+              device relayed a `signal` frame.
             - **timers**: the ring timeout and reconnect grace periods scheduled (due in how long)
               or cancelled, and restart grace deadlines stored with the changes.
             - **push**: the ringing call pushed to the callee's devices with a push token
               (`ring`), or pushes stopped (`stopped`).
 
             Not in the table: `getCallLogs`, `registerPushToken` and `unregisterPushToken`, which
-            the store answers and which change no call, and what the service refuses before the
+            the store answers and which change no call; `getIceServers`, which the connection
+            answers from the configuration; and what the service refuses before the
             machine sees it (`ERR_UNAVAILABLE` while stopping or recovering, `ERR_RATE_LIMITED`,
             a request before `auth`).
 

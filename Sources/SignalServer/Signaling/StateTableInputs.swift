@@ -40,6 +40,10 @@ struct StateTableInput: Sendable {
         request("endCall", by: .caller) { .endCall(sessionId: $0) },
         request("endCall", by: .callee) { .endCall(sessionId: $0) },
         request("endCall", by: .thirdParty) { .endCall(sessionId: $0) },
+        request("signal", by: .caller) { .signal(sessionId: $0, payload: .object([("kind", .string("offer"))])) },
+        request("signal", by: .callee) { .signal(sessionId: $0, payload: .object([("kind", .string("answer"))])) },
+        request("signal", by: .calleeOtherDevice) { .signal(sessionId: $0, payload: .object([("kind", .string("answer"))])) },
+        request("signal", by: .thirdParty) { .signal(sessionId: $0, payload: .object([("kind", .string("offer"))])) },
         request("getActiveCall", by: .caller) { _ in .getActiveCall },
         request("getActiveCall", by: .thirdParty) { _ in .getActiveCall },
     ]
@@ -93,6 +97,8 @@ struct StateTableInput: Sendable {
         "rejectCall(cancelled)": "`rejectCall` naming the call, `status` `cancelled`",
         "cancelCall": "`cancelCall` naming the call",
         "endCall": "`endCall` naming the call",
+        "signal": "`signal` naming the call, from the device that placed it (the caller's) or accepted it "
+            + "(the callee's); relayed to the other one, changing nothing",
         "getActiveCall": "`getActiveCall`",
         "auth": "another device of the callee authenticates (`auth`)",
         "auth (back within grace)": "a2 and a1 disconnect, a1 authenticates again halfway through the caller's "

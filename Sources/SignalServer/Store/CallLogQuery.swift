@@ -59,7 +59,8 @@ extension StoreConnection {
             parts.append(Self.historyScan(party: "receiver", other: "initiator", peer: query.with != nil, query: query))
         }
         guard !parts.isEmpty else { return CallLogPage(logs: [], next: nil) }
-        let sql = parts.map { "SELECT * FROM (\($0))" }.joined(separator: " UNION ALL ") + " ORDER BY 15 DESC LIMIT ?3"
+        let sql = parts.map { "SELECT * FROM (\($0))" }.joined(separator: " UNION ALL ")
+            + " ORDER BY \(Self.callColumnCount + 1) DESC LIMIT ?3"
 
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
             let statement = try database.statement(sql)
@@ -76,7 +77,7 @@ extension StoreConnection {
         var lastSeq: Int64 = 0
         while logs.count < query.limit, try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
             logs.append(CallLog(call: try Self.decodeCall(statement), for: uid))
-            lastSeq = statement.int64(at: 14)
+            lastSeq = statement.int64(at: Self.callColumnCount)
         }
         var next: String?
         if logs.count == query.limit, try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {

@@ -3,17 +3,19 @@ import SignalProtocol
 /// Calls in the `calls` table.
 extension StoreConnection {
     /// The `calls` columns a ``Call`` is decoded from, in the order
-    /// ``decodeCall(_:)`` reads them (columns 0 through 13). A call saved
-    /// before `timeout_ms` existed rang for its whole seconds.
+    /// ``decodeCall(_:)`` reads them (``callColumnCount`` of them). A call
+    /// saved before `timeout_ms` existed rang for its whole seconds.
     static let callColumns = "session_id, call_type, status, initiator, receiver, initiated_at, accepted_at, ended_at, "
-        + "accepted_by, ended_by, end_reason, coalesce(timeout_ms, timeout * 1000), metadata, change_seq"
+        + "accepted_by, ended_by, end_reason, coalesce(timeout_ms, timeout * 1000), metadata, change_seq, initiator_device"
+    /// How many columns ``callColumns`` names: a query selecting more reads them from this index on.
+    static let callColumnCount: Int32 = 15
 
     /// Replaces every field of the stored call but its session id and
     /// parties; matches no row when the call is new or names other parties.
     private static let updateCallSQL = """
         UPDATE calls SET call_type = ?2, status = ?3, initiated_at = ?6, accepted_at = ?7, ended_at = ?8,
                          accepted_by = ?9, ended_by = ?10, end_reason = ?11, timeout = ?12, metadata = ?13,
-                         change_seq = ?14, timeout_ms = ?15
+                         change_seq = ?14, timeout_ms = ?15, initiator_device = ?17
         WHERE session_id = ?1 AND initiator = ?4 AND receiver = ?5
         """
 
@@ -21,8 +23,9 @@ extension StoreConnection {
     /// (a call saved without a position, as tests do) takes the next one.
     private static let insertCallSQL = """
         INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, accepted_at,
-                           ended_at, accepted_by, ended_by, end_reason, timeout, metadata, change_seq, timeout_ms, seq)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                           ended_at, accepted_by, ended_by, end_reason, timeout, metadata, change_seq, timeout_ms, seq,
+                           initiator_device)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
         """
 
     private static let callBySessionSQL = "SELECT \(callColumns) FROM calls WHERE session_id = ?1"
@@ -53,10 +56,10 @@ extension StoreConnection {
         }
     }
 
-    /// Runs `sql` with the 15 fields of `call` bound as ?1 through ?15
+    /// Runs `sql` with the fields of `call` bound as ?1 through ?15 and ?17
     /// (session id, call type, status, initiator, receiver, times, devices,
     /// end reason, timeout in seconds, metadata, sequence position, timeout
-    /// in milliseconds), and, `inserting`, its seq as ?16. The seconds,
+    /// in milliseconds; the initiator's device), and, `inserting`, its seq as ?16. The seconds,
     /// rounded up, stay for whoever reads the table as before.
     private func run(_ sql: String, with call: Call, inserting: Bool = false) throws(SQLiteError) {
         let statement = try database.statement(sql)
@@ -77,6 +80,7 @@ extension StoreConnection {
         try statement.bind(call.seq, at: 14)
         try statement.bind(call.timeoutMs, at: 15)
         if inserting { try statement.bind(call.seq > 0 ? call.seq : nil, at: 16) }
+        try statement.bind(call.initiatorDevice, at: 17)
         try statement.run()
     }
 
@@ -102,7 +106,7 @@ extension StoreConnection {
         return calls
     }
 
-    /// The ``Call`` in columns 0 through 13 of the current row (see
+    /// The ``Call`` in the first ``callColumnCount`` columns of the current row (see
     /// ``callColumns``). Fails on a value this build does not know.
     static func decodeCall(_ row: SQLiteStatement) throws(StoreError) -> Call {
         guard let sessionId = row.string(at: 0), let initiator = row.string(at: 3), let receiver = row.string(at: 4)
@@ -127,7 +131,7 @@ extension StoreConnection {
             }
         }
         return Call(sessionId: sessionId, callType: callType, status: status, initiator: initiator, receiver: receiver,
-                    initiatedAt: row.int64(at: 5), acceptedAt: row.optionalInt64(at: 6), endedAt: row.optionalInt64(at: 7),
+                    initiatorDevice: row.string(at: 14), initiatedAt: row.int64(at: 5), acceptedAt: row.optionalInt64(at: 6), endedAt: row.optionalInt64(at: 7),
                     acceptedBy: row.string(at: 8), endedBy: row.string(at: 9), endReason: endReason,
                     timeoutMs: row.int64(at: 11), metadata: metadata, seq: row.int64(at: 13))
     }

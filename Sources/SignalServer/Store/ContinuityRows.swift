@@ -47,7 +47,7 @@ extension StoreConnection {
         UNION ALL
         SELECT * FROM (SELECT \(callColumns), seq FROM calls INDEXED BY calls_by_receiver
                        WHERE receiver = ?1 AND seq <= ?2 AND initiator != ?1 ORDER BY seq DESC LIMIT ?3)
-        ORDER BY 15 DESC LIMIT ?3
+        ORDER BY \(callColumnCount + 1) DESC LIMIT ?3
         """
 
     /// The highest position handed out or reserved: a start continues above it.

@@ -180,6 +180,12 @@ enum StoreSchema {
             CREATE INDEX calls_missed ON calls (receiver, seq)
                 WHERE status = 'unanswered' OR status = 'cancelled' OR status = 'busy';
             """),
+        StoreMigration(version: 8, sql: """
+            -- The caller's device that placed the call, so that `signal`
+            -- knows both devices in it. NULL for calls saved before: such a
+            -- call, still live after the upgrade, cannot relay signals.
+            ALTER TABLE calls ADD COLUMN initiator_device TEXT;
+            """),
     ]
 
     /// The schema version this build writes.

@@ -112,6 +112,11 @@ struct TransitionRecord: Sendable {
                 sessionIds.append(call.sessionId)
                 actions.append(.object([("type", .string("event")), ("sessionId", .string(call.sessionId)),
                                         ("status", .string(call.status.rawValue)), ("to", .array(recipients.map(device)))]))
+            case .signal(let signal, let address):
+                // The payload stays out: the tap shows who signalled whom, not the SDP.
+                sessionIds.append(signal.sessionId)
+                actions.append(.object([("type", .string("signal")), ("sessionId", .string(signal.sessionId)),
+                                        ("to", device(address))]))
             case .close(let address, let code, let reason):
                 actions.append(.object([("type", .string("close")), ("to", device(address)),
                                         ("code", .integer(Int64(code.rawValue))), ("reason", .string(reason))]))

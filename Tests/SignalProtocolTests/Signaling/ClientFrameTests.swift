@@ -30,6 +30,9 @@ import TestSupport
                                                  topic: "com.example.app", environment: .sandbox)),
         .registerPushToken(try! PushRegistration(platform: .fcm, token: "fcm-token:" + String(repeating: "x", count: 40))),
         .unregisterPushToken,
+        .signal(sessionId: "3f2a", payload: .object([("kind", .string("candidate")),
+                                                     ("candidate", .object([("sdpMid", .string("0"))]))])),
+        .getIceServers,
     ]
 
     @Test(arguments: requests)
@@ -57,6 +60,9 @@ import TestSupport
                                                       topic: "com.example.app")),
              #"{"type":"registerPushToken","id":"1","platform":"apns-voip","token":"\#(String(repeating: "0f", count: 32))","topic":"com.example.app"}"#),
             (.unregisterPushToken, #"{"type":"unregisterPushToken","id":"1"}"#),
+            (.signal(sessionId: "s", payload: .object([("kind", .string("offer")), ("sdp", .string("v=0"))])),
+             #"{"type":"signal","id":"1","sessionId":"s","payload":{"kind":"offer","sdp":"v=0"}}"#),
+            (.getIceServers, #"{"type":"getIceServers","id":"1"}"#),
         ]
         for (request, text) in frames {
             #expect(String(decoding: ClientFrame(id: "1", request: request).encoded, as: UTF8.self) == text)
@@ -101,6 +107,31 @@ import TestSupport
         for id in ["", String(repeating: "a", count: 65), String(repeating: "é", count: 32) + "a",
                    String(repeating: "😀", count: 16) + "a", "a" + String(repeating: "\u{301}", count: 32), combining] {
             #expect(throws: refused, "\(id.utf8.count) bytes") { try ClientFrame.parse(frame(id)) }
+        }
+    }
+
+    /// A signal's payload is an object of at most 16 KiB of JSON: exactly
+    /// that passes, one byte more fails, and so does anything not an object.
+    @Test func aSignalPayloadIsAnObjectOfAtMost16KiB() throws {
+        func frame(payload: String) -> [UInt8] { Array(#"{"type":"signal","id":"5","sessionId":"s","payload":\#(payload)}"#.utf8) }
+        func object(bytes: Int) -> String {
+            let wrapper = #"{"sdp":""}"#.utf8.count
+            return #"{"sdp":""# + String(repeating: "x", count: bytes - wrapper) + #""}"#
+        }
+        #expect(object(bytes: ClientFrame.maxSignalPayloadBytes).utf8.count == 16_384)
+        let parsed = try ClientFrame.parse(frame(payload: object(bytes: ClientFrame.maxSignalPayloadBytes)))
+        guard case .signal("s", let payload) = parsed.request else { Issue.record("not a signal: \(parsed)"); return }
+        #expect(payload["sdp"]?.stringValue?.utf8.count == 16_384 - 10)
+        #expect(throws: ClientFrame.ParseError(id: "5", error: SignalError(.validation, "payload must be at most 16384 bytes of JSON"))) {
+            try ClientFrame.parse(frame(payload: object(bytes: ClientFrame.maxSignalPayloadBytes + 1)))
+        }
+        for payload in [#""offer""#, "[1]", "null", "7"] {
+            #expect(throws: ClientFrame.ParseError(id: "5", error: SignalError(.validation, "payload must be an object")), "\(payload)") {
+                try ClientFrame.parse(frame(payload: payload))
+            }
+        }
+        #expect(throws: ClientFrame.ParseError(id: "5", error: SignalError(.validation, "payload must be an object"))) {
+            try ClientFrame.parse(Array(#"{"type":"signal","id":"5","sessionId":"s"}"#.utf8))
         }
     }
 

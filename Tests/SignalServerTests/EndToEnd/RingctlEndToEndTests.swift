@@ -70,6 +70,26 @@ struct RingctlEndToEndTests {
         try expectLogs(port: ringd.port, sessionId: session, status: "ended", bobMissed: false)
     }
 
+    @Test("--json shows what the other device in the call relays with signal, payload and all")
+    func showsSignals() throws {
+        let ringd = try Self.startRingd()
+        defer { ringd.stop() }
+        let bob = try callee(["--auto-accept"], port: ringd.port)
+        let alice = try SignalingIntegration.Device.open(port: ringd.port, uid: "alice", deviceId: "a-browser")
+        defer { alice.close() }
+        let sessionId = try alice.initiate(to: "bob", "video").call().sessionId
+        _ = try alice.waitForEvent(sessionId, .ongoing)
+        let offer = JSONValue.object([("kind", .string("offer")), ("sdp", .string("v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n"))])
+        #expect(try alice.signal(sessionId, offer).data?["delivered"] == .bool(true))
+        let shown = try #require(bob.waitForEvent("signal"), "no signal event: \(bob.output)")
+        #expect(shown["sessionId"]?.stringValue == sessionId)
+        #expect(shown["from"] == .object([("uid", .string("alice")), ("deviceId", .string("a-browser"))]))
+        #expect(shown["payload"] == offer)
+        _ = try alice.end(sessionId)
+        #expect(bob.exitStatus() == 0, "\(bob.errorOutput)")
+        expectJSONOnly(bob)
+    }
+
     @Test("declined: rejected exits 3 and busy exits 4 on both sides, and both are logged", arguments: [
         (["--auto-reject"], "rejected", Int32(3), false),
         (["--busy"], "busy", Int32(4), true),

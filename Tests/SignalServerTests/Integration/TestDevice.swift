@@ -65,6 +65,8 @@ extension SignalingIntegration {
         private(set) var deviceId = ""
         private var events: [Snapshot] = []
         private var results: [Reply] = []
+        /// `{"type":"signal"}` frames read, in order.
+        private var signals: [JSONValue] = []
         /// The close frame the server sent (its code), once read.
         private(set) var closeCode: WebSocketCloseCode??
         /// Whether the server closed TCP.
@@ -167,6 +169,24 @@ extension SignalingIntegration {
             return events.removeFirst()
         }
 
+        /// The next `{"type":"signal"}` frame, as sent.
+        func nextSignal(timeout: Double = 5) throws -> JSONValue {
+            let deadline = monotonicSeconds() + timeout
+            while signals.isEmpty {
+                guard try readFrame(until: deadline) else { throw ClientError("\(self): closed while waiting for a signal") }
+            }
+            return signals.removeFirst()
+        }
+
+        /// Signals read so far, after a `getActiveCall` barrier: everything
+        /// relayed to this device before the barrier's result is in.
+        func drainSignals() throws -> [JSONValue] {
+            let reply = try request("getActiveCall")
+            guard reply.ok else { throw ClientError("\(self): barrier failed: \(reply)") }
+            defer { signals = [] }
+            return signals
+        }
+
         /// Reads events until one of `sessionId` with `status` (skipping others).
         func waitForEvent(_ sessionId: String, _ status: CallStatus, timeout: Double = 5) throws -> Snapshot {
             let deadline = monotonicSeconds() + timeout
@@ -238,6 +258,7 @@ extension SignalingIntegration {
                 switch try ServerFrame(json: json) {
                 case .call: events.append(try Snapshot(json["call"] ?? .null))
                 case .result: results.append(Reply(raw: json))
+                case .signal: signals.append(json)
                 }
             case .ping(let payload):
                 try? ws.send(.pong, payload)
@@ -258,6 +279,10 @@ extension SignalingIntegration {
             if let timeout { params.append(("timeout", .integer(Int64(timeout)))) }
             if let metadata { params.append(("metadata", metadata)) }
             return try request("initiateCall", params)
+        }
+
+        func signal(_ sessionId: String, _ payload: JSONValue) throws -> Reply {
+            try request("signal", [("sessionId", .string(sessionId)), ("payload", payload)])
         }
 
         func accept(_ sessionId: String) throws -> Reply { try request("acceptCall", [("sessionId", .string(sessionId))]) }

@@ -23,7 +23,7 @@ import TestSupport
         #expect(data["ringing"] == .integer(2))
         let call = try #require(output.resultCall(to: a1))
         #expect(call == Call(sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                             initiatedAt: MachineHarness.start, timeoutMs: 45_000, seq: 1))
+                             initiatorDevice: "a-phone", initiatedAt: MachineHarness.start, timeoutMs: 45_000, seq: 1))
         #expect(output.replies.count == 1)
         #expect(output.replies.first?.id == "r1")
 
@@ -126,7 +126,7 @@ import TestSupport
         #expect(output.resultData(to: a1)?["ringing"] == .integer(0))
         let call = try #require(output.resultCall(to: a1))
         #expect(call == Call(sessionId: "s2", callType: .audio, status: .busy, initiator: "alice", receiver: "bob",
-                             initiatedAt: h.now, endedAt: h.now, endedBy: nil, endReason: .busy, timeoutMs: 20_000, seq: 3))
+                             initiatorDevice: "a-phone", initiatedAt: h.now, endedAt: h.now, endedBy: nil, endReason: .busy, timeoutMs: 20_000, seq: 3))
         #expect(output.eventAddresses == addresses(a2, b1, b2))
         #expect(output.events.count == 3)
         #expect(output.events(to: carol).isEmpty)

@@ -32,6 +32,10 @@ import Testing
         none | endCall | caller | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
         none | endCall | callee | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
         none | endCall | thirdParty | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
+        none | signal | caller | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
+        none | signal | callee | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
+        none | signal | calleeOtherDevice | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
+        none | signal | thirdParty | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
         none | getActiveCall | caller | none | ok null | - | - | -
         none | getActiveCall | thirdParty | none | ok null | - | - | -
         none | auth | calleeNewDevice | none | ok null | - | - | -
@@ -67,6 +71,10 @@ import Testing
         initiated | endCall | caller | initiated | ERR_CALL_NOT_STARTED | - | - | -
         initiated | endCall | callee | initiated | ERR_CALL_NOT_STARTED | - | - | -
         initiated | endCall | thirdParty | initiated | ERR_CALL_NOT_A_PART | - | - | -
+        initiated | signal | caller | initiated | ERR_CALL_NOT_STARTED | - | - | -
+        initiated | signal | callee | initiated | ERR_CALL_NOT_STARTED | - | - | -
+        initiated | signal | calleeOtherDevice | initiated | ERR_CALL_NOT_STARTED | - | - | -
+        initiated | signal | thirdParty | initiated | ERR_CALL_NOT_A_PART | - | - | -
         initiated | getActiveCall | caller | initiated | ok initiated | - | - | -
         initiated | getActiveCall | thirdParty | initiated | ok null | - | - | -
         initiated | auth | calleeNewDevice | initiated | ok initiated | - | - | -
@@ -102,6 +110,10 @@ import Testing
         ongoing | endCall | caller | ended | ok ended | a2 b1 b2 | - | -
         ongoing | endCall | callee | ended | ok ended | a1 a2 b2 | - | -
         ongoing | endCall | thirdParty | ongoing | ERR_CALL_NOT_A_PART | - | - | -
+        ongoing | signal | caller | ongoing | ok null | b1 signal | - | -
+        ongoing | signal | callee | ongoing | ok null | a1 signal | - | -
+        ongoing | signal | calleeOtherDevice | ongoing | ERR_CALL_OTHER_DEVICE | - | - | -
+        ongoing | signal | thirdParty | ongoing | ERR_CALL_NOT_A_PART | - | - | -
         ongoing | getActiveCall | caller | ongoing | ok ongoing | - | - | -
         ongoing | getActiveCall | thirdParty | ongoing | ok null | - | - | -
         ongoing | auth | calleeNewDevice | ongoing | ok ongoing | - | - | -
@@ -137,6 +149,10 @@ import Testing
         ended | endCall | caller | ended | ERR_CALL_TERMINATED store | - | - | -
         ended | endCall | callee | ended | ERR_CALL_TERMINATED store | - | - | -
         ended | endCall | thirdParty | ended | ERR_CALL_NOT_A_PART store | - | - | -
+        ended | signal | caller | ended | ERR_CALL_TERMINATED store | - | - | -
+        ended | signal | callee | ended | ERR_CALL_TERMINATED store | - | - | -
+        ended | signal | calleeOtherDevice | ended | ERR_CALL_TERMINATED store | - | - | -
+        ended | signal | thirdParty | ended | ERR_CALL_NOT_A_PART store | - | - | -
         ended | getActiveCall | caller | ended | ok null | - | - | -
         ended | getActiveCall | thirdParty | ended | ok null | - | - | -
         ended | auth | calleeNewDevice | ended | ok null | - | - | -
@@ -172,6 +188,10 @@ import Testing
         rejected | endCall | caller | rejected | ERR_CALL_TERMINATED store | - | - | -
         rejected | endCall | callee | rejected | ERR_CALL_TERMINATED store | - | - | -
         rejected | endCall | thirdParty | rejected | ERR_CALL_NOT_A_PART store | - | - | -
+        rejected | signal | caller | rejected | ERR_CALL_TERMINATED store | - | - | -
+        rejected | signal | callee | rejected | ERR_CALL_TERMINATED store | - | - | -
+        rejected | signal | calleeOtherDevice | rejected | ERR_CALL_TERMINATED store | - | - | -
+        rejected | signal | thirdParty | rejected | ERR_CALL_NOT_A_PART store | - | - | -
         rejected | getActiveCall | caller | rejected | ok null | - | - | -
         rejected | getActiveCall | thirdParty | rejected | ok null | - | - | -
         rejected | auth | calleeNewDevice | rejected | ok null | - | - | -
@@ -207,6 +227,10 @@ import Testing
         busy | endCall | caller | busy | ERR_CALL_TERMINATED store | - | - | -
         busy | endCall | callee | busy | ERR_CALL_TERMINATED store | - | - | -
         busy | endCall | thirdParty | busy | ERR_CALL_NOT_A_PART store | - | - | -
+        busy | signal | caller | busy | ERR_CALL_TERMINATED store | - | - | -
+        busy | signal | callee | busy | ERR_CALL_TERMINATED store | - | - | -
+        busy | signal | calleeOtherDevice | busy | ERR_CALL_TERMINATED store | - | - | -
+        busy | signal | thirdParty | busy | ERR_CALL_NOT_A_PART store | - | - | -
         busy | getActiveCall | caller | busy | ok null | - | - | -
         busy | getActiveCall | thirdParty | busy | ok null | - | - | -
         busy | auth | calleeNewDevice | busy | ok null | - | - | -
@@ -242,6 +266,10 @@ import Testing
         cancelled | endCall | caller | cancelled | ERR_CALL_TERMINATED store | - | - | -
         cancelled | endCall | callee | cancelled | ERR_CALL_TERMINATED store | - | - | -
         cancelled | endCall | thirdParty | cancelled | ERR_CALL_NOT_A_PART store | - | - | -
+        cancelled | signal | caller | cancelled | ERR_CALL_TERMINATED store | - | - | -
+        cancelled | signal | callee | cancelled | ERR_CALL_TERMINATED store | - | - | -
+        cancelled | signal | calleeOtherDevice | cancelled | ERR_CALL_TERMINATED store | - | - | -
+        cancelled | signal | thirdParty | cancelled | ERR_CALL_NOT_A_PART store | - | - | -
         cancelled | getActiveCall | caller | cancelled | ok null | - | - | -
         cancelled | getActiveCall | thirdParty | cancelled | ok null | - | - | -
         cancelled | auth | calleeNewDevice | cancelled | ok null | - | - | -
@@ -277,6 +305,10 @@ import Testing
         unanswered | endCall | caller | unanswered | ERR_CALL_TERMINATED store | - | - | -
         unanswered | endCall | callee | unanswered | ERR_CALL_TERMINATED store | - | - | -
         unanswered | endCall | thirdParty | unanswered | ERR_CALL_NOT_A_PART store | - | - | -
+        unanswered | signal | caller | unanswered | ERR_CALL_TERMINATED store | - | - | -
+        unanswered | signal | callee | unanswered | ERR_CALL_TERMINATED store | - | - | -
+        unanswered | signal | calleeOtherDevice | unanswered | ERR_CALL_TERMINATED store | - | - | -
+        unanswered | signal | thirdParty | unanswered | ERR_CALL_NOT_A_PART store | - | - | -
         unanswered | getActiveCall | caller | unanswered | ok null | - | - | -
         unanswered | getActiveCall | thirdParty | unanswered | ok null | - | - | -
         unanswered | auth | calleeNewDevice | unanswered | ok null | - | - | -

@@ -50,7 +50,7 @@ import TestSupport
 
         let database = try SQLiteDatabase(path: path)
         #expect(try database.scalarInt64("PRAGMA user_version") == StoreSchema.latestVersion)
-        #expect(StoreSchema.latestVersion == 7)
+        #expect(StoreSchema.latestVersion == 8)
         #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
         let names = try schemaNames(path)
         for name in ["calls", "revocations", "calls_live", "calls_by_initiator", "calls_by_receiver", "calls_between",

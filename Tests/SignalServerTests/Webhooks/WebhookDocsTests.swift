@@ -26,7 +26,7 @@ import TestSupport
         }
         func place(_ sessionId: String, from caller: String, to callee: String, _ type: CallType, timeout: Int = 45,
                    metadata: JSONValue? = nil, busy: Bool = false, at time: Int64, seq: Int64) -> Call {
-            var call = Call.placed(sessionId: sessionId, from: caller, to: callee, callType: type, timeoutMs: Int64(timeout) * 1000,
+            var call = Call.placed(sessionId: sessionId, from: caller, device: caller + "-laptop", to: callee, callType: type, timeoutMs: Int64(timeout) * 1000,
                                    metadata: metadata, receiverBusy: busy, at: time)
             call.seq = seq
             changes.append(.created(call, by: .device(uid: caller, deviceId: caller + "-laptop")))

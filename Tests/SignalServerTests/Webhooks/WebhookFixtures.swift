@@ -8,7 +8,7 @@ enum WebhookExample {
     static let sessionId = "9f2ce0b4a1d34c6e8b7f5a2c1d0e3f4a"
 
     static let ringing = Call(sessionId: sessionId, callType: .video, status: .initiated, initiator: "alice",
-                              receiver: "bob", initiatedAt: 1_700_000_000_000, timeoutMs: 45_000,
+                              receiver: "bob", initiatorDevice: "alice-laptop", initiatedAt: 1_700_000_000_000, timeoutMs: 45_000,
                               metadata: .object([("topic", .string("standup"))]), seq: 41)
 
     static var accepted: CallChange {
@@ -28,7 +28,8 @@ enum WebhookExample {
         "data":{"id":"9f2ce0b4a1d34c6e8b7f5a2c1d0e3f4a","sessionId":"9f2ce0b4a1d34c6e8b7f5a2c1d0e3f4a",\
         "type":"video","status":"ongoing","initiator":{"uid":"alice"},"receiver":{"uid":"bob"},"receiverType":"user",\
         "call":{"sessionId":"9f2ce0b4a1d34c6e8b7f5a2c1d0e3f4a","callType":"video","receiverType":"user",\
-        "status":"ongoing","initiator":{"uid":"alice"},"receiver":{"uid":"bob"},"initiatedAt":1700000000000,\
+        "status":"ongoing","initiator":{"uid":"alice"},"receiver":{"uid":"bob"},"initiatorDevice":"alice-laptop",\
+        "initiatedAt":1700000000000,\
         "acceptedAt":1700000004000,"endedAt":null,"durationMs":null,"acceptedBy":"bob-phone","endedBy":null,\
         "endReason":null,"timeout":45,"timeoutMs":45000,"metadata":{"topic":"standup"},"seq":42}}}
         """
@@ -41,8 +42,8 @@ enum WebhookExample {
     static let timestamp: Int64 = 1_700_000_005
 
     /// base64 HMAC-SHA256 of "eventId.timestamp.body", for each secret.
-    static let firstSignature = "v1,7H/1Ay8rmzp6BS2QvRllYAM75p0fi6EMmoLrIugxUhE="
-    static let secondSignature = "v1,e3rwF/yh78hEa0ZOprLXVMgm32Furw0tukHOe8/9O9k="
+    static let firstSignature = "v1,UsnCVVfOMdT1VKyhAr5HhQ7Sr7lUCghHHZvS757ffHI="
+    static let secondSignature = "v1,LORk3VCzLlnGTkZ7OEyB00MJl2hH8x3b0xdwU0o7GzU="
     /// Hex HMAC-SHA256 of the body alone, with the first secret.
-    static let cometChatSignature = "b44ec4b7eace1bfa74bbd7c52c0213cf3c645de3de127a2958b503739df2a740"
+    static let cometChatSignature = "fd8be404518e967a7926654a6906dea7142d08c1c0a9a6b0ed48c0067654236d"
 }

@@ -1,0 +1,21 @@
+/// The browser softphone (`web/`: plain HTML, CSS and ES modules), compiled
+/// into the binary by SwiftPM's `embedInCode`, so that an installed `ringd`
+/// serves it with nothing beside it on disk. A file added to `web/` is
+/// served once it is listed in ``files``.
+public enum PhoneAssets {
+    /// One file of the page.
+    public struct File: Sendable {
+        public let body: [UInt8]
+        /// The `Content-Type` it is served with.
+        public let contentType: String
+    }
+
+    /// The page's files by name (the last path segment under `/phone/`).
+    public static let files: [String: File] = [
+        "index.html": File(body: PackageResources.index_html, contentType: html),
+    ]
+
+    private static let html = "text/html; charset=utf-8"
+    private static let css = "text/css; charset=utf-8"
+    private static let javaScript = "text/javascript; charset=utf-8"
+}

@@ -176,6 +176,10 @@ FRAMES = [
     '{"type":"endCall","id":"6","sessionId":"9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d"}',
     '{"type":"getActiveCall","id":"' + "x" * 65 + '"}',
     '[{"type":"getActiveCall","id":"1"}]',
+    '{"type":"signal","id":"12","sessionId":"9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d","payload":{"kind":"offer","sdp":"v=0\\r\\n"}}',
+    '{"type":"signal","id":"13","sessionId":"s","payload":{"kind":"candidate","candidate":{"candidate":"candidate:1 1 udp 1 127.0.0.1 9 typ host","sdpMid":"0","sdpMLineIndex":0}}}',
+    '{"type":"signal","id":"14","sessionId":"s","payload":"offer"}',
+    '{"type":"getIceServers","id":"15"}',
 ]
 for text in FRAMES:
     write("fuzz-client-frame", text.encode())

@@ -162,6 +162,38 @@ import TestSupport
         #expect(try raw.scalarInt64("SELECT timeout_ms FROM calls WHERE session_id = 'rang-before'") == nil)
     }
 
+    /// Version 8 records the device that placed a call: a call of a
+    /// version 7 file reads without one; calls saved since keep theirs,
+    /// through updates and in the history.
+    @Test func aVersion7FileGainsTheInitiatorsDevice() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let old = try SQLiteDatabase(path: directory.databasePath)
+        try old.execute("PRAGMA journal_mode = WAL")
+        for migration in StoreSchema.migrations.prefix(while: { $0.version <= 7 }) { try old.execute(migration.sql) }
+        try old.execute("PRAGMA user_version = 7")
+        try old.execute("""
+            INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout, timeout_ms,
+                               accepted_at, accepted_by, change_seq, seq)
+            VALUES ('placed-before', 'video', 'ongoing', 'alice', 'bob', 1000, 45, 45000, 2000, 'b1', 7, 7);
+            """)
+
+        let store = try CallStore(path: directory.databasePath)
+        defer { store.close() }
+        let before = try #require(try store.fetch("placed-before"))
+        #expect(before.initiatorDevice == nil && before.acceptedBy == "b1")
+        var call = storedCall(2, status: .initiated)
+        call.initiatorDevice = "alice-laptop"
+        try store.saveAndWait([call])
+        call.status = .ongoing
+        call.acceptedAt = call.initiatedAt + 100
+        call.acceptedBy = "bob-phone"
+        try store.saveAndWait([call])
+        #expect(try store.fetch(call.sessionId) == call)
+        #expect(try store.logs("alice").logs.first { $0.call.sessionId == call.sessionId }?.call.initiatorDevice
+            == "alice-laptop")
+    }
+
     /// The log is copied back by the checkpointer thread once it holds
     /// ``StoreCheckpointer/thresholdFrames`` frames; the data stays readable
     /// from another connection throughout.

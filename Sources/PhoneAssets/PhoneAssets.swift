@@ -13,6 +13,14 @@ public enum PhoneAssets {
     /// The page's files by name (the last path segment under `/phone/`).
     public static let files: [String: File] = [
         "index.html": File(body: PackageResources.index_html, contentType: html),
+        "phone.css": File(body: PackageResources.phone_css, contentType: css),
+        "main.js": File(body: PackageResources.main_js, contentType: javaScript),
+        "signaling.js": File(body: PackageResources.signaling_js, contentType: javaScript),
+        "media.js": File(body: PackageResources.media_js, contentType: javaScript),
+        "ringtone.js": File(body: PackageResources.ringtone_js, contentType: javaScript),
+        "ui.js": File(body: PackageResources.ui_js, contentType: javaScript),
+        "view.js": File(body: PackageResources.view_js, contentType: javaScript),
+        "storage.js": File(body: PackageResources.storage_js, contentType: javaScript),
     ]
 
     private static let html = "text/html; charset=utf-8"

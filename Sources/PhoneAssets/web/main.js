@@ -1,0 +1,337 @@
+// The softphone's controller: signs in, turns ringd's call objects into what
+// the page shows and plays, and starts or stops the media (docs/PHONE.md).
+// Every decision follows the server's call object (status, initiatorDevice,
+// acceptedBy), never a guess of its own, so a reload, a reconnect or a second
+// device all land on the same view.
+
+import {Signaling} from "./signaling.js";
+import {CallMedia, openLocalMedia} from "./media.js";
+import {Ringtone} from "./ringtone.js";
+import {UI} from "./ui.js";
+import {describeCall, LIVE, roleOf, isMine} from "./view.js";
+import {Storage} from "./storage.js";
+
+// ?relay=1: TURN relay candidates only (iceTransportPolicy "relay"), to
+// prove the TURN server and its minted credentials; the browser test uses it.
+const RELAY = new URLSearchParams(window.location.search).get("relay") === "1";
+
+const ERROR_WORDS = {
+  ERR_CALLING_SELF: "You cannot call yourself.",
+  ERR_CALL_BUSY_SELF: "You are already in a call.",
+  ERR_CALL_USER_ALREADY_JOINED: "The call was answered on another device.",
+  ERR_AUTH_FAILED: "Sign-in refused: unknown key or bad token.",
+  ERR_DISCONNECTED: "Not connected to the server.",
+  ERR_RATE_LIMITED: "Too many requests; try again in a moment.",
+};
+const words = (error) => ERROR_WORDS[error.code] || error.message || String(error);
+
+class Phone {
+  constructor() {
+    this.ui = new UI();
+    this.ringtone = new Ringtone();
+    this.signaling = new Signaling();
+    this.me = null;
+    this.call = null; // the call the page shows (live, or the last one that ended)
+    this.media = null; // CallMedia of the call this device is in
+    this.local = null; // {sessionId, promise of MediaStream}: the camera, opened early
+    this.placedHere = new Set(); // session ids this page initiated
+    this.rangHere = new Set(); // session ids this page saw ringing (or made ongoing by glare)
+    this.earlySignals = [];
+    this.muted = false;
+    this.cameraOff = false;
+    this.logs = [];
+    this.durationTimer = null;
+
+    this.signaling.addEventListener("state", ({detail}) => this.connectionChanged(detail));
+    this.signaling.addEventListener("seq", ({detail}) => Storage.saveSeq(detail));
+    this.signaling.addEventListener("call", ({detail}) => this.applyCall(detail));
+    this.signaling.addEventListener("signal", ({detail}) => this.receiveSignal(detail));
+    this.signaling.addEventListener("authenticated", ({detail}) => this.authenticated(detail));
+    window.addEventListener("online", () => this.signaling.reconnectNow());
+
+    this.ui.bind({
+      signIn: (form) => this.signIn(form),
+      signOut: () => this.signOut(),
+      call: (uid, type) => this.dial(uid, type),
+      accept: () => this.accept(),
+      reject: () => this.act("rejectCall", {}),
+      busy: () => this.act("rejectCall", {status: "busy"}),
+      cancel: () => this.act("cancelCall", {}),
+      hangUp: () => this.act("endCall", {}),
+      mute: () => this.toggle("muted"),
+      camera: () => this.toggle("cameraOff"),
+      refreshLogs: () => this.refreshLogs(),
+    });
+    this.render();
+  }
+
+  start() {
+    const saved = Storage.session();
+    this.ui.fillSignIn(Storage.lastForm());
+    // A reload signs in again with what this tab used, and resumes from its seq.
+    if (saved) this.signIn(saved, {automatic: true});
+  }
+
+  async signIn({uid, method, authKey, authToken}, {automatic = false} = {}) {
+    if (method === "token" ? !authToken : !uid || !authKey) {
+      this.ui.setSigningIn(false, method === "token" ? "Paste a token." : "Enter a user id and a key.");
+      return;
+    }
+    this.ringtone.prepare(); // a user gesture: the ring can sound later
+    this.ui.setSigningIn(true);
+    const deviceId = Storage.deviceId();
+    const lastSeq = Storage.seqFor({uid, method, authToken, deviceId});
+    try {
+      const data = await this.signaling.signIn(
+        method === "token" ? {authToken, deviceId, lastSeq} : {uid, authKey, deviceId, lastSeq});
+      Storage.saveSession({uid: data.user.uid, method, authKey, authToken, deviceId: data.deviceId}, this.signaling.lastSeq);
+      this.ui.setSigningIn(false);
+    } catch (error) {
+      if (automatic) Storage.clearSession();
+      this.ui.setSigningIn(false, words(error));
+    }
+  }
+
+  /** Every successful auth: the first, and each reconnect. */
+  authenticated(data) {
+    const first = this.me === null;
+    this.me = data.user.uid;
+    this.ui.showSignedIn(true, {uid: this.me, deviceId: data.deviceId});
+    if (data.activeCall) this.applyCall(data.activeCall);
+    else if (this.call && LIVE.has(this.call.status) && !data.resumed) this.findEnd(this.call.sessionId);
+    // Media flows between the browsers, not through ringd: a reconnect
+    // repairs it only if it broke meanwhile.
+    if (!first && this.media) this.media.resume({lostConnection: false});
+    this.ui.announce(first ? `Signed in as ${this.me}.` : "Reconnected.");
+    this.refreshLogs();
+  }
+
+  /** Resume could not say how a call ended (too long away): the log knows. */
+  async findEnd(sessionId) {
+    await this.refreshLogs();
+    const entry = this.logs.find((log) => log.sessionId === sessionId);
+    if (entry) this.applyCall(entry);
+  }
+
+  signOut() {
+    if (this.call && LIVE.has(this.call.status) && this.view.mine) {
+      const request = this.call.status === "ongoing" ? "endCall" : roleOf(this.call, this.me) === "caller" ? "cancelCall" : null;
+      if (request) this.signaling.request(request, {sessionId: this.call.sessionId}).catch(() => {});
+    }
+    this.signaling.signOut();
+    Storage.clearSession();
+    this.closeMedia();
+    this.ringtone.stop();
+    this.me = null;
+    this.call = null;
+    this.render();
+    this.ui.renderLogs([]);
+    this.ui.showSignedIn(false);
+    this.ui.announce("Signed out.");
+  }
+
+  connectionChanged({state, reason}) {
+    this.ui.setConnection(state, reason);
+    if (state === "reconnecting") this.ui.announce(`Connection lost; ${reason}.`);
+    if (state === "offline" && this.me && reason !== "signed out") {
+      this.ui.announce(`Disconnected: ${reason}.`);
+    }
+  }
+
+  async dial(uid, callType) {
+    if (!uid) return this.ui.announce("Enter the user id to call.");
+    if (uid === this.me) return this.ui.announce(ERROR_WORDS.ERR_CALLING_SELF);
+    this.ringtone.prepare();
+    // The camera opens while it rings, so the caller sees themself at once
+    // and the offer need not wait for it.
+    const local = {sessionId: null, promise: openLocalMedia(callType)};
+    this.dropLocal();
+    this.local = local;
+    try {
+      const {call} = await this.signaling.request("initiateCall", {receiverId: uid, callType});
+      local.sessionId = call.sessionId;
+      this.placedHere.add(call.sessionId);
+      if (call.status === "ongoing") this.rangHere.add(call.sessionId); // glare: the other side's call, accepted for us
+      this.applyCall(call);
+    } catch (error) {
+      if (this.local === local) this.dropLocal();
+      this.ui.announce(words(error));
+    }
+  }
+
+  async accept() {
+    const call = this.call;
+    if (!call) return;
+    this.ringtone.stop();
+    this.dropLocal();
+    this.local = {sessionId: call.sessionId, promise: openLocalMedia(call.callType)};
+    try {
+      const result = await this.signaling.request("acceptCall", {sessionId: call.sessionId});
+      this.applyCall(result.call);
+    } catch (error) {
+      this.ui.announce(words(error));
+      this.render();
+    }
+  }
+
+  async act(type, params) {
+    if (!this.call) return;
+    try {
+      const result = await this.signaling.request(type, {sessionId: this.call.sessionId, ...params});
+      this.applyCall(result.call);
+    } catch (error) {
+      this.ui.announce(words(error));
+    }
+  }
+
+  toggle(flag) {
+    this[flag] = !this[flag];
+    if (this.media) {
+      this.media.setMuted(this.muted);
+      this.media.setCameraOff(this.cameraOff);
+    }
+    this.render();
+  }
+
+  /** A call object from an event, a result, a resume or the auth snapshot. */
+  applyCall(call) {
+    if (!call || !this.me) return;
+    const current = this.call;
+    if (current && call.sessionId === current.sessionId) {
+      if ((call.seq ?? 0) < (current.seq ?? 0)) return; // an older state than the one shown
+    } else if (current && LIVE.has(current.status) && !LIVE.has(call.status)) {
+      // Another call's end (a resumed missed call) while in this one: the log only.
+      this.refreshLogs();
+      return;
+    } else if (current && (call.seq ?? 0) < (current.seq ?? 0) && !LIVE.has(call.status)) {
+      return;
+    }
+    if (!current || current.sessionId !== call.sessionId) {
+      this.muted = this.cameraOff = false;
+      if (call.status === "initiated") this.rangHere.add(call.sessionId);
+    }
+    this.call = call;
+    const mine = isMine(call, this.me, this.signaling.deviceId, this.placedHere.has(call.sessionId));
+    if (call.status === "ongoing" && mine) this.ensureMedia(call);
+    else if (this.media || (this.local && call.status !== "initiated")) this.closeMedia();
+    this.render();
+    if (!LIVE.has(call.status)) this.refreshLogs();
+  }
+
+  ensureMedia(call) {
+    if (this.media && this.media.sessionId === call.sessionId) return;
+    this.closeMedia();
+    if (!this.local || this.local.sessionId !== call.sessionId) {
+      this.local = {sessionId: call.sessionId, promise: openLocalMedia(call.callType)};
+    }
+    const media = new CallMedia({
+      call,
+      role: roleOf(call, this.me),
+      localMedia: this.local.promise,
+      send: (payload) => this.sendSignal(call.sessionId, payload),
+      iceServers: () => this.signaling.request("getIceServers").then((data) => data.iceServers || [], () => []),
+      relay: RELAY,
+    });
+    this.media = media;
+    media.setMuted(this.muted);
+    media.setCameraOff(this.cameraOff);
+    media.addEventListener("state", ({detail}) => this.mediaChanged(media, detail));
+    media.addEventListener("remote", ({detail}) => media === this.media && this.ui.setRemoteStream(detail));
+    // A page that never saw this call ring joins one already going (it was
+    // reloaded): the callee then asks the caller for a fresh offer.
+    media.start({rejoin: !this.rangHere.has(call.sessionId)});
+    const early = this.earlySignals.filter((frame) => frame.sessionId === call.sessionId);
+    this.earlySignals = [];
+    for (const frame of early) media.handleSignal(frame.payload);
+  }
+
+  closeMedia() {
+    if (this.media) this.media.close();
+    this.media = null;
+    this.dropLocal();
+    this.ui.setRemoteStream(null);
+    this.ui.setMediaState("", "");
+  }
+
+  dropLocal() {
+    if (this.local) this.local.promise.then((stream) => stream.getTracks().forEach((track) => track.stop()));
+    this.local = null;
+    this.ui.setLocalStream(null);
+  }
+
+  mediaChanged(media, state) {
+    if (media !== this.media) return;
+    const text = {new: "Setting up media…", connecting: "Connecting media…", connected: "Media connected",
+      disconnected: "Media interrupted; reconnecting…", failed: "Media failed", closed: ""}[state] || state;
+    this.ui.setMediaState(state, text);
+  }
+
+  sendSignal(sessionId, payload) {
+    return this.signaling.request("signal", {sessionId, payload}).then(
+      (data) => data.delivered,
+      (error) => {
+        console.debug("[signal] not sent", payload.kind, error.code);
+        return false;
+      });
+  }
+
+  receiveSignal(frame) {
+    if (this.media && this.media.sessionId === frame.sessionId) this.media.handleSignal(frame.payload);
+    else if (this.call && this.call.sessionId === frame.sessionId) this.earlySignals.push(frame);
+  }
+
+  render() {
+    const call = this.call;
+    const view = describeCall(call, {
+      me: this.me, deviceId: this.signaling.deviceId, placedHere: call && this.placedHere.has(call.sessionId),
+      muted: this.muted, cameraOff: this.cameraOff, hasCamera: call ? call.callType === "video" : false,
+    });
+    const before = this.view ? this.view.state : "idle";
+    this.view = view;
+    this.ui.renderCall(view);
+    if (this.local && view.videos) this.local.promise.then((stream) => this.local && this.ui.setLocalStream(stream));
+
+    if (view.state === "incoming") this.ringtone.play("ring");
+    else if (view.state === "outgoing" && view.mine) this.ringtone.play("ringback");
+    else this.ringtone.stop();
+    document.body.dataset.ringing = this.ringtone.kind || "";
+
+    clearInterval(this.durationTimer);
+    this.durationTimer = null;
+    if (call && call.status === "ongoing" && call.acceptedAt) {
+      // From the server's accept time, so a reload shows the true length.
+      const tick = () => this.ui.setDuration(Math.max(0, Date.now() - call.acceptedAt));
+      tick();
+      this.durationTimer = setInterval(tick, 1000);
+    }
+    if (call) this.ui.announce(`${view.title}. ${view.detail}.`);
+    if (view.state === "incoming" && before !== "incoming") this.ui.focusAccept();
+  }
+
+  async refreshLogs() {
+    if (!this.me) return;
+    try {
+      const {logs} = await this.signaling.request("getCallLogs", {limit: 20});
+      this.logs = logs;
+      this.ui.renderLogs(logs);
+    } catch (error) {
+      console.debug("[logs]", error.code);
+    }
+  }
+}
+
+const phone = new Phone();
+// For people and tests poking at the page from the console or WebDriver.
+window.phone = {
+  get state() { return document.body.dataset.callState; },
+  get sessionId() { return phone.call ? phone.call.sessionId : null; },
+  get call() { return phone.call; },
+  get pc() { return phone.media ? phone.media.pc : null; },
+  get ringing() { return phone.ringtone.kind; },
+  get connection() { return phone.signaling.state; },
+  get uid() { return phone.me; },
+  get deviceId() { return phone.signaling.deviceId; },
+  get logs() { return phone.logs; },
+  get relay() { return RELAY; },
+};
+phone.start();

@@ -1,0 +1,104 @@
+// What the page says about a call: from a call object, the signed-in user
+// and this device, the state name (body[data-call-state]), the words, and
+// which controls apply. Pure, so that every case reads in one place.
+
+export const LIVE = new Set(["initiated", "ongoing"]);
+
+export function roleOf(call, me) {
+  return call.initiator.uid === me ? "caller" : "callee";
+}
+
+export function peerOf(call, me) {
+  return roleOf(call, me) === "caller" ? call.receiver.uid : call.initiator.uid;
+}
+
+/**
+ * Whether this device is the one in the call: the caller's that placed it
+ * (`initiatorDevice`; null for calls stored before ringd recorded it, when
+ * the page that placed it is taken at its word) or the callee's that accepted it.
+ */
+export function isMine(call, me, deviceId, placedHere) {
+  if (roleOf(call, me) === "caller") {
+    return call.initiatorDevice ? call.initiatorDevice === deviceId : placedHere;
+  }
+  return call.acceptedBy === deviceId;
+}
+
+const REASONS = {
+  hangup: "hung up",
+  connection_lost: "connection lost",
+  server_shutdown: "server shut down",
+  server_restart: "server restarted",
+  timeout: "no answer",
+};
+
+/** Who ended a call and how: "You hung up", "bob hung up", "connection lost". */
+function endedText(call, me) {
+  const reason = REASONS[call.endReason] || call.endReason || "";
+  if (!call.endedBy) return reason ? `Ended: ${reason}` : "Ended";
+  const who = call.endedBy === me ? "You" : call.endedBy;
+  if (call.endReason === "hangup") return `${who} hung up`;
+  if (call.endReason === "cancelled") return `${who} cancelled`;
+  return `${who}: ${reason}`;
+}
+
+export const IDLE_VIEW = {
+  state: "idle",
+  title: "No call",
+  detail: "Nobody is calling.",
+  buttons: new Set(["dial"]),
+  videos: false,
+};
+
+/** The view of `call` (null: idle) for main.js to hand to ui.renderCall. */
+export function describeCall(call, {me, deviceId, placedHere, muted, cameraOff, hasCamera}) {
+  if (!call) return {...IDLE_VIEW};
+  const role = roleOf(call, me);
+  const peer = peerOf(call, me);
+  const type = call.callType === "video" ? "Video" : "Audio";
+  const mine = isMine(call, me, deviceId, placedHere);
+  const base = {sessionId: call.sessionId, callType: call.callType, peer, role, mine, muted, cameraOff, videos: false};
+
+  switch (call.status) {
+    case "initiated":
+      if (role === "caller") {
+        return {...base, state: "outgoing", title: `Calling ${peer}…`,
+          detail: mine ? `${type} call · ringing` : `${type} call · ringing, placed on another of your devices`,
+          buttons: new Set(["cancel"]), videos: mine && call.callType === "video"};
+      }
+      return {...base, state: "incoming", title: `${peer} is calling`, detail: `Incoming ${type.toLowerCase()} call`,
+        buttons: new Set(["accept", "reject", "busy"])};
+    case "ongoing":
+      if (!mine) {
+        return {...base, state: "elsewhere",
+          title: role === "callee" && call.acceptedBy ? "Answered on another device" : `In call with ${peer} on another device`,
+          detail: `${type} call`, buttons: new Set(["hang-up"])};
+      }
+      return {...base, state: "ongoing", title: `In call with ${peer}`, detail: `${type} call`, videos: true,
+        buttons: new Set(["hang-up", "mute", ...(hasCamera ? ["camera"] : [])])};
+    default:
+      return {...base, ...terminalWords(call, role, peer, me), state: call.status, buttons: new Set(["dial"])};
+  }
+}
+
+function terminalWords(call, role, peer, me) {
+  const caller = role === "caller";
+  switch (call.status) {
+    case "ended":
+      return {title: `Call with ${peer} ended`, detail: endedText(call, me), duration: call.durationMs};
+    case "rejected":
+      return caller ? {title: `${peer} declined`, detail: "Rejected"}
+        : {title: `Declined call from ${peer}`, detail: call.endedBy === me ? "Rejected" : "Rejected on another device"};
+    case "busy":
+      return caller ? {title: `${peer} is busy`, detail: "Busy"}
+        : {title: `Missed call from ${peer}`, detail: "Busy"};
+    case "cancelled":
+      return caller ? {title: `Call to ${peer} cancelled`, detail: endedText(call, me)}
+        : {title: `Missed call from ${peer}`, detail: `Cancelled${call.endReason === "connection_lost" ? " (connection lost)" : ""}`};
+    case "unanswered":
+      return caller ? {title: `No answer from ${peer}`, detail: "Unanswered"}
+        : {title: `Missed call from ${peer}`, detail: "Unanswered"};
+    default:
+      return {title: `Call with ${peer}`, detail: call.status};
+  }
+}

@@ -77,6 +77,7 @@ test: deps venv
 	$(SWIFT) build --build-tests
 	timeout --kill-after=10 $(TEST_TIMEOUT) stdbuf -oL -eL $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory examples
+	$(MAKE) --no-print-directory browser-test
 	$(MAKE) --no-print-directory fuzz-smoke
 
 # The Python example of an app's integration tests (examples/python: pytest
@@ -86,6 +87,21 @@ examples: venv
 	$(SWIFT) build --product ringd
 	RINGD="$$($(SWIFT) build --show-bin-path)/ringd" PYTHONDONTWRITEBYTECODE=1 timeout --kill-after=10 300 \
 		$(VENV)/bin/python -m pytest -q -p no:cacheprovider examples/python
+
+# The browser phone in two headless Chromium sessions (Tests/Browser,
+# docs/PHONE.md): a video call through a local coturn's relay, a rejection
+# and a cancellation, against `ringd --ephemeral`. chromium and its driver
+# are installed for this target (coturn is in APT_PACKAGES already).
+# Screenshots go to BROWSER_TEST_OUT.
+BROWSER_PACKAGES := chromium chromium-driver coturn
+BROWSER_TEST_OUT ?= .build/browser-test
+
+.PHONY: browser-test
+browser-test: venv
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BROWSER_PACKAGES)"
+	$(SWIFT) build --product ringd
+	RINGD="$$($(SWIFT) build --show-bin-path)/ringd" BROWSER_TEST_OUT="$(BROWSER_TEST_OUT)" PYTHONDONTWRITEBYTECODE=1 \
+		timeout --kill-after=10 240 $(VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/Browser
 
 # Two-party demo: ringd in the background (its log in a temporary file), bob
 # answering and alice calling him in two tmux panes; ringd stops when the
@@ -140,7 +156,7 @@ demo: build
 # leaves no stamp and starts afresh (--clear). One pip run installs both
 # files, so their pins are resolved together.
 VENV := .venv
-VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt Tests/Push/requirements.txt examples/python/requirements.txt
+VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt Tests/Push/requirements.txt examples/python/requirements.txt Tests/Browser/requirements.txt
 
 venv: $(VENV)/.installed
 

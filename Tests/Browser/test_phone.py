@@ -1,0 +1,136 @@
+"""The browser phone in two real browsers (docs/PHONE.md): alice and bob each
+in a headless Chromium, ringing through ringd, media through the local
+coturn's relay (?relay=1, so the minted TURN credentials are proven too).
+Every wait is for a condition on the page, never a fixed sleep.
+
+The tests share one ringd (reset only after a failure), so the video call,
+last, has the rejected and the cancelled call in its log: its screenshots
+show a page in use (docs/images/phone-call.png is one of them)."""
+
+from conftest import AUTH_KEY
+
+# The media's bytes: inbound-rtp bytesReceived by kind, and the type of the
+# local candidate of the pair in use (relay, through coturn).
+MEDIA_STATS = """
+const done = arguments[arguments.length - 1];
+const pc = window.phone.pc;
+if (!pc) { done(null); return; }
+pc.getStats().then((report) => {
+  const bytes = {audio: 0, video: 0};
+  let pair = null;
+  report.forEach((s) => {
+    if (s.type === "inbound-rtp") bytes[s.kind] = (bytes[s.kind] || 0) + (s.bytesReceived || 0);
+    if (s.type === "transport" && s.selectedCandidatePairId) pair = report.get(s.selectedCandidatePairId);
+  });
+  const local = pair && report.get(pair.localCandidateId);
+  const remote = pair && report.get(pair.remoteCandidateId);
+  done({bytes, local: local ? local.candidateType : null, remote: remote ? remote.candidateType : null});
+}, (error) => done({error: String(error)}));
+"""
+
+
+def sign_in(page, uid):
+    page.type("uid", uid)
+    page.type("auth-key", AUTH_KEY)
+    page.click("sign-in-button")
+    page.wait(lambda: page.js("return window.phone.connection") == "online", message="signed in")
+    assert page.js("return window.phone.uid") == uid
+
+
+def place_call(alice, bob, call_type="video"):
+    alice.type("callee", "bob")
+    alice.click("call-video" if call_type == "video" else "call-audio")
+    bob.wait_state("incoming")
+    session = bob.js("return window.phone.sessionId")
+    assert alice.js("return window.phone.sessionId") == session
+    assert "alice" in bob.text("call-title"), bob.text("call-title")
+    bob.wait(lambda: bob.js("return document.body.dataset.ringing") == "ring", message="ring")
+    alice.wait(lambda: alice.js("return document.body.dataset.ringing") == "ringback", message="ringback")
+    assert alice.state() == "outgoing"
+    return session
+
+
+def log_row(page, session):
+    return page.js("const row = document.querySelector(`#log-rows [data-session-id='${arguments[0]}']`);"
+                   "return row ? {status: row.dataset.status, text: row.textContent} : null", session)
+
+
+def no_console_errors(*pages):
+    # A CSP violation (an inline style or script) shows up here as an error.
+    for page in pages:
+        errors = page.console_errors()
+        assert not errors, f"{page.name}: {errors}"
+
+
+def test_bob_rejects(browser):
+    alice, bob = browser("alice"), browser("bob")
+    sign_in(alice, "alice")
+    sign_in(bob, "bob")
+    session = place_call(alice, bob, "audio")
+
+    bob.click("reject")
+    alice.wait_state("rejected")
+    bob.wait_state("rejected")
+    assert "bob declined" in alice.text("call-title")
+    for page in (alice, bob):
+        assert page.js("return window.phone.pc") is None
+        page.wait(lambda p=page: not p.js("return document.body.dataset.ringing"), message="silent")
+        page.wait(lambda p=page: (log_row(p, session) or {}).get("status") == "rejected", message="in the log")
+    no_console_errors(alice, bob)
+
+
+def test_alice_cancels_while_it_rings(browser):
+    alice, bob = browser("alice"), browser("bob")
+    sign_in(alice, "alice")
+    sign_in(bob, "bob")
+    session = place_call(alice, bob)
+
+    alice.click("cancel")
+    bob.wait_state("cancelled")
+    alice.wait_state("cancelled")
+    bob.wait(lambda: not bob.js("return document.body.dataset.ringing"), message="the ring stops")
+    assert "Missed call from alice" in bob.text("call-title")
+    bob.wait(lambda: (log_row(bob, session) or {}).get("status") == "cancelled", message="in bob's log")
+    assert "missed" in log_row(bob, session)["text"]
+    for page in (alice, bob):
+        assert page.js("return window.phone.pc") is None
+    no_console_errors(alice, bob)
+
+
+def test_a_video_call_connects_through_turn_and_hangs_up(browser, output_dir):
+    alice, bob = browser("alice"), browser("bob")
+    sign_in(alice, "alice")
+    sign_in(bob, "bob")
+    session = place_call(alice, bob)
+
+    bob.click("accept")
+    for page in (alice, bob):
+        page.wait_state("ongoing")
+        page.wait(lambda p=page: p.js("return window.phone.pc && window.phone.pc.connectionState") == "connected",
+                  seconds=10, message="RTCPeerConnection connected")
+        assert not page.js("return document.body.dataset.ringing")
+
+    # Media flows both ways: bytes received grow between two samples.
+    for page in (alice, bob):
+        first = page.driver.execute_async_script(MEDIA_STATS)
+        assert first and "error" not in first, first
+        assert first["local"] == "relay", first  # ?relay=1: through coturn, with ringd's credentials
+        page.wait(lambda p=page, f=first: (lambda s: s["bytes"]["video"] > f["bytes"]["video"] > 0
+                                           and s["bytes"]["audio"] > f["bytes"]["audio"])(
+            p.driver.execute_async_script(MEDIA_STATS)), message="inbound bytes growing")
+
+    # Screenshots once both videos show frames.
+    for page in (alice, bob):
+        page.wait(lambda p=page: p.js(
+            "return ['local-video', 'remote-video'].every((id) => {"
+            "const v = document.getElementById(id); return v.readyState >= 2 && v.videoWidth > 0; })"),
+            message="both videos playing")
+        page.driver.save_screenshot(str(output_dir / f"{page.name}.png"))
+
+    alice.click("hang-up")
+    for page in (alice, bob):
+        page.wait_state("ended")
+        page.wait(lambda p=page: p.js("return window.phone.pc") is None, message="connection closed")
+        page.wait(lambda p=page: (log_row(p, session) or {}).get("status") == "ended", message="ended in the log")
+    assert "alice hung up" in bob.text("call-state") and "You hung up" in alice.text("call-state")
+    no_console_errors(alice, bob)

@@ -115,10 +115,14 @@ class Ringd:
         self.address = line.split("ws://", 1)[1].strip()
         self.url = f"http://{self.address}"
 
-    def reset(self):
-        request = urllib.request.Request(f"{self.url}/v1/test/reset", data=b"{}", method="POST",
+    def api(self, path):
+        """A POST to the test API (docs/TEST-API.md)."""
+        request = urllib.request.Request(f"{self.url}{path}", data=b"{}", method="POST",
                                          headers={"X-Test-Key": self.test_key, "Content-Type": "application/json"})
         urllib.request.urlopen(request, timeout=30).read()
+
+    def reset(self):
+        self.api("/v1/test/reset")
 
     def stop(self):
         self.process.terminate()
@@ -203,7 +207,11 @@ class Page:
         field.send_keys(text)
 
     def console_errors(self):
-        return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+        entries = self.driver.get_log("browser")
+        if os.environ.get("BROWSER_TEST_CONSOLE"):
+            for entry in entries:
+                print(self.name, entry["level"], entry["message"])
+        return [entry for entry in entries if entry["level"] == "SEVERE"]
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -7,6 +7,8 @@ The tests share one ringd (reset only after a failure), so the video call,
 last, has the rejected and the cancelled call in its log: its screenshots
 show a page in use (docs/images/phone-call.png is one of them)."""
 
+import time
+
 from conftest import AUTH_KEY
 
 # The media's bytes: inbound-rtp bytesReceived by kind, and the type of the
@@ -97,6 +99,57 @@ def test_alice_cancels_while_it_rings(browser):
     no_console_errors(alice, bob)
 
 
+def connected(*pages):
+    for page in pages:
+        page.wait(lambda p=page: p.js("return window.phone.pc && window.phone.pc.connectionState") == "connected",
+                  seconds=10, message="RTCPeerConnection connected")
+
+
+def media_flows(*pages, kinds=("audio", "video")):
+    """Inbound bytes grow between two samples, through the TURN relay."""
+    for page in pages:
+        first = page.driver.execute_async_script(MEDIA_STATS)
+        assert first and "error" not in first, first
+        assert first["local"] == "relay", first  # ?relay=1: through coturn, with ringd's credentials
+        page.wait(lambda p=page, f=first: (lambda s: all(s["bytes"][k] > f["bytes"][k] for k in kinds))(
+            p.driver.execute_async_script(MEDIA_STATS)), message=f"inbound {kinds} bytes growing")
+
+
+def test_the_call_survives_a_lost_connection_and_a_reload(browser, ringd):
+    alice, bob = browser("alice"), browser("bob")
+    sign_in(alice, "alice")
+    sign_in(bob, "bob")
+    session = place_call(alice, bob, "audio")
+    bob.click("accept")
+    connected(alice, bob)
+
+    # Bob's network drops (a TCP reset): his page reconnects and resumes;
+    # the media, which never went through ringd, flows on.
+    before = bob.js("return window.phone.authentications")
+    ringd.api(f"/v1/test/devices/bob/{bob.js('return window.phone.deviceId')}/drop")
+    bob.wait(lambda: bob.js("return window.phone.authentications") > before, message="reconnected")
+    assert bob.state() == "ongoing" and bob.js("return window.phone.sessionId") == session
+    media_flows(alice, bob, kinds=("audio",))
+
+    # Alice reloads: the tab signs in again as the same device, finds the
+    # call ongoing, and negotiates a new connection with bob.
+    bob.js("window.phone.pc.beforeReload = true")
+    alice.driver.refresh()
+    alice.wait(lambda: alice.js("return window.phone ? window.phone.connection : null") == "online", message="back")
+    alice.wait_state("ongoing")
+    assert alice.js("return window.phone.sessionId") == session
+    bob.wait(lambda: bob.js("return !!window.phone.pc && !window.phone.pc.beforeReload"),
+             message="a new connection for alice's new one")
+    connected(alice, bob)
+    media_flows(alice, bob, kinds=("audio",))
+
+    bob.click("hang-up")
+    for page in (alice, bob):
+        page.wait_state("ended")
+        page.wait(lambda p=page: p.js("return window.phone.pc") is None, message="connection closed")
+    no_console_errors(alice, bob)
+
+
 def test_a_video_call_connects_through_turn_and_hangs_up(browser, output_dir):
     alice, bob = browser("alice"), browser("bob")
     sign_in(alice, "alice")
@@ -104,20 +157,13 @@ def test_a_video_call_connects_through_turn_and_hangs_up(browser, output_dir):
     session = place_call(alice, bob)
 
     bob.click("accept")
+    accepted = time.monotonic()
     for page in (alice, bob):
         page.wait_state("ongoing")
-        page.wait(lambda p=page: p.js("return window.phone.pc && window.phone.pc.connectionState") == "connected",
-                  seconds=10, message="RTCPeerConnection connected")
         assert not page.js("return document.body.dataset.ringing")
-
-    # Media flows both ways: bytes received grow between two samples.
-    for page in (alice, bob):
-        first = page.driver.execute_async_script(MEDIA_STATS)
-        assert first and "error" not in first, first
-        assert first["local"] == "relay", first  # ?relay=1: through coturn, with ringd's credentials
-        page.wait(lambda p=page, f=first: (lambda s: s["bytes"]["video"] > f["bytes"]["video"] > 0
-                                           and s["bytes"]["audio"] > f["bytes"]["audio"])(
-            p.driver.execute_async_script(MEDIA_STATS)), message="inbound bytes growing")
+    connected(alice, bob)
+    assert time.monotonic() - accepted < 10, "both connected within 10 s of the accept"
+    media_flows(alice, bob)
 
     # Screenshots once both videos show frames.
     for page in (alice, bob):

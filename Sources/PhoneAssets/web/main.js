@@ -41,6 +41,7 @@ class Phone {
     this.cameraOff = false;
     this.logs = [];
     this.durationTimer = null;
+    this.authentications = 0;
 
     this.signaling.addEventListener("state", ({detail}) => this.connectionChanged(detail));
     this.signaling.addEventListener("seq", ({detail}) => Storage.saveSeq(detail));
@@ -95,6 +96,7 @@ class Phone {
   /** Every successful auth: the first, and each reconnect. */
   authenticated(data) {
     const first = this.me === null;
+    this.authentications += 1;
     this.me = data.user.uid;
     this.ui.showSignedIn(true, {uid: this.me, deviceId: data.deviceId});
     if (data.activeCall) this.applyCall(data.activeCall);
@@ -329,6 +331,7 @@ window.phone = {
   get pc() { return phone.media ? phone.media.pc : null; },
   get ringing() { return phone.ringtone.kind; },
   get connection() { return phone.signaling.state; },
+  get authentications() { return phone.authentications; }, // 1, then one more per reconnect
   get uid() { return phone.me; },
   get deviceId() { return phone.signaling.deviceId; },
   get logs() { return phone.logs; },

@@ -48,6 +48,8 @@ def place_call(alice, bob, call_type="video"):
     assert "alice" in bob.text("call-title"), bob.text("call-title")
     bob.wait(lambda: bob.js("return document.body.dataset.ringing") == "ring", message="ring")
     alice.wait(lambda: alice.js("return document.body.dataset.ringing") == "ringback", message="ringback")
+    for page in (alice, bob):  # the tones' Web Audio context plays
+        page.wait(lambda p=page: p.js("return window.phone.audio") == "running", message="audio running")
     assert alice.state() == "outgoing"
     return session
 
@@ -78,6 +80,22 @@ def test_bob_rejects(browser):
         assert page.js("return window.phone.pc") is None
         page.wait(lambda p=page: not p.js("return document.body.dataset.ringing"), message="silent")
         page.wait(lambda p=page: (log_row(p, session) or {}).get("status") == "rejected", message="in the log")
+    no_console_errors(alice, bob)
+
+
+def test_bob_answers_busy(browser):
+    alice, bob = browser("alice"), browser("bob")
+    sign_in(alice, "alice")
+    sign_in(bob, "bob")
+    session = place_call(alice, bob, "audio")
+
+    bob.click("busy")
+    alice.wait_state("busy")
+    bob.wait_state("busy")
+    assert "bob is busy" in alice.text("call-title")
+    bob.wait(lambda: (log_row(bob, session) or {}).get("status") == "busy", message="in bob's log")
+    for page in (alice, bob):
+        assert page.js("return window.phone.pc") is None and not page.js("return document.body.dataset.ringing")
     no_console_errors(alice, bob)
 
 
@@ -172,6 +190,17 @@ def test_a_video_call_connects_through_turn_and_hangs_up(browser, output_dir):
             "const v = document.getElementById(id); return v.readyState >= 2 && v.videoWidth > 0; })"),
             message="both videos playing")
         page.driver.save_screenshot(str(output_dir / f"{page.name}.png"))
+
+    # Mute and camera off disable bob's tracks; the buttons say so.
+    sending = "return window.phone.pc.getSenders().filter((s) => s.track).map((s) => [s.track.kind, s.track.enabled])"
+    assert sorted(bob.js(sending)) == [["audio", True], ["video", True]]
+    bob.click("mute")
+    bob.click("camera")
+    assert sorted(bob.js(sending)) == [["audio", False], ["video", False]]
+    assert bob.js("return ['mute', 'camera'].map((id) => document.getElementById(id).getAttribute('aria-pressed'))") \
+        == ["true", "true"]
+    bob.click("mute")
+    assert sorted(bob.js(sending)) == [["audio", True], ["video", False]]
 
     alice.click("hang-up")
     for page in (alice, bob):

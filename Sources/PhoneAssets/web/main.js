@@ -330,6 +330,7 @@ window.phone = {
   get call() { return phone.call; },
   get pc() { return phone.media ? phone.media.pc : null; },
   get ringing() { return phone.ringtone.kind; },
+  get audio() { return phone.ringtone.context ? phone.ringtone.context.state : null; }, // the tones' AudioContext
   get connection() { return phone.signaling.state; },
   get authentications() { return phone.authentications; }, // 1, then one more per reconnect
   get uid() { return phone.me; },

@@ -195,12 +195,12 @@ export class UI {
       const outgoing = log.direction === "outgoing";
       const peer = outgoing ? log.receiver.uid : log.initiator.uid;
       const word = STATUS_WORDS[log.status] || log.status;
-      // Two lines: who and when; how it went and how long it lasted.
+      // Two lines: who and when; how it went, the type and how long it lasted.
       const parts = [
         ["log-peer", `${outgoing ? "to" : "from"} ${peer}`],
         ["log-when", formatWhen(log.initiatedAt)],
-        ["log-status", `${log.missed ? `missed (${word})` : word} · ${log.callType}`],
-        ["log-duration", formatDuration(log.durationMs)],
+        ["log-status", log.missed ? `missed (${word})` : word],
+        ["log-duration", [log.callType, formatDuration(log.durationMs)].filter(Boolean).join(" · ")],
       ];
       for (const [className, text] of parts) {
         const span = document.createElement("span");

@@ -20,15 +20,15 @@ enum PhoneRoutes {
         return .respond(HTTPResponse(status: .ok, headers: headers(file), body: file.body))
     }
 
-    /// The page may talk to this server only, load nothing from elsewhere,
-    /// and not be framed; `no-cache` so that a new ringd's page is used at once.
+    /// The page may talk to this server only (`'self'` covers its `ws:` and
+    /// `wss:` URLs in CSP 3), load nothing from elsewhere, and not be framed; `no-cache` so that a new ringd's page is used at once.
     private static func headers(_ file: PhoneAssets.File) -> HTTPHeaders {
         HTTPHeaders([
             ("Content-Type", file.contentType),
             ("Cache-Control", "no-cache"),
             ("X-Content-Type-Options", "nosniff"),
             ("Referrer-Policy", "no-referrer"),
-            ("Content-Security-Policy", "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
+            ("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
                 + "media-src 'self' blob: mediastream:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
         ])
     }

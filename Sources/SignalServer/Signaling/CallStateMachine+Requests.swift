@@ -102,14 +102,17 @@ extension CallStateMachine {
         guard call.status == .ongoing else {
             return .failure(SignalError(.notStarted, "call \(sessionId) still rings; signal once it is accepted"))
         }
-        guard let own = call.device(of: device.uid), own == device.deviceId else {
-            let which = call.device(of: device.uid).map { "device \($0)" } ?? "a device ringd did not record"
-            return .failure(SignalError(.otherDevice, "call \(sessionId) is on \(which) of \(device.uid)"))
+        guard let callerDevice = call.initiatorDevice, let calleeDevice = call.acceptedBy else {
+            // Placed before the store recorded the caller's device: the same refusal for both sides.
+            return .failure(SignalError(.otherDevice, "call \(sessionId) was placed before ringd recorded the caller's "
+                + "device; it cannot carry signals"))
         }
-        let peer = call.otherParty(of: device.uid)
-        guard let peerDevice = call.device(of: peer), let address = devices[peer]?[peerDevice] else {
-            return .success(.signalled(delivered: false))
+        let (own, peer, peerDevice) = device.uid == call.initiator
+            ? (callerDevice, call.receiver, calleeDevice) : (calleeDevice, call.initiator, callerDevice)
+        guard own == device.deviceId else {
+            return .failure(SignalError(.otherDevice, "call \(sessionId) is on device \(own) of \(device.uid)"))
         }
+        guard let address = devices[peer]?[peerDevice] else { return .success(.signalled(delivered: false)) }
         output.actions.append(.signal(PeerSignal(sessionId: sessionId, uid: device.uid, deviceId: device.deviceId,
                                                  payload: payload), to: address))
         return .success(.signalled(delivered: true))
@@ -132,8 +135,8 @@ extension CallStateMachine {
                                       now: now, into: &output), ringing: 0)
             }
         }
-        let call = Call.placed(sessionId: newSessionId(), from: device.uid, device: device.deviceId, to: receiver, callType: callType,
-                               timeoutMs: timeout?.inMilliseconds ?? Int64(settings.defaultRingTimeout) * 1000,
+        let call = Call.placed(sessionId: newSessionId(), from: device.uid, device: device.deviceId, to: receiver,
+                               callType: callType, timeoutMs: timeout?.inMilliseconds ?? Int64(settings.defaultRingTimeout) * 1000,
                                metadata: metadata,
                                receiverBusy: liveCall(of: receiver) != nil, at: now.wall)
         let placed = commit(.created(call, by: actor), except: device.address, now: now, into: &output)

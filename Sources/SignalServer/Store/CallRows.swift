@@ -131,8 +131,8 @@ extension StoreConnection {
             }
         }
         return Call(sessionId: sessionId, callType: callType, status: status, initiator: initiator, receiver: receiver,
-                    initiatorDevice: row.string(at: 14), initiatedAt: row.int64(at: 5), acceptedAt: row.optionalInt64(at: 6), endedAt: row.optionalInt64(at: 7),
-                    acceptedBy: row.string(at: 8), endedBy: row.string(at: 9), endReason: endReason,
+                    initiatorDevice: row.string(at: 14), initiatedAt: row.int64(at: 5), acceptedAt: row.optionalInt64(at: 6),
+                    endedAt: row.optionalInt64(at: 7), acceptedBy: row.string(at: 8), endedBy: row.string(at: 9), endReason: endReason,
                     timeoutMs: row.int64(at: 11), metadata: metadata, seq: row.int64(at: 13))
     }
 }

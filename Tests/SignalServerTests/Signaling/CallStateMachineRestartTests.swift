@@ -17,6 +17,34 @@ import TestSupport
         return (h.machine.liveCall(sessionId: sessionId)!, h)
     }
 
+    /// The devices in a restored call are the ones the store recorded:
+    /// signals flow between them again. A call stored without the caller's
+    /// device (before schema 8) refuses signals from both sides alike.
+    @Test func aRestoredCallRelaysBetweenItsRecordedDevicesOnly() throws {
+        let (call, before) = Self.ongoingCall()
+        #expect(call.initiatorDevice == "a1" && call.acceptedBy == "b1")
+        var unrecorded = call
+        unrecorded.sessionId = "old"
+        unrecorded.initiator = "carol"
+        unrecorded.receiver = "dave"
+        unrecorded.initiatorDevice = nil
+        unrecorded.acceptedBy = "d1"
+        let h = MachineHarness(settings: Self.settings, now: before.now + 2_000)
+        h.restore([call, unrecorded], lastSeq: call.seq)
+        let a1 = h.online("alice", "a1"), b1 = h.online("bob", "b1")
+        let payload = JSONValue.object([("kind", .string("offer"))])
+        let relayed = h.send(.signal(sessionId: call.sessionId, payload: payload), from: a1)
+        #expect(relayed.resultData(to: a1) == .object([("delivered", .bool(true))]))
+        #expect(relayed.actions.contains(.signal(PeerSignal(sessionId: call.sessionId, uid: "alice", deviceId: "a1",
+                                                            payload: payload), to: b1.address)))
+        #expect(relayed.changes.isEmpty)
+        for (uid, deviceId) in [("carol", "c1"), ("dave", "d1")] {
+            let device = h.online(uid, deviceId)
+            let refused = h.send(.signal(sessionId: "old", payload: payload), from: device)
+            #expect(refused.errorCode(to: device) == .otherDevice, "\(uid)")
+        }
+    }
+
     @Test func anOngoingCallGoesOnWithTheSameSessionWhenBothComeBack() throws {
         let (call, before) = Self.ongoingCall()
         let h = MachineHarness(settings: Self.settings, now: before.now + 2_000)

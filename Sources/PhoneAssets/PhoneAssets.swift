@@ -17,6 +17,7 @@ public enum PhoneAssets {
         "main.js": File(body: PackageResources.main_js, contentType: javaScript),
         "signaling.js": File(body: PackageResources.signaling_js, contentType: javaScript),
         "media.js": File(body: PackageResources.media_js, contentType: javaScript),
+        "slot.js": File(body: PackageResources.slot_js, contentType: javaScript),
         "ringtone.js": File(body: PackageResources.ringtone_js, contentType: javaScript),
         "ui.js": File(body: PackageResources.ui_js, contentType: javaScript),
         "view.js": File(body: PackageResources.view_js, contentType: javaScript),

@@ -5,7 +5,7 @@
 // device all land on the same view.
 
 import {Signaling} from "./signaling.js";
-import {CallMedia, openLocalMedia} from "./media.js";
+import {MediaSlot} from "./slot.js";
 import {Ringtone} from "./ringtone.js";
 import {UI} from "./ui.js";
 import {describeCall, LIVE, roleOf, isMine} from "./view.js";
@@ -32,11 +32,9 @@ class Phone {
     this.signaling = new Signaling();
     this.me = null;
     this.call = null; // the call the page shows (live, or the last one that ended)
-    this.media = null; // CallMedia of the call this device is in
-    this.local = null; // {sessionId, promise of MediaStream}: the camera, opened early
+    this.slot = new MediaSlot({ui: this.ui, signaling: this.signaling, relay: RELAY});
     this.placedHere = new Set(); // session ids this page initiated
     this.rangHere = new Set(); // session ids this page saw ringing (or made ongoing by glare)
-    this.earlySignals = [];
     this.muted = false;
     this.cameraOff = false;
     this.logs = [];
@@ -49,6 +47,11 @@ class Phone {
     this.signaling.addEventListener("signal", ({detail}) => this.receiveSignal(detail));
     this.signaling.addEventListener("authenticated", ({detail}) => this.authenticated(detail));
     window.addEventListener("online", () => this.signaling.reconnectNow());
+    // A tab that signed in by itself (a reload) has had no gesture yet, so
+    // its AudioContext may be suspended: the first click or key wakes it.
+    for (const type of ["pointerdown", "keydown"]) {
+      document.addEventListener(type, () => this.ringtone.prepare(), {capture: true});
+    }
 
     this.ui.bind({
       signIn: (form) => this.signIn(form),
@@ -103,7 +106,7 @@ class Phone {
     else if (this.call && LIVE.has(this.call.status) && !data.resumed) this.findEnd(this.call.sessionId);
     // Media flows between the browsers, not through ringd: a reconnect
     // repairs it only if it broke meanwhile.
-    if (!first && this.media) this.media.resume({lostConnection: false});
+    if (!first) this.slot.resume();
     this.ui.announce(first ? `Signed in as ${this.me}.` : "Reconnected.");
     this.refreshLogs();
   }
@@ -122,7 +125,7 @@ class Phone {
     }
     this.signaling.signOut();
     Storage.clearSession();
-    this.closeMedia();
+    this.slot.close();
     this.ringtone.stop();
     this.me = null;
     this.call = null;
@@ -141,57 +144,56 @@ class Phone {
   }
 
   async dial(uid, callType) {
+    if (this.call && LIVE.has(this.call.status)) return;
     if (!uid) return this.ui.announce("Enter the user id to call.");
     if (uid === this.me) return this.ui.announce(ERROR_WORDS.ERR_CALLING_SELF);
     this.ringtone.prepare();
     // The camera opens while it rings, so the caller sees themself at once
     // and the offer need not wait for it.
-    const local = {sessionId: null, promise: openLocalMedia(callType)};
-    this.dropLocal();
-    this.local = local;
+    const local = this.slot.openLocal(null, callType);
     try {
       const {call} = await this.signaling.request("initiateCall", {receiverId: uid, callType});
-      local.sessionId = call.sessionId;
+      this.slot.bindLocal(local, call.sessionId);
       this.placedHere.add(call.sessionId);
       if (call.status === "ongoing") this.rangHere.add(call.sessionId); // glare: the other side's call, accepted for us
       this.applyCall(call);
     } catch (error) {
-      if (this.local === local) this.dropLocal();
+      this.slot.dropLocal(local);
       this.ui.announce(words(error));
     }
   }
 
-  async accept() {
+  accept() {
     const call = this.call;
-    if (!call) return;
+    if (!call || this.slot.holdsLocal(call.sessionId)) return;
     this.ringtone.stop();
-    this.dropLocal();
-    this.local = {sessionId: call.sessionId, promise: openLocalMedia(call.callType)};
-    try {
-      const result = await this.signaling.request("acceptCall", {sessionId: call.sessionId});
-      this.applyCall(result.call);
-    } catch (error) {
-      this.ui.announce(words(error));
+    // The camera opens while the accept travels; the offer finds it ready.
+    const local = this.slot.openLocal(call.sessionId, call.callType);
+    return this.act("acceptCall", {}).then((ok) => {
+      if (!ok) this.slot.dropLocal(local);
       this.render();
-    }
+    });
   }
 
+  /** One call request at a time: a second click while one travels does nothing. */
   async act(type, params) {
-    if (!this.call) return;
+    if (!this.call || this.acting) return false;
+    this.acting = true;
     try {
       const result = await this.signaling.request(type, {sessionId: this.call.sessionId, ...params});
       this.applyCall(result.call);
+      return true;
     } catch (error) {
       this.ui.announce(words(error));
+      return false;
+    } finally {
+      this.acting = false;
     }
   }
 
   toggle(flag) {
     this[flag] = !this[flag];
-    if (this.media) {
-      this.media.setMuted(this.muted);
-      this.media.setCameraOff(this.cameraOff);
-    }
+    this.slot.setSwitches({muted: this.muted, cameraOff: this.cameraOff});
     this.render();
   }
 
@@ -210,76 +212,23 @@ class Phone {
     }
     if (!current || current.sessionId !== call.sessionId) {
       this.muted = this.cameraOff = false;
+      this.slot.setSwitches({muted: false, cameraOff: false});
       if (call.status === "initiated") this.rangHere.add(call.sessionId);
     }
     this.call = call;
     const mine = isMine(call, this.me, this.signaling.deviceId, this.placedHere.has(call.sessionId));
-    if (call.status === "ongoing" && mine) this.ensureMedia(call);
-    else if (this.media || (this.local && call.status !== "initiated")) this.closeMedia();
+    // A page that never saw this call ring joins one already going (it was reloaded).
+    if (call.status === "ongoing" && mine) {
+      this.slot.ensure(call, roleOf(call, this.me), {rejoin: !this.rangHere.has(call.sessionId)});
+    } else if (call.status !== "initiated" && this.slot.busy) {
+      this.slot.close();
+    }
     this.render();
     if (!LIVE.has(call.status)) this.refreshLogs();
   }
 
-  ensureMedia(call) {
-    if (this.media && this.media.sessionId === call.sessionId) return;
-    this.closeMedia();
-    if (!this.local || this.local.sessionId !== call.sessionId) {
-      this.local = {sessionId: call.sessionId, promise: openLocalMedia(call.callType)};
-    }
-    const media = new CallMedia({
-      call,
-      role: roleOf(call, this.me),
-      localMedia: this.local.promise,
-      send: (payload) => this.sendSignal(call.sessionId, payload),
-      iceServers: () => this.signaling.request("getIceServers").then((data) => data.iceServers || [], () => []),
-      relay: RELAY,
-    });
-    this.media = media;
-    media.setMuted(this.muted);
-    media.setCameraOff(this.cameraOff);
-    media.addEventListener("state", ({detail}) => this.mediaChanged(media, detail));
-    media.addEventListener("remote", ({detail}) => media === this.media && this.ui.setRemoteStream(detail));
-    // A page that never saw this call ring joins one already going (it was
-    // reloaded): the callee then asks the caller for a fresh offer.
-    media.start({rejoin: !this.rangHere.has(call.sessionId)});
-    const early = this.earlySignals.filter((frame) => frame.sessionId === call.sessionId);
-    this.earlySignals = [];
-    for (const frame of early) media.handleSignal(frame.payload);
-  }
-
-  closeMedia() {
-    if (this.media) this.media.close();
-    this.media = null;
-    this.dropLocal();
-    this.ui.setRemoteStream(null);
-    this.ui.setMediaState("", "");
-  }
-
-  dropLocal() {
-    if (this.local) this.local.promise.then((stream) => stream.getTracks().forEach((track) => track.stop()));
-    this.local = null;
-    this.ui.setLocalStream(null);
-  }
-
-  mediaChanged(media, state) {
-    if (media !== this.media) return;
-    const text = {new: "Setting up media…", connecting: "Connecting media…", connected: "Media connected",
-      disconnected: "Media interrupted; reconnecting…", failed: "Media failed", closed: ""}[state] || state;
-    this.ui.setMediaState(state, text);
-  }
-
-  sendSignal(sessionId, payload) {
-    return this.signaling.request("signal", {sessionId, payload}).then(
-      (data) => data.delivered,
-      (error) => {
-        console.debug("[signal] not sent", payload.kind, error.code);
-        return false;
-      });
-  }
-
   receiveSignal(frame) {
-    if (this.media && this.media.sessionId === frame.sessionId) this.media.handleSignal(frame.payload);
-    else if (this.call && this.call.sessionId === frame.sessionId) this.earlySignals.push(frame);
+    this.slot.receive(frame, this.call ? this.call.sessionId : null);
   }
 
   render() {
@@ -291,7 +240,7 @@ class Phone {
     const before = this.view ? this.view.state : "idle";
     this.view = view;
     this.ui.renderCall(view);
-    if (this.local && view.videos) this.local.promise.then((stream) => this.local && this.ui.setLocalStream(stream));
+    if (view.videos) this.slot.showLocal();
 
     if (view.state === "incoming") this.ringtone.play("ring");
     else if (view.state === "outgoing" && view.mine) this.ringtone.play("ringback");
@@ -328,7 +277,7 @@ window.phone = {
   get state() { return document.body.dataset.callState; },
   get sessionId() { return phone.call ? phone.call.sessionId : null; },
   get call() { return phone.call; },
-  get pc() { return phone.media ? phone.media.pc : null; },
+  get pc() { return phone.slot.pc; },
   get ringing() { return phone.ringtone.kind; },
   get audio() { return phone.ringtone.context ? phone.ringtone.context.state : null; }, // the tones' AudioContext
   get connection() { return phone.signaling.state; },

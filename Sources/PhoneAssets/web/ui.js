@@ -51,7 +51,10 @@ export class UI {
     }
   }
 
-  /** handlers: {signIn({uid, method, authKey, authToken}), signOut, call(uid, type), accept, reject, busy, cancel, hangUp, mute, camera, refreshLogs} */
+  /**
+   * handlers: signIn({uid, method, authKey, authToken}), signOut, call(uid, type), accept, reject, busy,
+   * cancel, hangUp, mute, camera, refreshLogs
+   */
   bind(handlers) {
     this.el["sign-in-form"].addEventListener("submit", (event) => {
       event.preventDefault();

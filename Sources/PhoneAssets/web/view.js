@@ -74,7 +74,9 @@ export function describeCall(call, {me, deviceId, placedHere, muted, cameraOff, 
           title: role === "callee" && call.acceptedBy ? "Answered on another device" : `In call with ${peer} on another device`,
           detail: `${type} call`, buttons: new Set(["hang-up"])};
       }
-      return {...base, state: "ongoing", title: `In call with ${peer}`, detail: `${type} call`, videos: true,
+      // An audio call shows no video; its hidden <video> still plays the sound.
+      return {...base, state: "ongoing", title: `In call with ${peer}`, detail: `${type} call`,
+        videos: call.callType === "video",
         buttons: new Set(["hang-up", "mute", ...(hasCamera ? ["camera"] : [])])};
     default:
       return {...base, ...terminalWords(call, role, peer, me), state: call.status, buttons: new Set(["dial"])};

@@ -1,0 +1,131 @@
+// The media this page holds: at most one call's camera and microphone (opened
+// early: while the caller's call rings, while the callee's accept travels)
+// and its CallMedia. main.js says when; this module keeps the pieces
+// together so that none outlives its call (the camera's light goes off).
+
+import {CallMedia, openLocalMedia} from "./media.js";
+
+const MEDIA_WORDS = {
+  new: "Setting up media…",
+  connecting: "Connecting media…",
+  connected: "Media connected",
+  disconnected: "Media interrupted; reconnecting…",
+  failed: "Media failed",
+  closed: "",
+};
+
+export class MediaSlot {
+  constructor({ui, signaling, relay}) {
+    this.ui = ui;
+    this.signaling = signaling;
+    this.relay = relay;
+    this.media = null; // CallMedia of the call this device is in
+    this.local = null; // {sessionId, promise of MediaStream}
+    this.earlySignals = []; // signals of the current call that came before its CallMedia
+    this.muted = false;
+    this.cameraOff = false;
+  }
+
+  get pc() {
+    return this.media ? this.media.pc : null;
+  }
+
+  holdsLocal(sessionId) {
+    return Boolean(this.local && this.local.sessionId === sessionId);
+  }
+
+  /** Opens the camera (and microphone) for a call; sessionId may come later (bindLocal). */
+  openLocal(sessionId, callType) {
+    this.dropLocal();
+    this.local = {sessionId, promise: openLocalMedia(callType)};
+    return this.local;
+  }
+
+  bindLocal(local, sessionId) {
+    local.sessionId = sessionId;
+  }
+
+  dropLocal(only = null) {
+    if (!this.local || (only && this.local !== only)) return;
+    this.local.promise.then((stream) => stream.getTracks().forEach((track) => track.stop()));
+    this.local = null;
+    this.ui.setLocalStream(null);
+  }
+
+  /** The self view, once the camera is open. */
+  showLocal() {
+    const local = this.local;
+    if (local) local.promise.then((stream) => this.local === local && this.ui.setLocalStream(stream));
+  }
+
+  /** Media for an ongoing call of this device; rejoin: this page never saw it ring. */
+  ensure(call, role, {rejoin}) {
+    if (this.media && this.media.sessionId === call.sessionId) return;
+    this.close({keepLocalFor: call.sessionId});
+    if (!this.holdsLocal(call.sessionId)) this.openLocal(call.sessionId, call.callType);
+    const media = new CallMedia({
+      call,
+      role,
+      localMedia: this.local.promise,
+      send: (payload) => this.send(call.sessionId, payload),
+      // getIceServers before each connection; without an answer, none (host candidates).
+      iceServers: () => this.signaling.request("getIceServers").then((data) => data.iceServers || [], () => []),
+      relay: this.relay,
+    });
+    this.media = media;
+    media.setMuted(this.muted);
+    media.setCameraOff(this.cameraOff);
+    media.addEventListener("state", ({detail}) => {
+      if (media === this.media) this.ui.setMediaState(detail, MEDIA_WORDS[detail] ?? detail);
+    });
+    media.addEventListener("remote", ({detail}) => media === this.media && this.ui.setRemoteStream(detail));
+    // A callee that joins a call already going (a reload) asks for a fresh offer.
+    media.start({rejoin});
+    const early = this.earlySignals.filter((frame) => frame.sessionId === call.sessionId);
+    this.earlySignals = [];
+    for (const frame of early) media.handleSignal(frame.payload);
+  }
+
+  /** After a reconnect to ringd: repairs the connection only if it broke. */
+  resume() {
+    if (this.media) this.media.resume({lostConnection: false});
+  }
+
+  setSwitches({muted, cameraOff}) {
+    this.muted = muted;
+    this.cameraOff = cameraOff;
+    if (this.media) {
+      this.media.setMuted(muted);
+      this.media.setCameraOff(cameraOff);
+    }
+  }
+
+  /** Hang-up, the other side's end, another device took it: everything goes. */
+  close({keepLocalFor = null} = {}) {
+    if (this.media) this.media.close();
+    this.media = null;
+    if (!keepLocalFor || !this.holdsLocal(keepLocalFor)) this.dropLocal();
+    this.earlySignals = this.earlySignals.filter((frame) => frame.sessionId === keepLocalFor);
+    this.ui.setRemoteStream(null);
+    this.ui.setMediaState("", "");
+  }
+
+  get busy() {
+    return Boolean(this.media || this.local);
+  }
+
+  send(sessionId, payload) {
+    return this.signaling.request("signal", {sessionId, payload}).then(
+      (data) => data.delivered,
+      (error) => {
+        console.debug("[signal] not sent", payload.kind, error.code);
+        return false;
+      });
+  }
+
+  /** A signal frame; kept for a moment when it is the current call's and its media is still being made. */
+  receive(frame, currentSessionId) {
+    if (this.media && this.media.sessionId === frame.sessionId) this.media.handleSignal(frame.payload);
+    else if (frame.sessionId === currentSessionId) this.earlySignals.push(frame);
+  }
+}

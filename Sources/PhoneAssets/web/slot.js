@@ -114,13 +114,28 @@ export class MediaSlot {
     return Boolean(this.media || this.local);
   }
 
+  /**
+   * One signal, after the ones before it: ringd relays them in the order it
+   * gets them, and one refused by the rate limit (an offer and its burst of
+   * candidates can reach limits.requestBurst) is sent again, after a pause,
+   * before any later one. Resolves with `delivered`.
+   */
   send(sessionId, payload) {
-    return this.signaling.request("signal", {sessionId, payload}).then(
-      (data) => data.delivered,
-      (error) => {
-        console.debug("[signal] not sent", payload.kind, error.code);
-        return false;
-      });
+    const attempt = async () => {
+      for (let retry = 0; ; retry++) {
+        try {
+          return (await this.signaling.request("signal", {sessionId, payload})).delivered;
+        } catch (error) {
+          if (error.code !== "ERR_RATE_LIMITED" || retry >= 5) {
+            console.debug("[signal] not sent", payload.kind, error.code);
+            return false;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** retry));
+        }
+      }
+    };
+    this.sending = (this.sending || Promise.resolve()).then(attempt);
+    return this.sending;
   }
 
   /** A signal frame; kept for a moment when it is the current call's and its media is still being made. */

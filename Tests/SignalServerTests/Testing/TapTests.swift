@@ -50,6 +50,26 @@ struct TapTests {
         #expect(kept.map { $0["seq"] } == records.dropFirst(2).map { $0["seq"] })
     }
 
+    @Test("a relayed signal is in the tap as who signalled whom, without its payload")
+    func signal() throws {
+        let rig = try TestAPIRig()
+        defer { rig.finish() }
+        let alice = try rig.device("alice", "a1"), bob = try rig.device("bob", "b1")
+        let call = try alice.initiate(to: "bob").call()
+        #expect(try bob.accept(call.sessionId).ok)
+        #expect(try alice.signal(call.sessionId, .object([("kind", .string("offer")), ("sdp", .string("secret-sdp"))])).ok)
+        let kept = try rig.transitions(sessionId: call.sessionId)
+        let relay = try #require(kept.last, "\(kept)")
+        #expect(relay["input"]?["request"]?.stringValue == "signal")
+        #expect(relay["changes"] == .array([]))
+        let actions = relay["actions"]
+        #expect(actions?[0]?["type"]?.stringValue == "reply" && actions?[0]?["data"]?["delivered"] == .bool(true))
+        #expect(actions?[1]?["type"]?.stringValue == "signal")
+        #expect(actions?[1]?["sessionId"]?.stringValue == call.sessionId)
+        #expect(actions?[1]?["to"]?["uid"]?.stringValue == "bob")
+        #expect(!relay.serialized.contains("secret-sdp"))
+    }
+
     @Test("a tap opened late replays the kept records after afterSeq, then streams the rest without a gap")
     func replay() throws {
         let rig = try TestAPIRig()

@@ -21,7 +21,8 @@ enum PhoneRoutes {
     }
 
     /// The page may talk to this server only (`'self'` covers its `ws:` and
-    /// `wss:` URLs in CSP 3), load nothing from elsewhere, and not be framed; `no-cache` so that a new ringd's page is used at once.
+    /// `wss:` URLs in CSP 3), load nothing from elsewhere, and not be
+    /// framed; `no-cache` so that a new ringd's page is used at once.
     private static func headers(_ file: PhoneAssets.File) -> HTTPHeaders {
         HTTPHeaders([
             ("Content-Type", file.contentType),

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A Prometheus histogram: counts of observations at or below each bound,
-/// their sum and count. Observers are the store's writer thread and one
+/// their sum and count. Observers are the thread running a store batch and one
 /// timer a second per loop, so one short lock per observation costs less
 /// than keeping an atomic per bucket.
 final class Histogram: Sendable {

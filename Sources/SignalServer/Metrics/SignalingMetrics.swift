@@ -12,9 +12,9 @@ final class AtomicCounter: Sendable {
 }
 
 /// What ringd counts about signaling, for `GET /metrics`: call transitions
-/// and latencies (as a ``CallChangeConsumer``, on the store's writer thread),
+/// and latencies (as a ``CallChangeConsumer``, on the thread that ran the store's batch),
 /// error results sent to clients and rate-limited requests (on the loops and
-/// the writer thread), and event-loop lag.
+/// the thread that ran the batch), and event-loop lag.
 final class SignalingMetrics: CallChangeConsumer {
     /// A committed change, as `ringd_call_transitions_total` labels it.
     struct TransitionKey: Hashable, Sendable {
@@ -23,7 +23,7 @@ final class SignalingMetrics: CallChangeConsumer {
     }
 
     /// Changes since start, by the status they reached; counted where
-    /// commits are reported (the writer thread; at start-up, the thread that
+    /// commits are reported (the thread that ran the batch; at start-up, the thread that
     /// restarts the service), read by scrapes.
     private let transitions = Mutex<[TransitionKey: Int]>([:])
     /// Initiated to accepted, by the calls' own timestamps.

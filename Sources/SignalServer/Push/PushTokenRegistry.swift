@@ -39,7 +39,7 @@ public struct PushDeviceState: Sendable, Hashable {
 /// The push tokens in memory, mirroring the store's `push_tokens` (it is
 /// updated from the store's completions, after each write committed), and
 /// how pushes to each device have gone. Read when a call rings, from the
-/// store's writer thread; written there and by the push worker.
+/// thread that ran the store's batch; written there and by the push worker.
 final class PushTokenRegistry: Sendable {
     private struct State {
         var tokens: [String: [String: RegisteredPushToken]] = [:]

@@ -111,7 +111,7 @@ enum TimerChange: Sendable {
     case cancel(SignalingTimer)
 }
 
-/// Work for the loops that the store's thread holds until its batch's
+/// Work for the loops that the thread running a store batch holds until its batch's
 /// completions have all run.
 struct PendingWork: Sendable {
     /// Deliveries by loop index, in order.

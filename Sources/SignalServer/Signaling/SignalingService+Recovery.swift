@@ -4,7 +4,7 @@ extension SignalingService {
     /// Seconds between attempts to read the store back while it keeps failing.
     static let recoveryRetrySeconds = 1.0
 
-    /// A commit failed (on the store's writer thread): its change and every
+    /// A commit failed (on the thread that ran the store's batch): its change and every
     /// change made after it are lost (the store's chain refuses them), so
     /// the machine must forget them too. Requests are refused from now on
     /// and the store is read back once everything queued before is done.

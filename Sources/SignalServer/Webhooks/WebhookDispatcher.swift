@@ -108,7 +108,7 @@ final class WebhookDispatcher: Sendable {
         }
     }
 
-    /// New deliveries, just committed (on the store's writer thread, in
+    /// New deliveries, just committed (on the thread that ran the store's batch, in
     /// commit order). Past the memory limit they stay in the store only,
     /// until memory drains.
     func enqueueCommitted(_ deliveries: [WebhookDelivery]) {

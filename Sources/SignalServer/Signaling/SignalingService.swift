@@ -245,8 +245,11 @@ public final class SignalingService: Sendable {
         guard !output.isEmpty else { return }
         let tap = record == nil ? nil : self.tap
         let changes = output.changes
+        // A relay rests on the call being ongoing: if a change before it
+        // was lost (the accept), the signal must not reach the peer.
+        let relays = output.actions.contains { if case .signal = $0 { true } else { false } }
         store.commit(changes, reservingSeq: output.seqReservation, restartGrace: output.restartGrace, wakeWriter: wakeWriter,
-                     recording: recording(for: changes)) { [self] result in
+                     followsEarlierChanges: relays, recording: recording(for: changes)) { [self] result in
             switch result {
             case .failure(let error) where error.code == .closed:
                 // The store closed under a live service (the job was refused

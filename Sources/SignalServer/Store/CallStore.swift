@@ -122,14 +122,18 @@ public final class CallStore: Sendable {
     /// a ``wakeWriter()`` or ``runQueuedOnLoop()`` call soon after, so that
     /// the commits of one event-loop pass commit together.
     ///
+    /// `followsEarlierChanges` chains a commit of nothing too (a relayed
+    /// `signal`): it fails like a change while the chain is broken, so it
+    /// never acts on a change that was lost.
+    ///
     /// The counter of the change sequence is raised to `reservingSeq` and
     /// `restartGrace` is applied in the same transaction.
     func commit(_ changes: [CallChange], reservingSeq: Int64? = nil, restartGrace: [RestartGraceChange] = [],
-                wakeWriter: Bool = true,
+                wakeWriter: Bool = true, followsEarlierChanges: Bool = false,
                 recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil,
                 completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
         let writes = !changes.isEmpty || reservingSeq != nil || !restartGrace.isEmpty
-        submit(writes: writes, chained: writes, wakeWriter: wakeWriter, { connection throws(StoreError) in
+        submit(writes: writes, chained: writes || followsEarlierChanges, wakeWriter: wakeWriter, { connection throws(StoreError) in
             try Self.write(changes, reservingSeq: reservingSeq, restartGrace: restartGrace, recording: recording,
                            on: connection)
         }, completion: completion)

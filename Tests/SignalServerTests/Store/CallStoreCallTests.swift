@@ -187,7 +187,11 @@ import TestSupport
         #expect(try waitForResult { store.save([storedCall(2)], completion: $0) }.failureCode == .database)
         store.setFaultHook(nil)
         #expect(try waitForResult { store.save([storedCall(3)], completion: $0) }.failureCode == .chainBroken)
+        // A commit of nothing that follows the changes (a relayed signal) fails with them; one that does not, runs.
+        #expect(try waitForResult { store.commit([], followsEarlierChanges: true, completion: $0) }.failureCode == .chainBroken)
+        #expect(throws: Never.self) { try waitForResult { store.commit([], completion: $0) }.get() }
         #expect(try waitForResult { store.recoverChain(completion: $0) }.get() == [ringing])
+        #expect(throws: Never.self) { try waitForResult { store.commit([], followsEarlierChanges: true, completion: $0) }.get() }
         try store.saveAndWait([storedCall(4)])
         #expect(try store.fetch("session-2") == nil && store.fetch("session-3") == nil && store.fetch("session-4") != nil)
     }

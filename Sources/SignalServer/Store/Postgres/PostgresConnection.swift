@@ -1,0 +1,102 @@
+import CLibpq
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure PostgreSQL or libpq reported: the SQLSTATE when the server
+/// sent one (`23505` for a unique violation), and the message.
+public struct PostgresError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The five-character SQLSTATE, nil for failures of the connection itself.
+    public let sqlState: String?
+    public let message: String
+
+    /// `unique_violation`: the row exists (a second live call of one user, say).
+    public static let uniqueViolation = "23505"
+    /// `serialization_failure`: retry the transaction.
+    public static let serializationFailure = "40001"
+
+    public var description: String { sqlState.map { "\($0): \(message)" } ?? message }
+}
+
+/// One libpq connection, owned: opened by `init`, closed in `deinit`. Used
+/// by one thread at a time (libpq connections are not thread-safe), like
+/// ``SQLiteDatabase``. Parameters go as text in `$1…`, never spliced into
+/// the SQL.
+final class PostgresConnection {
+    private let handle: OpaquePointer
+
+    /// Connects with a libpq connection string (`host=/run/postgresql
+    /// dbname=ringd`, or a `postgresql://` URL). Blocks until connected or refused.
+    init(url: String) throws(PostgresError) {
+        guard let handle = PQconnectdb(url) else {
+            throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            // libpq's message names the host and the reason, never the password.
+            let message = Self.trimmed(PQerrorMessage(handle))
+            PQfinish(handle)
+            throw PostgresError(sqlState: nil, message: "connecting to PostgreSQL: \(message)")
+        }
+        self.handle = handle
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// Runs one statement with `parameters` bound to `$1…` (nil: NULL) and
+    /// returns its rows (none for a command).
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresRows {
+        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0) } }
+        defer { for copy in copies { free(copy) } }
+        let result: OpaquePointer? = copies.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
+                PQexecParams(handle, sql, Int32(values.count), nil, values.isEmpty ? nil : values.baseAddress, nil, nil, 0)
+            }
+        }
+        guard let result else {
+            throw PostgresError(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)))
+        }
+        let rows = PostgresRows(result)
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
+            return rows
+        default:
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            throw PostgresError(sqlState: state, message: Self.trimmed(PQresultErrorMessage(result)))
+        }
+    }
+
+    /// Whether the connection is still usable (a server restart breaks it).
+    var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    private static func trimmed(_ text: UnsafePointer<CChar>?) -> String {
+        guard let text else { return "unknown libpq error" }
+        var message = String(cString: text)
+        while message.last?.isWhitespace == true { message.removeLast() }
+        return message
+    }
+}
+
+/// The rows of one statement's result, owned: cleared in `deinit`. Values
+/// are text, as PostgreSQL sends them without a binary format.
+final class PostgresRows {
+    private let result: OpaquePointer
+
+    fileprivate init(_ result: OpaquePointer) { self.result = result }
+
+    deinit { PQclear(result) }
+
+    var count: Int { Int(PQntuples(result)) }
+
+    /// Rows a command changed (`UPDATE`, `INSERT`, `DELETE`), 0 otherwise.
+    var affected: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+
+    /// The value at `row`, `column`; nil for NULL.
+    func string(_ row: Int, _ column: Int) -> String? {
+        guard PQgetisnull(result, Int32(row), Int32(column)) == 0 else { return nil }
+        return String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+    }
+
+    /// An integer value; nil for NULL or text that is not one.
+    func int64(_ row: Int, _ column: Int) -> Int64? { string(row, column).flatMap { Int64($0) } }
+}

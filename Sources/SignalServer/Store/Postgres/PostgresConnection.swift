@@ -66,6 +66,23 @@ final class PostgresConnection {
         }
     }
 
+    /// Runs `script`, one or more statements without parameters (a
+    /// migration), through the simple query protocol, which
+    /// ``execute(_:_:)``'s one-statement extended protocol is not.
+    func run(script: String) throws(PostgresError) {
+        guard let result = PQexec(handle, script) else {
+            throw PostgresError(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)))
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
+            return
+        default:
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            throw PostgresError(sqlState: state, message: Self.trimmed(PQresultErrorMessage(result)))
+        }
+    }
+
     /// Whether the connection is still usable (a server restart breaks it).
     var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
 

@@ -28,7 +28,7 @@ enum PostgresSchema {
                 ended_by TEXT,
                 end_reason TEXT,
                 timeout_ms BIGINT NOT NULL,
-                metadata JSONB,
+                metadata TEXT,  -- as sent: JSONB would reorder its members
                 change_seq BIGINT NOT NULL
             );
             CREATE INDEX calls_by_initiator ON calls (initiator, seq);

@@ -9,6 +9,8 @@ show a page in use (docs/images/phone-call.png is one of them)."""
 
 import time
 
+import pytest
+
 from conftest import AUTH_KEY
 
 # The media's bytes: inbound-rtp bytesReceived by kind, and the type of the
@@ -66,36 +68,22 @@ def no_console_errors(*pages):
         assert not errors, f"{page.name}: {errors}"
 
 
-def test_bob_rejects(browser):
+@pytest.mark.parametrize("button, status, title", [("reject", "rejected", "bob declined"),
+                                                  ("busy", "busy", "bob is busy")])
+def test_bob_declines(browser, button, status, title):
     alice, bob = browser("alice"), browser("bob")
     sign_in(alice, "alice")
     sign_in(bob, "bob")
     session = place_call(alice, bob, "audio")
 
-    bob.click("reject")
-    alice.wait_state("rejected")
-    bob.wait_state("rejected")
-    assert "bob declined" in alice.text("call-title")
+    bob.click(button)
+    alice.wait_state(status)
+    bob.wait_state(status)
+    assert title in alice.text("call-title")
     for page in (alice, bob):
         assert page.js("return window.phone.pc") is None
         page.wait(lambda p=page: not p.js("return document.body.dataset.ringing"), message="silent")
-        page.wait(lambda p=page: (log_row(p, session) or {}).get("status") == "rejected", message="in the log")
-    no_console_errors(alice, bob)
-
-
-def test_bob_answers_busy(browser):
-    alice, bob = browser("alice"), browser("bob")
-    sign_in(alice, "alice")
-    sign_in(bob, "bob")
-    session = place_call(alice, bob, "audio")
-
-    bob.click("busy")
-    alice.wait_state("busy")
-    bob.wait_state("busy")
-    assert "bob is busy" in alice.text("call-title")
-    bob.wait(lambda: (log_row(bob, session) or {}).get("status") == "busy", message="in bob's log")
-    for page in (alice, bob):
-        assert page.js("return window.phone.pc") is None and not page.js("return document.body.dataset.ringing")
+        page.wait(lambda p=page: (log_row(p, session) or {}).get("status") == status, message="in the log")
     no_console_errors(alice, bob)
 
 

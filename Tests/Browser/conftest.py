@@ -12,6 +12,7 @@ import os
 import secrets
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -31,6 +32,42 @@ CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 TURNSERVER = os.environ.get("TURNSERVER", "/usr/bin/turnserver")
 # coturn's relay ports: a range of its own, apart from CoturnCredentialTests' 50200-50299.
 RELAY_PORTS = (50300, 50399)
+
+
+def _terminated(signum, _frame):
+    # `make browser-test` runs pytest under timeout(1), which sends SIGTERM:
+    # as an interrupt, pytest still tears the fixtures down (chromium,
+    # chromedriver, coturn, ringd) instead of dying with them running.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one ends it at once
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+signal.signal(signal.SIGTERM, _terminated)
+
+
+def stop_process(process, seconds=5):
+    """terminate, then kill if it has not gone after `seconds`."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=seconds)
+
+
+def kill_chromium(profile):
+    """Kills what is left of the Chromium started with this (unique) profile."""
+    needle = f"--user-data-dir={profile}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "cmdline").read_bytes().split(b"\0"):
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
 
 
 def ringd_executable():
@@ -91,8 +128,7 @@ def coturn():
         wait_for_tcp(port)
         yield {"port": port, "secret": secret}
     finally:
-        process.kill()
-        process.wait(timeout=10)
+        stop_process(process, seconds=2)
 
 
 class Ringd:
@@ -125,8 +161,7 @@ class Ringd:
         self.api("/v1/test/reset")
 
     def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=10)
+        stop_process(self.process)
 
 
 @pytest.fixture(scope="session")
@@ -241,9 +276,13 @@ def browser(ringd, output_dir, request):
     for driver in drivers:
         try:
             driver.quit()
-        except Exception:  # a session that already died: its profile goes anyway
+        except Exception:  # a session that already died: its processes and profile go anyway
             pass
+        process = getattr(driver.service, "process", None)
+        if process is not None:
+            stop_process(process, seconds=2)
     for profile in profiles:
+        kill_chromium(profile)
         shutil.rmtree(profile, ignore_errors=True)
     # A test that failed half-way may leave a call live (alice busy for the
     # next one): the server starts afresh. Passing tests end their calls.

@@ -9,6 +9,8 @@ show a page in use (docs/images/phone-call.png is one of them)."""
 
 import time
 
+import pytest
+
 from conftest import AUTH_KEY
 
 # The media's bytes: inbound-rtp bytesReceived by kind, and the type of the
@@ -66,36 +68,22 @@ def no_console_errors(*pages):
         assert not errors, f"{page.name}: {errors}"
 
 
-def test_bob_rejects(browser):
+@pytest.mark.parametrize("button, status, title", [("reject", "rejected", "bob declined"),
+                                                  ("busy", "busy", "bob is busy")])
+def test_bob_declines(browser, button, status, title):
     alice, bob = browser("alice"), browser("bob")
     sign_in(alice, "alice")
     sign_in(bob, "bob")
     session = place_call(alice, bob, "audio")
 
-    bob.click("reject")
-    alice.wait_state("rejected")
-    bob.wait_state("rejected")
-    assert "bob declined" in alice.text("call-title")
+    bob.click(button)
+    alice.wait_state(status)
+    bob.wait_state(status)
+    assert title in alice.text("call-title")
     for page in (alice, bob):
         assert page.js("return window.phone.pc") is None
         page.wait(lambda p=page: not p.js("return document.body.dataset.ringing"), message="silent")
-        page.wait(lambda p=page: (log_row(p, session) or {}).get("status") == "rejected", message="in the log")
-    no_console_errors(alice, bob)
-
-
-def test_bob_answers_busy(browser):
-    alice, bob = browser("alice"), browser("bob")
-    sign_in(alice, "alice")
-    sign_in(bob, "bob")
-    session = place_call(alice, bob, "audio")
-
-    bob.click("busy")
-    alice.wait_state("busy")
-    bob.wait_state("busy")
-    assert "bob is busy" in alice.text("call-title")
-    bob.wait(lambda: (log_row(bob, session) or {}).get("status") == "busy", message="in bob's log")
-    for page in (alice, bob):
-        assert page.js("return window.phone.pc") is None and not page.js("return document.body.dataset.ringing")
+        page.wait(lambda p=page: (log_row(p, session) or {}).get("status") == status, message="in the log")
     no_console_errors(alice, bob)
 
 
@@ -144,9 +132,11 @@ def test_the_call_survives_a_lost_connection_and_a_reload(browser, ringd):
     # Bob's network drops (a TCP reset): his page reconnects and resumes;
     # the media, which never went through ringd, flows on.
     before = bob.js("return window.phone.authentications")
+    bob.js("document.getElementById('hang-up').focus()")
     ringd.api(f"/v1/test/devices/bob/{bob.js('return window.phone.deviceId')}/drop")
     bob.wait(lambda: bob.js("return window.phone.authentications") > before, message="reconnected")
     assert bob.state() == "ongoing" and bob.js("return window.phone.sessionId") == session
+    assert bob.js("return document.activeElement.id") == "hang-up", "a reconnect leaves the focus alone"
     media_flows(alice, bob, kinds=("audio",))
 
     # Alice reloads: the tab signs in again as the same device, finds the
@@ -199,13 +189,54 @@ def test_a_video_call_connects_through_turn_and_hangs_up(browser, output_dir):
     assert sorted(bob.js(sending)) == [["audio", False], ["video", False]]
     assert bob.js("return ['mute', 'camera'].map((id) => document.getElementById(id).getAttribute('aria-pressed'))") \
         == ["true", "true"]
+    # Toggle buttons keep their label; aria-pressed says the state.
+    assert [bob.text("mute"), bob.text("camera")] == ["Mute", "Camera off"]
     bob.click("mute")
     assert sorted(bob.js(sending)) == [["audio", True], ["video", False]]
 
+    for page in (alice, bob):
+        page.js("window.localTracks = document.getElementById('local-video').srcObject.getTracks()")
     alice.click("hang-up")
     for page in (alice, bob):
         page.wait_state("ended")
         page.wait(lambda p=page: p.js("return window.phone.pc") is None, message="connection closed")
         page.wait(lambda p=page: (log_row(p, session) or {}).get("status") == "ended", message="ended in the log")
+        # The camera's light goes off: every local track stopped, the self view empty.
+        assert page.js("return window.localTracks.length > 0 && window.localTracks.every((t) => t.readyState === 'ended')")
+        assert page.js("return document.getElementById('local-video').srcObject") is None
     assert "alice hung up" in bob.text("call-state") and "You hung up" in alice.text("call-state")
+    no_console_errors(alice, bob)
+
+
+def test_a_second_tab_takes_the_call_and_the_first_lets_go(browser, ringd):
+    alice, bob = browser("alice"), browser("bob")
+    sign_in(alice, "alice")
+    sign_in(bob, "bob")
+    session = place_call(alice, bob, "audio")
+    bob.click("accept")
+    connected(alice, bob)
+
+    # A second tab of alice's profile is the same device: it signs in, the
+    # first is replaced (close code 4003), and the call's media moves over.
+    first = alice.driver.current_window_handle
+    alice.js("window.localTracks = window.phone.pc.getSenders().map((s) => s.track).filter(Boolean)")
+    alice.driver.switch_to.new_window("tab")
+    alice.driver.get(f"{ringd.url}/phone/?relay=1")
+    sign_in(alice, "alice")
+    alice.wait_state("ongoing")
+    assert alice.js("return window.phone.sessionId") == session
+    second = alice.driver.current_window_handle
+
+    # The first tab lets go of the camera, microphone and peer connection.
+    alice.driver.switch_to.window(first)
+    alice.wait(lambda: alice.js("return window.phone.connection") == "offline", message="replaced")
+    alice.wait_state("lost")
+    assert alice.js("return window.phone.pc") is None and not alice.js("return document.body.dataset.ringing")
+    assert alice.js("return window.localTracks.length > 0 && window.localTracks.every((t) => t.readyState === 'ended')")
+
+    alice.driver.switch_to.window(second)
+    connected(alice, bob)
+    alice.click("hang-up")
+    for page in (alice, bob):
+        page.wait_state("ended")
     no_console_errors(alice, bob)

@@ -8,22 +8,12 @@ import {Signaling} from "./signaling.js";
 import {MediaSlot} from "./slot.js";
 import {Ringtone} from "./ringtone.js";
 import {UI} from "./ui.js";
-import {describeCall, LIVE, roleOf, isMine} from "./view.js";
+import {describeCall, lostView, LIVE, roleOf, isMine, ERROR_WORDS, words} from "./view.js";
 import {Storage} from "./storage.js";
 
 // ?relay=1: TURN relay candidates only (iceTransportPolicy "relay"), to
 // prove the TURN server and its minted credentials; the browser test uses it.
 const RELAY = new URLSearchParams(window.location.search).get("relay") === "1";
-
-const ERROR_WORDS = {
-  ERR_CALLING_SELF: "You cannot call yourself.",
-  ERR_CALL_BUSY_SELF: "You are already in a call.",
-  ERR_CALL_USER_ALREADY_JOINED: "The call was answered on another device.",
-  ERR_AUTH_FAILED: "Sign-in refused: unknown key or bad token.",
-  ERR_DISCONNECTED: "Not connected to the server.",
-  ERR_RATE_LIMITED: "Too many requests; try again in a moment.",
-};
-const words = (error) => ERROR_WORDS[error.code] || error.message || String(error);
 
 class Phone {
   constructor() {
@@ -32,13 +22,16 @@ class Phone {
     this.signaling = new Signaling();
     this.me = null;
     this.call = null; // the call the page shows (live, or the last one that ended)
-    this.slot = new MediaSlot({ui: this.ui, signaling: this.signaling, relay: RELAY});
+    this.lost = null; // {sessionId, reason}: this tab lost track of that call (replaced, refused, end unknown)
+    this.slot = new MediaSlot({ui: this.ui, signaling: this.signaling, relay: RELAY, onLocal: (note) => {
+      this.render(); // Mute and Camera off only with a track to switch
+      if (note) this.ui.announce(note);
+    }});
     this.placedHere = new Set(); // session ids this page initiated
     this.rangHere = new Set(); // session ids this page saw ringing (or made ongoing by glare)
     this.muted = false;
     this.cameraOff = false;
     this.logs = [];
-    this.durationTimer = null;
     this.authentications = 0;
 
     this.signaling.addEventListener("state", ({detail}) => this.connectionChanged(detail));
@@ -86,12 +79,14 @@ class Phone {
     const deviceId = Storage.deviceId();
     const lastSeq = Storage.seqFor({uid, method, authToken, deviceId});
     try {
+      // A reload while ringd restarts (or offline) keeps trying; only a refusal forgets the credential.
       const data = await this.signaling.signIn(
-        method === "token" ? {authToken, deviceId, lastSeq} : {uid, authKey, deviceId, lastSeq});
+        method === "token" ? {authToken, deviceId, lastSeq, retry: automatic} : {uid, authKey, deviceId, lastSeq, retry: automatic});
       Storage.saveSession({uid: data.user.uid, method, authKey, authToken, deviceId: data.deviceId}, this.signaling.lastSeq);
       this.ui.setSigningIn(false);
     } catch (error) {
-      if (automatic) Storage.clearSession();
+      if (error.code === "ERR_SUPERSEDED") return; // a newer sign-in (or sign-out) took over
+      if (automatic && error.code === "ERR_AUTH_FAILED") Storage.clearSession();
       this.ui.setSigningIn(false, words(error));
     }
   }
@@ -101,7 +96,8 @@ class Phone {
     const first = this.me === null;
     this.authentications += 1;
     this.me = data.user.uid;
-    this.ui.showSignedIn(true, {uid: this.me, deviceId: data.deviceId});
+    // Focus moves to the dial field on sign-in only, not on every reconnect.
+    this.ui.showSignedIn(true, {uid: this.me, deviceId: data.deviceId, focus: first});
     if (data.activeCall) this.applyCall(data.activeCall);
     else if (this.call && LIVE.has(this.call.status) && !data.resumed) this.findEnd(this.call.sessionId);
     // Media flows between the browsers, not through ringd: a reconnect
@@ -116,6 +112,19 @@ class Phone {
     await this.refreshLogs();
     const entry = this.logs.find((log) => log.sessionId === sessionId);
     if (entry) this.applyCall(entry);
+    else if (this.call && this.call.sessionId === sessionId && LIVE.has(this.call.status)) {
+      this.loseCall("its end is unknown"); // not "ongoing" forever
+    }
+  }
+
+  /** This tab can no longer follow its call (replaced, refused, end unknown): its media goes. */
+  loseCall(reason) {
+    this.slot.close();
+    this.ringtone.stop();
+    if (!this.call || !LIVE.has(this.call.status)) return false;
+    this.lost = {sessionId: this.call.sessionId, reason};
+    this.render();
+    return true;
   }
 
   signOut() {
@@ -135,11 +144,16 @@ class Phone {
     this.ui.announce("Signed out.");
   }
 
-  connectionChanged({state, reason}) {
+  connectionChanged({state, reason, code}) {
     this.ui.setConnection(state, reason);
-    if (state === "reconnecting") this.ui.announce(`Connection lost; ${reason}.`);
-    if (state === "offline" && this.me && reason !== "signed out") {
-      this.ui.announce(`Disconnected: ${reason}.`);
+    if (state === "reconnecting") {
+      if (this.me) this.ui.announce(`Connection lost; ${reason}.`);
+      else this.ui.setSigningIn(false, `Cannot reach the server; ${reason}.`); // a reload's sign-in retrying
+    }
+    if (state === "offline" && reason !== "signed out") {
+      if (code === 4001) Storage.clearSession(); // refused: the credential is no good
+      // A final stop (replaced by another tab, refused): nothing will resume the call here.
+      if (!this.loseCall(reason) && this.me) this.ui.announce(`Disconnected: ${reason}.`);
     }
   }
 
@@ -153,7 +167,9 @@ class Phone {
     const local = this.slot.openLocal(null, callType);
     try {
       const {call} = await this.signaling.request("initiateCall", {receiverId: uid, callType});
-      this.slot.bindLocal(local, call.sessionId);
+      // Glare joins the other side's call, whose type may differ: its media, not the dialled one.
+      if (call.callType !== callType) this.slot.openLocal(call.sessionId, call.callType);
+      else this.slot.bindLocal(local, call.sessionId);
       this.placedHere.add(call.sessionId);
       if (call.status === "ongoing") this.rangHere.add(call.sessionId); // glare: the other side's call, accepted for us
       this.applyCall(call);
@@ -211,11 +227,13 @@ class Phone {
       return;
     }
     if (!current || current.sessionId !== call.sessionId) {
+      this.slot.closeOtherThan(call.sessionId); // an earlier call's live media goes
       this.muted = this.cameraOff = false;
       this.slot.setSwitches({muted: false, cameraOff: false});
       if (call.status === "initiated") this.rangHere.add(call.sessionId);
     }
     this.call = call;
+    this.lost = null;
     const mine = isMine(call, this.me, this.signaling.deviceId, this.placedHere.has(call.sessionId));
     // A page that never saw this call ring joins one already going (it was reloaded).
     if (call.status === "ongoing" && mine) {
@@ -233,10 +251,13 @@ class Phone {
 
   render() {
     const call = this.call;
-    const view = describeCall(call, {
+    let view = describeCall(call, {
       me: this.me, deviceId: this.signaling.deviceId, placedHere: call && this.placedHere.has(call.sessionId),
-      muted: this.muted, cameraOff: this.cameraOff, hasCamera: call ? call.callType === "video" : false,
+      muted: this.muted, cameraOff: this.cameraOff,
+      hasCamera: call ? call.callType === "video" && this.slot.hasTrack("video") : false,
+      hasMicrophone: this.slot.hasTrack("audio"),
     });
+    if (call && this.lost && this.lost.sessionId === call.sessionId) view = lostView(view, this.lost.reason);
     const before = this.view ? this.view.state : "idle";
     this.view = view;
     this.ui.renderCall(view);
@@ -247,14 +268,8 @@ class Phone {
     else this.ringtone.stop();
     document.body.dataset.ringing = this.ringtone.kind || "";
 
-    clearInterval(this.durationTimer);
-    this.durationTimer = null;
-    if (call && call.status === "ongoing" && call.acceptedAt) {
-      // From the server's accept time, so a reload shows the true length.
-      const tick = () => this.ui.setDuration(Math.max(0, Date.now() - call.acceptedAt));
-      tick();
-      this.durationTimer = setInterval(tick, 1000);
-    }
+    // From the server's accept time, so a reload shows the true length.
+    this.ui.runDuration(call && call.status === "ongoing" && view.state !== "lost" ? call.acceptedAt : null);
     if (call) this.ui.announce(`${view.title}. ${view.detail}.`);
     if (view.state === "incoming" && before !== "incoming") this.ui.focusAccept();
   }

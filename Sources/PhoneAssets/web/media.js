@@ -24,14 +24,20 @@ function randomId() {
  */
 export async function openLocalMedia(callType) {
   const wanted = callType === "video" ? [{audio: true, video: true}, {audio: true}] : [{audio: true}];
+  let failure = null;
   for (const constraints of wanted) {
     try {
-      return await navigator.mediaDevices.getUserMedia(constraints);
+      const stream = await navigator.mediaDevices.getUserMedia(constraints);
+      stream.failure = failure; // why the fuller constraints failed, if they did
+      return stream;
     } catch (error) {
       log("getUserMedia failed", constraints, error.name);
+      failure = failure || error.name;
     }
   }
-  return new MediaStream();
+  const none = new MediaStream();
+  none.failure = failure; // NotAllowedError: the user (or a policy) denied it
+  return none;
 }
 
 /**

@@ -35,8 +35,9 @@ export function backoffDelay(attempt, random = Math.random) {
 }
 
 /**
- * Events (EventTarget): "state" (detail: {state, reason}) with state one of
- * connecting, online, reconnecting, offline; "authenticated" (detail: the auth
+ * Events (EventTarget): "state" (detail: {state, reason, code}) with state one of
+ * connecting, online, reconnecting, offline (code: the close code of a final
+ * stop, 4001 refused, 4003 replaced); "authenticated" (detail: the auth
  * result's data, after every call it resumed was handed over); "call"
  * (detail: a call object); "signal" (detail: the signal frame).
  */
@@ -60,42 +61,62 @@ export class Signaling extends EventTarget {
     this.authenticated = false;
   }
 
-  /** Connects and authenticates; resolves with the auth result's data. */
-  signIn({uid, authKey, authToken, deviceId, lastSeq = null}) {
+  /**
+   * Connects and authenticates; resolves with the auth result's data.
+   * retry (a reload's automatic sign-in): a server that cannot be reached
+   * is tried again with backoff; only a refused auth rejects.
+   */
+  signIn({uid, authKey, authToken, deviceId, lastSeq = null, retry = false}) {
+    this.halt();
+    if (this.firstAuth) this.firstAuth.reject(new RequestError("ERR_SUPERSEDED", "another sign-in"));
     this.credentials = authToken ? {authToken} : {uid, authKey};
     this.deviceId = deviceId;
     this.lastSeq = lastSeq;
     this.wanted = true;
     this.attempt = 0;
     return new Promise((resolve, reject) => {
-      this.firstAuth = {resolve, reject};
+      this.firstAuth = {resolve, reject, retry};
       this.open();
     });
   }
 
   signOut() {
     this.wanted = false;
-    clearTimeout(this.retryTimer);
-    if (this.ws) this.ws.close(1000, "signed out");
-    this.ws = null;
-    this.authenticated = false;
-    this.failPending("ERR_DISCONNECTED", "signed out");
+    this.halt();
+    if (this.firstAuth) this.firstAuth.reject(new RequestError("ERR_SUPERSEDED", "signed out"));
+    this.firstAuth = null;
     this.setState("offline", "signed out");
   }
 
-  /** Reconnects now instead of waiting out the backoff (the browser went online). */
-  reconnectNow() {
-    if (!this.wanted || this.state !== "reconnecting") return;
+  /** No socket and no retry timer any more (closing the socket ignores its close event). */
+  halt() {
     clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) ws.close(1000, "signed out");
+    this.authenticated = false;
+    this.failPending("ERR_DISCONNECTED", "signed out");
+  }
+
+  /**
+   * Reconnects now instead of waiting out the backoff (the browser went
+   * online): only while a retry waits, never beside a socket still connecting.
+   */
+  reconnectNow() {
+    if (!this.wanted || this.retryTimer === null || this.ws) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     this.open();
   }
 
-  setState(state, reason = "") {
+  setState(state, reason = "", code = null) {
     this.state = state;
-    this.dispatchEvent(new CustomEvent("state", {detail: {state, reason}}));
+    this.dispatchEvent(new CustomEvent("state", {detail: {state, reason, code}}));
   }
 
   open() {
+    this.retryTimer = null;
     this.setState(this.attempt === 0 && !this.authenticated ? "connecting" : "reconnecting");
     const ws = new WebSocket(this.url);
     this.ws = ws;
@@ -118,10 +139,13 @@ export class Signaling extends EventTarget {
       data = await this.send(frame, ws);
     } catch (error) {
       // The server closes with 4001 after a refused auth; closed() sees it.
-      if (this.firstAuth) {
+      if (ws !== this.ws) return;
+      if (this.firstAuth && (!this.firstAuth.retry || error.code === "ERR_AUTH_FAILED")) {
         this.firstAuth.reject(error);
         this.firstAuth = null;
         this.wanted = false;
+      } else if (error.code === "ERR_TIMEOUT") {
+        ws.close(); // no answer in time: closed() tries again
       }
       return;
     }
@@ -144,16 +168,17 @@ export class Signaling extends EventTarget {
   closed(ws, close) {
     if (ws !== this.ws) return;
     this.ws = null;
+    this.authenticated = false;
     this.failPending("ERR_DISCONNECTED", "the connection closed");
     if (close.code === CLOSE_REPLACED) {
-      this.stop("this device signed in again elsewhere (another tab?)");
+      this.stop("this device signed in again elsewhere (another tab?)", close.code);
       return;
     }
     if (close.code === CLOSE_NOT_AUTHENTICATED || !this.wanted) {
-      this.stop(close.reason || "not signed in");
+      this.stop(close.reason || "not signed in", close.code);
       return;
     }
-    if (this.firstAuth) {
+    if (this.firstAuth && !this.firstAuth.retry) {
       // Never got in: a wrong address or a server that is down. Say so
       // rather than retrying behind a sign-in form.
       this.firstAuth.reject(new RequestError("ERR_CONNECTION", "cannot reach the server"));
@@ -166,10 +191,14 @@ export class Signaling extends EventTarget {
     this.retryTimer = setTimeout(() => this.open(), delay);
   }
 
-  stop(reason) {
+  stop(reason, code = null) {
     this.wanted = false;
     this.authenticated = false;
-    this.setState("offline", reason);
+    if (this.firstAuth) {
+      this.firstAuth.reject(new RequestError(code === CLOSE_NOT_AUTHENTICATED ? "ERR_AUTH_FAILED" : "ERR_CONNECTION", reason));
+      this.firstAuth = null;
+    }
+    this.setState("offline", reason, code);
   }
 
   receive(ws, text) {

@@ -13,9 +13,21 @@ const MEDIA_WORDS = {
   failed: "Media failed",
   closed: "",
 };
+const DEVICE_WORDS = {audio: "microphone", video: "camera"};
+
+/** What a call lacks of its camera and microphone, in words: "Camera blocked (permission denied)." */
+function missingWords(missing, failure) {
+  if (!missing.length) return "";
+  const what = missing.map((kind) => DEVICE_WORDS[kind]).join(" and ");
+  const why = failure === "NotAllowedError" ? "blocked (permission denied)" : "unavailable";
+  return `${what.charAt(0).toUpperCase()}${what.slice(1)} ${why}: the other side cannot ${
+    missing.includes("audio") ? "hear" : "see"} you.`;
+}
 
 export class MediaSlot {
-  constructor({ui, signaling, relay}) {
+  /** onLocal(note): the camera and microphone opened, note says what is missing ("" if nothing). */
+  constructor({ui, signaling, relay, onLocal = () => {}}) {
+    this.onLocal = onLocal;
     this.ui = ui;
     this.signaling = signaling;
     this.relay = relay;
@@ -37,8 +49,22 @@ export class MediaSlot {
   /** Opens the camera (and microphone) for a call; sessionId may come later (bindLocal). */
   openLocal(sessionId, callType) {
     this.dropLocal();
-    this.local = {sessionId, promise: openLocalMedia(callType)};
-    return this.local;
+    const local = {sessionId, kinds: null, promise: openLocalMedia(callType)};
+    this.local = local;
+    local.promise.then((stream) => {
+      if (this.local !== local) return;
+      local.kinds = new Set(stream.getTracks().map((track) => track.kind));
+      const wanted = callType === "video" ? ["audio", "video"] : ["audio"];
+      const note = missingWords(wanted.filter((kind) => !local.kinds.has(kind)), stream.failure);
+      this.ui.setMediaNote(note);
+      this.onLocal(note);
+    });
+    return local;
+  }
+
+  /** Whether this call's local media has a track of `kind` (true until it is known). */
+  hasTrack(kind) {
+    return !this.local || !this.local.kinds || this.local.kinds.has(kind);
   }
 
   bindLocal(local, sessionId) {
@@ -50,6 +76,7 @@ export class MediaSlot {
     this.local.promise.then((stream) => stream.getTracks().forEach((track) => track.stop()));
     this.local = null;
     this.ui.setLocalStream(null);
+    this.ui.setMediaNote("");
   }
 
   /** The self view, once the camera is open. */
@@ -108,6 +135,17 @@ export class MediaSlot {
     this.earlySignals = this.earlySignals.filter((frame) => frame.sessionId === keepLocalFor);
     this.ui.setRemoteStream(null);
     this.ui.setMediaState("", "");
+  }
+
+  /** A new call came: the media of any other (not the one being dialled) goes. */
+  closeOtherThan(sessionId) {
+    if (this.media && this.media.sessionId !== sessionId) {
+      this.media.close();
+      this.media = null;
+      this.ui.setRemoteStream(null);
+      this.ui.setMediaState("", "");
+    }
+    if (this.local && this.local.sessionId !== null && this.local.sessionId !== sessionId) this.dropLocal();
   }
 
   get busy() {

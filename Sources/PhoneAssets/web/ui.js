@@ -40,12 +40,20 @@ export class UI {
       "method-key", "method-token", "key-field", "token-field", "auth-key", "auth-token", "sign-in-button",
       "sign-in-error", "phone", "dial-form", "callee", "call-video", "call-audio", "call-title", "call-state",
       "call-duration", "call-session", "call-session-id", "accept", "reject", "busy", "cancel", "hang-up", "mute",
-      "camera", "videos", "local-video", "remote-video", "remote-caption", "media-state", "logs-refresh",
-      "log-rows", "logs-empty",
+      "camera", "videos", "local-video", "remote-video", "remote-caption", "media-state", "sound-hint",
+      "logs-refresh", "log-rows", "logs-empty",
     ]) {
       this.el[id] = $(id);
     }
     this.lastAnnouncement = "";
+    this.mediaText = "";
+    this.mediaNote = "";
+    this.soundBlocked = false;
+    this.durationTimer = null;
+    // Remote sound refused for lack of a user gesture (after a reload): the first click or key retries.
+    for (const type of ["pointerdown", "keydown"]) {
+      document.addEventListener(type, () => this.soundBlocked && this.playRemote(), {capture: true});
+    }
     for (const radio of [this.el["method-key"], this.el["method-token"]]) {
       radio.addEventListener("change", () => this.showMethod(radio.value));
     }
@@ -100,13 +108,14 @@ export class UI {
     this.el["sign-in-error"].textContent = error;
   }
 
-  showSignedIn(signedIn, {uid = "", deviceId = ""} = {}) {
+  showSignedIn(signedIn, {uid = "", deviceId = "", focus = true} = {}) {
     this.el["sign-in"].hidden = signedIn;
     this.el.phone.hidden = !signedIn;
     this.el.who.hidden = !signedIn;
     this.el["sign-out"].hidden = !signedIn;
     this.el["who-uid"].textContent = uid;
     this.el["who-device"].textContent = deviceId;
+    if (!focus) return;
     if (signedIn) this.el.callee.focus();
     else this.el.uid.focus();
   }
@@ -144,10 +153,9 @@ export class UI {
     for (const id of ["accept", "reject", "busy", "cancel", "hang-up", "mute", "camera"]) {
       this.el[id].hidden = !view.buttons.has(id);
     }
+    // Toggle buttons: a fixed label, the state only in aria-pressed.
     this.el.mute.setAttribute("aria-pressed", String(Boolean(view.muted)));
-    this.el.mute.textContent = view.muted ? "Unmute" : "Mute";
     this.el.camera.setAttribute("aria-pressed", String(Boolean(view.cameraOff)));
-    this.el.camera.textContent = view.cameraOff ? "Camera on" : "Camera off";
     this.el["remote-caption"].textContent = view.peer || "Them";
     this.el.videos.hidden = !view.videos;
 
@@ -166,9 +174,30 @@ export class UI {
     this.el["call-duration"].textContent = formatDuration(ms);
   }
 
+  /** A running duration from `since` (ms since the epoch), or none (null). */
+  runDuration(since) {
+    clearInterval(this.durationTimer);
+    this.durationTimer = null;
+    if (!since) return;
+    const tick = () => this.setDuration(Math.max(0, Date.now() - since));
+    tick();
+    this.durationTimer = setInterval(tick, 1000);
+  }
+
   setMediaState(state, text) {
     document.body.dataset.mediaState = state || "";
-    this.el["media-state"].textContent = text || "";
+    this.mediaText = text || "";
+    this.showMediaLine();
+  }
+
+  /** What the call lacks (a denied camera), shown beside the connection's state. */
+  setMediaNote(note) {
+    this.mediaNote = note || "";
+    this.showMediaLine();
+  }
+
+  showMediaLine() {
+    this.el["media-state"].textContent = [this.mediaText, this.mediaNote].filter(Boolean).join(" · ");
   }
 
   setLocalStream(stream) {
@@ -178,8 +207,22 @@ export class UI {
   setRemoteStream(stream) {
     const video = this.el["remote-video"];
     if (video.srcObject !== stream) video.srcObject = stream;
-    // Autoplay may be refused without a gesture; the call's buttons are one.
-    if (stream) video.play().catch(() => {});
+    if (stream) this.playRemote();
+    else this.setSoundBlocked(false);
+  }
+
+  /** Autoplay may be refused without a gesture: a hint says so until a click or key retries it. */
+  playRemote() {
+    const video = this.el["remote-video"];
+    if (!video.srcObject) return this.setSoundBlocked(false);
+    video.play().then(() => this.setSoundBlocked(false), (error) => {
+      if (error.name === "NotAllowedError") this.setSoundBlocked(true);
+    });
+  }
+
+  setSoundBlocked(blocked) {
+    this.soundBlocked = blocked;
+    this.el["sound-hint"].hidden = !blocked;
   }
 
   focusAccept() {

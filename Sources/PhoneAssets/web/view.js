@@ -4,6 +4,16 @@
 
 export const LIVE = new Set(["initiated", "ongoing"]);
 
+export const ERROR_WORDS = {
+  ERR_CALLING_SELF: "You cannot call yourself.",
+  ERR_CALL_BUSY_SELF: "You are already in a call.",
+  ERR_CALL_USER_ALREADY_JOINED: "The call was answered on another device.",
+  ERR_AUTH_FAILED: "Sign-in refused: unknown key or bad token.",
+  ERR_DISCONNECTED: "Not connected to the server.",
+  ERR_RATE_LIMITED: "Too many requests; try again in a moment.",
+};
+export const words = (error) => ERROR_WORDS[error.code] || error.message || String(error);
+
 export function roleOf(call, me) {
   return call.initiator.uid === me ? "caller" : "callee";
 }
@@ -51,7 +61,7 @@ export const IDLE_VIEW = {
 };
 
 /** The view of `call` (null: idle) for main.js to hand to ui.renderCall. */
-export function describeCall(call, {me, deviceId, placedHere, muted, cameraOff, hasCamera}) {
+export function describeCall(call, {me, deviceId, placedHere, muted, cameraOff, hasCamera, hasMicrophone}) {
   if (!call) return {...IDLE_VIEW};
   const role = roleOf(call, me);
   const peer = peerOf(call, me);
@@ -77,10 +87,16 @@ export function describeCall(call, {me, deviceId, placedHere, muted, cameraOff, 
       // An audio call shows no video; its hidden <video> still plays the sound.
       return {...base, state: "ongoing", title: `In call with ${peer}`, detail: `${type} call`,
         videos: call.callType === "video",
-        buttons: new Set(["hang-up", "mute", ...(hasCamera ? ["camera"] : [])])};
+        buttons: new Set(["hang-up", ...(hasMicrophone ? ["mute"] : []), ...(hasCamera ? ["camera"] : [])])};
     default:
       return {...base, ...terminalWords(call, role, peer, me), state: call.status, buttons: new Set(["dial"])};
   }
+}
+
+/** A live call this tab lost track of (another tab took over, sign-in refused, its end unknown). */
+export function lostView(view, reason) {
+  return {...view, state: "lost", title: `Call with ${view.peer} lost on this tab`,
+    detail: reason ? reason.charAt(0).toUpperCase() + reason.slice(1) : "Lost", buttons: new Set(["dial"]), videos: false};
 }
 
 function terminalWords(call, role, peer, me) {

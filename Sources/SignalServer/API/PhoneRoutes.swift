@@ -5,12 +5,9 @@ import PhoneAssets
 /// (``PhoneAssets``), so serving one never touches the disk.
 enum PhoneRoutes {
     static func add(to table: inout RouteTable) {
-        table.add("GET", "/") { _, _ in
-            .respond(HTTPResponse(status: .found, headers: HTTPHeaders([("Location", "/phone/")])))
-        }
-        table.add("GET", "/phone") { _, _ in
-            .respond(HTTPResponse(status: .found, headers: HTTPHeaders([("Location", "/phone/")])))
-        }
+        let toThePhone = HTTPResponse(status: .found, headers: HTTPHeaders([("Location", "/phone/")]))
+        table.add("GET", "/") { _, _ in .respond(toThePhone) }
+        table.add("GET", "/phone") { _, _ in .respond(toThePhone) }
         table.add("GET", "/phone/") { _, _ in serve("index.html") }
         table.add("GET", "/phone/{file}") { _, parameters in serve(parameters["file"] ?? "") }
     }

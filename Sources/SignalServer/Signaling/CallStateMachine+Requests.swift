@@ -102,13 +102,12 @@ extension CallStateMachine {
         guard call.status == .ongoing else {
             return .failure(SignalError(.notStarted, "call \(sessionId) still rings; signal once it is accepted"))
         }
-        guard let callerDevice = call.initiatorDevice, let calleeDevice = call.acceptedBy else {
+        let peer = call.otherParty(of: device.uid)
+        guard let own = call.device(of: device.uid), let peerDevice = call.device(of: peer) else {
             // Placed before the store recorded the caller's device: the same refusal for both sides.
             return .failure(SignalError(.otherDevice, "call \(sessionId) was placed before ringd recorded the caller's "
                 + "device; it cannot carry signals"))
         }
-        let (own, peer, peerDevice) = device.uid == call.initiator
-            ? (callerDevice, call.receiver, calleeDevice) : (calleeDevice, call.initiator, callerDevice)
         guard own == device.deviceId else {
             return .failure(SignalError(.otherDevice, "call \(sessionId) is on device \(own) of \(device.uid)"))
         }

@@ -181,8 +181,7 @@ extension SignalingIntegration {
         /// Signals read so far, after a `getActiveCall` barrier: everything
         /// relayed to this device before the barrier's result is in.
         func drainSignals() throws -> [JSONValue] {
-            let reply = try request("getActiveCall")
-            guard reply.ok else { throw ClientError("\(self): barrier failed: \(reply)") }
+            try barrier()
             defer { signals = [] }
             return signals
         }
@@ -212,10 +211,16 @@ extension SignalingIntegration {
         /// Every call event delivered so far. A `getActiveCall` request is a
         /// barrier: events committed before it reach this device before its result.
         func drainEvents() throws -> [Snapshot] {
-            let reply = try request("getActiveCall")
-            guard reply.ok else { throw ClientError("\(self): barrier failed: \(reply)") }
+            try barrier()
             defer { events = [] }
             return events
+        }
+
+        /// A `getActiveCall` round trip: whatever was committed for this
+        /// device before it has reached it once its result is in.
+        private func barrier() throws {
+            let reply = try request("getActiveCall")
+            guard reply.ok else { throw ClientError("\(self): barrier failed: \(reply)") }
         }
 
         /// Events already read, without waiting.

@@ -133,16 +133,22 @@ import TestSupport
         #expect(call.timeoutMs == 30_000)
     }
 
+    /// A store file as a build of schema `version` left it, migrated no further.
+    static func file(atVersion version: Int64, in directory: TemporaryDirectory) throws -> SQLiteDatabase {
+        let old = try SQLiteDatabase(path: directory.databasePath)
+        try old.execute("PRAGMA journal_mode = WAL")
+        for migration in StoreSchema.migrations.prefix(while: { $0.version <= version }) { try old.execute(migration.sql) }
+        try old.execute("PRAGMA user_version = \(version)")
+        return old
+    }
+
     /// Version 6 keeps the ring timeout to the millisecond: a call saved
     /// before it rang for its `timeout` seconds; one saved since keeps its
     /// milliseconds, and the seconds column its whole seconds rounded up.
     @Test func aVersion5FileKeepsItsTimeoutsAndNewCallsKeepMilliseconds() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let old = try SQLiteDatabase(path: directory.databasePath)
-        try old.execute("PRAGMA journal_mode = WAL")
-        for migration in StoreSchema.migrations.prefix(while: { $0.version <= 5 }) { try old.execute(migration.sql) }
-        try old.execute("PRAGMA user_version = 5")
+        let old = try Self.file(atVersion: 5, in: directory)
         try old.execute("""
             INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout, change_seq, seq)
             VALUES ('rang-before', 'audio', 'initiated', 'alice', 'bob', 1000, 20, 7, 7);
@@ -168,10 +174,7 @@ import TestSupport
     @Test func aVersion7FileGainsTheInitiatorsDevice() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let old = try SQLiteDatabase(path: directory.databasePath)
-        try old.execute("PRAGMA journal_mode = WAL")
-        for migration in StoreSchema.migrations.prefix(while: { $0.version <= 7 }) { try old.execute(migration.sql) }
-        try old.execute("PRAGMA user_version = 7")
+        let old = try Self.file(atVersion: 7, in: directory)
         try old.execute("""
             INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout, timeout_ms,
                                accepted_at, accepted_by, change_seq, seq)

@@ -16,10 +16,13 @@ extension PostgresConnection {
                          metadata = $14, change_seq = $15
         WHERE session_id = $1 AND initiator = $4 AND receiver = $5
         """
+    /// A new call's seq is the position of its first change ($15), as in
+    /// SQLite; a call saved without a position (0, as tests do) takes the next one.
     private static let insertCallSQL = """
         INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiator_device, initiated_at,
-                           accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                           accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq, seq)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                coalesce(nullif($15::bigint, 0), nextval('change_seq')))
         """
 
     /// Saves the snapshot `call` by session id (an update, else an insert).

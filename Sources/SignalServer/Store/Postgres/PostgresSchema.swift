@@ -13,8 +13,15 @@ enum PostgresSchema {
 
     static let migrations: [Migration] = [
         Migration(version: 1, sql: """
+            -- The store-wide change sequence (Call.seq), taken in the
+            -- transition's transaction so positions follow commit order.
+            CREATE SEQUENCE change_seq;
+
+            -- seq is the position of a call's first change, as in SQLite:
+            -- history cursors are seqs, and a resume finds the calls created
+            -- after a position by it. A call saved without one takes the next.
             CREATE TABLE calls (
-                seq BIGSERIAL PRIMARY KEY,
+                seq BIGINT PRIMARY KEY DEFAULT nextval('change_seq'),
                 session_id TEXT NOT NULL UNIQUE,
                 call_type TEXT NOT NULL,
                 status TEXT NOT NULL,
@@ -44,10 +51,6 @@ enum PostgresSchema {
                 uid TEXT PRIMARY KEY,
                 session_id TEXT NOT NULL REFERENCES calls (session_id)
             );
-
-            -- The store-wide change sequence (Call.seq), taken in the
-            -- transition's transaction so positions follow commit order.
-            CREATE SEQUENCE change_seq;
 
             -- A node's lease: it renews renewed_at; a node whose lease is
             -- older than the lease time is dead, and its devices gone.

@@ -47,4 +47,28 @@ import Testing
         try connection.execute("UPDATE calls SET status = 'dancing' WHERE session_id = 's2'")
         #expect(throws: StoreError(.corruptRow, "call s2 has status 'dancing'")) { try connection.call(sessionId: "s2") }
     }
+
+    /// As in SQLite, a call's seq (the history cursor's position) is its
+    /// first change's and stays when it changes; a call saved without a
+    /// position takes the next of the change sequence, where positions come from.
+    @Test func aCallsSeqIsItsFirstPosition() throws {
+        let server = try ThrowawayPostgres()
+        defer { server.stop() }
+        let connection = try PostgresConnection(url: server.url)
+        try PostgresSchema.migrate(connection)
+        func position() throws -> Int64 {
+            try #require(try connection.execute("SELECT nextval('change_seq')").int64(0, 0))
+        }
+        var call = storedCall(1, status: .initiated)
+        call.seq = try position()
+        try connection.save(call)
+        call.status = .ongoing
+        call.seq = try position()
+        try connection.save(call)
+        try connection.save(storedCall(2))
+        let rows = try connection.execute("SELECT session_id, seq, change_seq FROM calls ORDER BY seq")
+        #expect(rows.count == 2)
+        #expect(rows.string(0, 0) == "session-1" && rows.int64(0, 1) == 1 && rows.int64(0, 2) == 2)
+        #expect(rows.string(1, 0) == "session-2" && rows.int64(1, 1) == 3 && rows.int64(1, 2) == 0)
+    }
 }

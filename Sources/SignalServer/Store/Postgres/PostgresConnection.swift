@@ -83,6 +83,43 @@ final class PostgresConnection {
         }
     }
 
+    /// How ``transaction(_:_:)`` begins.
+    enum TransactionMode: String {
+        /// Read committed: each statement sees what committed before it.
+        case readWrite = "BEGIN"
+        /// One snapshot for every statement and no writes: reads that must
+        /// agree with each other, and never a serialization failure.
+        case readOnlySnapshot = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back
+    /// when it throws. Refused while a transaction is open, whose COMMIT
+    /// would otherwise end the caller's. A statement that failed inside
+    /// `body` fails the transaction even if `body` caught the error, as
+    /// PostgreSQL would silently turn the COMMIT into a ROLLBACK.
+    func transaction<T>(_ mode: TransactionMode = .readWrite,
+                        _ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
+        guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
+            throw PostgresError(sqlState: nil, message: "a transaction is already open on this connection")
+        }
+        try execute(mode.rawValue)
+        do throws(PostgresError) {
+            let value = try body()
+            guard PQtransactionStatus(handle) != PQTRANS_INERROR else {
+                throw PostgresError(sqlState: Self.inFailedTransaction,
+                                    message: "a statement of the transaction failed; it was rolled back")
+            }
+            try execute("COMMIT")
+            return value
+        } catch {
+            if PQtransactionStatus(handle) != PQTRANS_IDLE { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// `in_failed_sql_transaction`.
+    private static let inFailedTransaction = "25P02"
+
     /// Whether the connection is still usable (a server restart breaks it).
     var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
 

@@ -95,8 +95,7 @@ enum PostgresSchema {
     /// starting together serialize on an advisory lock.
     static func migrate(_ connection: PostgresConnection) throws(PostgresError) {
         try connection.execute("CREATE TABLE IF NOT EXISTS ringd_schema (version INT NOT NULL)")
-        try connection.execute("BEGIN")
-        do throws(PostgresError) {
+        try connection.transaction { () throws(PostgresError) in
             try connection.execute("SELECT pg_advisory_xact_lock(4242001)")
             let current = try connection.execute("SELECT coalesce(max(version), 0) FROM ringd_schema").int64(0, 0) ?? 0
             guard current <= latestVersion else {
@@ -106,10 +105,6 @@ enum PostgresSchema {
                 try connection.run(script: migration.sql)
                 try connection.execute("INSERT INTO ringd_schema (version) VALUES ($1)", [String(migration.version)])
             }
-            try connection.execute("COMMIT")
-        } catch {
-            _ = try? connection.execute("ROLLBACK")
-            throw error
         }
     }
 }

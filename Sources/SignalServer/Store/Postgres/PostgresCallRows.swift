@@ -7,6 +7,8 @@ extension PostgresConnection {
     /// The columns a ``Call`` is decoded from, in ``decodeCall(_:_:)``'s order.
     static let callColumns = "session_id, call_type, status, initiator, receiver, initiator_device, initiated_at, "
         + "accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq"
+    /// How many columns ``callColumns`` names: a query selecting more reads them from this index on.
+    static let callColumnCount = 15
 
     /// Every field but the session id and the parties; matches no row when
     /// the call is new or names other parties.

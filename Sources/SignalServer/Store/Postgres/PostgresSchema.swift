@@ -38,8 +38,16 @@ enum PostgresSchema {
                 metadata TEXT,  -- as sent: JSONB would reorder its members
                 change_seq BIGINT NOT NULL
             );
+            -- A history page is the newest of two scans in seq order, one per
+            -- party column (PostgresCallLogs.swift); calls_between serves the
+            -- peer filter in both directions and calls_missed the missed
+            -- filter, whose condition the query repeats so the planner may
+            -- prove it. The same indexes as SQLite's.
             CREATE INDEX calls_by_initiator ON calls (initiator, seq);
             CREATE INDEX calls_by_receiver ON calls (receiver, seq);
+            CREATE INDEX calls_between ON calls (initiator, receiver, seq);
+            CREATE INDEX calls_missed ON calls (receiver, seq)
+                WHERE status = 'unanswered' OR status = 'cancelled' OR status = 'busy';
             CREATE INDEX calls_live ON calls (status) WHERE status = 'initiated' OR status = 'ongoing';
 
             -- One row per user in a live call. A transition that makes a

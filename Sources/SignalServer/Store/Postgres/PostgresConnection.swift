@@ -120,6 +120,22 @@ final class PostgresConnection {
     /// `in_failed_sql_transaction`.
     private static let inFailedTransaction = "25P02"
 
+    /// `values` as one text array parameter (`= ANY($1::text[])`): each
+    /// element quoted, its quotes and backslashes escaped, so commas,
+    /// braces, spaces and the word NULL stay part of a value.
+    static func textArray(_ values: [String]) -> String {
+        // By scalar: a quote a combining mark follows is one Character, not "\"".
+        let elements = values.map { value in
+            var escaped = String.UnicodeScalarView()
+            for scalar in value.unicodeScalars {
+                if scalar == "\"" || scalar == "\\" { escaped.append("\\") }
+                escaped.append(scalar)
+            }
+            return "\"" + String(escaped) + "\""
+        }
+        return "{" + elements.joined(separator: ",") + "}"
+    }
+
     /// Whether the connection is still usable (a server restart breaks it).
     var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
 

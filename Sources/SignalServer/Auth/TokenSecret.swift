@@ -69,7 +69,7 @@ public enum TokenSecret {
             + "issued so far then stops working)")
     }
 
-    private static func decodeHex(_ text: String) -> [UInt8]? {
+    static func decodeHex(_ text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []

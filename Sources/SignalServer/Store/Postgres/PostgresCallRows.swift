@@ -92,8 +92,10 @@ extension PostgresConnection {
 }
 
 extension StoreError {
-    /// A ``StoreErrorCode/database`` error describing a PostgreSQL failure.
+    /// A ``StoreErrorCode/database`` error describing a PostgreSQL failure
+    /// (``StoreErrorCode/retry`` for one that running again resolves).
     init(_ error: PostgresError) {
-        self.init(.database, "POSTGRES " + error.description)
+        let retry = error.sqlState == PostgresError.deadlockDetected || error.sqlState == PostgresError.serializationFailure
+        self.init(retry ? .retry : .database, "POSTGRES " + error.description)
     }
 }

@@ -12,6 +12,8 @@ public struct PostgresError: Error, Hashable, Sendable, CustomStringConvertible 
 
     /// `unique_violation`: the row exists (a second live call of one user, say).
     public static let uniqueViolation = "23505"
+    /// `deadlock_detected`: PostgreSQL rolled back one of the transactions waiting in a cycle; retry it.
+    public static let deadlockDetected = "40P01"
     /// `serialization_failure`: retry the transaction.
     public static let serializationFailure = "40001"
 
@@ -23,7 +25,7 @@ public struct PostgresError: Error, Hashable, Sendable, CustomStringConvertible 
 /// ``SQLiteDatabase``. Parameters go as text in `$1…`, never spliced into
 /// the SQL.
 final class PostgresConnection {
-    private let handle: OpaquePointer
+    fileprivate let handle: OpaquePointer
 
     /// Connects with a libpq connection string (`host=/run/postgresql
     /// dbname=ringd`, or a `postgresql://` URL). Blocks until connected or refused.
@@ -136,10 +138,13 @@ final class PostgresConnection {
         return "{" + elements.joined(separator: ",") + "}"
     }
 
+    /// Whether a transaction is open on the connection.
+    var isInTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+
     /// Whether the connection is still usable (a server restart breaks it).
     var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
 
-    private static func trimmed(_ text: UnsafePointer<CChar>?) -> String {
+    fileprivate static func trimmed(_ text: UnsafePointer<CChar>?) -> String {
         guard let text else { return "unknown libpq error" }
         var message = String(cString: text)
         while message.last?.isWhitespace == true { message.removeLast() }
@@ -169,4 +174,43 @@ final class PostgresRows {
 
     /// An integer value; nil for NULL or text that is not one.
     func int64(_ row: Int, _ column: Int) -> Int64? { string(row, column).flatMap { Int64($0) } }
+}
+
+/// A `NOTIFY` this connection heard.
+struct PostgresNotification: Sendable {
+    let channel: String
+    let payload: String
+}
+
+extension PostgresConnection {
+    /// Waits up to `timeoutMillis` for notifications on the channels this
+    /// connection `LISTEN`s to and returns those that arrived, in commit
+    /// order (none on a timeout). Throws when the connection broke.
+    func notifications(waitingMillis timeoutMillis: Int32) throws(PostgresError) -> [PostgresNotification] {
+        var heard = takeNotifications()
+        guard heard.isEmpty else { return heard }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard descriptor.fd >= 0 else { throw PostgresError(sqlState: nil, message: "the connection to PostgreSQL is closed") }
+        let ready = poll(&descriptor, 1, timeoutMillis)
+        if ready < 0 && errno != EINTR {
+            throw PostgresError(sqlState: nil, message: "poll on the PostgreSQL connection failed: errno \(errno)")
+        }
+        if ready > 0 {
+            guard PQconsumeInput(handle) == 1 else {
+                throw PostgresError(sqlState: nil, message: "reading from PostgreSQL: " + Self.trimmed(PQerrorMessage(handle)))
+            }
+            heard = takeNotifications()
+        }
+        return heard
+    }
+
+    private func takeNotifications() -> [PostgresNotification] {
+        var heard: [PostgresNotification] = []
+        while let notification = PQnotifies(handle) {
+            heard.append(PostgresNotification(channel: String(cString: notification.pointee.relname),
+                                              payload: String(cString: notification.pointee.extra)))
+            PQfreemem(notification)
+        }
+        return heard
+    }
 }

@@ -24,8 +24,9 @@ extension PostgresConnection {
         """
 
     /// The live calls with a party in $1 (a text array), oldest first; the
-    /// status condition is calls_live's word for word, so the planner can
-    /// use that partial index.
+    /// status condition is that of calls_live_by_initiator and
+    /// calls_live_by_receiver word for word, so the planner can use those
+    /// partial indexes.
     private static let liveCallsOfAnySQL = """
         SELECT \(callColumns) FROM calls
         WHERE (status = 'initiated' OR status = 'ongoing') AND (initiator = ANY($1::text[]) OR receiver = ANY($1::text[]))
@@ -40,13 +41,16 @@ extension PostgresConnection {
     ///
     /// Both reads share one snapshot: read committed would let a call
     /// commit between them and be judged against a history that lacks it.
+    /// Inside a cluster transition, which holds the user's lock, none of
+    /// the user's calls can change between them, and they run in it.
     func changedCalls(of uid: String, after seq: Int64, limit: Int) throws(StoreError) -> ChangedCalls {
         let createdAfter: PostgresRows, createdByAt: PostgresRows
         do throws(PostgresError) {
-            (createdAfter, createdByAt) = try transaction(.readOnlySnapshot) { () throws(PostgresError) in
-                (try execute(Self.createdAfterSQL, [uid, String(seq), String(limit + 1)]),
-                 try execute(Self.createdByAtSQL, [uid, String(seq), String(limit)]))
+            let read = { () throws(PostgresError) in
+                (try self.execute(Self.createdAfterSQL, [uid, String(seq), String(limit + 1)]),
+                 try self.execute(Self.createdByAtSQL, [uid, String(seq), String(limit)]))
             }
+            (createdAfter, createdByAt) = try isInTransaction ? read() : transaction(.readOnlySnapshot, read)
         } catch {
             throw StoreError(error)
         }

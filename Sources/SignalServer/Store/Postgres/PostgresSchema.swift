@@ -1,10 +1,8 @@
-/// The schema of the PostgreSQL backend (issue 18, docs/CLUSTER.md): the
-/// same concepts as ``StoreSchema`` (calls, keyset pagination by `seq`,
-/// revocations, restart grace, push tokens, the webhook outbox to come),
-/// plus what several nodes need: which user is in a live call (the row that
-/// makes busy, glare and the accept race one atomic decision), node leases,
-/// device presence and due timers any node can take. Migrations are
-/// append-only, each in its own transaction with the version row.
+/// The schema of the PostgreSQL backend (docs/CLUSTER.md): the same
+/// concepts as ``StoreSchema`` (calls, keyset pagination by `seq`,
+/// revocations), plus what several nodes need: node leases, device
+/// presence, due timers any node can take, messages between nodes.
+/// Migrations are append-only, each in its own transaction with the version row.
 enum PostgresSchema {
     struct Migration {
         let version: Int
@@ -14,8 +12,10 @@ enum PostgresSchema {
     static let migrations: [Migration] = [
         Migration(version: 1, sql: """
             -- The store-wide change sequence (Call.seq), taken in the
-            -- transition's transaction so positions follow commit order.
-            CREATE SEQUENCE change_seq;
+            -- transition's transaction under the locks of the users it
+            -- touches, so each user's positions follow commit order. A
+            -- transition takes 8 positions at once (it makes at most 8 changes).
+            CREATE SEQUENCE change_seq INCREMENT BY 8;
 
             -- seq is the position of a call's first change, as in SQLite:
             -- history cursors are seqs, and a resume finds the calls created
@@ -48,50 +48,60 @@ enum PostgresSchema {
             CREATE INDEX calls_between ON calls (initiator, receiver, seq);
             CREATE INDEX calls_missed ON calls (receiver, seq)
                 WHERE status = 'unanswered' OR status = 'cancelled' OR status = 'busy';
-            CREATE INDEX calls_live ON calls (status) WHERE status = 'initiated' OR status = 'ongoing';
+            -- A transition reads the live calls of the users it locks.
+            CREATE INDEX calls_live_by_initiator ON calls (initiator) WHERE status = 'initiated' OR status = 'ongoing';
+            CREATE INDEX calls_live_by_receiver ON calls (receiver) WHERE status = 'initiated' OR status = 'ongoing';
 
-            -- One row per user in a live call. A transition that makes a
-            -- call live inserts both parties' rows in its transaction; the
-            -- primary key makes a second live call of a user fail (busy),
-            -- whichever node tries, and SELECT ... FOR UPDATE on the rows
-            -- orders the accept race and glare.
-            CREATE TABLE live_parties (
-                uid TEXT PRIMARY KEY,
-                session_id TEXT NOT NULL REFERENCES calls (session_id)
-            );
-
-            -- A node's lease: it renews renewed_at; a node whose lease is
-            -- older than the lease time is dead, and its devices gone.
+            -- A node's lease: it renews renewed_at every third of the lease
+            -- time; a node whose lease is older is dead.
             CREATE TABLE nodes (
-                node_id TEXT PRIMARY KEY,
-                renewed_at BIGINT NOT NULL
+                node_id BIGSERIAL PRIMARY KEY,
+                started_at BIGINT NOT NULL,
+                renewed_at BIGINT NOT NULL,
+                name TEXT NOT NULL
             );
+            -- Which node holds each connected device, and where on it. No
+            -- cascade: a dead node's devices leave through the disconnect
+            -- rules (grace), one by one, before its row goes.
             CREATE TABLE presence (
                 uid TEXT NOT NULL,
                 device_id TEXT NOT NULL,
-                node_id TEXT NOT NULL REFERENCES nodes (node_id) ON DELETE CASCADE,
-                connected_at BIGINT NOT NULL,
+                node_id BIGINT NOT NULL REFERENCES nodes (node_id),
+                loop INT NOT NULL,
+                connection BIGINT NOT NULL,
                 PRIMARY KEY (uid, device_id)
             );
+            CREATE INDEX presence_by_node ON presence (node_id);
 
-            -- Ring timeouts and grace periods as rows any live node takes
-            -- with FOR UPDATE SKIP LOCKED once due, so they fire when the
-            -- node that set them died.
+            -- Ring timeouts and grace periods as due rows: any live node
+            -- fires one once due, so it fires when the node that set it died.
             CREATE TABLE timers (
                 kind TEXT NOT NULL,
                 subject TEXT NOT NULL,
                 due_at BIGINT NOT NULL,
+                generation BIGINT NOT NULL,
                 PRIMARY KEY (kind, subject)
             );
             CREATE INDEX timers_due ON timers (due_at);
 
+            -- Messages for a node too large for a NOTIFY payload (8000
+            -- bytes): the notification names the row, the node takes it.
+            CREATE TABLE node_messages (
+                id BIGSERIAL PRIMARY KEY,
+                node_id BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                body TEXT NOT NULL
+            );
+
+            -- Values every node shares: the generated token secret.
+            CREATE TABLE cluster_settings (
+                name TEXT PRIMARY KEY,
+                value TEXT NOT NULL
+            );
+
             CREATE TABLE revocations (
                 uid TEXT PRIMARY KEY,
                 revoked_at BIGINT NOT NULL
-            );
-            CREATE TABLE restart_grace (
-                uid TEXT PRIMARY KEY,
-                deadline BIGINT NOT NULL
             );
             """),
     ]

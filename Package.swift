@@ -82,8 +82,8 @@ let package = Package(
                     dependencies: ["SignalClient", "SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem",
                                    "SignalCrypto", "TestSupport"]),
         .testTarget(name: "SignalServerTests",
-                    dependencies: ["SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem", "SignalCrypto",
-                                   "SignalReactor", "CShim", "TestSupport"]),
+                    dependencies: ["SignalServer", "SignalClient", "SignalCompression", "SignalProtocol", "SignalSystem",
+                                   "SignalCrypto", "SignalReactor", "CShim", "TestSupport"]),
         .testTarget(name: "RingingExample", dependencies: ["RingdTesting", "SignalClient", "SignalProtocol"],
                     path: "examples/swift"),
     ]

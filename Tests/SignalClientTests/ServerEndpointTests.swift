@@ -58,6 +58,29 @@ struct ServerEndpointTests {
         }
     }
 
+    @Test("a comma-separated list parses in order, blanks around entries ignored")
+    func list() throws {
+        let endpoints = try ServerEndpoint.list(parsing: "ws://a:8787, wss://b:9/x ,localhost")
+        #expect(endpoints == [ServerEndpoint(host: "a", port: 8787), ServerEndpoint(host: "b", port: 9, path: "/x", isSecure: true),
+                              ServerEndpoint(host: "localhost")])
+        #expect(try ServerEndpoint.list(parsing: "[::1]:9") == [ServerEndpoint(host: "::1", port: 9)])
+    }
+
+    @Test("a bad entry of a list gives CLIENT_BAD_URL naming that entry", arguments: [
+        ("ws://a:1,ws://b:0", #"bad server URL "ws://b:0": invalid port "0" (1 to 65535)"#),
+        ("ftp://a, ws://b", #"bad server URL "ftp://a": unsupported scheme "ftp" (use ws://, wss://, http:// or https://)"#),
+        ("ws://a:1,,ws://b:2", #"empty server URL in "ws://a:1,,ws://b:2""#),
+        ("ws://a:1,", #"empty server URL in "ws://a:1,""#),
+        ("", #"empty server URL in """#),
+    ])
+    func badList(_ input: String, _ message: String) {
+        #expect {
+            try ServerEndpoint.list(parsing: input)
+        } throws: { error in
+            (error as? ClientError)?.code == .badURL && (error as? ClientError)?.message == message
+        }
+    }
+
     @Test("ClientError describes itself as CODE: message")
     func description() {
         #expect(ClientError(code: .server(.callingSelf), message: "why").description == "ERR_CALLING_SELF: why")

@@ -86,7 +86,7 @@ final class Answerer {
             session.reportSignal(signal)
         case .client(.reconnecting(let error)):
             session.reportReconnecting(error)
-        case .client(.reconnected(let activeCall)):
+        case .client(.reconnected(let activeCall, _)):
             session.reportReconnected(activeCall)
             guard let current else { return activeCall.flatMap(receive).flatMap(finished) }
             guard let latest = await session.afterReconnecting(current, activeCall: activeCall) else {

@@ -97,7 +97,7 @@ final class Caller {
             session.reportSignal(signal)
         case .client(.reconnecting(let error)):
             session.reportReconnecting(error)
-        case .client(.reconnected(let activeCall)):
+        case .client(.reconnected(let activeCall, _)):
             session.reportReconnected(activeCall)
             guard let call else { return nil }
             guard let latest = await session.afterReconnecting(call, activeCall: activeCall) else { return lost() }

@@ -81,6 +81,19 @@ struct ServerEndpointTests {
         }
     }
 
+    @Test("the failure of every endpoint keeps the last code and names each endpoint; a lone one stays as it is")
+    func everyEndpointFailed() {
+        let a = ServerEndpoint(host: "a", port: 1), b = ServerEndpoint(host: "b", port: 2)
+        let refused = ClientError(code: .connectFailed, message: "connect to a:1: refused")
+        let upgrade = ClientError(code: .handshakeFailed, message: "HTTP 503", httpStatus: 503)
+        let both = ClientError(everyEndpointFailed: [(a, refused), (b, upgrade)])
+        #expect(both == ClientError(code: .handshakeFailed,
+                                    message: "every server failed: ws://a:1/v1/ws: connect to a:1: refused; ws://b:2/v1/ws: HTTP 503",
+                                    httpStatus: 503))
+        #expect(ClientError(everyEndpointFailed: [(a, refused)]) == refused)
+        #expect(ClientError(everyEndpointFailed: []).code == .badURL)
+    }
+
     @Test("ClientError describes itself as CODE: message")
     func description() {
         #expect(ClientError(code: .server(.callingSelf), message: "why").description == "ERR_CALLING_SELF: why")

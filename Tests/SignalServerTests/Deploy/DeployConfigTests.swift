@@ -77,7 +77,8 @@ import TestSupport
         let secret = Self.stringData(manifest)
         var environment: [String: String] = [:]
         for (name, key) in Self.secretReferences(manifest) {
-            environment[name] = try #require(secret[key], "\(name) names \(key), which the Secret lacks")
+            let value: String = try #require(secret[key], "\(name) names \(key), which the Secret lacks")
+            environment[name] = value
         }
         #expect(environment.keys.sorted() == ["RINGD_AUTH_API_KEYS", "RINGD_AUTH_TOKEN_SECRET", "RINGD_STORE_URL"])
         #expect(environment["RINGD_STORE_URL"]?.hasPrefix("postgresql://") == true)

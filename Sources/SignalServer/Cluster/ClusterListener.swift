@@ -16,16 +16,22 @@ final class ClusterListener: Sendable {
     private let settings: ClusterSettings
     private let stopping = Atomic(false)
     private let done = DispatchSemaphore(value: 0)
+    /// Signalled once, when the node first registered and listens.
+    private let attached = DispatchSemaphore(value: 0)
+    private let announced = Atomic(false)
 
     init(url: String, settings: ClusterSettings) {
         self.url = url
         self.settings = settings
     }
 
-    func start(node: ClusterNode) {
+    /// Starts the thread and waits until the node is registered and
+    /// listening (false when that did not happen within `timeout` seconds).
+    func start(node: ClusterNode, timeout: Double) -> Bool {
         let thread = Thread { [self] in run(node) }
         thread.name = "ringd-cluster-listen"
         thread.start()
+        return attached.wait(timeout: .now() + timeout) == .success
     }
 
     /// Stops the thread (within one wait) and waits for it.
@@ -42,15 +48,13 @@ final class ClusterListener: Sendable {
         var nextLease: Int64 = 0, nextTimers: Int64 = 0
         while !stopping.load(ordering: .acquiring) {
             let now = node.service?.clock.monotonic() ?? 0
-            if now >= nextTimers {
+            if now >= nextTimers && listening != 0 {
                 node.maintain(leases: now >= nextLease)
                 if now >= nextLease { nextLease = now + leaseRound }
                 nextTimers = now + Self.timerRoundMillis
             }
-            let number = node.number
-            if connection == nil || listening != number {
-                connection = listen(as: number, replacing: connection)
-                listening = connection == nil ? 0 : number
+            if connection == nil || listening != node.number {
+                (connection, listening) = attach(node, on: connection)
                 if connection == nil {
                     // Nothing heard in between: the wait is the retry pace.
                     Thread.sleep(forTimeInterval: Double(Self.timerRoundMillis) / 1000)
@@ -69,20 +73,24 @@ final class ClusterListener: Sendable {
         }
     }
 
-    /// A connection listening on `number`'s channel and on the one every
-    /// node hears; nil when the database cannot be reached or the node has
-    /// no number.
-    private func listen(as number: Int64, replacing old: PostgresConnection?) -> PostgresConnection? {
-        guard number != 0 else { return nil }
+    /// Registers the node under a new number and listens on that number's
+    /// channel before the number is published: from then on the node takes
+    /// devices, and nothing sent to them can come before it listens.
+    /// Always a new number: a node that had to attach again may have
+    /// missed notifications, and other nodes take the old number's devices away.
+    private func attach(_ node: ClusterNode, on old: PostgresConnection?) -> (PostgresConnection?, Int64) {
         do throws(PostgresError) {
             let connection = if let old { old } else { try PostgresConnection(url: url) }
             try connection.execute("UNLISTEN *")
-            try connection.execute("LISTEN \(ClusterChannel.node(number))")
             try connection.execute("LISTEN \(ClusterChannel.all)")
-            return connection
+            let number = try connection.registerNode(name: node.name, now: node.service?.clock.wall() ?? 0)
+            try connection.execute("LISTEN \(ClusterChannel.node(number))")
+            node.registered(as: number)
+            if !announced.exchange(true, ordering: .acquiringAndReleasing) { attached.signal() }
+            return (connection, number)
         } catch {
-            Log.warning("cluster node cannot listen: \(error.description)")
-            return nil
+            Log.warning("cluster node cannot register and listen: \(error.description)")
+            return (nil, 0)
         }
     }
 

@@ -36,15 +36,13 @@ extension ClusterNode {
         return nil
     }
 
-    /// One maintenance round, on the worker: register again if the node
-    /// lost its number, renew the lease, take the devices of nodes whose
-    /// lease lapsed, and fire due timers. `leases` is false on the rounds
-    /// in between lease renewals, which only fire timers.
+    /// One maintenance round, on the worker: renew the lease, take the
+    /// devices of nodes whose lease lapsed, and fire due timers. `leases` is
+    /// false on the rounds in between lease renewals, which only fire timers.
     func maintain(leases: Bool) {
         worker.submit { [self] db in
             guard let db, let service else { return }
             let now = service.clock.wall()
-            if number == 0 { register(on: db, now: now) }
             let number = self.number
             guard number != 0 else { return }
             if leases {

@@ -25,10 +25,10 @@ public final class ClusterNode: Sendable {
     private let listener: ClusterListener
     private let serviceRef = Mutex<SignalingService?>(nil)
 
-    /// Connects, brings the schema up to date, registers the node and reads
-    /// what the node needs before it serves. Blocks; throws ``StoreError``
-    /// when the database cannot be reached or migrated.
-    public init(settings: ClusterSettings, name: String, now: Int64) throws(StoreError) {
+    /// Connects, brings the schema up to date and reads what the node needs
+    /// before it serves. Blocks; throws ``StoreError`` when the database
+    /// cannot be reached or migrated.
+    public init(settings: ClusterSettings, name: String) throws(StoreError) {
         guard let url = settings.url else { throw StoreError(.database, "\"store.url\" is not set") }
         self.settings = settings
         self.name = name
@@ -36,16 +36,13 @@ public final class ClusterNode: Sendable {
             let db = try PostgresConnection(url: url)
             try PostgresSchema.migrate(db)
             let proposed = (0 ..< 32).map { _ in String(format: "%02x", UInt8.random(in: 0 ... 255)) }.joined()
-            let secret = try db.sharedValue("token_secret", proposing: proposed)
-            return (db, try db.registerNode(name: name, now: now), secret)
+            return (db, try db.sharedValue("token_secret", proposing: proposed))
         }
         revocations = try setUp.0.revocations()
-        sharedTokenSecret = TokenSecret.decodeHex(setUp.2) ?? Array(setUp.2.utf8)
-        numberState = Atomic(setUp.1)
-        let lost = Mutex<(@Sendable (String) -> Void)?>(nil)
-        worker = ClusterWorker(url: url) { error in lost.withLock { $0 }?("the worker's connection: \(error.message)") }
+        sharedTokenSecret = TokenSecret.decodeHex(setUp.1) ?? Array(setUp.1.utf8)
+        numberState = Atomic(0)
+        worker = ClusterWorker(url: url)
         listener = ClusterListener(url: url, settings: settings)
-        lost.withLock { $0 = { [weak self] reason in self?.lose(reason) } }
     }
 
     /// This host's name and the process id.
@@ -60,11 +57,14 @@ public final class ClusterNode: Sendable {
     var number: Int64 { numberState.load(ordering: .acquiring) }
 
     /// Starts the worker and the listener for `service`, whose deliveries
-    /// and tokens they feed.
-    func start(for service: SignalingService) {
+    /// and tokens they feed, and waits until the node is registered and
+    /// listening, so it takes no device before it can hear what they are sent.
+    func start(for service: SignalingService) throws(StoreError) {
         serviceRef.withLock { $0 = service }
         worker.start()
-        listener.start(node: self)
+        guard listener.start(node: self, timeout: 30) else {
+            throw StoreError(.database, "the cluster node could not register in PostgreSQL within 30 s")
+        }
     }
 
     var service: SignalingService? { serviceRef.withLock { $0 } }
@@ -98,15 +98,9 @@ public final class ClusterNode: Sendable {
         service?.closeEverySession(code: .goingAway, reason: "the node lost its database; reconnect")
     }
 
-    /// Registers again after ``lose(_:)`` (on the worker, from the maintenance round).
-    func register(on db: PostgresConnection, now: Int64) {
-        guard number == 0 else { return }
-        do throws(PostgresError) {
-            let number = try db.registerNode(name: name, now: now)
-            numberState.store(number, ordering: .releasing)
-            Log.info("cluster node registered again as \(number)")
-        } catch {
-            Log.warning("cluster node cannot register: \(error.description)")
-        }
+    /// The listener registered the node as `number` and listens for it.
+    func registered(as number: Int64) {
+        numberState.store(number, ordering: .releasing)
+        Log.info("cluster node \(number) (\(name)) serves from PostgreSQL")
     }
 }

@@ -18,12 +18,9 @@ final class ClusterWorker: Sendable {
     private let queue = Mutex(Queue())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
-    /// Called on the worker's thread when its connection broke.
-    private let lost: @Sendable (PostgresError) -> Void
 
-    init(url: String, lost: @escaping @Sendable (PostgresError) -> Void) {
+    init(url: String) {
         self.url = url
-        self.lost = lost
     }
 
     func start() {
@@ -60,12 +57,12 @@ final class ClusterWorker: Sendable {
                 return (queue.jobs, queue.stopping)
             }
             for job in jobs {
+                // A server that restarted closed the connection while it was idle: a new one, before the job fails on it.
+                if let open = connection, !open.isAlive { connection = nil }
                 if connection == nil { connection = try? PostgresConnection(url: url) }
+                // A job that fails on a broken connection answers for itself
+                // (a failed disconnect makes the node start over).
                 job(connection)
-                if let open = connection, !open.isOpen {
-                    connection = nil
-                    lost(PostgresError(sqlState: nil, message: "the connection to PostgreSQL broke"))
-                }
             }
             if stopping && queue.withLock({ $0.jobs.isEmpty }) { return }
         }

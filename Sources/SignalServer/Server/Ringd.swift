@@ -28,7 +28,7 @@ public final class Ringd: ServerApplication {
         // A cluster node keeps its calls in PostgreSQL; its embedded store
         // stays empty, in memory.
         let cluster = config.cluster.isEnabled
-            ? try ClusterNode(settings: config.cluster, name: ClusterNode.defaultName, now: SignalingClock.system.wall()) : nil
+            ? try ClusterNode(settings: config.cluster, name: ClusterNode.defaultName) : nil
         self.cluster = cluster
         let storePath = cluster == nil ? config.storePath : CallStore.inMemoryPath
         storeLock = storePath == CallStore.inMemoryPath ? nil : try StoreLock(storePath: storePath)
@@ -76,8 +76,7 @@ public final class Ringd: ServerApplication {
         }
         pushes?.start()
         if let cluster {
-            cluster.start(for: service)
-            Log.info("cluster node \(cluster.number) (\(cluster.name)) serves from PostgreSQL")
+            try cluster.start(for: service)
             return
         }
         let report = try service.start(from: try store.loadContinuity())

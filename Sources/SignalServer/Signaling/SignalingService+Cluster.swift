@@ -18,6 +18,7 @@ extension SignalingService {
             break
         }
         cluster.submit(ClusterTransaction(description: description, input: input)) { [self] error in
+            Log.warning("a cluster transition failed: \(error.message)")
             let refusal = SignalError(.unavailable, "the cluster's database did not take the change; try again")
             switch kind {
             case .request(let address, let id):

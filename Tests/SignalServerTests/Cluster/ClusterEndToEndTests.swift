@@ -15,8 +15,8 @@ struct ClusterEndToEndTests {
     @Test("a call, a relayed signal, a hang-up, a cancel and a reject, the parties on two nodes")
     func callAcrossNodes() throws {
         let cluster = try SignalingIntegration.TestCluster(nodes: 2)
-        let alice = try Device.open(port: cluster.port(0), uid: "alice", deviceId: "a1")
-        let bob = try Device.open(port: cluster.port(1), uid: "bob", deviceId: "b1")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
         let placed = try alice.initiate(to: "bob")
         #expect(placed.ringing == 1, "\(placed) \(cluster.logs)")
         let sessionId = try placed.call().sessionId
@@ -50,9 +50,9 @@ struct ClusterEndToEndTests {
     @Test("busy and glare are decided once across nodes")
     func busyAndGlare() throws {
         let cluster = try SignalingIntegration.TestCluster(nodes: 2)
-        let alice = try Device.open(port: cluster.port(0), uid: "alice", deviceId: "a1")
-        let bob = try Device.open(port: cluster.port(1), uid: "bob", deviceId: "b1")
-        let carol = try Device.open(port: cluster.port(1), uid: "carol", deviceId: "c1")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
+        let carol = try cluster.open(1, uid: "carol", deviceId: "c1")
         let sessionId = try alice.initiate(to: "bob").call().sessionId
         _ = try bob.accept(sessionId)
         let busy = try carol.initiate(to: "bob").call()
@@ -60,8 +60,8 @@ struct ClusterEndToEndTests {
         #expect(try alice.end(sessionId).ok)
 
         // Glare: each calls the other at once, through different nodes.
-        let erin = try Device.open(port: cluster.port(0), uid: "erin", deviceId: "e1")
-        let frank = try Device.open(port: cluster.port(1), uid: "frank", deviceId: "f1")
+        let erin = try cluster.open(0, uid: "erin", deviceId: "e1")
+        let frank = try cluster.open(1, uid: "frank", deviceId: "f1")
         let erinAsked = try erin.send("initiateCall", [("receiverId", .string("frank")), ("callType", .string("audio"))])
         let frankAsked = try frank.send("initiateCall", [("receiverId", .string("erin")), ("callType", .string("audio"))])
         let erinCall = try erin.result(for: erinAsked).call(), frankCall = try frank.result(for: frankAsked).call()
@@ -73,9 +73,9 @@ struct ClusterEndToEndTests {
     @Test("two callee devices on two nodes accept at once: one wins, the other hears it")
     func acceptRace() throws {
         let cluster = try SignalingIntegration.TestCluster(nodes: 2)
-        let alice = try Device.open(port: cluster.port(0), uid: "alice", deviceId: "a1")
-        let phone = try Device.open(port: cluster.port(0), uid: "bob", deviceId: "phone")
-        let laptop = try Device.open(port: cluster.port(1), uid: "bob", deviceId: "laptop")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let phone = try cluster.open(0, uid: "bob", deviceId: "phone")
+        let laptop = try cluster.open(1, uid: "bob", deviceId: "laptop")
         let placed = try alice.initiate(to: "bob")
         #expect(placed.ringing == 2, "\(placed)")
         let sessionId = try placed.call().sessionId
@@ -94,8 +94,8 @@ struct ClusterEndToEndTests {
     @Test("the ring timeout fires, a lost device ends its call after grace, one back in time resumes on another node")
     func timersAndGrace() throws {
         let cluster = try SignalingIntegration.TestCluster(nodes: 2)
-        let alice = try Device.open(port: cluster.port(0), uid: "alice", deviceId: "a1")
-        let bob = try Device.open(port: cluster.port(1), uid: "bob", deviceId: "b1")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
         let unanswered = try alice.initiate(to: "bob", timeout: 1).call().sessionId
         #expect(try alice.waitForEvent(unanswered, .unanswered, timeout: 5).endReason == .timeout)
         _ = try bob.waitForEvent(unanswered, .unanswered, timeout: 5)
@@ -106,7 +106,7 @@ struct ClusterEndToEndTests {
         let ended = try bob.waitForEvent(lost, .ended, timeout: SignalingIntegration.TestCluster.graceSeconds + 5)
         #expect(ended.endReason == .connectionLost, "\(ended)")
 
-        let kept = try Device.open(port: cluster.port(0), uid: "alice", deviceId: "a1")
+        let kept = try cluster.open(0, uid: "alice", deviceId: "a1")
         let resumed = try kept.initiate(to: "bob").call()
         _ = try bob.accept(resumed.sessionId)
         kept.close()

@@ -30,16 +30,16 @@ struct ClusterFailureTests {
     @Test("the node holding alice dies mid-call: she reconnects to another and the call goes on; carol, who does not, loses hers")
     func nodeDiesMidCall() throws {
         let cluster = try TestCluster(nodes: 3)
-        let alice = try Device.open(port: cluster.port(0), uid: "alice", deviceId: "a1")
-        let carol = try Device.open(port: cluster.port(0), uid: "carol", deviceId: "c1")
-        let bob = try Device.open(port: cluster.port(1), uid: "bob", deviceId: "b1")
-        let dave = try Device.open(port: cluster.port(1), uid: "dave", deviceId: "d1")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let carol = try cluster.open(0, uid: "carol", deviceId: "c1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
+        let dave = try cluster.open(1, uid: "dave", deviceId: "d1")
         let kept = try Self.ongoingCall(alice, bob)
         let lost = try Self.ongoingCall(carol, dave)
 
         cluster.nodes[0].signal(SIGKILL)
         #expect(cluster.nodes[0].waitForExit(timeout: 10))
-        let back = try Device.open(port: cluster.port(2), uid: "alice", deviceId: "a1")
+        let back = try cluster.open(2, uid: "alice", deviceId: "a1")
         let active = try back.request("getActiveCall")
         #expect(active.data?["call"]?["sessionId"] == .string(kept), "the acknowledged accept is kept: \(active)")
         #expect(active.data?["call"]?["status"] == .string("ongoing"))
@@ -56,8 +56,8 @@ struct ClusterFailureTests {
     @Test("the node that placed a ringing call dies: another node still times it out")
     func ringTimeoutOutlivesItsNode() throws {
         let cluster = try TestCluster(nodes: 2)
-        let alice = try Device.open(port: cluster.port(0), uid: "alice", deviceId: "a1")
-        let bob = try Device.open(port: cluster.port(1), uid: "bob", deviceId: "b1")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
         let placed = try alice.initiate(to: "bob", timeout: 2).call()
         _ = try bob.waitForEvent(placed.sessionId, .initiated)
 
@@ -73,16 +73,44 @@ struct ClusterFailureTests {
     @Test("a node that stops on SIGTERM leaves: its users' calls go on from another node")
     func gracefulLeave() throws {
         let cluster = try TestCluster(nodes: 2)
-        let alice = try Device.open(port: cluster.port(0), uid: "alice", deviceId: "a1")
-        let bob = try Device.open(port: cluster.port(1), uid: "bob", deviceId: "b1")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
         let sessionId = try Self.ongoingCall(alice, bob)
         cluster.nodes[0].signal(SIGTERM)
         #expect(cluster.nodes[0].waitForExit(timeout: 15), "\(cluster.logs)")
-        let back = try Device.open(port: cluster.port(1), uid: "alice", deviceId: "a1")
+        let back = try cluster.open(1, uid: "alice", deviceId: "a1")
         let active = try back.request("getActiveCall")
         #expect(active.data?["call"]?["sessionId"] == .string(sessionId), "\(active)")
         _ = try bob.drainEvents()
         let heard = try? bob.nextEvent(timeout: TestCluster.graceSeconds + 1)
         #expect(heard == nil, "the call changed: \(heard.map(\.description) ?? "") \(cluster.logs)")
+    }
+
+    @Test("the database restarts mid-call: nodes drop their clients and say not ready until it is back; the call goes on")
+    func databaseRestart() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
+        let sessionId = try Self.ongoingCall(alice, bob)
+
+        try cluster.postgres.crash()
+        for device in [alice, bob] {
+            let code = try? device.nextClose(timeout: 10)
+            #expect(code == .goingAway, "\(cluster.logs)")
+        }
+        #expect(waitUntil(timeout: 10) { (try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/readyz"))?.status == 503 })
+        try cluster.postgres.start()
+        #expect(waitUntil(timeout: 15) { (try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/readyz"))?.status == 200 },
+                "\(cluster.logs)")
+        #expect(waitUntil(timeout: 15) { (try? SignalingIntegration.rest(port: cluster.port(1), "GET", "/readyz"))?.status == 200 })
+
+        let aliceBack = try cluster.open(1, uid: "alice", deviceId: "a1")
+        let bobBack = try cluster.open(0, uid: "bob", deviceId: "b1")
+        let active = try aliceBack.request("getActiveCall")
+        #expect(active.data?["call"]?["sessionId"] == .string(sessionId), "the committed accept survived: \(active)")
+        let heard = try? bobBack.nextEvent(timeout: TestCluster.graceSeconds + 1)
+        #expect(heard == nil, "the call changed: \(heard.map(\.description) ?? "") \(cluster.logs)")
+        #expect(try aliceBack.end(sessionId).ok)
+        #expect(try bobBack.waitForEvent(sessionId, .ended).endReason == .hangup)
     }
 }

@@ -41,6 +41,16 @@ extension SignalingIntegration {
             return node
         }
 
+        /// A device of `uid` authenticated on node `index`; a failure names
+        /// what every node logged.
+        func open(_ index: Int, uid: String, deviceId: String) throws -> Device {
+            do {
+                return try Device.open(port: port(index), uid: uid, deviceId: deviceId)
+            } catch {
+                throw ClientError("\(error)\n\(logs)")
+            }
+        }
+
         /// The port of node `index`.
         func port(_ index: Int) -> Int { nodes[index].port }
 

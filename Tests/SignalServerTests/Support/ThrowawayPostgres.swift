@@ -27,9 +27,19 @@ final class ThrowawayPostgres {
         if getuid() == 0 { _ = try Command.run("/bin/chown", ["nobody:nogroup", directory]) }
         url = "host=\(directory) user=ringd dbname=postgres connect_timeout=10"
         try run(bin + "/initdb", ["-D", directory + "/data", "-U", "ringd", "-A", "trust", "--no-sync", "-E", "UTF8"])
-        // -w waits until the server accepts connections (at most -t seconds).
+        try start()
+    }
+
+    /// Starts the server; -w waits until it accepts connections (at most -t seconds).
+    func start() throws {
         try run(pgCtl, ["-D", directory + "/data", "-w", "-t", "30", "-l", directory + "/server.log", "-o",
                         "-k \(directory) -c listen_addresses='' -F -c max_connections=50", "start"])
+    }
+
+    /// Stops the server at once, as a crash or a failover would (what
+    /// committed is kept: the log is replayed at the next start).
+    func crash() throws {
+        try run(pgCtl, ["-D", directory + "/data", "-m", "immediate", "-w", "stop"])
     }
 
     /// Stops the server at once and removes the directory.

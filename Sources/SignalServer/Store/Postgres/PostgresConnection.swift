@@ -39,6 +39,8 @@ final class PostgresConnection {
             PQfinish(handle)
             throw PostgresError(sqlState: nil, message: "connecting to PostgreSQL: \(message)")
         }
+        // libpq prints the server's notices (a restart's warning) to stderr; ringd logs what matters itself.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
         self.handle = handle
     }
 
@@ -140,6 +142,17 @@ final class PostgresConnection {
 
     /// Whether a transaction is open on the connection.
     var isInTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+
+    /// Whether the connection is usable as far as can be told without a
+    /// round trip: an idle connection the server closed (it restarted)
+    /// has its end of the stream waiting to be read.
+    var isAlive: Bool {
+        guard isOpen else { return false }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        if descriptor.fd < 0 { return false }
+        if poll(&descriptor, 1, 0) > 0 && PQconsumeInput(handle) == 0 { return false }
+        return isOpen
+    }
 
     /// Whether the connection is still usable (a server restart breaks it).
     var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }

@@ -4,9 +4,10 @@ import Synchronization
 
 /// The thread that `LISTEN`s for this node: it hands what transactions
 /// sent the node's devices to their loops, in commit order (PostgreSQL
-/// delivers notifications in the order their transactions committed), and
-/// paces the maintenance rounds: timers every ``timerRoundMillis``, the
-/// lease every third of the lease time.
+/// delivers notifications in the order their transactions committed),
+/// renews the node's lease every third of the lease time, and paces the
+/// worker's maintenance rounds: timers every ``timerRoundMillis``, lapsed
+/// nodes every third of the lease time.
 final class ClusterListener: Sendable {
     /// How often due timers are looked for: a ring timeout or grace period
     /// fires at most this late.
@@ -44,18 +45,14 @@ final class ClusterListener: Sendable {
         defer { done.signal() }
         var connection: PostgresConnection?
         var listening: Int64 = 0
-        let leaseRound = Int64(settings.leaseSeconds * 1000 / 3)
-        var nextLease: Int64 = 0, nextTimers: Int64 = 0
+        let leaseMillis = Int64(settings.leaseSeconds * 1000)
+        var nextLease: Int64 = 0, nextTimers: Int64 = 0, nextReap: Int64 = 0, renewed: Int64 = 0
         while !stopping.load(ordering: .acquiring) {
             let now = node.service?.clock.monotonic() ?? 0
-            if now >= nextTimers && listening != 0 {
-                node.maintain(leases: now >= nextLease)
-                if now >= nextLease { nextLease = now + leaseRound }
-                nextTimers = now + Self.timerRoundMillis
-            }
             if connection == nil || listening != node.number {
                 (connection, listening) = attach(node, on: connection)
-                if connection == nil {
+                renewed = now
+                guard connection != nil else {
                     // Nothing heard in between: the wait is the retry pace.
                     Thread.sleep(forTimeInterval: Double(Self.timerRoundMillis) / 1000)
                     continue
@@ -63,7 +60,26 @@ final class ClusterListener: Sendable {
             }
             guard let open = connection else { continue }
             do throws(PostgresError) {
-                for notification in try open.notifications(waitingMillis: Int32(max(1, nextTimers - now))) {
+                if now >= nextLease {
+                    // Renewed here, not on the worker, so a busy worker cannot let the lease lapse.
+                    guard try open.renewLease(node: listening) else {
+                        node.lose("its lease (another node found it lapsed)")
+                        continue
+                    }
+                    renewed = now
+                    nextLease = now + leaseMillis / 3
+                }
+                if now - renewed > leaseMillis * 2 / 3 {
+                    // Other nodes will soon take its devices: stop serving them first.
+                    node.lose("the database for longer than two thirds of its lease")
+                    continue
+                }
+                if now >= nextTimers {
+                    node.maintain(leases: now >= nextReap)
+                    if now >= nextReap { nextReap = now + leaseMillis / 3 }
+                    nextTimers = now + Self.timerRoundMillis
+                }
+                for notification in try open.notifications(waitingMillis: Int32(max(1, min(nextTimers, nextLease) - now))) {
                     handle(notification, node: node, on: open)
                 }
             } catch {
@@ -80,10 +96,16 @@ final class ClusterListener: Sendable {
     /// missed notifications, and other nodes take the old number's devices away.
     private func attach(_ node: ClusterNode, on old: PostgresConnection?) -> (PostgresConnection?, Int64) {
         do throws(PostgresError) {
-            let connection = if let old { old } else { try PostgresConnection(url: url) }
+            let connection = if let old { old } else {
+                try PostgresConnection.clusterSession(url: url, leaseSeconds: settings.leaseSeconds)
+            }
             try connection.execute("UNLISTEN *")
             try connection.execute("LISTEN \(ClusterChannel.all)")
-            let number = try connection.registerNode(name: node.name, now: node.service?.clock.wall() ?? 0)
+            // Read after listening, so no revocation falls between the two.
+            if let tokens = node.service?.tokens {
+                for (uid, at) in (try? connection.revocations()) ?? [:] { tokens.revoke(uid: uid, at: at) }
+            }
+            let number = try connection.registerNode(name: node.name)
             try connection.execute("LISTEN \(ClusterChannel.node(number))")
             node.registered(as: number)
             if !announced.exchange(true, ordering: .acquiringAndReleasing) { attached.signal() }

@@ -1,11 +1,14 @@
 import SignalProtocol
 
 extension ClusterNode {
-    /// Transactions PostgreSQL rolled back to break a deadlock are run
-    /// again, up to this many times in all.
+    /// Transactions PostgreSQL rolled back to break a deadlock or a lock
+    /// wait are run again, up to this many times in all.
     static let attempts = 5
     /// Due timers one maintenance round fires at most (the next round takes the rest).
-    static let timersPerRound = 256
+    static let timersPerRound = 64
+    /// Devices of a dead node one round takes away at most, so that the
+    /// round, and what queues behind it, stays short.
+    static let reapsPerRound = 64
 
     /// Runs `transaction` on the worker. `failed` gets the error when it
     /// could not commit (the database is unreachable, or failed); it runs
@@ -24,7 +27,7 @@ extension ClusterNode {
         for attempt in 1 ... Self.attempts {
             do throws(StoreError) {
                 let outcome = try transaction.run(on: db, settings: service.machineSettings, now: service.clock.now(),
-                                                  frame: service.resultFrame)
+                                                  node: number, frame: service.resultFrame)
                 if !outcome.changes.isEmpty { for consumer in service.consumers { consumer.committed(outcome.changes) } }
                 return nil
             } catch where error.code == .retry && attempt < Self.attempts {
@@ -36,31 +39,26 @@ extension ClusterNode {
         return nil
     }
 
-    /// One maintenance round, on the worker: renew the lease, take the
-    /// devices of nodes whose lease lapsed, and fire due timers. `leases` is
-    /// false on the rounds in between lease renewals, which only fire timers.
+    /// A disconnect that did not commit: the next rounds try it again.
+    func disconnectLater(_ device: Device) {
+        failedDisconnects.withLock { $0.append(device) }
+    }
+
+    /// Queues one maintenance round on the worker unless one is queued:
+    /// disconnects that failed before, the devices of nodes whose lease
+    /// lapsed (`leases`, every third of the lease), and due timers.
     func maintain(leases: Bool) {
+        guard !maintenanceQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
         worker.submit { [self] db in
-            guard let db, let service else { return }
-            let now = service.clock.wall()
-            let number = self.number
-            guard number != 0 else { return }
-            if leases {
-                do throws(PostgresError) {
-                    guard try db.renewLease(node: number, now: now) else {
-                        return lose("its lease (another node found it lapsed)")
-                    }
-                    let cutoff = now - Int64(settings.leaseSeconds * 1000)
-                    for lapsed in try db.lapsedNodes(before: cutoff) where lapsed != number {
-                        Log.warning("cluster node \(lapsed) stopped renewing its lease; its devices are disconnected")
-                        reap(lapsed, on: db)
-                    }
-                } catch {
-                    Log.warning("cluster maintenance failed: \(error.description)")
-                }
+            defer { maintenanceQueued.store(false, ordering: .releasing) }
+            guard let db, let service, number != 0 else { return }
+            for device in failedDisconnects.withLock({ pending in defer { pending = [] }; return pending }) {
+                if run(disconnect(device), on: db, for: service) != nil { disconnectLater(device) }
             }
-            let due = (try? db.dueTimers(by: now, limit: Self.timersPerRound)) ?? []
-            for timer in due {
+            if leases { reapLapsedNodes(on: db, now: service.clock.wall()) }
+            let due = (try? db.dueTimers(by: service.clock.wall(), limit: Self.timersPerRound)) ?? []
+            // In another order than other nodes, which look at the same rows at the same time.
+            for timer in due.shuffled() {
                 let transaction = ClusterTransaction(description: .timer(timer)) { machine, now in
                     machine.timerFired(timer, now: now)
                 }
@@ -71,21 +69,44 @@ extension ClusterNode {
         }
     }
 
-    /// Takes `node`'s devices away as disconnects (each in its own
-    /// transaction: grace rules apply), then its row. Any node may do this,
-    /// twice even: a device already gone is no change.
-    func reap(_ node: Int64, on db: PostgresConnection) {
-        guard let service else { return }
-        let devices = (try? db.devices(onNode: node)) ?? []
-        for device in devices {
-            let transaction = ClusterTransaction(description: .disconnect(device)) { machine, now in
-                machine.disconnect(device, now: now)
+    private func reapLapsedNodes(on db: PostgresConnection, now: Int64) {
+        do throws(PostgresError) {
+            for (lapsed, lapsedAt) in try db.lapsedNodes(leaseMillis: Int64(settings.leaseSeconds * 1000)) {
+                guard lapsed != number else { return lose("its lease (another node found it lapsed)") }
+                reap(lapsed, lapsedAt: lapsedAt, limit: Self.reapsPerRound, on: db)
             }
-            if let error = run(transaction, on: db, for: service) {
-                return Log.warning("taking node \(node)'s devices failed (tried again later): \(error.message)")
+            try db.dropStaleMessages(before: now - 60_000)
+        } catch {
+            Log.warning("cluster maintenance failed: \(error.description)")
+        }
+    }
+
+    /// Takes up to `limit` of the dead `node`'s devices away as
+    /// disconnects, each in its own transaction (grace rules apply, from
+    /// `lapsedAt`, the database's time when its lease ran out, when
+    /// known), then its row once none is left. Any node may do this, twice
+    /// even: a device already gone is no change.
+    func reap(_ node: Int64, lapsedAt: Int64?, limit: Int, on db: PostgresConnection) {
+        guard let service else { return }
+        let devices = (try? db.devices(onNode: node, limit: limit)) ?? []
+        if !devices.isEmpty { Log.warning("cluster node \(node) is dead; disconnecting \(devices.count) of its devices") }
+        for device in devices {
+            if let error = run(disconnect(device, since: lapsedAt), on: db, for: service) {
+                Log.warning("disconnecting \(device.uid)/\(device.deviceId) of node \(node) failed (tried again later): "
+                    + error.message)
             }
         }
-        _ = try? db.removeNode(node)
+        if devices.count < limit { _ = try? db.removeNode(node) }
+    }
+
+    /// The disconnect of `device`, as if at `since` (wall clock, ms) when
+    /// given: a dead node's devices left when its lease ran out, not when
+    /// another node noticed, so their grace ends when it would have.
+    private func disconnect(_ device: Device, since: Int64? = nil) -> ClusterTransaction {
+        ClusterTransaction(description: .disconnect(device)) { machine, now in
+            guard let since, since < now.wall else { return machine.disconnect(device, now: now) }
+            return machine.disconnect(device, now: SignalingTime(wall: since, monotonic: now.monotonic - (now.wall - since)))
+        }
     }
 
     /// Runs `read` on the worker, after what is queued; it gets nil when

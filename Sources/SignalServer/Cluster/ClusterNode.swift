@@ -24,6 +24,14 @@ public final class ClusterNode: Sendable {
     let worker: ClusterWorker
     private let listener: ClusterListener
     private let serviceRef = Mutex<SignalingService?>(nil)
+    /// Stopping for good: a loss no longer makes the node register again.
+    private let leaving = Atomic(false)
+    /// A maintenance round is queued on the worker and not done: the
+    /// listener does not queue another (a slow database must not pile them up).
+    let maintenanceQueued = Atomic(false)
+    /// Disconnects whose transaction failed, run again by the next rounds:
+    /// presence must not keep a device that left.
+    let failedDisconnects = Mutex<[Device]>([])
 
     /// Connects, brings the schema up to date and reads what the node needs
     /// before it serves. Blocks; throws ``StoreError`` when the database
@@ -41,7 +49,7 @@ public final class ClusterNode: Sendable {
         revocations = try setUp.0.revocations()
         sharedTokenSecret = TokenSecret.decodeHex(setUp.1) ?? Array(setUp.1.utf8)
         numberState = Atomic(0)
-        worker = ClusterWorker(url: url)
+        worker = ClusterWorker(url: url, leaseSeconds: settings.leaseSeconds)
         listener = ClusterListener(url: url, settings: settings)
     }
 
@@ -69,21 +77,23 @@ public final class ClusterNode: Sendable {
 
     var service: SignalingService? { serviceRef.withLock { $0 } }
 
-    /// Leaves the cluster: runs what is queued, takes this node's
-    /// remaining devices away through the disconnect rules (their users'
-    /// grace periods start, so calls go on when they reconnect to another
-    /// node), deletes the node's row, and stops both threads.
+    /// Leaves the cluster: stops listening and renewing, runs what is
+    /// queued, declares itself dead and takes its remaining devices away
+    /// through the disconnect rules (their users' grace periods start, so
+    /// calls go on when they reconnect to another node), deletes its row,
+    /// and stops the worker. A database that cannot be reached leaves that
+    /// to the node that finds the lease lapsed.
     func stop() {
+        leaving.store(true, ordering: .releasing)
+        listener.stop()
         let number = self.number
         if number != 0 {
-            let left = DispatchSemaphore(value: 0)
             worker.submit { [self] db in
-                if let db { reap(number, on: db) }
-                left.signal()
+                guard let db, (try? db.execute("UPDATE nodes SET dead = true WHERE node_id = $1", [String(number)])) != nil
+                else { return }
+                reap(number, lapsedAt: nil, limit: .max, on: db)
             }
-            left.wait()
         }
-        listener.stop()
         worker.stop()
     }
 
@@ -92,8 +102,10 @@ public final class ClusterNode: Sendable {
     /// closes every connection (clients reconnect, here or elsewhere, and
     /// resume from the database) and registers again once it can.
     func lose(_ reason: String) {
+        guard !leaving.load(ordering: .acquiring) else { return }
         let previous = numberState.exchange(0, ordering: .acquiringAndReleasing)
         guard previous != 0 else { return }
+        failedDisconnects.withLock { $0 = [] }
         Log.warning("cluster node \(previous) lost \(reason); closing its connections and registering again")
         service?.closeEverySession(code: .goingAway, reason: "the node lost its database; reconnect")
     }

@@ -24,39 +24,57 @@ struct ClusterTransaction {
         var changes: [CallChange] = []
     }
 
+    /// How often a transaction starts again because a live call named a
+    /// user it had not locked (each time with more users), at most.
+    static let lockRounds = 4
+
     /// Runs the transaction; throws what PostgreSQL or the store reported,
     /// after rolling back. `frame` encodes a result (counting failures).
-    func run(on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime,
+    ///
+    /// Locks are taken in one global order (``PostgresConnection/lockUsers(_:)``):
+    /// the users to lock are read first without locks, and when a live call
+    /// read under the locks names another user, the transaction rolls back
+    /// and starts again with that user too, rather than lock out of order
+    /// and wait in a cycle.
+    func run(on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64,
              frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]) throws(StoreError) -> Outcome {
         let first = try Self.wrap { () throws(PostgresError) in try initialUsers(db) }
-        try Self.wrap { () throws(PostgresError) in try db.execute("BEGIN") }
-        do throws(StoreError) {
-            let outcome = try decide(on: db, users: first, settings: settings, now: now, frame: frame)
-            try Self.wrap { () throws(PostgresError) in try db.execute(outcome == nil ? "ROLLBACK" : "COMMIT") }
-            return outcome ?? Outcome()
-        } catch {
-            _ = try? db.execute("ROLLBACK")
-            throw error
+        var wanted = first.union(Self.parties(of: try db.liveCalls(ofAny: first.sorted())))
+        for _ in 0 ..< Self.lockRounds {
+            try Self.wrap { () throws(PostgresError) in try db.execute("BEGIN") }
+            do throws(StoreError) {
+                try Self.wrap { () throws(PostgresError) in try db.lockUsers(wanted) }
+                let calls = try db.liveCalls(ofAny: wanted.sorted())
+                let needed = wanted.union(Self.parties(of: calls))
+                guard needed.isSubset(of: wanted) else {
+                    try Self.wrap { () throws(PostgresError) in try db.execute("ROLLBACK") }
+                    wanted = needed
+                    continue
+                }
+                let outcome = try decide(on: db, users: wanted, calls: calls, settings: settings, now: now, node: node,
+                                         frame: frame)
+                guard !db.transactionFailed else {
+                    throw StoreError(.database, "a statement of the transaction failed; it was rolled back")
+                }
+                try Self.wrap { () throws(PostgresError) in try db.execute(outcome == nil ? "ROLLBACK" : "COMMIT") }
+                return outcome ?? Outcome()
+            } catch {
+                _ = try? db.execute("ROLLBACK")
+                throw error
+            }
         }
+        throw StoreError(.retry, "the users to lock kept growing (\(wanted.count) after \(Self.lockRounds) rounds)")
     }
 
-    /// Steps 1 to 4 inside the transaction; nil when there is nothing to
-    /// commit (a timer another node fired first).
-    private func decide(on db: PostgresConnection, users first: Set<String>, settings: SignalingSettings,
-                        now: SignalingTime,
+    private static func parties(of calls: [Call]) -> Set<String> {
+        Set(calls.flatMap { [$0.initiator, $0.receiver] })
+    }
+
+    /// Steps 2 to 4 inside the transaction, the users' locks held; nil when
+    /// there is nothing to commit (a timer another node fired first).
+    private func decide(on db: PostgresConnection, users locked: Set<String>, calls: [Call], settings: SignalingSettings,
+                        now: SignalingTime, node: Int64,
                         frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]) throws(StoreError) -> Outcome? {
-        var locked = Set<String>()
-        var wanted = first
-        var calls: [Call] = []
-        // A live call can name a user the input did not: lock them too and
-        // read again, until the set is closed (a cycle of waits this opens
-        // is a deadlock PostgreSQL breaks; the worker retries).
-        while !wanted.isSubset(of: locked) {
-            try Self.wrap { () throws(PostgresError) in try db.lockUsers(wanted.subtracting(locked)) }
-            locked.formUnion(wanted)
-            calls = try db.liveCalls(ofAny: locked.sorted())
-            wanted = locked.union(calls.flatMap { [$0.initiator, $0.receiver] })
-        }
         let (devices, graces, seq) = try Self.wrap { () throws(PostgresError) in
             (try db.presence(of: locked), try db.graceGenerations(of: locked), try db.nextSeq())
         }
@@ -72,7 +90,7 @@ struct ClusterTransaction {
         }
         for change in output.changes { try db.save(change.after) }
         try Self.wrap { () throws(PostgresError) in
-            try writePresence(before: devices, after: machine.devices, users: locked, on: db)
+            try writePresence(before: devices, after: machine.devices, users: locked, node: node, on: db)
             try writeTimers(output.actions, graces: graces, after: machine.graceGenerations, users: locked, now: now, on: db)
         }
         var messages: [Int64: NodeMessage] = [:]
@@ -112,11 +130,17 @@ struct ClusterTransaction {
         return [initiator, receiver]
     }
 
+    /// Presence rows as the machine left the devices. A device arriving
+    /// here needs this node alive: a node another one declared dead (it
+    /// stalled past its lease) must not take devices until it registered again.
     private func writePresence(before: [String: [String: DeviceAddress]], after: [String: [String: DeviceAddress]],
-                               users: Set<String>, on db: PostgresConnection) throws(PostgresError) {
+                               users: Set<String>, node: Int64, on db: PostgresConnection) throws(PostgresError) {
         for uid in users.sorted() {
             let old = before[uid] ?? [:], new = after[uid] ?? [:]
             for (deviceId, address) in new.sorted(by: { $0.key < $1.key }) where old[deviceId] != address {
+                guard address.node == node, try db.holdAlive(node: node) else {
+                    throw PostgresError(sqlState: nil, message: "node \(address.node) is not registered as alive")
+                }
                 try db.setPresence(uid: uid, deviceId: deviceId, at: address)
             }
             for deviceId in old.keys.sorted() where new[deviceId] == nil {
@@ -162,8 +186,14 @@ struct ClusterTransaction {
             messages[address.node, default: NodeMessage()].close(address, code: code, reason: reason)
         case .replyResuming(let address, let id, let authentication, let seq):
             var answer = authentication
+            // A read that fails makes the resume `resumed: false`, as on one
+            // node; the savepoint keeps the failure from aborting the transaction.
+            try Self.wrap { () throws(PostgresError) in try db.execute("SAVEPOINT resume") }
             let read = Result { () throws(StoreError) in
                 try db.changedCalls(of: authentication.uid, after: seq, limit: SignalingService.resumeCallLimit)
+            }
+            try Self.wrap { () throws(PostgresError) in
+                try db.execute(db.transactionFailed ? "ROLLBACK TO SAVEPOINT resume" : "RELEASE SAVEPOINT resume")
             }
             answer.resume = SignalingService.outcome(after: seq, read, handedOut: authentication.seq, now: now.wall)
             messages[address.node, default: NodeMessage()].send(frame(id, .success(ResultData.authenticated(answer).json)),

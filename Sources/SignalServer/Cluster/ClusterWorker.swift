@@ -15,12 +15,14 @@ final class ClusterWorker: Sendable {
     }
 
     private let url: String
+    private let leaseSeconds: Double
     private let queue = Mutex(Queue())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
 
-    init(url: String) {
+    init(url: String, leaseSeconds: Double) {
         self.url = url
+        self.leaseSeconds = leaseSeconds
     }
 
     func start() {
@@ -59,7 +61,7 @@ final class ClusterWorker: Sendable {
             for job in jobs {
                 // A server that restarted closed the connection while it was idle: a new one, before the job fails on it.
                 if let open = connection, !open.isAlive { connection = nil }
-                if connection == nil { connection = try? PostgresConnection(url: url) }
+                if connection == nil { connection = try? PostgresConnection.clusterSession(url: url, leaseSeconds: leaseSeconds) }
                 // A job that fails on a broken connection answers for itself
                 // (a failed disconnect makes the node start over).
                 job(connection)

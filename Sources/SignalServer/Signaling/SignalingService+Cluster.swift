@@ -27,9 +27,8 @@ extension SignalingService {
                 deliver([(refusing.0, .frame(resultFrame(id: refusing.1, .failure(refusal)))),
                          (refusing.0, .close(code: .internalError, reason: "not registered in the cluster"))])
             case .presence(nil):
-                // Presence would keep a device that left: start over, so
-                // that other nodes take this node's devices away.
-                cluster.lose("a disconnect (\(error.message))")
+                // Presence must not keep a device that left.
+                if case .disconnect(let device) = description { cluster.disconnectLater(device) }
             case .timer:
                 break
             }

@@ -95,7 +95,9 @@ extension StoreError {
     /// A ``StoreErrorCode/database`` error describing a PostgreSQL failure
     /// (``StoreErrorCode/retry`` for one that running again resolves).
     init(_ error: PostgresError) {
-        let retry = error.sqlState == PostgresError.deadlockDetected || error.sqlState == PostgresError.serializationFailure
+        let retry = error.sqlState.map {
+            [PostgresError.deadlockDetected, PostgresError.serializationFailure, PostgresError.lockNotAvailable].contains($0)
+        } ?? false
         self.init(retry ? .retry : .database, "POSTGRES " + error.description)
     }
 }

@@ -3,31 +3,68 @@ import SignalProtocol
 /// The rows only a cluster has (docs/CLUSTER.md): node leases, presence,
 /// due timers, the user locks of a transition, messages between nodes.
 extension PostgresConnection {
+    /// A connection for a cluster node's worker or listener: a transaction
+    /// waits for another's locks at most `lockTimeoutSeconds`, and one left
+    /// open by a node that froze is ended after `leaseSeconds` (with its
+    /// locks), so a stalled node cannot hold others up for longer than it
+    /// takes to declare it dead.
+    static func clusterSession(url: String, leaseSeconds: Double) throws(PostgresError) -> PostgresConnection {
+        let connection = try PostgresConnection(url: url)
+        let idle = max(1000, Int(leaseSeconds * 1000))
+        try connection.execute("SET lock_timeout = 5000")
+        try connection.execute("SET statement_timeout = 10000")
+        try connection.execute("SET idle_in_transaction_session_timeout = \(idle)")
+        return connection
+    }
+
     // MARK: Nodes
 
+    /// The database's clock in ms: leases are written and compared on it,
+    /// so nodes whose clocks disagree still agree on which lease lapsed.
+    static let databaseNow = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+
     /// A new node's number; its lease starts now.
-    func registerNode(name: String, now: Int64) throws(PostgresError) -> Int64 {
-        let rows = try execute("INSERT INTO nodes (started_at, renewed_at, name) VALUES ($1, $1, $2) RETURNING node_id",
-                               [String(now), name])
+    func registerNode(name: String) throws(PostgresError) -> Int64 {
+        let rows = try execute("""
+            INSERT INTO nodes (started_at, renewed_at, name) VALUES (\(Self.databaseNow), \(Self.databaseNow), $1)
+            RETURNING node_id
+            """, [name])
         guard let node = rows.int64(0, 0) else { throw PostgresError(sqlState: nil, message: "no node number returned") }
         return node
     }
 
-    /// Renews `node`'s lease; false when its row is gone (another node
-    /// found the lease lapsed and took its devices away).
-    func renewLease(node: Int64, now: Int64) throws(PostgresError) -> Bool {
-        try execute("UPDATE nodes SET renewed_at = $2 WHERE node_id = $1", [String(node), String(now)]).affected > 0
+    /// Renews `node`'s lease; false when another node declared it dead (it
+    /// stopped renewing for longer than the lease) or its row is gone.
+    func renewLease(node: Int64) throws(PostgresError) -> Bool {
+        try execute("UPDATE nodes SET renewed_at = \(Self.databaseNow) WHERE node_id = $1 AND NOT dead",
+                    [String(node)]).affected > 0
     }
 
-    /// Nodes whose lease was last renewed before `cutoff`.
-    func lapsedNodes(before cutoff: Int64) throws(PostgresError) -> [Int64] {
-        let rows = try execute("SELECT node_id FROM nodes WHERE renewed_at < $1 ORDER BY node_id", [String(cutoff)])
-        return (0 ..< rows.count).compactMap { rows.int64($0, 0) }
+    /// Declares dead every node whose lease is older than `leaseMillis` and
+    /// returns the dead nodes still holding devices or rows, with the time
+    /// (database clock, ms) their lease ran out. Once dead, a node stays
+    /// dead: it can neither renew nor take devices again.
+    func lapsedNodes(leaseMillis: Int64) throws(PostgresError) -> [(node: Int64, lapsedAt: Int64)] {
+        let rows = try execute("""
+            UPDATE nodes SET dead = true WHERE dead OR renewed_at < \(Self.databaseNow) - $1
+            RETURNING node_id, renewed_at + $1
+            """, [String(leaseMillis)])
+        return (0 ..< rows.count).compactMap { row in
+            guard let node = rows.int64(row, 0), let lapsedAt = rows.int64(row, 1) else { return nil }
+            return (node, lapsedAt)
+        }.sorted { $0.node < $1.node }
     }
 
-    /// The devices presence puts on `node`.
-    func devices(onNode node: Int64) throws(PostgresError) -> [Device] {
-        let rows = try execute("SELECT uid, device_id, loop, connection FROM presence WHERE node_id = $1", [String(node)])
+    /// Locks `node`'s row against being declared dead until the
+    /// transaction ends; false when it is dead or gone.
+    func holdAlive(node: Int64) throws(PostgresError) -> Bool {
+        try execute("SELECT 1 FROM nodes WHERE node_id = $1 AND NOT dead FOR SHARE", [String(node)]).count > 0
+    }
+
+    /// Up to `limit` of the devices presence puts on `node`.
+    func devices(onNode node: Int64, limit: Int) throws(PostgresError) -> [Device] {
+        let rows = try execute("SELECT uid, device_id, loop, connection FROM presence WHERE node_id = $1 LIMIT $2",
+                               [String(node), String(limit)])
         return (0 ..< rows.count).compactMap { row in
             guard let uid = rows.string(row, 0), let deviceId = rows.string(row, 1), let loop = rows.int64(row, 2),
                   let connection = rows.int64(row, 3) else { return nil }
@@ -36,12 +73,16 @@ extension PostgresConnection {
         }
     }
 
-    /// Deletes `node` once no device is left on it, with the messages it
-    /// did not take.
+    /// Deletes the dead `node` once no device is left on it, with the
+    /// messages it did not take; false while devices remain.
     func removeNode(_ node: Int64) throws(PostgresError) -> Bool {
-        try execute("DELETE FROM node_messages WHERE node_id = $1", [String(node)])
-        return try execute("DELETE FROM nodes WHERE node_id = $1 AND NOT EXISTS (SELECT 1 FROM presence WHERE node_id = $1)",
-                           [String(node)]).affected > 0
+        try execute("""
+            WITH gone AS (
+                DELETE FROM nodes WHERE node_id = $1 AND dead AND NOT EXISTS (SELECT 1 FROM presence WHERE node_id = $1)
+                RETURNING node_id)
+            DELETE FROM node_messages WHERE node_id IN (SELECT node_id FROM gone) RETURNING id
+            """, [String(node)])
+        return try execute("SELECT 1 FROM nodes WHERE node_id = $1", [String(node)]).count == 0
     }
 
     // MARK: Locks
@@ -177,6 +218,12 @@ extension PostgresConnection {
             payload = "@" + (rows.string(0, 0) ?? "")
         }
         try execute("SELECT pg_notify($1, $2)", [channel, payload])
+    }
+
+    /// Messages older than `cutoff` (wall clock, ms) that nobody took: their
+    /// notification went to a node that was gone.
+    func dropStaleMessages(before cutoff: Int64) throws(PostgresError) {
+        try execute("DELETE FROM node_messages WHERE created_at < $1", [String(cutoff)])
     }
 
     /// Takes the message row `id` names (see ``notify(_:node:body:now:)``).

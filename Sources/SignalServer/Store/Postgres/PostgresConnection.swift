@@ -14,6 +14,8 @@ public struct PostgresError: Error, Hashable, Sendable, CustomStringConvertible 
     public static let uniqueViolation = "23505"
     /// `deadlock_detected`: PostgreSQL rolled back one of the transactions waiting in a cycle; retry it.
     public static let deadlockDetected = "40P01"
+    /// `lock_not_available`: `lock_timeout` ran out waiting; retry.
+    public static let lockNotAvailable = "55P03"
     /// `serialization_failure`: retry the transaction.
     public static let serializationFailure = "40001"
 
@@ -27,10 +29,29 @@ public struct PostgresError: Error, Hashable, Sendable, CustomStringConvertible 
 final class PostgresConnection {
     fileprivate let handle: OpaquePointer
 
+    /// What a connection uses unless the URL says otherwise: a bounded
+    /// connect, and TCP keepalives with a user timeout, so that a database
+    /// that vanished without closing the connection (a partition, a
+    /// failover) fails it in seconds rather than the kernel's minutes.
+    static let defaults: [(String, String)] = [
+        ("connect_timeout", "10"), ("keepalives", "1"), ("keepalives_idle", "5"), ("keepalives_interval", "2"),
+        ("keepalives_count", "3"), ("tcp_user_timeout", "10000"),
+    ]
+
     /// Connects with a libpq connection string (`host=/run/postgresql
-    /// dbname=ringd`, or a `postgresql://` URL). Blocks until connected or refused.
+    /// dbname=ringd`, or a `postgresql://` URL), over ``defaults``. Blocks
+    /// until connected or refused.
     init(url: String) throws(PostgresError) {
-        guard let handle = PQconnectdb(url) else {
+        // Later keywords win: the defaults first, then what the URL expands to.
+        let pairs = Self.defaults + [("dbname", url)]
+        let keywords = pairs.map { strdup($0.0) }, values = pairs.map { strdup($0.1) }
+        defer { (keywords + values).forEach { free($0) } }
+        let connection = (keywords.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { keys in
+            (values.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { vals in
+                PQconnectdbParams(keys.baseAddress, vals.baseAddress, 1)
+            }
+        }
+        guard let handle = connection else {
             throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -139,6 +160,9 @@ final class PostgresConnection {
         }
         return "{" + elements.joined(separator: ",") + "}"
     }
+
+    /// Whether a statement of the open transaction failed: it can only roll back.
+    var transactionFailed: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
 
     /// Whether a transaction is open on the connection.
     var isInTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }

@@ -54,10 +54,13 @@ enum PostgresSchema {
 
             -- A node's lease: it renews renewed_at every third of the lease
             -- time; a node whose lease is older is dead.
+            -- Times are the database's clock. A node another one found
+            -- lapsed is dead for good: it can neither renew nor take devices.
             CREATE TABLE nodes (
                 node_id BIGSERIAL PRIMARY KEY,
                 started_at BIGINT NOT NULL,
                 renewed_at BIGINT NOT NULL,
+                dead BOOLEAN NOT NULL DEFAULT false,
                 name TEXT NOT NULL
             );
             -- Which node holds each connected device, and where on it. No

@@ -111,6 +111,7 @@ struct ClusterEdgeTests {
         cluster.nodes[0].signal(SIGCONT)
         // The thawed node finds itself dead and closes the connection it can no longer serve.
         #expect(try alice.nextClose(timeout: 10) == .goingAway, "\(cluster.logs)")
+        #expect(cluster.becomesReady(0), "\(cluster.logs)")
         let back = try cluster.open(0, uid: "alice", deviceId: "a1")
         #expect(try back.request("getActiveCall").data?["call"] == .null)
     }

@@ -100,9 +100,7 @@ struct ClusterFailureTests {
         }
         #expect(waitUntil(timeout: 10) { (try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/readyz"))?.status == 503 })
         try cluster.postgres.start()
-        #expect(waitUntil(timeout: 15) { (try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/readyz"))?.status == 200 },
-                "\(cluster.logs)")
-        #expect(waitUntil(timeout: 15) { (try? SignalingIntegration.rest(port: cluster.port(1), "GET", "/readyz"))?.status == 200 })
+        #expect(cluster.becomesReady(0) && cluster.becomesReady(1), "\(cluster.logs)")
 
         let aliceBack = try cluster.open(1, uid: "alice", deviceId: "a1")
         let bobBack = try cluster.open(0, uid: "bob", deviceId: "b1")

@@ -51,6 +51,13 @@ extension SignalingIntegration {
             }
         }
 
+        /// Whether node `index` says ready (it registered again after a loss) within `timeout` seconds.
+        func becomesReady(_ index: Int, timeout: Double = 15) -> Bool {
+            waitUntil(timeout: timeout) {
+                (try? SignalingIntegration.rest(port: port(index), "GET", "/readyz"))?.status == 200
+            }
+        }
+
         /// The port of node `index`.
         func port(_ index: Int) -> Int { nodes[index].port }
 

@@ -42,17 +42,7 @@ extension ConfigLoader {
             }
             return true
         },
-        Key(path: "cluster.leaseSeconds", expectation: "a number of seconds from 1 to 300") { config, value in
-            let seconds: Double
-            switch value {
-            case .integer(let whole): seconds = Double(whole)
-            case .double(let fraction): seconds = fraction
-            default: return false
-            }
-            guard seconds >= 1 && seconds <= 300 else { return false }
-            config.cluster.leaseSeconds = seconds
-            return true
-        },
+        seconds("cluster.leaseSeconds", \.cluster.leaseSeconds, 1 ... 300),
     ]
 
     /// What cluster mode needs, and what it does not carry yet.

@@ -1,4 +1,5 @@
 import Foundation
+import SignalProtocol
 @testable import SignalServer
 import Testing
 import TestSupport
@@ -54,6 +55,45 @@ struct MigrateStoreCommandLineTests {
         #expect(configured.output.contains("\n  calls:            \(calls) "), "\(configured.output)")
         let second = try PostgresConnection(url: server.url + " dbname=second")
         #expect(try second.execute("SELECT count(*) FROM calls").int64(0, 0) == calls)
+    }
+
+    /// The point of it all: a cluster node started on the database takes a
+    /// token signed with the single node's secret, pages alice's history as
+    /// the node would have after a restart, cursor for cursor, and puts a
+    /// new call above every copied position.
+    @Test func aClusterNodeStartedAfterwardsServesTheNodesTokensAndHistory() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try StoreMigrationTests.makeStore(in: directory)
+        let cluster = try SignalingIntegration.TestCluster(nodes: 0)
+        let run = try Self.migrate(["--from", path, "--to", cluster.url], in: directory)
+        #expect(run.status == .exited(0), "\(run.errors)")
+        try cluster.addNode()
+
+        let secret = try #require(try TokenSecret.kept(in: directory.file("data")))
+        let tokens = TokenAuthority(secret: secret, revocations: [:])
+        let alice = try SignalingIntegration.Device.connect(port: cluster.port(0))
+        let token = try tokens.mint(uid: "alice", ttlSeconds: 600, now: WallClock.milliseconds()).token
+        #expect(try alice.auth(token: token, deviceId: "alice-tablet").ok, "\(cluster.logs)")
+
+        let sqlite = try StoreMigrationTests.restartedNode(path)
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let expected = try sqlite.callLogs(for: "alice", query: CallLogFilter(limit: 5, cursor: cursor))
+            let reply = try alice.logs(limit: 5, cursor.map { [("cursor", $0)] } ?? [])
+            #expect(SignalingIntegration.sessionIds(reply.data) == expected.logs.map(\.call.sessionId), "page \(pages)")
+            #expect(reply.data?["next"]?.stringValue == expected.next, "page \(pages)")
+            cursor = expected.next
+            pages += 1
+        } while cursor != nil
+        #expect(pages > 2)
+
+        let bob = try SignalingIntegration.Device.open(port: cluster.port(0), uid: "bob", deviceId: "b9")
+        let placed = try alice.initiate(to: "bob").call()
+        _ = try bob.waitForEvent(placed.sessionId, .initiated)
+        #expect(placed.seq > (try sqlite.highestCallPosition()), "the cluster's positions follow the copied ones")
+        #expect(SignalingIntegration.sessionIds(try alice.logs(limit: 1).data) == [placed.sessionId])
     }
 
     @Test func usageErrorsExitTwo() throws {

@@ -37,7 +37,7 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
     public var revocations = 0
     public var tokenSecret = TokenSecretOutcome.noneKept
     /// The highest position of the change sequence the node handed out or
-    /// reserved; PostgreSQL's sequence continues above it.
+    /// reserved, or an ended live call took; PostgreSQL's sequence continues above it.
     public var highestPosition: Int64 = 0
     /// Rows PostgreSQL has no table for yet, left behind.
     public var pushTokens = 0
@@ -58,7 +58,8 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
               revocations:      \(revocations)
               token secret:     \(secret)
               highest position: \(highestPosition) (new changes take positions above it)
-              not copied:       \(pushTokens) push tokens, \(webhookDeliveries) webhook deliveries (no PostgreSQL tables for them yet)
+              not copied:       \(pushTokens) push tokens, \(webhookDeliveries) webhook deliveries \
+            (no PostgreSQL tables for them yet)
             """
     }
 }
@@ -157,7 +158,8 @@ public enum StoreMigrator {
     /// rows or presence for them, so copied as live they would ring and
     /// block their parties forever. Their changes take the positions after
     /// `position`, like the changes of that start; keyed by session id.
-    static func endLiveCalls(_ calls: [Call], after position: Int64, now: Int64) throws(StoreMigrationError) -> [String: Call] {
+    private static func endLiveCalls(_ calls: [Call], after position: Int64, now: Int64)
+        throws(StoreMigrationError) -> [String: Call] {
         var machine = CallStateMachine(settings: SignalingSettings())
         machine.continueSequence(after: position)
         let output = machine.restart(with: calls, now: SignalingTime(wall: now, monotonic: 0))
@@ -176,17 +178,18 @@ public enum StoreMigrator {
     private static func refuseUnlessEmpty(_ target: PostgresConnection, now: Int64) throws(StoreMigrationError) {
         let (node, holdsCalls) = try step("checking PostgreSQL") { () throws(PostgresError) in
             try target.execute("LOCK TABLE calls IN EXCLUSIVE MODE")
-            let node = try target.execute("SELECT name, renewed_at FROM nodes WHERE renewed_at > $1 ORDER BY renewed_at DESC LIMIT 1",
-                                          [String(now - longestLeaseMillis)])
+            let node = try target.execute("""
+                SELECT name, renewed_at FROM nodes WHERE renewed_at > $1 ORDER BY renewed_at DESC LIMIT 1
+                """, [String(now - longestLeaseMillis)])
             let calls = try target.execute("SELECT EXISTS (SELECT 1 FROM calls)")
             return (node.count > 0 ? (name: node.string(0, 0) ?? "?", renewedAt: node.int64(0, 1) ?? now) : nil,
                     calls.string(0, 0) == "t")
         }
         if let node {
             throw StoreMigrationError("""
-                cluster node "\(node.name)" renewed its lease \(max(0, now - node.renewedAt) / 1000) s ago: stop every node before \
-                migrating (a node reads the token secret and revocations only at its start); a node that crashed counts \
-                until its lease is \(longestLeaseMillis / 60_000) minutes old
+                cluster node "\(node.name)" renewed its lease \(max(0, now - node.renewedAt) / 1000) s ago: stop every \
+                node before migrating (a node reads the token secret and revocations only at its start); a node that \
+                crashed counts until its lease is \(longestLeaseMillis / 60_000) minutes old
                 """)
         }
         if holdsCalls {
@@ -232,9 +235,13 @@ public enum StoreMigrator {
         var copied = 0
         var after: Int64 = 0
         while true {
-            let page = try step("reading calls") { () throws(StoreError) in try source.calls(after: after, limit: batchSize) }
+            let page = try step("reading calls") { () throws(StoreError) in
+                try source.calls(after: after, limit: batchSize)
+            }
             guard let last = page.last else { return copied }
-            let rows = page.map { call, seq in PostgresConnection.parameters(of: ended[call.sessionId] ?? call) + [String(seq)] }
+            let rows = page.map { call, seq in
+                PostgresConnection.parameters(of: ended[call.sessionId] ?? call) + [String(seq)]
+            }
             try step("copying calls into PostgreSQL") { () throws(PostgresError) in
                 try target.insert("INSERT INTO calls (\(PostgresConnection.callColumns), seq)", rows: rows)
             }
@@ -250,7 +257,8 @@ public enum StoreMigrator {
         let rows: [[String?]] = revocations.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] }
         for start in stride(from: 0, to: rows.count, by: batchSize) {
             try step("copying revocations into PostgreSQL") { () throws(PostgresError) in
-                try target.insert("INSERT INTO revocations (uid, revoked_at)", rows: Array(rows[start ..< min(start + batchSize, rows.count)]),
+                try target.insert("INSERT INTO revocations (uid, revoked_at)",
+                                  rows: Array(rows[start ..< min(start + batchSize, rows.count)]),
                                   then: "ON CONFLICT (uid) DO UPDATE SET revoked_at = greatest(revocations.revoked_at, excluded.revoked_at)")
             }
         }
@@ -279,7 +287,9 @@ extension StoreConnection {
     /// seq (``Call/seq`` is the position of its latest change).
     func calls(after seq: Int64, limit: Int) throws(StoreError) -> [(call: Call, seq: Int64)] {
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement("SELECT \(Self.callColumns), seq FROM calls WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+            let statement = try database.statement("""
+                SELECT \(Self.callColumns), seq FROM calls WHERE seq > ?1 ORDER BY seq LIMIT ?2
+                """)
             try statement.bind(seq, at: 1)
             try statement.bind(Int64(limit), at: 2)
             return statement

@@ -52,7 +52,8 @@ extension PostgresConnection {
         return rows.count == 0 ? nil : try Self.decodeCall(rows, 0)
     }
 
-    private static func parameters(of call: Call) -> [String?] {
+    /// The values of `call` as `$1…$15`, in ``callColumns``' order.
+    static func parameters(of call: Call) -> [String?] {
         [call.sessionId, call.callType.rawValue, call.status.rawValue, call.initiator, call.receiver, call.initiatorDevice,
          String(call.initiatedAt), call.acceptedAt.map { String($0) }, call.endedAt.map { String($0) }, call.acceptedBy,
          call.endedBy, call.endReason?.rawValue, String(call.timeoutMs), call.metadata?.serialized, String(call.seq)]

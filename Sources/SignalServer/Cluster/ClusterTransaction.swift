@@ -1,7 +1,7 @@
 import SignalProtocol
 
 /// One input to the machine, run as one PostgreSQL transaction on the
-/// node that received it (docs/CLUSTER.md, "Transitions"):
+/// node that received it (docs/CLUSTER.md, "How it works"):
 ///
 /// 1. lock the users the input touches, and the other parties of their live
 ///    calls, with transaction advisory locks in one global order;

@@ -2,7 +2,7 @@
 # build needs first (through sudo when not root), so a fresh machine works.
 
 SWIFT ?= swift
-APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libsqlite3-dev libsystemd-dev libcurl4-openssl-dev nghttp2-server systemd tmux python3-venv prometheus coturn
+APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libsqlite3-dev libsystemd-dev libcurl4-openssl-dev nghttp2-server systemd tmux python3-venv prometheus coturn postgresql libpq-dev haproxy
 CONFIG ?= config.json
 
 .PHONY: all deps build run test examples venv conformance clean

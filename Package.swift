@@ -46,6 +46,12 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibpq",
+            path: "Sources/CLibpq",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .target(name: "SignalProtocol", path: "Sources/Protocol"),
         .target(name: "SignalSystem", dependencies: ["CShim"], path: "Sources/SignalSystem"),
         .target(name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/SignalCompression"),
@@ -55,7 +61,7 @@ let package = Package(
         .target(
             name: "SignalServer",
             dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim",
-                           "CSQLite", "CSystemd", "CCurl", "PhoneAssets"],
+                           "CSQLite", "CSystemd", "CCurl", "CLibpq", "PhoneAssets"],
             path: "Sources/SignalServer"
         ),
         .target(name: "SignalClient",
@@ -76,8 +82,8 @@ let package = Package(
                     dependencies: ["SignalClient", "SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem",
                                    "SignalCrypto", "TestSupport"]),
         .testTarget(name: "SignalServerTests",
-                    dependencies: ["SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem", "SignalCrypto",
-                                   "SignalReactor", "CShim", "TestSupport"]),
+                    dependencies: ["SignalServer", "SignalClient", "SignalCompression", "SignalProtocol", "SignalSystem",
+                                   "SignalCrypto", "SignalReactor", "CShim", "TestSupport"]),
         .testTarget(name: "RingingExample", dependencies: ["RingdTesting", "SignalClient", "SignalProtocol"],
                     path: "examples/swift"),
     ]

@@ -65,6 +65,29 @@ public struct ClientErrorCode: RawRepresentable, Hashable, Sendable, CustomStrin
 }
 
 extension ClientError {
+    /// Whether another node of the cluster might take the device after this
+    /// failure to connect: yes for the client's own findings (unreachable,
+    /// TLS, upgrade, timeout, a broken answer) and a server that is shutting
+    /// down (`ERR_UNAVAILABLE`); no for any other refusal by a server, which
+    /// every node would repeat.
+    var isWorthAnotherEndpoint: Bool {
+        code.serverCode == nil || code == .server(.unavailable)
+    }
+
+    /// What trying several endpoints in turn came to when each failed: the
+    /// last failure's code, close code and status, with each endpoint's
+    /// reason in the message; a lone failure as it is; none at all is
+    /// ``ClientErrorCode/badURL``.
+    public init(everyEndpointFailed failures: [(endpoint: ServerEndpoint, error: ClientError)]) {
+        guard let last = failures.last?.error, failures.count > 1 else {
+            self = failures.first?.error ?? ClientError(code: .badURL, message: "no server endpoint given")
+            return
+        }
+        let reasons = failures.map { "\($0.endpoint.webSocketURL): \($0.error.message)" }.joined(separator: "; ")
+        self.init(code: last.code, message: "every server failed: \(reasons)",
+                  closeCode: last.closeCode, httpStatus: last.httpStatus)
+    }
+
     /// A ``ClientErrorCode/closed`` error.
     static func closed(_ message: String, closeCode: UInt16? = nil) -> ClientError {
         ClientError(code: .closed, message: message, closeCode: closeCode)

@@ -11,8 +11,9 @@ public enum ClientEvent: Sendable, Equatable {
     /// The connection was lost; reconnecting is on and being tried.
     case reconnecting(ClientError)
     /// Authenticated again, as the same device, within the reconnect window;
-    /// `activeCall` is the user's live call from the new auth result.
-    case reconnected(activeCall: Call?)
+    /// `activeCall` is the user's live call from the new auth result, and
+    /// `endpoint` the one of ``SignalClient/endpoints`` that took the device.
+    case reconnected(activeCall: Call?, endpoint: ServerEndpoint)
     /// Final, no events follow: closed by ``SignalClient/close()``, by the
     /// server (the error carries its close code), or lost for good.
     case disconnected(ClientError)

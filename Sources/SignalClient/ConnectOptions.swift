@@ -4,9 +4,11 @@ import SignalCrypto
 public struct ConnectOptions: Sendable {
     /// The device id to authenticate as (1–100 of `A-Z a-z 0-9 . _ - @`); nil lets the server assign one.
     public var deviceId: String?
-    /// Whether to reconnect after an unexpected loss of the connection.
+    /// Whether to reconnect after an unexpected loss of the connection (given
+    /// several endpoints, to the next one, and on through them in turn).
     public var reconnect: Bool
-    /// Seconds to keep trying to reconnect (the server's default grace period is 10).
+    /// Seconds to keep trying to reconnect, over every endpoint tried (the
+    /// server's default grace period is 10).
     public var reconnectWindow: Double
     /// Seconds a request, the `auth` frame included, may wait for its result.
     public var requestTimeout: Double

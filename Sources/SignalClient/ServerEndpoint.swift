@@ -54,6 +54,23 @@ public struct ServerEndpoint: Sendable, Hashable {
         }
     }
 
+    /// Parses a comma-separated list of server URLs (`ws://a:8787,ws://b:8788`),
+    /// each in a form ``init(url:)`` takes, in the order given; a comma always
+    /// separates, so no URL in the list may contain one. Throws
+    /// ``ClientErrorCode/badURL`` naming the entry that is wrong (an empty one too).
+    public static func list(parsing text: String) throws(ClientError) -> [ServerEndpoint] {
+        var endpoints: [ServerEndpoint] = []
+        for entry in text.split(separator: ",", omittingEmptySubsequences: false).map({ String($0).trimmed }) {
+            guard !entry.isEmpty else { throw bad("empty server URL in \"\(text)\"") }
+            do throws(ClientError) {
+                endpoints.append(try ServerEndpoint(url: entry))
+            } catch {
+                throw bad("bad server URL \"\(entry)\": \(error.message)")
+            }
+        }
+        return endpoints
+    }
+
     public init(host: String, port: Int = defaultPort, path: String = defaultPath, isSecure: Bool = false) {
         self.host = host
         self.port = port

@@ -3,24 +3,29 @@ import SignalSystem
 extension SignalClient {
     /// Tries to open a new connection as the same device, with backoff, until
     /// ``ConnectOptions/reconnectWindow`` passes; then either
-    /// ``ClientEvent/reconnected(activeCall:)`` or ``ClientEvent/disconnected(_:)``.
-    /// The waits are timers of the client I/O loop.
+    /// ``ClientEvent/reconnected(activeCall:endpoint:)`` or ``ClientEvent/disconnected(_:)``.
+    /// Each attempt goes to the next of ``endpoints``, cycling, starting after
+    /// the one whose connection was lost (that node is likely gone); the
+    /// backoff counts attempts, not rounds of the list, so one endpoint is
+    /// retried as before and a dead node costs one wait. The waits are timers
+    /// of the client I/O loop.
     func startReconnecting(after lost: ClientError) {
-        scheduleAttempt(0, deadline: Deadline.now().adding(seconds: options.reconnectWindow), lastError: lost)
+        let next = (state.withLock { $0.endpointIndex } + 1) % endpoints.count
+        scheduleAttempt(0, at: next, deadline: Deadline.now().adding(seconds: options.reconnectWindow), lastError: lost)
     }
 
-    private func scheduleAttempt(_ attempt: Int, deadline: Deadline, lastError: ClientError) {
+    private func scheduleAttempt(_ attempt: Int, at index: Int, deadline: Deadline, lastError: ClientError) {
         let delay = min(Self.reconnectBackoff[min(attempt, Self.reconnectBackoff.count - 1)],
                         max(0, deadline.seconds(since: .now())))
         let submitted = ClientIO.submit { [weak self] loop in
             loop.schedule(after: delay) { [weak self] in
-                self?.reconnect(attempt: attempt, deadline: deadline, lastError: lastError)
+                self?.reconnect(attempt: attempt, at: index, deadline: deadline, lastError: lastError)
             }
         }
         if !submitted { giveUp(lastError) }
     }
 
-    private func reconnect(attempt: Int, deadline: Deadline, lastError: ClientError) {
+    private func reconnect(attempt: Int, at index: Int, deadline: Deadline, lastError: ClientError) {
         guard case .reconnecting = state.withLock({ $0.phase }) else { return }
         let left = deadline.seconds(since: .now())
         guard left > 0 else { return giveUp(lastError) }
@@ -28,16 +33,16 @@ extension SignalClient {
         attemptOptions.deviceId = deviceId
         attemptOptions.resumeAfter = state.withLock { $0.lastSeq }
         attemptOptions.connectTimeout = min(options.connectTimeout, left)
-        ClientConnection.open(endpoint, credentials: credentials, options: attemptOptions) { [weak self] result in
+        ClientConnection.open(endpoints[index], credentials: credentials, options: attemptOptions) { [weak self] result in
             switch result {
             case .success(let connection):
                 guard let self else { return connection.abort() }
-                adopt(connection)
+                adopt(connection, at: index)
             case .failure(let error):
                 guard let self else { return }
-                // The server refused the credentials or the device: trying again cannot help.
-                if error.code.serverCode != nil || deadline.seconds(since: .now()) <= 0 { return giveUp(error) }
-                scheduleAttempt(attempt + 1, deadline: deadline, lastError: error)
+                // The server refused the credentials or the device: no node would take them.
+                if !error.isWorthAnotherEndpoint || deadline.seconds(since: .now()) <= 0 { return giveUp(error) }
+                scheduleAttempt(attempt + 1, at: (index + 1) % endpoints.count, deadline: deadline, lastError: error)
             }
         }
     }
@@ -51,22 +56,23 @@ extension SignalClient {
         }
     }
 
-    /// Makes `connection` the current one, unless the client was closed
-    /// meanwhile. What the server says the device missed comes first, as
-    /// call events, then ``ClientEvent/reconnected(activeCall:)``, then the
-    /// connection's live events.
-    private func adopt(_ connection: ClientConnection) {
+    /// Makes `connection`, to the endpoint at `index`, the current one, unless
+    /// the client was closed meanwhile. What the server says the device
+    /// missed comes first, as call events, then
+    /// ``ClientEvent/reconnected(activeCall:endpoint:)``, then the connection's live events.
+    private func adopt(_ connection: ClientConnection, at index: Int) {
         let adopted = state.withLock { state -> Bool in
             guard case .reconnecting = state.phase, !state.closing else { return false }
             state.phase = .connected(connection)
             state.lastSeq = max(state.lastSeq, connection.auth.seq)
+            state.endpointIndex = index
             return true
         }
         if adopted {
             if let resume = connection.auth.resume, resume.resumed {
                 for call in resume.calls { deliver(call) }
             }
-            eventSink.yield(.reconnected(activeCall: connection.auth.activeCall))
+            eventSink.yield(.reconnected(activeCall: connection.auth.activeCall, endpoint: endpoints[index]))
         }
         startReading(connection)
         if !adopted { connection.beginClose() }

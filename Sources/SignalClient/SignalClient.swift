@@ -43,7 +43,14 @@ public final class SignalClient: Sendable {
         }
     }
 
-    let endpoint: ServerEndpoint
+    /// The endpoint of the latest connection: the one in use, or, while
+    /// reconnecting, the one whose connection was lost. Reconnects move on
+    /// through ``endpoints``.
+    public var currentEndpoint: ServerEndpoint { endpoints[state.withLock { $0.endpointIndex }] }
+
+    /// The endpoints the client connects to, in order (never empty; one
+    /// when connected with a single endpoint).
+    public let endpoints: [ServerEndpoint]
     let credentials: Credentials
     let options: ConnectOptions
     let eventSink: AsyncStream<ClientEvent>.Continuation
@@ -69,6 +76,8 @@ public final class SignalClient: Sendable {
         /// The largest sequence position seen (``Call/seq``): a reconnect
         /// asks the server for what changed after it.
         var lastSeq: Int64
+        /// Where the latest connection went, in ``endpoints``.
+        var endpointIndex: Int
     }
 
     /// Connects to `endpoint`, upgrades to a WebSocket and authenticates with
@@ -76,15 +85,40 @@ public final class SignalClient: Sendable {
     /// `ERR_AUTH_FAILED`); see ``ClientErrorCode`` for the client's own.
     public static func connect(to endpoint: ServerEndpoint, credentials: Credentials,
                                options: ConnectOptions = ConnectOptions()) async throws(ClientError) -> SignalClient {
-        let connection = try await ClientConnection.open(endpoint, credentials: credentials, options: options)
-        let client = SignalClient(endpoint: endpoint, credentials: credentials, options: options, connection: connection)
-        client.startReading(connection)
-        return client
+        try await connect(to: [endpoint], credentials: credentials, options: options)
     }
 
-    private init(endpoint: ServerEndpoint, credentials: Credentials, options: ConnectOptions,
+    /// Connects to the first of `endpoints` (nodes of one cluster) that
+    /// takes the device, in the order given: shuffle or rotate the list to
+    /// spread clients over the nodes. A failed connect, TLS handshake or
+    /// upgrade, a timeout, or the server's `ERR_UNAVAILABLE` (shutting down)
+    /// moves on to the next; any other refusal (e.g. `ERR_AUTH_FAILED`) would
+    /// be the same on every node and is thrown at once. Each endpoint gets the whole
+    /// ``ConnectOptions/connectTimeout`` and ``ConnectOptions/requestTimeout``.
+    /// When every endpoint failed, throws the last one's code with a message
+    /// naming each endpoint and why (one endpoint: its error as it is); no
+    /// endpoint at all throws ``ClientErrorCode/badURL``. Reconnects go on
+    /// through the list, starting after the endpoint whose connection was lost.
+    public static func connect(to endpoints: [ServerEndpoint], credentials: Credentials,
+                               options: ConnectOptions = ConnectOptions()) async throws(ClientError) -> SignalClient {
+        var failures: [(endpoint: ServerEndpoint, error: ClientError)] = []
+        for (index, endpoint) in endpoints.enumerated() {
+            do throws(ClientError) {
+                let connection = try await ClientConnection.open(endpoint, credentials: credentials, options: options)
+                let client = SignalClient(endpoints: endpoints, index: index, credentials: credentials,
+                                          options: options, connection: connection)
+                client.startReading(connection)
+                return client
+            } catch where error.isWorthAnotherEndpoint {
+                failures.append((endpoint, error))
+            }
+        }
+        throw ClientError(everyEndpointFailed: failures)
+    }
+
+    private init(endpoints: [ServerEndpoint], index: Int, credentials: Credentials, options: ConnectOptions,
                  connection: ClientConnection) {
-        self.endpoint = endpoint
+        self.endpoints = endpoints
         self.credentials = credentials
         self.options = options
         uid = connection.auth.uid
@@ -93,7 +127,7 @@ public final class SignalClient: Sendable {
         (events, eventSink) = AsyncStream.makeStream(of: ClientEvent.self, bufferingPolicy: .unbounded)
         (notifications, notificationSink) = AsyncStream.makeStream(
             of: CallNotification.self, bufferingPolicy: .bufferingNewest(Self.notificationBufferSize))
-        state = Mutex(ClientState(phase: .connected(connection), lastSeq: connection.auth.seq))
+        state = Mutex(ClientState(phase: .connected(connection), lastSeq: connection.auth.seq, endpointIndex: index))
     }
 
     deinit {
@@ -165,7 +199,7 @@ public final class SignalClient: Sendable {
     }
 
     /// Hands a call event to both streams (a resume's calls too, before
-    /// ``ClientEvent/reconnected(activeCall:)``).
+    /// ``ClientEvent/reconnected(activeCall:endpoint:)``).
     func deliver(_ call: Call) {
         saw(call)
         eventSink.yield(.call(call))

@@ -7,12 +7,9 @@ enum AdminCommands {
     /// Mints a token for `uid` through the REST API; prints the token, and on a
     /// terminal its expiry (so that `$(ringctl token bob)` is just the token).
     static func token(uid: String, ttlSeconds: Int?, settings: Settings, console: Console) async throws(Failure) {
-        let minted: (token: String, expiresAt: Int64)
-        do throws(ClientError) {
-            minted = try await settings.rest.mintToken(uid: uid, ttlSeconds: ttlSeconds.map(Int64.init))
-        } catch {
-            throw Failure(error, server: settings.server)
-        }
+        let minted = try await settings.rest { rest throws(ClientError) in
+            try await rest.mintToken(uid: uid, ttlSeconds: ttlSeconds.map(Int64.init))
+        }.answer
         console.report(minted.token, event: "token", [("uid", .string(uid)), ("token", .string(minted.token)),
                                                       ("expiresAt", .integer(minted.expiresAt))])
         if console.isTerminal { console.say("expires \(TimeText.local(milliseconds: minted.expiresAt))") }
@@ -20,24 +17,16 @@ enum AdminCommands {
 
     /// Revokes every token issued to `uid` so far.
     static func revoke(uid: String, settings: Settings, console: Console) async throws(Failure) {
-        do throws(ClientError) {
-            try await settings.rest.revokeTokens(uid: uid)
-        } catch {
-            throw Failure(error, server: settings.server)
-        }
+        _ = try await settings.rest { rest throws(ClientError) in try await rest.revokeTokens(uid: uid) }
         console.report("revoked every token of \(uid) (open connections stay open)", event: "revoked",
                        [("uid", .string(uid))])
     }
 
     /// Prints the server's health and, when a user is given, that user's active call.
     static func status(settings: Settings, console: Console) async throws(Failure) {
-        let health: JSONValue
-        do throws(ClientError) {
-            health = try await settings.rest.health()
-        } catch {
-            throw Failure(error, server: settings.server)
-        }
-        console.report(healthLine(health, server: settings.server), event: "health", [("health", health)])
+        let (health, endpoint) = try await settings.rest { rest throws(ClientError) in try await rest.health() }
+        console.report(healthLine(health, server: endpoint.webSocketURL), event: "health",
+                       [("health", health), ("server", .string(endpoint.webSocketURL))])
         guard let credentials = settings.credentials else { return }
         let client = try await settings.connect(as: credentials, reconnect: false)
         let call: Call?
@@ -52,7 +41,7 @@ enum AdminCommands {
                        [("uid", .string(client.uid)), ("call", call?.json ?? .null)])
     }
 
-    /// `ringd 0.1.0 at ws://… · ok · up 3 s · 1 connection`.
+    /// `ringd 0.1.0 at ws://… · ok · up 3 s · 1 connection`, at the server that answered.
     private static func healthLine(_ health: JSONValue, server: String) -> String {
         let version = health["version"]?.stringValue ?? "?"
         let status = health["status"]?.stringValue ?? "?"

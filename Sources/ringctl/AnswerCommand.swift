@@ -86,8 +86,8 @@ final class Answerer {
             session.reportSignal(signal)
         case .client(.reconnecting(let error)):
             session.reportReconnecting(error)
-        case .client(.reconnected(let activeCall)):
-            session.reportReconnected(activeCall)
+        case .client(.reconnected(let activeCall, let endpoint)):
+            session.reportReconnected(activeCall, at: endpoint)
             guard let current else { return activeCall.flatMap(receive).flatMap(finished) }
             guard let latest = await session.afterReconnecting(current, activeCall: activeCall) else {
                 return finished(conclude(.connectionLost, current))

@@ -66,8 +66,8 @@ struct Arguments: Sendable {
     private(set) var wantsVersion = false
     /// The arguments that are not options (the UID).
     private var positionals: [String] = []
-    /// The values of value options (the last one wins).
-    private var values: [String: String] = [:]
+    /// The values of value options, in the order given.
+    private var values: [String: [String]] = [:]
     /// The flags given.
     private var flags: Set<String> = []
 
@@ -91,9 +91,9 @@ struct Arguments: Sendable {
                 }
                 if valueOptions.contains(name) {
                     if parts.count == 2 {
-                        values[name] = String(parts[1])
+                        values[name, default: []].append(String(parts[1]))
                     } else if let value = remaining.first, !value.hasPrefix("--") {
-                        values[name] = remaining.removeFirst()
+                        values[name, default: []].append(remaining.removeFirst())
                     } else {
                         problems.append("\(name) needs a value")
                     }
@@ -138,8 +138,11 @@ struct Arguments: Sendable {
     /// The argument at `index` among those that are not options.
     func positional(_ index: Int) -> String? { index < positionals.count ? positionals[index] : nil }
 
-    /// The value of option `name`, if given.
-    func value(_ name: String) -> String? { values[name] }
+    /// The value of option `name`, if given (the last one when given more than once).
+    func value(_ name: String) -> String? { values[name]?.last }
+
+    /// Every value of option `name`, in the order given (for `--server`, which adds up).
+    func allValues(_ name: String) -> [String] { values[name] ?? [] }
 
     /// Whether flag `name` was given.
     func flag(_ name: String) -> Bool { flags.contains(name) }
@@ -155,7 +158,7 @@ struct Arguments: Sendable {
 
     /// A number of seconds, at least zero.
     func seconds(_ name: String) throws(Failure) -> Double? {
-        guard let text = values[name] else { return nil }
+        guard let text = value(name) else { return nil }
         guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
             throw usage("\(name) needs a number of seconds, not \"\(text)\"")
         }
@@ -164,7 +167,7 @@ struct Arguments: Sendable {
 
     /// A whole number within `range`.
     func integer(_ name: String, in range: ClosedRange<Int>) throws(Failure) -> Int? {
-        guard let text = values[name] else { return nil }
+        guard let text = value(name) else { return nil }
         guard let number = Int(text), range.contains(number) else {
             throw usage("\(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
         }
@@ -174,7 +177,7 @@ struct Arguments: Sendable {
     /// One of the cases of `type`, by its raw value.
     func choice<Choice: RawRepresentable & CaseIterable>(_ name: String, _ type: Choice.Type) throws(Failure) -> Choice?
     where Choice.RawValue == String {
-        guard let text = values[name] else { return nil }
+        guard let text = value(name) else { return nil }
         guard let choice = Choice(rawValue: text) else {
             let options = Choice.allCases.map(\.rawValue).joined(separator: "|")
             throw usage("\(name) needs one of \(options), not \"\(text)\"")

@@ -97,8 +97,8 @@ final class Caller {
             session.reportSignal(signal)
         case .client(.reconnecting(let error)):
             session.reportReconnecting(error)
-        case .client(.reconnected(let activeCall)):
-            session.reportReconnected(activeCall)
+        case .client(.reconnected(let activeCall, let endpoint)):
+            session.reportReconnected(activeCall, at: endpoint)
             guard let call else { return nil }
             guard let latest = await session.afterReconnecting(call, activeCall: activeCall) else { return lost() }
             return apply(latest)

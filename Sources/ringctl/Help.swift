@@ -18,7 +18,10 @@ enum Help {
     private static let globalOptions = """
     global options (before or after the command; flag, else variable, else default):
       --server URL      ringd's address (RINGCTL_SERVER; ws://127.0.0.1:8787);
-                        wss://HOST:PORT speaks TLS, checked against the system's roots
+                        wss://HOST:PORT speaks TLS, checked against the system's roots.
+                        Several (nodes of a cluster): URL,URL… or --server again;
+                        tried in order, one that is down is skipped, and a lost
+                        connection moves on to the next
       --ca-file PATH    trust the CA (or self-signed certificate) in PATH for wss://
                         (RINGCTL_CA_FILE), e.g. data/tls-cert.pem from make cert
       --insecure        do not check the wss:// certificate at all (a throwaway
@@ -88,6 +91,7 @@ enum Help {
       ringctl --as alice logs --status missed
       ringctl --json --as bob answer --auto-accept --hangup-after 5 --once
       ringctl token bob --ttl 3600
+      ringctl --server ws://node-a:8787,ws://node-b:8787 --as bob answer
     """
 
     /// The help of `ringctl answer`.
@@ -135,9 +139,10 @@ enum Help {
     another call`, `no answer after 45 s`, `cancelled by alice`.
     Ctrl-C while ringing cancels the call; Ctrl-C in the call hangs up; either
     way ringd confirms before ringctl exits. A second Ctrl-C quits at once.
-    A lost connection (or a restart of ringd) is retried for 10 s; ringctl
-    then resumes, hearing what it missed, and says
-    `reconnected · connected · session <id>` when the call goes on.
+    A lost connection (or a restart of ringd) is retried for 10 s, on the next
+    server when several are given; ringctl then resumes, hearing what it
+    missed, and says `reconnected · connected · session <id>` when the call
+    goes on (`reconnected to ws://… · …` with several servers).
 
     options:
       --type audio|video      the call type (default video)

@@ -106,12 +106,15 @@ struct Session: Sendable {
                        [("code", .string(error.code.rawValue)), ("message", .string(error.message))])
     }
 
-    /// Reports that the client is connected again, and that the call goes
-    /// on when it does (after a restart of ringd, or a network blip).
-    func reportReconnected(_ activeCall: Call?) {
+    /// Reports that the client is connected again, to which server when
+    /// there are several, and that the call goes on when it does (after a
+    /// restart of ringd, a network blip, or a node of several that went away).
+    func reportReconnected(_ activeCall: Call?, at endpoint: ServerEndpoint) {
         var line = "reconnected"
+        if client.endpoints.count > 1 { line += " to \(endpoint.webSocketURL)" }
         if let activeCall, activeCall.status == .ongoing { line += " · connected · session \(activeCall.sessionId)" }
-        console.report(line, event: "reconnected", [("activeCall", activeCall?.json ?? .null)])
+        console.report(line, event: "reconnected", [("activeCall", activeCall?.json ?? .null),
+                                                    ("server", .string(endpoint.webSocketURL))])
     }
 
     /// Reports what the other device in the call relayed (`signal`): its

@@ -16,10 +16,11 @@ struct Settings: Sendable {
     /// The REST API key of the shipped config.json.
     static let defaultAPIKey = "ringd-dev-api-key"
 
-    /// The server URL as given.
+    /// The server URLs as given (comma-separated when several), for messages.
     let server: String
-    /// The parsed server URL.
-    let endpoint: ServerEndpoint
+    /// The parsed server URLs, in the order given; never empty. ringctl
+    /// moves on to the next when one is unreachable.
+    let endpoints: [ServerEndpoint]
     /// Who the user is, if `--as`, `--token` or their variables say.
     let credentials: Credentials?
     /// The REST API key.
@@ -35,12 +36,18 @@ struct Settings: Sendable {
 
     /// The settings of `arguments`, with `environment` looked up by variable name.
     init(_ arguments: Arguments, environment: (String) -> String? = Settings.environment) throws(Failure) {
-        server = arguments.value("--server") ?? environment("RINGCTL_SERVER") ?? Self.defaultServer
-        do throws(ClientError) {
-            endpoint = try ServerEndpoint(url: server)
-        } catch {
-            throw arguments.usage("bad server URL \"\(server)\": \(error.message)")
+        let given = arguments.allValues("--server")
+        let lists = given.isEmpty ? [environment("RINGCTL_SERVER") ?? Self.defaultServer] : given
+        server = lists.joined(separator: ",")
+        var endpoints: [ServerEndpoint] = []
+        for list in lists {
+            do throws(ClientError) {
+                endpoints += try ServerEndpoint.list(parsing: list)
+            } catch {
+                throw arguments.usage(error.message)
+            }
         }
+        self.endpoints = endpoints
         apiKey = arguments.value("--api-key") ?? environment("RINGCTL_API_KEY") ?? Self.defaultAPIKey
         deviceId = arguments.value("--device")
         compression = arguments.flag("--compress")
@@ -52,7 +59,7 @@ struct Settings: Sendable {
         if arguments.flag("--insecure") {
             if arguments.value("--ca-file") != nil { throw arguments.usage("give --ca-file or --insecure, not both") }
             tlsVerification = .none
-            warning = endpoint.isSecure
+            warning = endpoints.contains(where: \.isSecure)
                 ? "--insecure: the server's certificate is not checked; anyone on the path can read and change this session"
                 : nil
         } else {
@@ -108,16 +115,34 @@ struct Settings: Sendable {
         do throws(ClientError) {
             var options = ConnectOptions(deviceId: deviceId, reconnect: reconnect, compression: compression)
             options.tlsVerification = tlsVerification
-            return try await SignalClient.connect(to: endpoint, credentials: credentials, options: options)
+            return try await SignalClient.connect(to: endpoints, credentials: credentials, options: options)
         } catch {
             throw Failure(error, server: server)
         }
     }
 
-    /// A REST client for the server with the API key.
-    var rest: RestClient {
-        var client = RestClient(endpoint: endpoint, apiKey: apiKey)
-        client.tlsVerification = tlsVerification
-        return client
+    /// Runs `request` with a REST client (with the API key) of each server
+    /// in turn until one answers; returns the answer and the server that gave
+    /// it. Only an unreachable server (no connection or TLS, no answer in
+    /// time, closed before answering) moves on: an HTTP error is the answer,
+    /// and a token minted twice, once on a node that then died, does no harm.
+    func rest<Answer>(_ request: (RestClient) async throws(ClientError) -> Answer)
+        async throws(Failure) -> (answer: Answer, endpoint: ServerEndpoint) {
+        var failures: [(endpoint: ServerEndpoint, error: ClientError)] = []
+        for endpoint in endpoints {
+            var client = RestClient(endpoint: endpoint, apiKey: apiKey)
+            client.tlsVerification = tlsVerification
+            do throws(ClientError) {
+                return (try await request(client), endpoint)
+            } catch where Self.unreachable.contains(error.code) {
+                failures.append((endpoint, error))
+            } catch {
+                throw Failure(error, server: server)
+            }
+        }
+        throw Failure(ClientError(everyEndpointFailed: failures), server: server)
     }
+
+    /// The failures of a REST request that say nothing about the request itself.
+    private static let unreachable: Set<ClientErrorCode> = [.connectFailed, .tlsFailed, .timeout, .closed]
 }

@@ -8,6 +8,7 @@ let usage = """
 usage: ringd [--config PATH] [--ephemeral]
        ringd gen-cert [--config PATH] [--days N] [--force]
        ringd states [--format markdown|json]
+       ringd migrate-store [--config PATH] [--from SQLITE] [--to POSTGRES]
 
 Runs the ringing signaling server in the foreground until SIGINT or SIGTERM;
 SIGHUP reloads the TLS certificate and key.
@@ -32,6 +33,15 @@ hears of it and the timers, found by running the machine on a manual clock.
 It reads no configuration and opens no store; --format json prints an array
 of row objects.
 
+migrate-store copies a stopped single node's SQLite store (--from, default
+store.path) into the PostgreSQL database of a cluster that has no calls yet
+(--to, a libpq connection string such as 'host=/run/postgresql dbname=ringd',
+default store.url), in one transaction: every call at its position, live
+calls ended with server_restart, the revocations and the generated token
+secret; push tokens and webhook deliveries are not copied. The
+configuration (--config PATH, else as for serving) is read only for what
+--from or --to leave out. See docs/MIGRATE-STORE.md.
+
 Every configuration key can be overridden by an environment variable:
 RINGD_ plus the key in upper snake case, e.g. RINGD_LISTEN_PORT=0.
 Once listening, ringd prints one line per listener on stdout:
@@ -48,6 +58,7 @@ var configPath: String?
 let configSearchPath = ["config.json", "/etc/ringd/config.json"]
 var arguments = CommandLine.arguments.dropFirst()
 if arguments.first == "states" { printStates(arguments.dropFirst()) }
+if arguments.first == "migrate-store" { migrateStore(arguments.dropFirst()) }
 let generateCertificate = arguments.first == "gen-cert"
 if generateCertificate { arguments = arguments.dropFirst() }
 var certificateDays = 365
@@ -152,6 +163,51 @@ func printStates(_ arguments: ArraySlice<String>) -> Never {
         exit(0)
     } catch {
         Daemon.printError("ringd: states: \(error)")
+        exit(1)
+    }
+}
+
+/// `ringd migrate-store`: copies a single node's store into PostgreSQL and exits.
+func migrateStore(_ arguments: ArraySlice<String>) -> Never {
+    var arguments = arguments
+    var from: String?, to: String?, configArgument: String?
+    while let argument = arguments.popFirst() {
+        switch argument {
+        case "--from", "--to", "--config":
+            guard let value = arguments.popFirst(), !value.isEmpty else { usageError("\(argument) needs a value") }
+            switch argument {
+            case "--from": from = value
+            case "--to": to = value
+            default: configArgument = value
+            }
+        case "--help", "-h":
+            print(usage)
+            exit(0)
+        default:
+            usageError("unknown argument \"\(argument)\"")
+        }
+    }
+    // Flags win over the configuration, which is read only when given or
+    // needed: both flags together migrate without any configuration.
+    if configArgument != nil || from == nil || to == nil {
+        guard let file = configArgument ?? configSearchPath.first(where: { access($0, F_OK) == 0 }) else {
+            usageError("migrate-store needs --from and --to, or a configuration with store.path and store.url")
+        }
+        do {
+            let config = try ConfigLoader.load(path: file, environment: environmentVariables())
+            from = from ?? config.storePath
+            to = to ?? config.cluster.url
+        } catch {
+            Daemon.printError("ringd: migrate-store: \(error)")
+            exit(1)
+        }
+    }
+    guard let from, let to else { usageError("migrate-store needs --to, or store.url in the configuration") }
+    do {
+        print(try StoreMigrator.migrate(from: from, to: to))
+        exit(0)
+    } catch {
+        Daemon.printError("ringd: migrate-store: \(error)")
         exit(1)
     }
 }

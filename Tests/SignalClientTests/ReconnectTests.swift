@@ -40,10 +40,11 @@ struct ReconnectTests {
             }
             #expect(error.code == .closed)
             let back = await aliceStreams.events.next()
-            guard case .reconnected(let activeCall)? = back else {
+            guard case .reconnected(let activeCall, let endpoint)? = back else {
                 Issue.record("expected .reconnected, got \(String(describing: back))")
                 return
             }
+            #expect(endpoint == ringd.endpoint && alice.currentEndpoint == ringd.endpoint)
             #expect(activeCall?.sessionId == call.sessionId)
             #expect(activeCall?.status == .ongoing)
             #expect(alice.deviceId == "laptop")
@@ -66,7 +67,7 @@ struct ReconnectTests {
             let call = try await alice.initiateCall(to: "bob", type: .audio).call
             alice.dropConnectionForTesting()
             guard case .reconnecting? = await streams.events.next(),
-                  case .reconnected(let activeCall)? = await streams.events.next() else {
+                  case .reconnected(let activeCall, _)? = await streams.events.next() else {
                 Issue.record("expected .reconnecting then .reconnected")
                 return
             }

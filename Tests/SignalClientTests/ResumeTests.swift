@@ -46,7 +46,7 @@ struct ResumeTests {
             #expect(missed == ended)
             #expect(missed.status == .ended && missed.endReason == .hangup && missed.endedBy == "alice")
             #expect(missed.seq > accepted.seq)
-            guard case .reconnected(let activeCall)? = await bobStreams.events.next() else {
+            guard case .reconnected(let activeCall, _)? = await bobStreams.events.next() else {
                 Issue.record("expected .reconnected after the missed change")
                 return
             }
@@ -79,7 +79,7 @@ struct ResumeTests {
             }
             #expect(try await bobStreams.nextCall(timeout: 10) == cancelled)
             #expect(try await bobStreams.nextCall() == ringing)
-            guard case .reconnected(let activeCall)? = await bobStreams.events.next() else {
+            guard case .reconnected(let activeCall, _)? = await bobStreams.events.next() else {
                 Issue.record("expected .reconnected")
                 return
             }

@@ -58,6 +58,42 @@ struct ServerEndpointTests {
         }
     }
 
+    @Test("a comma-separated list parses in order, blanks around entries ignored")
+    func list() throws {
+        let endpoints = try ServerEndpoint.list(parsing: "ws://a:8787, wss://b:9/x ,localhost")
+        #expect(endpoints == [ServerEndpoint(host: "a", port: 8787), ServerEndpoint(host: "b", port: 9, path: "/x", isSecure: true),
+                              ServerEndpoint(host: "localhost")])
+        #expect(try ServerEndpoint.list(parsing: "[::1]:9") == [ServerEndpoint(host: "::1", port: 9)])
+    }
+
+    @Test("a bad entry of a list gives CLIENT_BAD_URL naming that entry", arguments: [
+        ("ws://a:1,ws://b:0", #"bad server URL "ws://b:0": invalid port "0" (1 to 65535)"#),
+        ("ftp://a, ws://b", #"bad server URL "ftp://a": unsupported scheme "ftp" (use ws://, wss://, http:// or https://)"#),
+        ("ws://a:1,,ws://b:2", #"empty server URL in "ws://a:1,,ws://b:2""#),
+        ("ws://a:1,", #"empty server URL in "ws://a:1,""#),
+        ("", #"empty server URL in """#),
+    ])
+    func badList(_ input: String, _ message: String) {
+        #expect {
+            try ServerEndpoint.list(parsing: input)
+        } throws: { error in
+            (error as? ClientError)?.code == .badURL && (error as? ClientError)?.message == message
+        }
+    }
+
+    @Test("the failure of every endpoint keeps the last code and names each endpoint; a lone one stays as it is")
+    func everyEndpointFailed() {
+        let a = ServerEndpoint(host: "a", port: 1), b = ServerEndpoint(host: "b", port: 2)
+        let refused = ClientError(code: .connectFailed, message: "connect to a:1: refused")
+        let upgrade = ClientError(code: .handshakeFailed, message: "HTTP 503", httpStatus: 503)
+        let both = ClientError(everyEndpointFailed: [(a, refused), (b, upgrade)])
+        #expect(both == ClientError(code: .handshakeFailed,
+                                    message: "every server failed: ws://a:1/v1/ws: connect to a:1: refused; ws://b:2/v1/ws: HTTP 503",
+                                    httpStatus: 503))
+        #expect(ClientError(everyEndpointFailed: [(a, refused)]) == refused)
+        #expect(ClientError(everyEndpointFailed: []).code == .badURL)
+    }
+
     @Test("ClientError describes itself as CODE: message")
     func description() {
         #expect(ClientError(code: .server(.callingSelf), message: "why").description == "ERR_CALLING_SELF: why")

@@ -67,9 +67,8 @@ enum RestRoutes {
     private static func revokeTokens(uid: String, _ service: SignalingService) -> HTTPRoute {
         if let invalid = invalidUID(uid) { return invalid }
         let now = service.now
-        service.tokens.revoke(uid: uid, at: now)
         return .later { sink in
-            service.store.saveRevocation(uid: uid, revokedAt: now) { result in
+            service.revokeTokens(uid: uid, at: now) { result in
                 switch result {
                 case .success: sink.send(HTTPResponse(status: .noContent))
                 case .failure(let error): sink.send(.error(.internalServerError, "the store failed: \(error.code)"))
@@ -99,7 +98,7 @@ enum RestRoutes {
             return .respond(.error(.badRequest, error.message))
         }
         return .later { sink in
-            service.store.callLogs(for: uid, query: filter) { result in
+            service.callLogs(for: uid, query: filter) { result in
                 switch result {
                 case .success(let page): sink.send(.json(.ok, ResultData.callLogs(page).json))
                 case .failure(let error):
@@ -111,11 +110,11 @@ enum RestRoutes {
     }
 
     private static func call(sessionId: String, _ service: SignalingService) -> HTTPRoute {
-        if let live = service.liveCall(sessionId: sessionId) {
+        if service.cluster == nil, let live = service.liveCall(sessionId: sessionId) {
             return .respond(.json(.ok, live.json))
         }
         return .later { sink in
-            service.store.call(sessionId: sessionId) { result in
+            service.call(sessionId: sessionId) { result in
                 switch result {
                 case .success(let call?): sink.send(.json(.ok, call.json))
                 case .success(nil): sink.send(.error(.notFound, "no call \(sessionId)"))

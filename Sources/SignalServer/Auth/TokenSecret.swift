@@ -29,27 +29,37 @@ public enum TokenSecret {
             return Array(configured.utf8)
         }
         guard let directory else { return generate() }
-        let path = directory + "/" + fileName
-        try refuseIfShared(path)
-        if let text = FileContents.read(path) {
-            guard let secret = decodeHex(String(decoding: text, as: UTF8.self).trimmingWhitespace()
-                .filter { !$0.isNewline }), secret.count >= 16 else {
-                throw ConfigError("\(path): not a hex-encoded secret; delete it to generate a new one")
-            }
-            return secret
-        }
+        if let secret = try kept(in: directory) { return secret }
         let secret = generate()
-        let hex = secret.map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
+        let path = directory + "/" + fileName
         do {
             try FileSystem.makeDirectories(directory, mode: 0o700)
-            try FileSystem.writeNew(path, contents: Array((hex + "\n").utf8), mode: 0o600)
+            try FileSystem.writeNew(path, contents: Array((hex(secret) + "\n").utf8), mode: 0o600)
         } catch {
             throw ConfigError("\(path): cannot create the token secret: \(error)")
         }
         return secret
+    }
+
+    /// The secret an earlier start generated and kept in `directory`; nil
+    /// when there is none. Throws for a file that is shared or not a secret.
+    public static func kept(in directory: String) throws(ConfigError) -> [UInt8]? {
+        let path = directory + "/" + fileName
+        try refuseIfShared(path)
+        guard let text = FileContents.read(path) else { return nil }
+        guard let secret = decodeHex(String(decoding: text, as: UTF8.self).trimmingWhitespace()
+            .filter { !$0.isNewline }), secret.count >= 16 else {
+            throw ConfigError("\(path): not a hex-encoded secret; delete it to generate a new one")
+        }
+        return secret
+    }
+
+    /// `secret` in lowercase hex, as the file keeps it.
+    static func hex(_ secret: [UInt8]) -> String {
+        secret.map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
     }
 
     private static func generate() -> [UInt8] {
@@ -69,7 +79,7 @@ public enum TokenSecret {
             + "issued so far then stops working)")
     }
 
-    private static func decodeHex(_ text: String) -> [UInt8]? {
+    static func decodeHex(_ text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []

@@ -41,15 +41,18 @@ extension ConfigLoader {
         }
     }
 
-    static func seconds(_ path: String, _ field: WritableKeyPath<ServerConfig, Double> & Sendable) -> Key {
-        Key(path: path, expectation: "a number of seconds from 0.01 to 86400") { config, value in
+    static func seconds(_ path: String, _ field: WritableKeyPath<ServerConfig, Double> & Sendable,
+                        _ range: ClosedRange<Double> = 0.01 ... 86400) -> Key {
+        func shown(_ bound: Double) -> String { bound == bound.rounded() ? String(Int(bound)) : String(bound) }
+        return Key(path: path, expectation: "a number of seconds from \(shown(range.lowerBound)) to \(shown(range.upperBound))") {
+            config, value in
             let number: Double
             switch value {
             case .integer(let integer): number = Double(integer)
             case .double(let double): number = double
             default: return false
             }
-            guard number >= 0.01 && number <= 86400 else { return false }
+            guard range.contains(number) else { return false }
             config[keyPath: field] = number
             return true
         }

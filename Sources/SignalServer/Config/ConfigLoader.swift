@@ -171,7 +171,7 @@ public enum ConfigLoader {
             config.tlsMinimumVersion = version
             return true
         },
-    ] + webRTCKeys
+    ] + webRTCKeys + clusterKeys
 
     /// Loads `path` (a missing file is an error) and then the environment,
     /// over `base` (the defaults unless `ringd --ephemeral` says otherwise).
@@ -284,6 +284,7 @@ public enum ConfigLoader {
             throw ConfigError("\(source): \"testing.enabled\" needs \"testing.key\" (the secret of the test API's X-Test-Key header)")
         }
         try validateWebRTC(config, source: source)
+        try validateCluster(config, source: source)
         try refuseDevelopmentKeysInTheOpen(config, source: source)
     }
 

@@ -102,6 +102,8 @@ public struct ServerConfig: Sendable {
     public var push = PushSettings()
     /// The softphone page and the ICE servers for WebRTC (`webrtc.*`).
     public var webrtc = WebRTCSettings()
+    /// The store's backend and cluster mode (`store.backend`, `store.url`, `cluster.*`).
+    public var cluster = ClusterSettings()
     /// `testing.*`: the test control API.
     public var testing = TestingSettings()
     /// Devices one user may have connected at once (`limits.devicesPerUser`).

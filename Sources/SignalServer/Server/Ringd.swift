@@ -16,6 +16,8 @@ public final class Ringd: ServerApplication {
     private let outbound: OutboundHTTPClient?
     /// The test API, with `testing.enabled`.
     private let testing: TestControl?
+    /// This node's part in a cluster, with `store.backend: postgres`.
+    private let cluster: ClusterNode?
 
     /// Prepares everything the server needs before it listens. Throws
     /// ``ConfigError`` for a bad secret, ``StoreError`` for a store that
@@ -23,10 +25,20 @@ public final class Ringd: ServerApplication {
     /// push credentials that cannot be read, and ``CryptoError`` when the
     /// access keys cannot be hashed.
     public init(config: ServerConfig) throws {
-        storeLock = config.storeIsInMemory ? nil : try StoreLock(storePath: config.storePath)
-        let store = try CallStore(path: config.storePath, synchronousFull: config.storeSynchronousFull)
-        let secret = try TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
-        let tokens = TokenAuthority(secret: secret, revocations: try store.loadRevocations())
+        // A cluster node keeps its calls in PostgreSQL; its embedded store
+        // stays empty, in memory.
+        let cluster = config.cluster.isEnabled
+            ? try ClusterNode(settings: config.cluster, name: ClusterNode.defaultName) : nil
+        self.cluster = cluster
+        let storePath = cluster == nil ? config.storePath : CallStore.inMemoryPath
+        storeLock = storePath == CallStore.inMemoryPath ? nil : try StoreLock(storePath: storePath)
+        let store = try CallStore(path: storePath, synchronousFull: config.storeSynchronousFull)
+        let secret = try cluster.map { node throws(ConfigError) in
+            try config.tokenSecret.map { configured throws(ConfigError) in
+                try TokenSecret.load(configured: configured, directory: nil)
+            } ?? node.sharedTokenSecret
+        } ?? TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
+        let tokens = TokenAuthority(secret: secret, revocations: try cluster?.revocations ?? store.loadRevocations())
         let wall = SignalingClock.system.wall
         let needsOutbound = config.push.isEnabled || config.webhooks.endpoints.contains(where: \.enabled)
         for caFile in [config.webhooks.caFile, config.push.caFile].compactMap({ $0 }) {
@@ -56,13 +68,17 @@ public final class Ringd: ServerApplication {
                                    keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys),
                                    clock: testing?.clock.signalingClock ?? .system,
                                    consumers: (webhooks.map { [$0.outbox] } ?? []) + [metrics], pushTokens: pushTokens,
-                                   pushes: pushes, metrics: metrics, tap: testing?.tap)
+                                   pushes: pushes, metrics: metrics, tap: testing?.tap, cluster: cluster)
         if let testing {
             testing.attach(to: service)
             Log.warning("the test API is on (testing.enabled): anyone with the test key can change the clock, "
                         + "drop connections and erase every call; never enable it in production")
         }
         pushes?.start()
+        if let cluster {
+            try cluster.start(for: service)
+            return
+        }
         let report = try service.start(from: try store.loadContinuity())
         webhooks?.start()
         if report.restored > 0 || report.ended > 0 {
@@ -87,6 +103,7 @@ public final class Ringd: ServerApplication {
         webhooks?.stop()
         pushes?.stop()
         outbound?.close()
+        cluster?.stop()
         service.store.close()
         storeLock?.release()
     }

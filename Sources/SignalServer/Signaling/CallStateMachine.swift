@@ -214,11 +214,26 @@ public struct CallStateMachine: Sendable {
         ringDeadlines = [:]
     }
 
+    /// Makes this (new) machine the part of a cluster's state one
+    /// transaction locked (docs/CLUSTER.md): the live calls of its users,
+    /// their devices on every node and their grace periods. Positions after
+    /// `seq` up to `reservedThrough` are the transaction's to hand out, and
+    /// so are grace generations after `seq`, which no other transaction uses.
+    mutating func seed(calls: [Call], devices: [String: [String: DeviceAddress]], graceGenerations: [String: UInt64],
+                       after seq: Int64, reservedThrough: Int64, now: SignalingTime) {
+        for call in calls { adopt(call, now: now) }
+        self.devices = devices
+        self.graceGenerations = graceGenerations
+        lastSeq = seq
+        reservedSeq = reservedThrough
+        lastGraceGeneration = UInt64(max(0, seq))
+    }
+
     func newSessionId() -> String { makeSessionId() }
 
     /// Deterministic fan-out order, so tests and logs are stable.
     static func addressOrder(_ lhs: DeviceAddress, _ rhs: DeviceAddress) -> Bool {
-        (lhs.loop, lhs.connection) < (rhs.loop, rhs.connection)
+        (lhs.node, lhs.loop, lhs.connection) < (rhs.node, rhs.loop, rhs.connection)
     }
 }
 

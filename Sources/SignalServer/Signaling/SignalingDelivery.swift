@@ -87,7 +87,7 @@ extension SignalingService {
         for index in loops {
             let batch = work.deliveries[index] ?? []
             let timers = index == 0 ? work.timers : []
-            boxes[index]?.submit { [self] loop in
+            boxes[index]?.submit { loop in
                 guard let state = loop.attachment(SignalingLoop.self) else { return }
                 state.deliver(batch)
                 for change in timers {

@@ -50,7 +50,7 @@ final class SignalingLoop {
         let connection = nextConnection
         nextConnection += 1
         sessions[connection] = session
-        return DeviceAddress(loop: index, connection: connection)
+        return DeviceAddress(node: service.cluster?.number ?? 0, loop: index, connection: connection)
     }
 
     /// Forgets a closed session.

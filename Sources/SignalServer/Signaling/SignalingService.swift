@@ -39,6 +39,11 @@ public final class SignalingService: Sendable {
     let metrics: SignalingMetrics
     /// Every transition, for the test API's tap (only with `testing.enabled`).
     let tap: TransitionTap?
+    /// This node's part in a cluster (`store.backend: postgres`): the
+    /// machine then runs in the database's transactions, not in `core`.
+    let cluster: ClusterNode?
+    /// The machine's settings.
+    let machineSettings: SignalingSettings
 
     /// The machine, and what the service accepts.
     struct Core: Sendable {
@@ -75,7 +80,8 @@ public final class SignalingService: Sendable {
     /// calls go to `pushes`.
     init(config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys, clock: SignalingClock,
          consumers: [any CallChangeConsumer], pushTokens: PushTokenRegistry = PushTokenRegistry(),
-         pushes: PushDispatcher? = nil, metrics: SignalingMetrics? = nil, tap: TransitionTap? = nil) {
+         pushes: PushDispatcher? = nil, metrics: SignalingMetrics? = nil, tap: TransitionTap? = nil,
+         cluster: ClusterNode? = nil) {
         self.config = config
         self.store = store
         self.tokens = tokens
@@ -87,7 +93,9 @@ public final class SignalingService: Sendable {
         self.pushes = pushes
         self.metrics = metrics ?? SignalingMetrics(wall: clock.wall)
         self.tap = tap
-        core = Mutex(Core(machine: CallStateMachine(settings: SignalingSettings(config: config, pushes: pushes != nil))))
+        self.cluster = cluster
+        machineSettings = SignalingSettings(config: config, pushes: pushes != nil)
+        core = Mutex(Core(machine: CallStateMachine(settings: machineSettings)))
     }
 
     /// Milliseconds since the Unix epoch, from the service's clock.
@@ -135,7 +143,7 @@ public final class SignalingService: Sendable {
 
     /// A page of the device's user's call history, answered from the store.
     func callLogs(_ filter: CallLogFilter, id: String, from device: Device) {
-        store.callLogs(for: device.uid, query: filter) { [self] result in
+        callLogs(for: device.uid, query: filter) { [self] result in
             reply(to: device, id: id, result.map(ResultData.callLogs).mapError(\.signalError))
         }
     }
@@ -191,6 +199,7 @@ public final class SignalingService: Sendable {
     /// the other inputs of that pass.
     func apply(_ kind: InputKind, _ description: TransitionInput, on loop: SignalingLoop? = nil,
                _ input: @escaping Input) {
+        if let cluster { return apply(kind, description, in: cluster, input) }
         let refusal: (DeviceAddress, String?, SignalError)? = core.withLock { core in
             switch kind {
             case .request(let address, let id) where core.stopping || core.recovering || core.paused != nil:

@@ -15,10 +15,11 @@ final class SQLiteDatabase {
     private var walHook: WALHook?
 
     /// Opens (creating if missing) the database file at `path` for reading
-    /// and writing, with extended result codes on.
-    init(path: String) throws(SQLiteError) {
+    /// and writing, with extended result codes on; `readOnly`, an existing
+    /// file only for reading, so that a tool copying a store cannot change it.
+    init(path: String, readOnly: Bool = false) throws(SQLiteError) {
         var opened: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &opened, flags, nil)
         guard code == SQLITE_OK, let opened else {
             let error = SQLiteError(code: code, connection: opened, operation: "open \(path)")

@@ -39,6 +39,27 @@ final class StoreConnection {
         }
     }
 
+    /// Opens the existing store at `path` only for reading (to copy it, see
+    /// ``StoreMigrator``). Nothing may migrate it then, so it must have
+    /// this build's schema: the queries read the columns of that version.
+    init(readingOnly path: String) throws(StoreError) {
+        database = try reportingSQLiteErrors { () throws(SQLiteError) in try SQLiteDatabase(path: path, readOnly: true) }
+        database.setBusyTimeout(milliseconds: StoreSchema.busyTimeoutMilliseconds)
+        let version = try reportingSQLiteErrors { () throws(SQLiteError) in
+            try database.scalarInt64("PRAGMA user_version") ?? 0
+        }
+        let latest = StoreSchema.latestVersion
+        guard version <= latest else {
+            throw StoreError(.schemaTooNew, "\(path) has schema version \(version); this build knows up to \(latest): "
+                + "use the ringd that wrote it")
+        }
+        guard version == latest else {
+            throw StoreError(.database, version == 0 ? "\(path) is not a ringd store (it has no schema version)"
+                : "\(path) has schema version \(version), older than this build's \(latest): start this build's ringd "
+                + "on it once (a start brings the store up to date), stop it, then try again")
+        }
+    }
+
     /// Creates the database file, empty (SQLite takes that for an empty
     /// database), with ``fileMode`` if it does not exist. SQLite would create
     /// it 0644 less the umask; the -wal, -shm and -journal files it makes

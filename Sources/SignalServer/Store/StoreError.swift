@@ -31,6 +31,9 @@ public struct StoreErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     /// A blocking method was called from a store completion (on the thread
     /// running the batch), where waiting would deadlock; it did not run.
     public static let reentrant = StoreErrorCode(rawValue: "STORE_REENTRANT")
+    /// PostgreSQL broke a deadlock or a serialization conflict by rolling
+    /// this transaction back; running it again will do.
+    public static let retry = StoreErrorCode(rawValue: "STORE_RETRY")
 }
 
 /// A call store failure: a stable code and a human-readable message.

@@ -29,10 +29,17 @@ final class RingctlProcess {
 
     /// Starts `ringctl` with `arguments`, talking to the server on `port`
     /// (at `server`, a URL with that port, when given).
-    init(_ arguments: [String], port: Int, server: String? = nil) throws {
+    convenience init(_ arguments: [String], port: Int, server: String? = nil) throws {
+        try self.init(arguments: ["--server", server ?? "ws://127.0.0.1:\(port)"] + arguments)
+    }
+
+    /// Starts `ringctl` with exactly `arguments`, and of the test's
+    /// environment the variables not meant for ringctl plus `environment`.
+    init(arguments: [String], environment: [String: String] = [:]) throws {
         guard let binary = Self.binary() else { throw TestSocketError("ringctl is not built") }
-        process = try ChildProcess(binary, ["--server", server ?? "ws://127.0.0.1:\(port)"] + arguments,
-                                   environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGCTL_") },
+        process = try ChildProcess(binary, arguments,
+                                   environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGCTL_") }
+                                       .merging(environment) { _, given in given },
                                    stdout: .pipe, stderr: .pipe)
         guard let output = process.standardOutput, let errorOutput = process.standardError else {
             throw TestSocketError("ringctl's output is not piped")

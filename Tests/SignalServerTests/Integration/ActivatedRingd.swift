@@ -18,7 +18,8 @@ extension SignalingIntegration {
     /// A socket listening on a free port of 127.0.0.1; the caller closes it.
     static func listeningSocket() throws -> (fd: Int32, port: Int) { try boundSocket(listening: true) }
 
-    private static func boundSocket(listening: Bool) throws -> (fd: Int32, port: Int) {
+    /// A socket bound to a free port of 127.0.0.1, listening if asked; the caller closes it.
+    static func boundSocket(listening: Bool) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ClientError("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()

@@ -13,7 +13,8 @@ import Glibc
 /// moment) keeps it open, and `isRunning` stays true until that other
 /// process exits: seconds of lost time, or a `waitUntilExit()` that never
 /// returns. Here the child inherits stdin, stdout and stderr and nothing
-/// else, and exit is learned from `waitpid`.
+/// else (but a descriptor passed on purpose), and exit is learned from
+/// `waitpid`.
 final class ChildProcess {
     /// Where one of the child's standard streams goes.
     enum Stream {
@@ -45,9 +46,12 @@ final class ChildProcess {
 
     /// Starts `executable` (a path, or a name looked up on `PATH`) with
     /// `arguments`, in `environment` (this process's when nil), in
-    /// `directory` (this process's when nil).
+    /// `directory` (this process's when nil). `passing`, when given, is the
+    /// child's descriptor 3 (a listening socket it serves, say), the one
+    /// descriptor beyond the standard streams it inherits.
     init(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
-         directory: String? = nil, stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null) throws {
+         directory: String? = nil, stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null,
+         passing descriptor: Int32? = nil) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -74,7 +78,12 @@ final class ChildProcess {
             }
         }
         let handles = parentEnds.map { $0.map { FileHandle(fileDescriptor: $0, closeOnDealloc: true) } }
-        guard cshim_spawn_addclosefrom(&actions, 3) == 0 else { throw TestSocketError("posix_spawn cannot close inherited descriptors") }
+        // dup2 clears close-on-exec on the copy (glibc does so even when
+        // the descriptor already is 3), so only the copy reaches the child.
+        if let descriptor { posix_spawn_file_actions_adddup2(&actions, descriptor, 3) }
+        guard cshim_spawn_addclosefrom(&actions, descriptor == nil ? 3 : 4) == 0 else {
+            throw TestSocketError("posix_spawn cannot close inherited descriptors")
+        }
         let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environmentLines.map { strdup($0) } + [nil]

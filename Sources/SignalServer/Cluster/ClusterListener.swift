@@ -1,0 +1,150 @@
+import Foundation
+import SignalProtocol
+import Synchronization
+
+/// The thread that `LISTEN`s for this node: it hands what transactions
+/// sent the node's devices to their loops, in commit order (PostgreSQL
+/// delivers notifications in the order their transactions committed),
+/// renews the node's lease every third of the lease time, and paces the
+/// worker's maintenance rounds: timers every ``timerRoundMillis``, lapsed
+/// nodes every third of the lease time.
+final class ClusterListener: Sendable {
+    /// How often due timers are looked for: a ring timeout or grace period
+    /// fires at most this late.
+    static let timerRoundMillis: Int64 = 200
+
+    private let url: String
+    private let settings: ClusterSettings
+    private let stopping = Atomic(false)
+    private let done = DispatchSemaphore(value: 0)
+    /// Signalled once, when the node first registered and listens.
+    private let attached = DispatchSemaphore(value: 0)
+    private let announced = Atomic(false)
+
+    init(url: String, settings: ClusterSettings) {
+        self.url = url
+        self.settings = settings
+    }
+
+    /// Starts the thread and waits until the node is registered and
+    /// listening (false when that did not happen within `timeout` seconds).
+    func start(node: ClusterNode, timeout: Double) -> Bool {
+        let thread = Thread { [self] in run(node) }
+        thread.name = "ringd-cluster-listen"
+        thread.start()
+        return attached.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Stops the thread (within one wait) and waits for it.
+    func stop() {
+        stopping.store(true, ordering: .releasing)
+        done.wait()
+    }
+
+    private func run(_ node: ClusterNode) {
+        defer { done.signal() }
+        var connection: PostgresConnection?
+        var listening: Int64 = 0
+        let leaseMillis = Int64(settings.leaseSeconds * 1000)
+        var nextLease: Int64 = 0, nextTimers: Int64 = 0, nextReap: Int64 = 0, renewed: Int64 = 0
+        while !stopping.load(ordering: .acquiring) {
+            let now = node.service?.clock.monotonic() ?? 0
+            if connection == nil || listening != node.number {
+                (connection, listening) = attach(node, on: connection)
+                renewed = now
+                guard connection != nil else {
+                    // Nothing heard in between: the wait is the retry pace.
+                    Thread.sleep(forTimeInterval: Double(Self.timerRoundMillis) / 1000)
+                    continue
+                }
+            }
+            guard let open = connection else { continue }
+            do throws(PostgresError) {
+                if now >= nextLease {
+                    // Renewed here, not on the worker, so a busy worker cannot let the lease lapse.
+                    guard try open.renewLease(node: listening) else {
+                        node.lose("its lease (another node found it lapsed)")
+                        continue
+                    }
+                    renewed = now
+                    nextLease = now + leaseMillis / 3
+                }
+                if now - renewed > leaseMillis * 2 / 3 {
+                    // Other nodes will soon take its devices: stop serving them first.
+                    node.lose("the database for longer than two thirds of its lease")
+                    continue
+                }
+                if now >= nextTimers {
+                    node.maintain(leases: now >= nextReap)
+                    if now >= nextReap { nextReap = now + leaseMillis / 3 }
+                    nextTimers = now + Self.timerRoundMillis
+                }
+                for notification in try open.notifications(waitingMillis: Int32(max(1, min(nextTimers, nextLease) - now))) {
+                    handle(notification, node: node, on: open)
+                }
+            } catch {
+                connection = nil
+                node.lose("its listening connection (\(error.message))")
+            }
+        }
+    }
+
+    /// Registers the node under a new number and listens on that number's
+    /// channel before the number is published: from then on the node takes
+    /// devices, and nothing sent to them can come before it listens.
+    /// Always a new number: a node that had to attach again may have
+    /// missed notifications, and other nodes take the old number's devices away.
+    private func attach(_ node: ClusterNode, on old: PostgresConnection?) -> (PostgresConnection?, Int64) {
+        do throws(PostgresError) {
+            let connection = if let old { old } else {
+                try PostgresConnection.clusterSession(url: url, leaseSeconds: settings.leaseSeconds)
+            }
+            try connection.execute("UNLISTEN *")
+            try connection.execute("LISTEN \(ClusterChannel.all)")
+            // Read after listening, so no revocation falls between the two.
+            if let tokens = node.service?.tokens {
+                for (uid, at) in (try? connection.revocations()) ?? [:] { tokens.revoke(uid: uid, at: at) }
+            }
+            let number = try connection.registerNode(name: node.name)
+            try connection.execute("LISTEN \(ClusterChannel.node(number))")
+            node.registered(as: number)
+            if !announced.exchange(true, ordering: .acquiringAndReleasing) { attached.signal() }
+            return (connection, number)
+        } catch {
+            Log.warning("cluster node cannot register and listen: \(error.description)")
+            return (nil, 0)
+        }
+    }
+
+    private func handle(_ notification: PostgresNotification, node: ClusterNode, on connection: PostgresConnection) {
+        guard let service = node.service else { return }
+        if notification.channel == ClusterChannel.all {
+            if let (uid, at) = ClusterBroadcast.revocation(from: notification.payload) { service.tokens.revoke(uid: uid, at: at) }
+            return
+        }
+        var body = notification.payload
+        if body.hasPrefix("@") {
+            guard let stored = try? connection.takeMessage(String(body.dropFirst())) else {
+                return Log.warning("a cluster message row \(body) is gone")
+            }
+            body = stored
+        }
+        guard let deliveries = NodeMessage.deliveries(from: body) else {
+            return Log.warning("a cluster message this build cannot read was dropped")
+        }
+        service.deliver(deliveries)
+    }
+}
+
+/// What a node tells every node: a revocation, as `{"revoke": uid, "at": ms}`.
+enum ClusterBroadcast {
+    static func revocation(uid: String, at: Int64) -> String {
+        JSONValue.object([("revoke", .string(uid)), ("at", .integer(at))]).serialized
+    }
+
+    static func revocation(from payload: String) -> (String, Int64)? {
+        guard let document = try? JSONValue.parse(payload), let uid = document["revoke"]?.stringValue,
+              case .integer(let at)? = document["at"] else { return nil }
+        return (uid, at)
+    }
+}

@@ -1,0 +1,117 @@
+import SignalProtocol
+
+extension ClusterNode {
+    /// Transactions PostgreSQL rolled back to break a deadlock or a lock
+    /// wait are run again, up to this many times in all.
+    static let attempts = 5
+    /// Due timers one maintenance round fires at most (the next round takes the rest).
+    static let timersPerRound = 64
+    /// Devices of a dead node one round takes away at most, so that the
+    /// round, and what queues behind it, stays short.
+    static let reapsPerRound = 64
+
+    /// Runs `transaction` on the worker. `failed` gets the error when it
+    /// could not commit (the database is unreachable, or failed); it runs
+    /// on the worker's thread.
+    func submit(_ transaction: ClusterTransaction, failed: @escaping @Sendable (StoreError) -> Void) {
+        worker.submit { [self] db in
+            guard let db, let service, number != 0 else {
+                return failed(StoreError(.database, "the cluster node has no database connection"))
+            }
+            if let error = run(transaction, on: db, for: service) { failed(error) }
+        }
+    }
+
+    /// Runs `transaction` now (on the worker), retrying deadlocks; the error if it did not commit.
+    func run(_ transaction: ClusterTransaction, on db: PostgresConnection, for service: SignalingService) -> StoreError? {
+        for attempt in 1 ... Self.attempts {
+            do throws(StoreError) {
+                let outcome = try transaction.run(on: db, settings: service.machineSettings, now: service.clock.now(),
+                                                  node: number, frame: service.resultFrame)
+                if !outcome.changes.isEmpty { for consumer in service.consumers { consumer.committed(outcome.changes) } }
+                return nil
+            } catch where error.code == .retry && attempt < Self.attempts {
+                continue
+            } catch {
+                return error
+            }
+        }
+        return nil
+    }
+
+    /// A disconnect that did not commit: the next rounds try it again.
+    func disconnectLater(_ device: Device) {
+        failedDisconnects.withLock { $0.append(device) }
+    }
+
+    /// Queues one maintenance round on the worker unless one is queued:
+    /// disconnects that failed before, the devices of nodes whose lease
+    /// lapsed (`leases`, every third of the lease), and due timers.
+    func maintain(leases: Bool) {
+        guard !maintenanceQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        worker.submit { [self] db in
+            defer { maintenanceQueued.store(false, ordering: .releasing) }
+            guard let db, let service, number != 0 else { return }
+            for device in failedDisconnects.withLock({ pending in defer { pending = [] }; return pending }) {
+                if run(disconnect(device), on: db, for: service) != nil { disconnectLater(device) }
+            }
+            if leases { reapLapsedNodes(on: db, now: service.clock.wall()) }
+            let due = (try? db.dueTimers(by: service.clock.wall(), limit: Self.timersPerRound)) ?? []
+            // In another order than other nodes, which look at the same rows at the same time.
+            for timer in due.shuffled() {
+                let transaction = ClusterTransaction(description: .timer(timer)) { machine, now in
+                    machine.timerFired(timer, now: now)
+                }
+                if let error = run(transaction, on: db, for: service) {
+                    Log.warning("a cluster timer failed (it stays due): \(error.message)")
+                }
+            }
+        }
+    }
+
+    private func reapLapsedNodes(on db: PostgresConnection, now: Int64) {
+        do throws(PostgresError) {
+            for (lapsed, lapsedAt) in try db.lapsedNodes(leaseMillis: Int64(settings.leaseSeconds * 1000)) {
+                guard lapsed != number else { return lose("its lease (another node found it lapsed)") }
+                reap(lapsed, lapsedAt: lapsedAt, limit: Self.reapsPerRound, on: db)
+            }
+            try db.dropStaleMessages(before: now - 60_000)
+        } catch {
+            Log.warning("cluster maintenance failed: \(error.description)")
+        }
+    }
+
+    /// Takes up to `limit` of the dead `node`'s devices away as
+    /// disconnects, each in its own transaction (grace rules apply, from
+    /// `lapsedAt`, the database's time when its lease ran out, when
+    /// known), then its row once none is left. Any node may do this, twice
+    /// even: a device already gone is no change.
+    func reap(_ node: Int64, lapsedAt: Int64?, limit: Int, on db: PostgresConnection) {
+        guard let service else { return }
+        let devices = (try? db.devices(onNode: node, limit: limit)) ?? []
+        if !devices.isEmpty { Log.warning("cluster node \(node) is dead; disconnecting \(devices.count) of its devices") }
+        for device in devices {
+            if let error = run(disconnect(device, since: lapsedAt), on: db, for: service) {
+                Log.warning("disconnecting \(device.uid)/\(device.deviceId) of node \(node) failed (tried again later): "
+                    + error.message)
+            }
+        }
+        if devices.count < limit { _ = try? db.removeNode(node) }
+    }
+
+    /// The disconnect of `device`, as if at `since` (wall clock, ms) when
+    /// given: a dead node's devices left when its lease ran out, not when
+    /// another node noticed, so their grace ends when it would have.
+    private func disconnect(_ device: Device, since: Int64? = nil) -> ClusterTransaction {
+        ClusterTransaction(description: .disconnect(device)) { machine, now in
+            guard let since, since < now.wall else { return machine.disconnect(device, now: now) }
+            return machine.disconnect(device, now: SignalingTime(wall: since, monotonic: now.monotonic - (now.wall - since)))
+        }
+    }
+
+    /// Runs `read` on the worker, after what is queued; it gets nil when
+    /// the database cannot be reached.
+    func read(_ read: @escaping @Sendable (PostgresConnection?) -> Void) {
+        worker.submit(read)
+    }
+}

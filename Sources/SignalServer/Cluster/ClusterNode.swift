@@ -1,0 +1,118 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import SignalProtocol
+import Synchronization
+
+/// This ringd's part in a cluster (docs/CLUSTER.md): the worker that runs
+/// its transitions as PostgreSQL transactions, the listener that hears
+/// what other transactions send its devices, its lease, and the timers it
+/// fires for the whole cluster.
+public final class ClusterNode: Sendable {
+    let settings: ClusterSettings
+    /// The node's number in `nodes`; 0 while it has none (before it
+    /// registers, and after it lost the database or its lease until it
+    /// registers again), when it takes no devices.
+    private let numberState: Atomic<Int64>
+    /// The name the node registers with (host and process id), for operators.
+    let name: String
+    /// Read from the database at start.
+    let revocations: [String: Int64]
+    /// The token secret every node shares when none is configured.
+    let sharedTokenSecret: [UInt8]
+    let worker: ClusterWorker
+    private let listener: ClusterListener
+    private let serviceRef = Mutex<SignalingService?>(nil)
+    /// Stopping for good: a loss no longer makes the node register again.
+    private let leaving = Atomic(false)
+    /// A maintenance round is queued on the worker and not done: the
+    /// listener does not queue another (a slow database must not pile them up).
+    let maintenanceQueued = Atomic(false)
+    /// Disconnects whose transaction failed, run again by the next rounds:
+    /// presence must not keep a device that left.
+    let failedDisconnects = Mutex<[Device]>([])
+
+    /// Connects, brings the schema up to date and reads what the node needs
+    /// before it serves. Blocks; throws ``StoreError`` when the database
+    /// cannot be reached or migrated.
+    public init(settings: ClusterSettings, name: String) throws(StoreError) {
+        guard let url = settings.url else { throw StoreError(.database, "\"store.url\" is not set") }
+        self.settings = settings
+        self.name = name
+        let setUp = try ClusterTransaction.wrap { () throws(PostgresError) in
+            let db = try PostgresConnection(url: url)
+            try PostgresSchema.migrate(db)
+            let proposed = (0 ..< 32).map { _ in String(format: "%02x", UInt8.random(in: 0 ... 255)) }.joined()
+            return (db, try db.sharedValue("token_secret", proposing: proposed))
+        }
+        revocations = try setUp.0.revocations()
+        sharedTokenSecret = TokenSecret.decodeHex(setUp.1) ?? Array(setUp.1.utf8)
+        numberState = Atomic(0)
+        worker = ClusterWorker(url: url, leaseSeconds: settings.leaseSeconds)
+        listener = ClusterListener(url: url, settings: settings)
+    }
+
+    /// This host's name and the process id.
+    static var defaultName: String {
+        var host = [CChar](repeating: 0, count: 256)
+        let name = gethostname(&host, host.count - 1) == 0
+            ? String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown host"
+        return "\(name) pid \(getpid())"
+    }
+
+    /// The node's number now (0: none; see ``numberState``).
+    var number: Int64 { numberState.load(ordering: .acquiring) }
+
+    /// Starts the worker and the listener for `service`, whose deliveries
+    /// and tokens they feed, and waits until the node is registered and
+    /// listening, so it takes no device before it can hear what they are sent.
+    func start(for service: SignalingService) throws(StoreError) {
+        serviceRef.withLock { $0 = service }
+        worker.start()
+        guard listener.start(node: self, timeout: 30) else {
+            throw StoreError(.database, "the cluster node could not register in PostgreSQL within 30 s")
+        }
+    }
+
+    var service: SignalingService? { serviceRef.withLock { $0 } }
+
+    /// Leaves the cluster: stops listening and renewing, runs what is
+    /// queued, declares itself dead and takes its remaining devices away
+    /// through the disconnect rules (their users' grace periods start, so
+    /// calls go on when they reconnect to another node), deletes its row,
+    /// and stops the worker. A database that cannot be reached leaves that
+    /// to the node that finds the lease lapsed.
+    func stop() {
+        leaving.store(true, ordering: .releasing)
+        listener.stop()
+        let number = self.number
+        if number != 0 {
+            worker.submit { [self] db in
+                guard let db, (try? db.execute("UPDATE nodes SET dead = true WHERE node_id = $1", [String(number)])) != nil
+                else { return }
+                reap(number, lapsedAt: nil, limit: .max, on: db)
+            }
+        }
+        worker.stop()
+    }
+
+    /// The database or the lease was lost: this node may have missed
+    /// events, and other nodes may already have taken its devices away. It
+    /// closes every connection (clients reconnect, here or elsewhere, and
+    /// resume from the database) and registers again once it can.
+    func lose(_ reason: String) {
+        guard !leaving.load(ordering: .acquiring) else { return }
+        let previous = numberState.exchange(0, ordering: .acquiringAndReleasing)
+        guard previous != 0 else { return }
+        failedDisconnects.withLock { $0 = [] }
+        Log.warning("cluster node \(previous) lost \(reason); closing its connections and registering again")
+        service?.closeEverySession(code: .goingAway, reason: "the node lost its database; reconnect")
+    }
+
+    /// The listener registered the node as `number` and listens for it.
+    func registered(as number: Int64) {
+        numberState.store(number, ordering: .releasing)
+        Log.info("cluster node \(number) (\(name)) serves from PostgreSQL")
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+
+/// The thread that runs this node's PostgreSQL transactions, one at a
+/// time, in the order they were submitted (so one device's requests are
+/// decided in the order it sent them), on a connection of its own. Loops
+/// only queue work here; nothing on a loop waits for the database.
+final class ClusterWorker: Sendable {
+    /// Work for the connection; it runs on the worker's thread.
+    typealias Job = @Sendable (PostgresConnection?) -> Void
+
+    private struct Queue {
+        var jobs: [Job] = []
+        var stopping = false
+    }
+
+    private let url: String
+    private let leaseSeconds: Double
+    private let queue = Mutex(Queue())
+    private let wake = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(url: String, leaseSeconds: Double) {
+        self.url = url
+        self.leaseSeconds = leaseSeconds
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "ringd-cluster"
+        thread.start()
+    }
+
+    /// Queues `job`; it gets the connection, or nil when the database
+    /// cannot be reached right now.
+    func submit(_ job: @escaping Job) {
+        let accepted = queue.withLock { queue in
+            guard !queue.stopping else { return false }
+            queue.jobs.append(job)
+            return true
+        }
+        if accepted { wake.signal() } else { job(nil) }
+    }
+
+    /// Runs what is queued, then stops the thread and waits for it.
+    func stop() {
+        queue.withLock { $0.stopping = true }
+        wake.signal()
+        done.wait()
+    }
+
+    private func run() {
+        defer { done.signal() }
+        var connection: PostgresConnection?
+        while true {
+            wake.wait()
+            let (jobs, stopping) = queue.withLock { queue in
+                defer { queue.jobs = [] }
+                return (queue.jobs, queue.stopping)
+            }
+            for job in jobs {
+                // A server that restarted closed the connection while it was idle: a new one, before the job fails on it.
+                if let open = connection, !open.isAlive { connection = nil }
+                if connection == nil { connection = try? PostgresConnection.clusterSession(url: url, leaseSeconds: leaseSeconds) }
+                // A job that fails on a broken connection answers for itself
+                // (a failed disconnect makes the node start over).
+                job(connection)
+            }
+            if stopping && queue.withLock({ $0.jobs.isEmpty }) { return }
+        }
+    }
+}

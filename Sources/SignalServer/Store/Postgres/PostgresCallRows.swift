@@ -1,0 +1,104 @@
+import SignalProtocol
+
+/// Calls in PostgreSQL's `calls` table: the same snapshots as
+/// ``StoreConnection``'s SQLite rows (CallRows.swift), read and written
+/// with bound text parameters.
+extension PostgresConnection {
+    /// The columns a ``Call`` is decoded from, in ``decodeCall(_:_:)``'s order.
+    static let callColumns = "session_id, call_type, status, initiator, receiver, initiator_device, initiated_at, "
+        + "accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq"
+    /// How many columns ``callColumns`` names: a query selecting more reads them from this index on.
+    static let callColumnCount = 15
+
+    /// Every field but the session id and the parties; matches no row when
+    /// the call is new or names other parties.
+    private static let updateCallSQL = """
+        UPDATE calls SET call_type = $2, status = $3, initiator_device = $6, initiated_at = $7, accepted_at = $8,
+                         ended_at = $9, accepted_by = $10, ended_by = $11, end_reason = $12, timeout_ms = $13,
+                         metadata = $14, change_seq = $15
+        WHERE session_id = $1 AND initiator = $4 AND receiver = $5
+        """
+    /// A new call's seq is the position of its first change ($15), as in
+    /// SQLite; a call saved without a position (0, as tests do) takes the next one.
+    private static let insertCallSQL = """
+        INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiator_device, initiated_at,
+                           accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq, seq)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                coalesce(nullif($15::bigint, 0), nextval('change_seq')))
+        """
+
+    /// Saves the snapshot `call` by session id (an update, else an insert).
+    /// A call's parties never change: a snapshot naming others fails with
+    /// ``StoreErrorCode/callConflict``.
+    func save(_ call: Call) throws(StoreError) {
+        let parameters = Self.parameters(of: call)
+        do throws(PostgresError) {
+            if try execute(Self.updateCallSQL, parameters).affected > 0 { return }
+            try execute(Self.insertCallSQL, parameters)
+        } catch where error.sqlState == PostgresError.uniqueViolation {
+            throw StoreError(.callConflict, "call \(call.sessionId) is stored with other parties than \(call.initiator) and \(call.receiver)")
+        } catch {
+            throw StoreError(error)
+        }
+    }
+
+    func call(sessionId: String) throws(StoreError) -> Call? {
+        let rows: PostgresRows
+        do throws(PostgresError) {
+            rows = try execute("SELECT \(Self.callColumns) FROM calls WHERE session_id = $1", [sessionId])
+        } catch {
+            throw StoreError(error)
+        }
+        return rows.count == 0 ? nil : try Self.decodeCall(rows, 0)
+    }
+
+    /// The values of `call` as `$1…$15`, in ``callColumns``' order.
+    static func parameters(of call: Call) -> [String?] {
+        [call.sessionId, call.callType.rawValue, call.status.rawValue, call.initiator, call.receiver, call.initiatorDevice,
+         String(call.initiatedAt), call.acceptedAt.map { String($0) }, call.endedAt.map { String($0) }, call.acceptedBy,
+         call.endedBy, call.endReason?.rawValue, String(call.timeoutMs), call.metadata?.serialized, String(call.seq)]
+    }
+
+    /// The ``Call`` in row `row` of a result selecting ``callColumns``.
+    /// Fails on a value this build does not know.
+    static func decodeCall(_ rows: PostgresRows, _ row: Int) throws(StoreError) -> Call {
+        guard let sessionId = rows.string(row, 0), let initiator = rows.string(row, 3), let receiver = rows.string(row, 4),
+              let initiatedAt = rows.int64(row, 6), let timeoutMs = rows.int64(row, 12) else {
+            throw StoreError(.corruptRow, "a call row lacks its session id, parties or times")
+        }
+        func corrupt(_ what: String, _ value: String?) -> StoreError {
+            StoreError(.corruptRow, "call \(sessionId) has \(what) \(value.map { "'\($0)'" } ?? "NULL")")
+        }
+        let typeText = rows.string(row, 1), statusText = rows.string(row, 2), reasonText = rows.string(row, 11)
+        guard let callType = typeText.flatMap(CallType.init(rawValue:)) else { throw corrupt("call type", typeText) }
+        guard let status = statusText.flatMap(CallStatus.init(rawValue:)) else { throw corrupt("status", statusText) }
+        var endReason: EndReason?
+        if let reasonText {
+            guard let reason = EndReason(rawValue: reasonText) else { throw corrupt("end reason", reasonText) }
+            endReason = reason
+        }
+        var metadata: JSONValue?
+        if let text = rows.string(row, 13) {
+            do throws(JSONParseError) {
+                metadata = try JSONValue.parse(text)
+            } catch {
+                throw StoreError(.corruptRow, "call \(sessionId) has unreadable metadata: \(error)")
+            }
+        }
+        return Call(sessionId: sessionId, callType: callType, status: status, initiator: initiator, receiver: receiver,
+                    initiatorDevice: rows.string(row, 5), initiatedAt: initiatedAt, acceptedAt: rows.int64(row, 7),
+                    endedAt: rows.int64(row, 8), acceptedBy: rows.string(row, 9), endedBy: rows.string(row, 10),
+                    endReason: endReason, timeoutMs: timeoutMs, metadata: metadata, seq: rows.int64(row, 14) ?? 0)
+    }
+}
+
+extension StoreError {
+    /// A ``StoreErrorCode/database`` error describing a PostgreSQL failure
+    /// (``StoreErrorCode/retry`` for one that running again resolves).
+    init(_ error: PostgresError) {
+        let retry = error.sqlState.map {
+            [PostgresError.deadlockDetected, PostgresError.serializationFailure, PostgresError.lockNotAvailable].contains($0)
+        } ?? false
+        self.init(retry ? .retry : .database, "POSTGRES " + error.description)
+    }
+}

@@ -1,0 +1,241 @@
+import SignalProtocol
+
+/// The rows only a cluster has (docs/CLUSTER.md): node leases, presence,
+/// due timers, the user locks of a transition, messages between nodes.
+extension PostgresConnection {
+    /// A connection for a cluster node's worker or listener: a transaction
+    /// waits for another's locks at most `lockTimeoutSeconds`, and one left
+    /// open by a node that froze is ended after `leaseSeconds` (with its
+    /// locks), so a stalled node cannot hold others up for longer than it
+    /// takes to declare it dead.
+    static func clusterSession(url: String, leaseSeconds: Double) throws(PostgresError) -> PostgresConnection {
+        let connection = try PostgresConnection(url: url)
+        let idle = max(1000, Int(leaseSeconds * 1000))
+        try connection.execute("SET lock_timeout = 5000")
+        try connection.execute("SET statement_timeout = 10000")
+        try connection.execute("SET idle_in_transaction_session_timeout = \(idle)")
+        return connection
+    }
+
+    // MARK: Nodes
+
+    /// The database's clock in ms: leases are written and compared on it,
+    /// so nodes whose clocks disagree still agree on which lease lapsed.
+    static let databaseNow = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+
+    /// A new node's number; its lease starts now.
+    func registerNode(name: String) throws(PostgresError) -> Int64 {
+        let rows = try execute("""
+            INSERT INTO nodes (started_at, renewed_at, name) VALUES (\(Self.databaseNow), \(Self.databaseNow), $1)
+            RETURNING node_id
+            """, [name])
+        guard let node = rows.int64(0, 0) else { throw PostgresError(sqlState: nil, message: "no node number returned") }
+        return node
+    }
+
+    /// Renews `node`'s lease; false when another node declared it dead (it
+    /// stopped renewing for longer than the lease) or its row is gone.
+    func renewLease(node: Int64) throws(PostgresError) -> Bool {
+        try execute("UPDATE nodes SET renewed_at = \(Self.databaseNow) WHERE node_id = $1 AND NOT dead",
+                    [String(node)]).affected > 0
+    }
+
+    /// Declares dead every node whose lease is older than `leaseMillis` and
+    /// returns the dead nodes still holding devices or rows, with the time
+    /// (database clock, ms) their lease ran out. Once dead, a node stays
+    /// dead: it can neither renew nor take devices again.
+    func lapsedNodes(leaseMillis: Int64) throws(PostgresError) -> [(node: Int64, lapsedAt: Int64)] {
+        let rows = try execute("""
+            UPDATE nodes SET dead = true WHERE dead OR renewed_at < \(Self.databaseNow) - $1
+            RETURNING node_id, renewed_at + $1
+            """, [String(leaseMillis)])
+        return (0 ..< rows.count).compactMap { row in
+            guard let node = rows.int64(row, 0), let lapsedAt = rows.int64(row, 1) else { return nil }
+            return (node, lapsedAt)
+        }.sorted { $0.node < $1.node }
+    }
+
+    /// Locks `node`'s row against being declared dead until the
+    /// transaction ends; false when it is dead or gone.
+    func holdAlive(node: Int64) throws(PostgresError) -> Bool {
+        try execute("SELECT 1 FROM nodes WHERE node_id = $1 AND NOT dead FOR SHARE", [String(node)]).count > 0
+    }
+
+    /// Up to `limit` of the devices presence puts on `node`.
+    func devices(onNode node: Int64, limit: Int) throws(PostgresError) -> [Device] {
+        let rows = try execute("SELECT uid, device_id, loop, connection FROM presence WHERE node_id = $1 LIMIT $2",
+                               [String(node), String(limit)])
+        return (0 ..< rows.count).compactMap { row in
+            guard let uid = rows.string(row, 0), let deviceId = rows.string(row, 1), let loop = rows.int64(row, 2),
+                  let connection = rows.int64(row, 3) else { return nil }
+            return Device(uid: uid, deviceId: deviceId,
+                          address: DeviceAddress(node: node, loop: Int(loop), connection: UInt64(connection)))
+        }
+    }
+
+    /// Deletes the dead `node` once no device is left on it, with the
+    /// messages it did not take; false while devices remain.
+    func removeNode(_ node: Int64) throws(PostgresError) -> Bool {
+        try execute("""
+            WITH gone AS (
+                DELETE FROM nodes WHERE node_id = $1 AND dead AND NOT EXISTS (SELECT 1 FROM presence WHERE node_id = $1)
+                RETURNING node_id)
+            DELETE FROM node_messages WHERE node_id IN (SELECT node_id FROM gone) RETURNING id
+            """, [String(node)])
+        return try execute("SELECT 1 FROM nodes WHERE node_id = $1", [String(node)]).count == 0
+    }
+
+    // MARK: Locks
+
+    /// Takes the transaction's lock on each user, in the order of the lock
+    /// keys, so that two transitions locking overlapping users cannot wait
+    /// for each other in a cycle. Released at COMMIT or ROLLBACK.
+    func lockUsers(_ uids: some Sequence<String>) throws(PostgresError) {
+        for key in Set(uids.map(Self.lockKey)).sorted() {
+            try execute("SELECT pg_advisory_xact_lock($1)", [String(key)])
+        }
+    }
+
+    /// The advisory lock key of a user: FNV-1a over the uid, the same on
+    /// every node (PostgreSQL's own hash functions are not promised stable
+    /// across versions). Two users sharing a key only wait for each other.
+    static func lockKey(_ uid: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in uid.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+
+    // MARK: Presence
+
+    /// The connected devices of `uids` on every node.
+    func presence(of uids: some Collection<String>) throws(PostgresError) -> [String: [String: DeviceAddress]] {
+        let rows = try execute("""
+            SELECT uid, device_id, node_id, loop, connection FROM presence
+            WHERE uid = ANY($1::text[])
+            """, [Self.textArray(Array(uids))])
+        var devices: [String: [String: DeviceAddress]] = [:]
+        for row in 0 ..< rows.count {
+            guard let uid = rows.string(row, 0), let deviceId = rows.string(row, 1), let node = rows.int64(row, 2),
+                  let loop = rows.int64(row, 3), let connection = rows.int64(row, 4) else { continue }
+            devices[uid, default: [:]][deviceId] = DeviceAddress(node: node, loop: Int(loop), connection: UInt64(connection))
+        }
+        return devices
+    }
+
+    func setPresence(uid: String, deviceId: String, at address: DeviceAddress) throws(PostgresError) {
+        try execute("""
+            INSERT INTO presence (uid, device_id, node_id, loop, connection) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (uid, device_id) DO UPDATE SET node_id = $3, loop = $4, connection = $5
+            """, [uid, deviceId, String(address.node), String(address.loop), String(address.connection)])
+    }
+
+    func removePresence(uid: String, deviceId: String) throws(PostgresError) {
+        try execute("DELETE FROM presence WHERE uid = $1 AND device_id = $2", [uid, deviceId])
+    }
+
+    // MARK: Timers
+
+    /// The running grace period of each of `uids` that has one.
+    func graceGenerations(of uids: some Collection<String>) throws(PostgresError) -> [String: UInt64] {
+        let rows = try execute("""
+            SELECT subject, generation FROM timers
+            WHERE kind = 'grace' AND subject = ANY($1::text[])
+            """, [Self.textArray(Array(uids))])
+        var generations: [String: UInt64] = [:]
+        for row in 0 ..< rows.count {
+            if let uid = rows.string(row, 0), let generation = rows.int64(row, 1) { generations[uid] = UInt64(generation) }
+        }
+        return generations
+    }
+
+    /// Starts or replaces `timer`, due at `due` (wall clock, ms).
+    func setTimer(_ timer: SignalingTimer, due: Int64) throws(PostgresError) {
+        let (kind, subject, generation) = Self.row(of: timer)
+        try execute("""
+            INSERT INTO timers (kind, subject, due_at, generation) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (kind, subject) DO UPDATE SET due_at = $3, generation = $4
+            """, [kind, subject, String(due), String(generation)])
+    }
+
+    func deleteTimer(kind: String, subject: String) throws(PostgresError) {
+        try execute("DELETE FROM timers WHERE kind = $1 AND subject = $2", [kind, subject])
+    }
+
+    /// Takes `timer` if it is still set and due by `now`: whichever node
+    /// deletes the row fires it, once.
+    func takeTimer(_ timer: SignalingTimer, dueBy now: Int64) throws(PostgresError) -> Bool {
+        let (kind, subject, generation) = Self.row(of: timer)
+        return try execute("DELETE FROM timers WHERE kind = $1 AND subject = $2 AND generation = $3 AND due_at <= $4",
+                           [kind, subject, String(generation), String(now)]).affected > 0
+    }
+
+    /// Timers due by `now`, earliest first.
+    func dueTimers(by now: Int64, limit: Int) throws(PostgresError) -> [SignalingTimer] {
+        let rows = try execute("SELECT kind, subject, generation FROM timers WHERE due_at <= $1 ORDER BY due_at LIMIT $2",
+                               [String(now), String(limit)])
+        return (0 ..< rows.count).compactMap { row in
+            guard let subject = rows.string(row, 1), let generation = rows.int64(row, 2) else { return nil }
+            switch rows.string(row, 0) {
+            case "ring": return .ring(sessionId: subject)
+            case "grace": return .grace(uid: subject, generation: UInt64(generation))
+            default: return nil
+            }
+        }
+    }
+
+    static func row(of timer: SignalingTimer) -> (kind: String, subject: String, generation: Int64) {
+        switch timer {
+        case .ring(let sessionId): ("ring", sessionId, 0)
+        case .grace(let uid, let generation): ("grace", uid, Int64(bitPattern: generation))
+        }
+    }
+
+    // MARK: Sequence, messages, shared values
+
+    /// The first of the 8 positions of the change sequence the transition
+    /// may hand out (`change_seq` counts in steps of 8).
+    func nextSeq() throws(PostgresError) -> Int64 {
+        guard let seq = try execute("SELECT nextval('change_seq')").int64(0, 0) else {
+            throw PostgresError(sqlState: nil, message: "nextval returned nothing")
+        }
+        return seq
+    }
+
+    /// The largest body sent in the notification itself; PostgreSQL's
+    /// payload limit is 8000 bytes.
+    static let inlineMessageLimit = 7900
+
+    /// Sends `body` to `channel` when the transaction commits: in the
+    /// notification, or a row the notification names when it is too large.
+    func notify(_ channel: String, node: Int64, body: String, now: Int64) throws(PostgresError) {
+        var payload = body
+        if body.utf8.count > Self.inlineMessageLimit {
+            let rows = try execute("INSERT INTO node_messages (node_id, created_at, body) VALUES ($1, $2, $3) RETURNING id",
+                                   [String(node), String(now), body])
+            payload = "@" + (rows.string(0, 0) ?? "")
+        }
+        try execute("SELECT pg_notify($1, $2)", [channel, payload])
+    }
+
+    /// Messages older than `cutoff` (wall clock, ms) that nobody took: their
+    /// notification went to a node that was gone.
+    func dropStaleMessages(before cutoff: Int64) throws(PostgresError) {
+        try execute("DELETE FROM node_messages WHERE created_at < $1", [String(cutoff)])
+    }
+
+    /// Takes the message row `id` names (see ``notify(_:node:body:now:)``).
+    func takeMessage(_ id: String) throws(PostgresError) -> String? {
+        try execute("DELETE FROM node_messages WHERE id = $1 RETURNING body", [id]).string(0, 0)
+    }
+
+    /// The value every node shares under `name`: the first node to ask
+    /// stores `proposed`; later ones read it.
+    func sharedValue(_ name: String, proposing proposed: String) throws(PostgresError) -> String {
+        try execute("INSERT INTO cluster_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+                    [name, proposed])
+        return try execute("SELECT value FROM cluster_settings WHERE name = $1", [name]).string(0, 0) ?? proposed
+    }
+}

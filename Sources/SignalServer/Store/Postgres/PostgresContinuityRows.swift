@@ -1,0 +1,92 @@
+import SignalProtocol
+
+/// What a device or a node continues from, read from PostgreSQL: the calls
+/// of a user changed after a position (resume, as
+/// ``StoreConnection/changedCalls(of:after:limit:)`` in ContinuityRows.swift)
+/// and the live calls of some users.
+extension PostgresConnection {
+    /// The calls of $1 created after position $2 (their seq is their first
+    /// change's position), at most $3 per party column.
+    private static let createdAfterSQL = """
+        (SELECT \(callColumns), seq FROM calls WHERE initiator = $1 AND seq > $2 ORDER BY seq LIMIT $3)
+        UNION ALL
+        (SELECT \(callColumns), seq FROM calls WHERE receiver = $1 AND seq > $2 AND initiator != $1
+         ORDER BY seq LIMIT $3)
+        """
+
+    /// The calls of $1 created at or before position $2, newest first, at most $3.
+    private static let createdByAtSQL = """
+        (SELECT \(callColumns), seq FROM calls WHERE initiator = $1 AND seq <= $2 ORDER BY seq DESC LIMIT $3)
+        UNION ALL
+        (SELECT \(callColumns), seq FROM calls WHERE receiver = $1 AND seq <= $2 AND initiator != $1
+         ORDER BY seq DESC LIMIT $3)
+        ORDER BY seq DESC LIMIT $3
+        """
+
+    /// The live calls with a party in $1 (a text array), oldest first; the
+    /// status condition is that of calls_live_by_initiator and
+    /// calls_live_by_receiver word for word, so the planner can use those
+    /// partial indexes.
+    private static let liveCallsOfAnySQL = """
+        SELECT \(callColumns) FROM calls
+        WHERE (status = 'initiated' OR status = 'ongoing') AND (initiator = ANY($1::text[]) OR receiver = ANY($1::text[]))
+        ORDER BY seq
+        """
+
+    /// The calls `uid` is a party of that changed after position `seq`,
+    /// oldest change first, at most `limit`: the calls created after it, and
+    /// the one live call the user may have been in at it (the newest call
+    /// created by then that was not busy at once), included when it changed
+    /// since. SQLite's reasoning and answers, limits and `exceeded` alike.
+    ///
+    /// Both reads share one snapshot: read committed would let a call
+    /// commit between them and be judged against a history that lacks it.
+    /// Inside a cluster transition, which holds the user's lock, none of
+    /// the user's calls can change between them, and they run in it.
+    func changedCalls(of uid: String, after seq: Int64, limit: Int) throws(StoreError) -> ChangedCalls {
+        let createdAfter: PostgresRows, createdByAt: PostgresRows
+        do throws(PostgresError) {
+            let read = { () throws(PostgresError) in
+                (try self.execute(Self.createdAfterSQL, [uid, String(seq), String(limit + 1)]),
+                 try self.execute(Self.createdByAtSQL, [uid, String(seq), String(limit)]))
+            }
+            (createdAfter, createdByAt) = try isInTransaction ? read() : transaction(.readOnlySnapshot, read)
+        } catch {
+            throw StoreError(error)
+        }
+        var calls = try Self.decodeCalls(createdAfter)
+        var exceeded = calls.count > limit
+        var scanned = 0
+        var candidate: Call?
+        for row in 0 ..< createdByAt.count {
+            let call = try Self.decodeCall(createdByAt, row)
+            scanned += 1
+            if call.status == .busy && call.endedBy == nil { continue }
+            candidate = call
+            break
+        }
+        if let candidate, candidate.seq > seq { calls.append(candidate) }
+        if candidate == nil && scanned == limit { exceeded = true }
+        calls.sort { $0.seq < $1.seq }
+        return ChangedCalls(calls: exceeded ? [] : calls, exceeded: exceeded)
+    }
+
+    /// The calls still `initiated` or `ongoing` that one of `uids` is a
+    /// party of, oldest first: what a node serving those users continues.
+    func liveCalls(ofAny uids: [String]) throws(StoreError) -> [Call] {
+        let rows: PostgresRows
+        do throws(PostgresError) {
+            rows = try execute(Self.liveCallsOfAnySQL, [Self.textArray(uids)])
+        } catch {
+            throw StoreError(error)
+        }
+        return try Self.decodeCalls(rows)
+    }
+
+    /// Every row of a result selecting ``callColumns`` first, as calls.
+    private static func decodeCalls(_ rows: PostgresRows) throws(StoreError) -> [Call] {
+        var calls: [Call] = []
+        for row in 0 ..< rows.count { calls.append(try decodeCall(rows, row)) }
+        return calls
+    }
+}

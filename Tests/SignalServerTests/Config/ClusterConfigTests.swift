@@ -1,0 +1,33 @@
+@testable import SignalServer
+import Testing
+
+/// `store.backend`, `store.url`, `cluster.leaseSeconds`: what cluster mode
+/// needs, what it refuses for now, and a URL that is never echoed.
+@Suite(.blocking) struct ClusterConfigTests {
+    @Test func aClusterNodeFromFileAndEnvironment() throws {
+        let config = try loadConfig(#"{"store": {"backend": "postgres"}, "cluster": {"leaseSeconds": 2.5}}"#,
+                                    environment: ["RINGD_STORE_URL": "postgresql://ringd:pw@db/ringd"]).get()
+        #expect(config.cluster.isEnabled && config.cluster.leaseSeconds == 2.5)
+        #expect(config.cluster.url == "postgresql://ringd:pw@db/ringd")
+        #expect(ServerConfig().cluster.backend == .sqlite && ServerConfig().cluster.leaseSeconds == 10)
+    }
+
+    @Test(arguments: [
+        (#"{"store": {"backend": "postgres"}}"#, "needs \"store.url\""),
+        (#"{"store": {"backend": "mysql"}}"#, "sqlite or postgres"),
+        (#"{"cluster": {"leaseSeconds": 0.5}}"#, "from 1 to 300"),
+        (#"{"store": {"backend": "postgres", "url": "host=/tmp"}, "testing": {"enabled": true, "key": "a-test-key-of-16-bytes"}}"#,
+         "cannot run with \"store.backend\" postgres"),
+        (#"{"store": {"backend": "postgres", "url": "host=/tmp"}, "push": {"fcm": {"serviceAccountFile": "/x.json"}}}"#,
+         "push"),
+    ])
+    func refused(json: String, saying expected: String) throws {
+        let message = try configError(json)
+        #expect(message.contains(expected), "\(message)")
+    }
+
+    @Test func aBadURLIsNotEchoed() throws {
+        let message = try configError(#"{"store": {"url": {"password": "hunter2"}}}"#)
+        #expect(message.contains("store.url") && !message.contains("hunter2"), "\(message)")
+    }
+}

@@ -8,7 +8,7 @@ extension SignalingIntegration {
     /// with short leases and grace periods so failures play out in seconds.
     final class TestCluster {
         /// Seconds a node's lease lasts (`cluster.leaseSeconds`).
-        static let leaseSeconds = 1.0
+        static let leaseSeconds = 2.0
         /// `calls.reconnectGraceSeconds` of every node.
         static let graceSeconds = 3.0
 

@@ -46,12 +46,11 @@ final class ClusterListener: Sendable {
         var connection: PostgresConnection?
         var listening: Int64 = 0
         let leaseMillis = Int64(settings.leaseSeconds * 1000)
-        var nextLease: Int64 = 0, nextTimers: Int64 = 0, nextReap: Int64 = 0, renewed: Int64 = 0
+        var nextLease: Int64 = 0, nextTimers: Int64 = 0, nextReap: Int64 = 0
         while !stopping.load(ordering: .acquiring) {
             let now = node.service?.clock.monotonic() ?? 0
             if connection == nil || listening != node.number {
                 (connection, listening) = attach(node, on: connection)
-                renewed = now
                 guard connection != nil else {
                     // Nothing heard in between: the wait is the retry pace.
                     Thread.sleep(forTimeInterval: Double(Self.timerRoundMillis) / 1000)
@@ -66,13 +65,8 @@ final class ClusterListener: Sendable {
                         node.lose("its lease (another node found it lapsed)")
                         continue
                     }
-                    renewed = now
+                    node.renewed(at: now)
                     nextLease = now + leaseMillis / 3
-                }
-                if now - renewed > leaseMillis * 2 / 3 {
-                    // Other nodes will soon take its devices: stop serving them first.
-                    node.lose("the database for longer than two thirds of its lease")
-                    continue
                 }
                 if now >= nextTimers {
                     node.maintain(leases: now >= nextReap)

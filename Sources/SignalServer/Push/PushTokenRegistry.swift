@@ -103,6 +103,25 @@ final class PushTokenRegistry: Sendable {
         }
     }
 
+    /// `uids`' tokens are now `tokens`, as another node's change left them
+    /// (cluster mode); with nil, every user's (re-read after this node may
+    /// have missed changes). How pushes went is kept for devices whose
+    /// token stayed the same.
+    func replace(tokensOf uids: Set<String>?, with tokens: [RegisteredPushToken]) {
+        state.withLock { state in
+            let replaced = uids ?? Set(state.tokens.keys)
+            var fresh: [String: [String: RegisteredPushToken]] = [:]
+            for token in tokens { fresh[token.uid, default: [:]][token.deviceId] = token }
+            for uid in replaced.union(fresh.keys) {
+                for (deviceId, old) in state.tokens[uid] ?? [:]
+                where fresh[uid]?[deviceId]?.registration != old.registration {
+                    state.devices[PushDeviceKey(uid: uid, deviceId: deviceId)] = nil
+                }
+                state.tokens[uid] = fresh[uid]
+            }
+        }
+    }
+
     /// Counts an outcome of a push to `device` (its state only while it has a token).
     func record(_ outcome: PushOutcome, for device: PushDeviceKey, at now: Int64, error: String?) {
         state.withLock { state in

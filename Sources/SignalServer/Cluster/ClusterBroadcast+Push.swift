@@ -1,0 +1,33 @@
+import SignalProtocol
+
+/// What push needs every node to hear (docs/CLUSTER.md, "Push"): that some
+/// users' push tokens changed, as `{"pushTokens": [uid]}` (each node reads
+/// them again, so the payload stays small and order cannot leave a node
+/// behind), and that a call stopped ringing, as `{"pushStopped": sessionId,
+/// "status": status}`, for the node that pushed its ring.
+extension ClusterBroadcast {
+    static func pushTokens(of uids: [String]) -> String {
+        JSONValue.object([("pushTokens", .array(uids.map(JSONValue.string)))]).serialized
+    }
+
+    static func pushStopped(_ call: Call) -> String {
+        JSONValue.object([("pushStopped", .string(call.sessionId)), ("status", .string(call.status.rawValue))]).serialized
+    }
+
+    /// Acts on a push broadcast (anything else is left alone), reading
+    /// changed tokens on the listener's connection.
+    static func handlePush(_ payload: String, for service: SignalingService, on connection: PostgresConnection) {
+        guard let document = try? JSONValue.parse(payload) else { return }
+        if case .array(let members)? = document["pushTokens"] {
+            let uids = members.compactMap(\.stringValue)
+            do throws(StoreError) {
+                service.pushTokens.replace(tokensOf: Set(uids), with: try connection.pushTokens(of: uids))
+            } catch {
+                Log.warning("push: the tokens of \(uids.joined(separator: ", ")) changed and cannot be read: \(error.message)")
+            }
+        } else if let sessionId = document["pushStopped"]?.stringValue,
+                  let status = document["status"]?.stringValue.flatMap(CallStatus.init(rawValue:)) {
+            service.pushes?.stopped(sessionId: sessionId, status: status)
+        }
+    }
+}

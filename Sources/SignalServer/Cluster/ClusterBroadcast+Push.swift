@@ -16,7 +16,13 @@ extension ClusterBroadcast {
 
     /// Acts on a push broadcast (anything else is left alone), reading
     /// changed tokens on the listener's connection.
-    static func handlePush(_ payload: String, for service: SignalingService, on connection: PostgresConnection) {
+    ///
+    /// A stop goes to the push worker through this node's cluster worker:
+    /// the ring it stops was handed over by the worker's job that committed
+    /// it, right after its COMMIT, so a stop queued behind that job cannot
+    /// overtake it, however soon another node committed the stop.
+    static func handlePush(_ payload: String, for service: SignalingService, of node: ClusterNode,
+                           on connection: PostgresConnection) {
         guard let document = try? JSONValue.parse(payload) else { return }
         if case .array(let members)? = document["pushTokens"] {
             let uids = members.compactMap(\.stringValue)
@@ -27,7 +33,8 @@ extension ClusterBroadcast {
             }
         } else if let sessionId = document["pushStopped"]?.stringValue,
                   let status = document["status"]?.stringValue.flatMap(CallStatus.init(rawValue:)) {
-            service.pushes?.stopped(sessionId: sessionId, status: status)
+            guard let pushes = service.pushes else { return }
+            node.read { _ in pushes.stopped(sessionId: sessionId, status: status) }
         }
     }
 }

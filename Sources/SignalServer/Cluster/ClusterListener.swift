@@ -126,7 +126,7 @@ final class ClusterListener: Sendable {
         guard let service = node.service else { return }
         if notification.channel == ClusterChannel.all {
             if let (uid, at) = ClusterBroadcast.revocation(from: notification.payload) { service.tokens.revoke(uid: uid, at: at) }
-            ClusterBroadcast.handlePush(notification.payload, for: service, on: connection)
+            ClusterBroadcast.handlePush(notification.payload, for: service, of: node, on: connection)
             return
         }
         var body = notification.payload

@@ -68,7 +68,7 @@ struct ClusterPushTests {
         return devices.compactMap { $0["pushToken"]?["deviceId"]?.stringValue }.sorted()
     }
 
-    @Test("a token registered on node 1 rings from node 0; node 1's accept cancels node 0's push; a dead token goes everywhere")
+    @Test("a token registered on node 1 rings from node 0; node 1's accept cancels node 0's push; a dead token goes everywhere; a new node reads the tokens")
     func pushAcrossNodes() throws {
         let rig = try Rig()
         let cluster = try SignalingIntegration.TestCluster(nodes: 2, config: rig.config)
@@ -122,5 +122,9 @@ struct ClusterPushTests {
         #expect(waitUntil(timeout: 15) { Self.devices(of: "carol", on: 0, cluster) == [] && Self.devices(of: "carol", on: 1, cluster) == [] },
                 "the dead token stayed: \(String(describing: Self.devices(of: "carol", on: 0, cluster))) \(cluster.logs)")
         #expect(try rig.fcm("incoming_call", to: Self.deadToken).count == 1)
+
+        // A node that starts now reads the tokens from the database.
+        try cluster.addNode()
+        #expect(Self.devices(of: "bob", on: 2, cluster) == ["iphone", "pixel"], "\(cluster.logs)")
     }
 }

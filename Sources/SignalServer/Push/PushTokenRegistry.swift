@@ -37,7 +37,8 @@ public struct PushDeviceState: Sendable, Hashable {
 }
 
 /// The push tokens in memory, mirroring the store's `push_tokens` (it is
-/// updated from the store's completions, after each write committed), and
+/// updated from the store's completions, after each write committed; in a
+/// cluster also from what other nodes changed, ``replace(tokensOf:with:)``), and
 /// how pushes to each device have gone. Read when a call rings, from the
 /// thread that ran the store's batch; written there and by the push worker.
 final class PushTokenRegistry: Sendable {

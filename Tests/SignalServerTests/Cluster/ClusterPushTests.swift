@@ -28,7 +28,8 @@ struct ClusterPushTests {
                                       apnsKeyId: RingdPushRig.keyId, apnsTeamId: RingdPushRig.teamId,
                                       fcmPublicKey: keys.fcmPublicKeyPEM, fcmClientEmail: RingdPushRig.clientEmail,
                                       fcmProject: RingdPushRig.project,
-                                      script: [ClusterPushTests.deadToken: [MockPushAnswer(status: 404, fcmError: "UNREGISTERED")]])
+                                      script: [ClusterPushTests.deadToken: [MockPushAnswer(status: 404,
+                                                                                           fcmError: "UNREGISTERED")]])
             let account: JSONValue = .object([
                 ("type", .string("service_account")), ("project_id", .string(RingdPushRig.project)),
                 ("client_email", .string(RingdPushRig.clientEmail)), ("private_key", .string(keys.fcmPrivateKeyPEM)),
@@ -68,7 +69,7 @@ struct ClusterPushTests {
         return devices.compactMap { $0["pushToken"]?["deviceId"]?.stringValue }.sorted()
     }
 
-    @Test("a token registered on node 1 rings from node 0; node 1's accept cancels node 0's push; a dead token goes everywhere; a new node reads the tokens")
+    @Test("node 0 rings node 1's token, node 1's accept cancels it, a dead token goes everywhere, a new node reads them")
     func pushAcrossNodes() throws {
         let rig = try Rig()
         let cluster = try SignalingIntegration.TestCluster(nodes: 2, config: rig.config)
@@ -90,9 +91,12 @@ struct ClusterPushTests {
             + rig.mock.waitForRequests(count: 1, kind: .fcm, timeout: 15)
         #expect(Set(rings.compactMap(\.token)) == [RingdPushRig.pixelToken, RingdPushRig.iphoneToken], "\(rings)")
         #expect(rings.allSatisfy { $0.violations.isEmpty }, "\(rings.map(\.violations))")
-        let outcome = { (try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/v1/users/bob/devices/pixel/push-token").json)??[
-            "push"]?["lastOutcome"]?.stringValue }
-        #expect(waitUntil(timeout: 10) { outcome() == "sent" }, "node 0 did not push: \(String(describing: outcome())) \(cluster.logs)")
+        let outcome = {
+            (try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/v1/users/bob/devices/pixel/push-token").json)??[
+                "push"]?["lastOutcome"]?.stringValue
+        }
+        #expect(waitUntil(timeout: 10) { outcome() == "sent" },
+                "node 0 did not push: \(String(describing: outcome())) \(cluster.logs)")
 
         // Bob comes back on node 1 and accepts there: node 0 sends the FCM cancel.
         let back = try cluster.open(1, uid: "bob", deviceId: "pixel")
@@ -119,7 +123,9 @@ struct ClusterPushTests {
 
         let bobOnOne = try cluster.open(1, uid: "bob", deviceId: "b2")
         _ = try bobOnOne.initiate(to: "carol").call()
-        #expect(waitUntil(timeout: 15) { Self.devices(of: "carol", on: 0, cluster) == [] && Self.devices(of: "carol", on: 1, cluster) == [] },
+        #expect(waitUntil(timeout: 15) {
+            Self.devices(of: "carol", on: 0, cluster) == [] && Self.devices(of: "carol", on: 1, cluster) == []
+        },
                 "the dead token stayed: \(String(describing: Self.devices(of: "carol", on: 0, cluster))) \(cluster.logs)")
         #expect(try rig.fcm("incoming_call", to: Self.deadToken).count == 1)
 

@@ -25,7 +25,8 @@ import Testing
     }
 
     @Test func pushRunsInACluster() throws {
-        let config = try loadConfig(#"{"store": {"backend": "postgres", "url": "host=/tmp"}, "push": {"fcm": {"serviceAccountFile": "/x.json"}}}"#).get()
+        let json = #"{"store": {"backend": "postgres", "url": "host=/tmp"}, "push": {"fcm": {"serviceAccountFile": "/x.json"}}}"#
+        let config = try loadConfig(json).get()
         #expect(config.cluster.isEnabled && config.push.isEnabled)
     }
 

@@ -23,10 +23,9 @@ import Testing
 
         let phone = try Self.token("bob", "phone", "t1", at: 1000)
         #expect(try save(phone, on: connection).movedFrom.isEmpty)
-        let apns = RegisteredPushToken(uid: "bob", deviceId: "ipad",
-                                       registration: try PushRegistration(platform: .apnsVoip, token: String(repeating: "ab", count: 32),
-                                                                          topic: "net.ringd.x", environment: .sandbox),
-                                       updatedAt: 1500)
+        let ipad = try PushRegistration(platform: .apnsVoip, token: String(repeating: "ab", count: 32), topic: "net.ringd.x",
+                                        environment: .sandbox)
+        let apns = RegisteredPushToken(uid: "bob", deviceId: "ipad", registration: ipad, updatedAt: 1500)
         _ = try save(apns, on: other)
         #expect(Set(try other.pushTokens()) == [phone, apns])
 

@@ -133,4 +133,25 @@ struct ClusterPushTests {
         try cluster.addNode()
         #expect(Self.devices(of: "bob", on: 2, cluster) == ["iphone", "pixel"], "\(cluster.logs)")
     }
+
+    /// A node may miss a broadcast while its listener is not connected: it
+    /// reads every token again when it attaches. A row written behind the
+    /// nodes' backs (no broadcast) stands for the missed one.
+    @Test("a node whose listener lost the database reads the tokens again")
+    func tokensAreReadAgainAfterTheListenerReconnects() throws {
+        let rig = try Rig()
+        let cluster = try SignalingIntegration.TestCluster(nodes: 1, config: rig.config)
+        let db = try PostgresConnection(url: cluster.url)
+        try db.execute("""
+            INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at)
+            VALUES ('erin', 'watch', 'fcm', $1, NULL, NULL, 1)
+            """, [RingdPushRig.pixelToken])
+        #expect(Self.devices(of: "erin", on: 0, cluster) == [], "nothing told the node")
+        try db.execute("""
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE pid <> pg_backend_pid() AND datname = current_database()
+            """)
+        #expect(waitUntil(timeout: 15) { Self.devices(of: "erin", on: 0, cluster) == ["watch"] },
+                "\(String(describing: Self.devices(of: "erin", on: 0, cluster))) \(cluster.logs)")
+    }
 }

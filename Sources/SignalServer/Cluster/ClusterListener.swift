@@ -99,6 +99,12 @@ final class ClusterListener: Sendable {
             if let tokens = node.service?.tokens {
                 for (uid, at) in (try? connection.revocations()) ?? [:] { tokens.revoke(uid: uid, at: at) }
             }
+            if let registry = node.service?.pushTokens {
+                guard let stored = try? connection.pushTokens() else {
+                    throw PostgresError(sqlState: nil, message: "the push tokens cannot be read")
+                }
+                registry.replace(tokensOf: nil, with: stored)
+            }
             let number = try connection.registerNode(name: node.name)
             try connection.execute("LISTEN \(ClusterChannel.node(number))")
             node.registered(as: number)
@@ -114,6 +120,7 @@ final class ClusterListener: Sendable {
         guard let service = node.service else { return }
         if notification.channel == ClusterChannel.all {
             if let (uid, at) = ClusterBroadcast.revocation(from: notification.payload) { service.tokens.revoke(uid: uid, at: at) }
+            ClusterBroadcast.handlePush(notification.payload, for: service, of: node, on: connection)
             return
         }
         var body = notification.payload
@@ -130,7 +137,8 @@ final class ClusterListener: Sendable {
     }
 }
 
-/// What a node tells every node: a revocation, as `{"revoke": uid, "at": ms}`.
+/// What a node tells every node: a revocation, as `{"revoke": uid, "at": ms}`;
+/// push, in ClusterBroadcast+Push.swift.
 enum ClusterBroadcast {
     static func revocation(uid: String, at: Int64) -> String {
         JSONValue.object([("revoke", .string(uid)), ("at", .integer(at))]).serialized

@@ -29,6 +29,7 @@ extension ClusterNode {
                 let outcome = try transaction.run(on: db, settings: service.machineSettings, now: service.clock.now(),
                                                   node: number, frame: service.resultFrame)
                 if !outcome.changes.isEmpty { for consumer in service.consumers { consumer.committed(outcome.changes) } }
+                for ring in outcome.rings { service.pushes?.ring(ring.call, connected: ring.connected) }
                 return nil
             } catch where error.code == .retry && attempt < Self.attempts {
                 continue

@@ -22,6 +22,8 @@ struct ClusterTransaction {
     struct Outcome {
         /// The changes made, for the consumers (metrics).
         var changes: [CallChange] = []
+        /// Calls that started ringing, to push from this node (docs/CLUSTER.md, "Push").
+        var rings: [(call: Call, connected: [String])] = []
     }
 
     /// How often a transaction starts again because a live call named a
@@ -101,8 +103,16 @@ struct ClusterTransaction {
             for (target, message) in messages.sorted(by: { $0.key < $1.key }) where !message.isEmpty {
                 try db.notify(ClusterChannel.node(target), node: target, body: message.body, now: now.wall)
             }
+            // To every node: the one that pushed the ring may be another.
+            for case .pushStopped(let call) in output.actions {
+                try db.execute("SELECT pg_notify($1, $2)", [ClusterChannel.all, ClusterBroadcast.pushStopped(call)])
+            }
         }
-        return Outcome(changes: output.changes)
+        let rings = output.actions.compactMap { action -> (call: Call, connected: [String])? in
+            guard case .push(let call, let connected) = action else { return nil }
+            return (call, connected)
+        }
+        return Outcome(changes: output.changes, rings: rings)
     }
 
     /// The users the input names before anything is locked.
@@ -223,6 +233,6 @@ struct ClusterTransaction {
 enum ClusterChannel {
     /// What one node's devices are sent.
     static func node(_ node: Int64) -> String { "ringd_node_\(node)" }
-    /// What every node hears: revocations.
+    /// What every node hears: revocations, push tokens that changed, calls that stopped ringing.
     static let all = "ringd_all"
 }

@@ -39,8 +39,8 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
     /// The highest position of the change sequence the node handed out or
     /// reserved, or an ended live call took; PostgreSQL's sequence continues above it.
     public var highestPosition: Int64 = 0
-    /// Rows PostgreSQL has no table for yet, left behind.
     public var pushTokens = 0
+    /// Rows PostgreSQL has no table for yet, left behind.
     public var webhookDeliveries = 0
     public var milliseconds: Int64 = 0
 
@@ -56,10 +56,10 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
             migrated \(source) into PostgreSQL in one transaction, \(seconds) s
               calls:            \(calls)\(endedLiveCalls > 0 ? " (\(endedLiveCalls) live: ended with server_restart)" : "")
               revocations:      \(revocations)
+              push tokens:      \(pushTokens)
               token secret:     \(secret)
               highest position: \(highestPosition) (new changes take positions above it)
-              not copied:       \(pushTokens) push tokens, \(webhookDeliveries) webhook deliveries \
-            (no PostgreSQL tables for them yet)
+              not copied:       \(webhookDeliveries) webhook deliveries (no PostgreSQL table for them yet)
             """
     }
 }
@@ -114,8 +114,7 @@ public enum StoreMigrator {
         // One snapshot for every read, should anything but ringd write the file.
         let (highestStored, live) = try step("reading \(sqlitePath)") { () throws(StoreError) in
             try reportingSQLiteErrors { () throws(SQLiteError) in try source.database.execute("BEGIN") }
-            (summary.pushTokens, summary.webhookDeliveries) = (try source.rowCount("push_tokens"),
-                                                              try source.rowCount("webhook_deliveries"))
+            summary.webhookDeliveries = try source.rowCount("webhook_deliveries")
             return (max(try source.lastChangeSeq(), try source.highestCallPosition()), try source.liveCalls())
         }
         let ended = try endLiveCalls(live, after: highestStored, now: now)
@@ -139,6 +138,7 @@ public enum StoreMigrator {
             summary.tokenSecret = try store(secret, into: target)
             summary.calls = try copyCalls(from: source, into: target, replacing: ended)
             summary.revocations = try copyRevocations(from: source, into: target)
+            summary.pushTokens = try copyPushTokens(from: source, into: target)
             try step("continuing PostgreSQL's change sequence") { () throws(PostgresError) in
                 try target.execute("SELECT setval('change_seq', greatest($1::bigint, (SELECT last_value FROM change_seq)))",
                                    [String(summary.highestPosition)])
@@ -260,6 +260,25 @@ public enum StoreMigrator {
                 try target.insert("INSERT INTO revocations (uid, revoked_at)",
                                   rows: Array(rows[start ..< min(start + batchSize, rows.count)]),
                                   then: "ON CONFLICT (uid) DO UPDATE SET revoked_at = greatest(revocations.revoked_at, excluded.revoked_at)")
+            }
+        }
+        return rows.count
+    }
+
+    /// Copies the push tokens. A device or token a cluster node registered
+    /// already keeps that newer registration.
+    private static func copyPushTokens(from source: StoreConnection, into target: PostgresConnection)
+        throws(StoreMigrationError) -> Int {
+        let tokens = try step("reading push tokens") { () throws(StoreError) in try source.pushTokens() }
+        let rows: [[String?]] = tokens.map { token in
+            let registration = token.registration
+            return [token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
+                    registration.environment?.rawValue, String(token.updatedAt)]
+        }
+        for start in stride(from: 0, to: rows.count, by: batchSize) {
+            try step("copying push tokens into PostgreSQL") { () throws(PostgresError) in
+                try target.insert("INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at)",
+                                  rows: Array(rows[start ..< min(start + batchSize, rows.count)]), then: "ON CONFLICT DO NOTHING")
             }
         }
         return rows.count

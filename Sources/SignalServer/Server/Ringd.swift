@@ -56,7 +56,8 @@ public final class Ringd: ServerApplication {
         let pushTokens = PushTokenRegistry(try store.loadPushTokens())
         let pushes = try outbound.flatMap { client throws(PushError) -> PushDispatcher? in
             guard config.push.isEnabled else { return nil }
-            return try PushDispatcher(settings: config.push, registry: pushTokens, store: store, client: client, wall: wall)
+            return try PushDispatcher(settings: config.push, registry: pushTokens,
+                                      store: cluster.map(PushTokenStore.cluster) ?? .local(store), client: client, wall: wall)
         }
         self.pushes = pushes
         let metrics = SignalingMetrics(wall: wall)

@@ -51,6 +51,14 @@ import TestSupport
         for (uid, at) in [("erin", Int64(1_700_000_100_000)), ("frank", 1_700_000_200_000)] {
             try waitForResult { store.saveRevocation(uid: uid, revokedAt: at, completion: $0) }.get()
         }
+        for (uid, deviceId, platform, value) in [("bob", "bob-phone", PushPlatform.fcm, String(repeating: "f", count: 40)),
+                                                 ("carol", "carol-ipad", .apnsVoip, String(repeating: "ab", count: 32))] {
+            let token = RegisteredPushToken(uid: uid, deviceId: deviceId,
+                                            registration: try PushRegistration(platform: platform, token: value,
+                                                                               topic: platform == .fcm ? nil : "net.ringd.x"),
+                                            updatedAt: 1_700_000_300_000)
+            _ = try waitForResult { store.savePushToken(token, limit: 10, completion: $0) }.get()
+        }
         _ = try TokenSecret.load(configured: nil, directory: directory.file("data"))
         return path
     }
@@ -66,7 +74,7 @@ import TestSupport
         return sqlite
     }
 
-    @Test func theHistoryCursorsPositionsRevocationsAndSecretMoveWhole() throws {
+    @Test func theHistoryCursorsPositionsRevocationsPushTokensAndSecretMoveWhole() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = try Self.makeStore(in: directory)
@@ -108,6 +116,8 @@ import TestSupport
         let ended = try postgres.execute("SELECT status FROM calls WHERE end_reason = 'server_restart' ORDER BY seq")
         #expect((0 ..< ended.count).map { ended.string($0, 0) } == ["ended", "cancelled"])
         #expect(try postgres.revocations() == sqlite.revocations())
+        #expect(summary.pushTokens == 2)
+        #expect(Set(try postgres.pushTokens()) == Set(try sqlite.pushTokens()))
         let secret = try #require(try TokenSecret.kept(in: directory.file("data")))
         #expect(try postgres.execute("SELECT value FROM cluster_settings WHERE name = 'token_secret'").string(0, 0)
                     == TokenSecret.hex(secret))

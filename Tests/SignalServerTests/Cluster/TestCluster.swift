@@ -17,8 +17,12 @@ extension SignalingIntegration {
         private let binary: String
         private let root: TemporaryDirectory
         private(set) var nodes: [RingdProcess] = []
+        /// Every node's configuration file (push settings, say); the
+        /// environment sets the cluster's keys over it.
+        private let config: String
 
-        init(nodes count: Int) throws {
+        init(nodes count: Int, config: String = "{}") throws {
+            self.config = config
             binary = try SignalingIntegration.ringdBinary() ?? { throw ClientError("ringd is not built") }()
             root = try TemporaryDirectory()
             postgres = try ThrowawayPostgres()
@@ -31,12 +35,19 @@ extension SignalingIntegration {
         func addNode() throws -> RingdProcess {
             let directory = root.path + "/node\(nodes.count)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-            let node = try RingdProcess(binary: binary, directory: directory, environment: [
-                "RINGD_STORE_BACKEND": "postgres",
-                "RINGD_STORE_URL": url,
-                "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
-                "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
-            ])
+            let node: RingdProcess
+            do {
+                node = try RingdProcess(binary: binary, directory: directory, environment: [
+                    "RINGD_STORE_BACKEND": "postgres",
+                    "RINGD_STORE_URL": url,
+                    "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
+                    "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
+                ], config: config)
+            } catch {
+                // Why it did not start is in its log.
+                let log = (try? String(contentsOfFile: directory + "/ringd.log", encoding: .utf8)) ?? ""
+                throw ClientError("\(error)\n\(log)")
+            }
             nodes.append(node)
             return node
         }

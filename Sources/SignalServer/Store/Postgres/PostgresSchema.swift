@@ -96,6 +96,21 @@ enum PostgresSchema {
                 body TEXT NOT NULL
             );
 
+            -- One token per device, as in SQLite (StoreSchema migration 5):
+            -- a token belongs to one device at a time, which the unique
+            -- index enforces when it moves.
+            CREATE TABLE push_tokens (
+                uid TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                platform TEXT NOT NULL,
+                token TEXT NOT NULL,
+                topic TEXT,
+                environment TEXT,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (uid, device_id)
+            );
+            CREATE UNIQUE INDEX push_tokens_by_token ON push_tokens (platform, token);
+
             -- Values every node shares: the generated token secret.
             CREATE TABLE cluster_settings (
                 name TEXT PRIMARY KEY,

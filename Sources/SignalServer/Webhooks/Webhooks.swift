@@ -3,14 +3,28 @@
 final class Webhooks: Sendable {
     let outbox: WebhookOutbox
     let dispatcher: WebhookDispatcher
+    /// Where the outbox is kept: the node's store, or a cluster's database.
+    let store: any WebhookStore
+    /// In a cluster the webhook leader claims what it sends from the
+    /// database (``ClusterWebhooks``) rather than being handed it.
+    private let clustered: Bool
 
     /// Nil when no endpoint is enabled.
-    init?(settings: WebhookSettings, store: CallStore, client: OutboundHTTPClient, wall: @escaping @Sendable () -> Int64) {
+    init?(settings: WebhookSettings, store: any WebhookStore, clustered: Bool = false, client: OutboundHTTPClient,
+          wall: @escaping @Sendable () -> Int64) {
         let endpoints = settings.endpoints.filter(\.enabled)
         guard !endpoints.isEmpty else { return nil }
         dispatcher = WebhookDispatcher(settings: settings, poster: WebhookClientPoster(client: client, caFile: settings.caFile),
                                        store: store, wall: wall)
         outbox = WebhookOutbox(endpoints: endpoints, dispatcher: dispatcher)
+        self.store = store
+        self.clustered = clustered
+    }
+
+    /// Failed deliveries the REST API set pending again. In a cluster the
+    /// retry notified the leader, which claims them.
+    func retried(_ deliveries: [WebhookDelivery]) {
+        if !clustered { dispatcher.enqueue(deliveries) }
     }
 
     /// Takes what the store holds as pending, as much as the dispatcher

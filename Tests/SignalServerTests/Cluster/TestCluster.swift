@@ -16,9 +16,12 @@ extension SignalingIntegration {
         let url: String
         private let binary: String
         private let root: TemporaryDirectory
+        /// What every node gets in its environment besides the cluster's settings.
+        private let environment: [String: String]
         private(set) var nodes: [RingdProcess] = []
 
-        init(nodes count: Int) throws {
+        init(nodes count: Int, environment: [String: String] = [:]) throws {
+            self.environment = environment
             binary = try SignalingIntegration.ringdBinary() ?? { throw ClientError("ringd is not built") }()
             root = try TemporaryDirectory()
             postgres = try ThrowawayPostgres()
@@ -36,7 +39,7 @@ extension SignalingIntegration {
                 "RINGD_STORE_URL": url,
                 "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
                 "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
-            ])
+            ].merging(environment) { $1 })
             nodes.append(node)
             return node
         }

@@ -26,6 +26,14 @@ import Testing
         #expect(message.contains(expected), "\(message)")
     }
 
+    @Test func webhooksRunInClusterMode() throws {
+        let config = try loadConfig(#"""
+            {"store": {"backend": "postgres", "url": "host=/tmp"},
+             "webhooks": {"endpoints": [{"url": "https://hooks.example/ringd", "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]}]}}
+            """#).get()
+        #expect(config.cluster.isEnabled && config.webhooks.endpoints.map(\.url) == ["https://hooks.example/ringd"])
+    }
+
     @Test func aBadURLIsNotEchoed() throws {
         let message = try configError(#"{"store": {"url": {"password": "hunter2"}}}"#)
         #expect(message.contains("store.url") && !message.contains("hunter2"), "\(message)")

@@ -1,0 +1,143 @@
+import Foundation
+import SignalProtocol
+@testable import SignalServer
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Webhooks in a cluster (docs/CLUSTER.md, "Webhooks"): every node writes
+/// the outbox in its transactions, one node sends it; when that node dies
+/// another takes over and what was pending still arrives, in order per call.
+@Suite("Cluster: webhooks from two ringd nodes", .blocking)
+struct ClusterWebhookTests {
+    typealias TestCluster = SignalingIntegration.TestCluster
+
+    /// An event request as the receiver got it.
+    struct Heard {
+        let id: String
+        let sessionId: String
+        let seq: Int64
+        let trigger: String
+        let request: ReceivedWebhook
+    }
+
+    static let sentLine = "this node sends the cluster's webhooks"
+
+    static func cluster(nodes: Int, posting url: String) throws -> TestCluster {
+        let endpoints = JSONValue.array([.object([("url", .string(url)),
+                                                   ("secrets", .array([.string(WebhookExample.firstSecret)]))])])
+        return try TestCluster(nodes: nodes, environment: ["RINGD_WEBHOOKS_ENDPOINTS": endpoints.serialized,
+                                                           "RINGD_WEBHOOKS_RETRY_SECONDS": "[0.05]"])
+    }
+
+    static func heard(_ receiver: WebhookReceiver) -> [Heard] {
+        receiver.log.requests.compactMap { request in
+            guard let body = try? JSONValue.parse(request.body), let id = request.headers["webhook-id"],
+                  let sessionId = body["data"]?["sessionId"]?.stringValue, let trigger = body["trigger"]?.stringValue,
+                  let seq = body["data"]?["call"]?["seq"]?.integerValue else { return nil }
+            return Heard(id: id, sessionId: sessionId, seq: seq, trigger: trigger, request: request)
+        }
+    }
+
+    /// Every delivery the outbox lists (through node `index`'s REST API) is
+    /// delivered, and there are `count` of them, within 30 s.
+    static func allDelivered(_ cluster: TestCluster, via index: Int, count: Int) -> Bool {
+        waitUntil(timeout: 30) {
+            guard let page = try? SignalingIntegration.rest(port: cluster.port(index), "GET",
+                                                            "/v1/webhooks/deliveries?limit=100").json,
+                  case .array(let rows)? = page["deliveries"] else { return false }
+            return rows.count == count && rows.allSatisfy { $0["status"] == .string("delivered") }
+        }
+    }
+
+    /// Places `count` calls from alice to bob that are accepted and ended.
+    static func talk(_ alice: SignalingIntegration.Device, _ bob: SignalingIntegration.Device, count: Int) throws -> [String] {
+        try (0 ..< count).map { _ in
+            let sessionId = try alice.initiate(to: "bob").call().sessionId
+            _ = try bob.waitForEvent(sessionId, .initiated)
+            _ = try bob.accept(sessionId).call()
+            _ = try alice.end(sessionId).call()
+            return sessionId
+        }
+    }
+
+    @Test("calls with the parties on two nodes: every change reaches the endpoint once, in order per call, signed")
+    func everyChangeOnceInOrder() throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let cluster = try Self.cluster(nodes: 2, posting: receiver.url("/ok"))
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
+        let talked = try Self.talk(alice, bob, count: 1)[0]
+        let declined = try alice.initiate(to: "bob").call().sessionId
+        _ = try bob.waitForEvent(declined, .initiated)
+        _ = try bob.reject(declined).call()
+        let given = try alice.initiate(to: "bob").call().sessionId
+        _ = try bob.waitForEvent(given, .initiated)
+        _ = try alice.cancel(given).call()
+        let expected = [talked: ["call_initiated", "call_started", "call_ended"],
+                        declined: ["call_initiated", "call_rejected"], given: ["call_initiated", "call_cancelled"]]
+        let total = expected.values.reduce(0) { $0 + $1.count }
+
+        // Listed through the node that is not alice's: any node reads the outbox.
+        #expect(Self.allDelivered(cluster, via: 1, count: total), "\(cluster.logs)")
+        let heard = Self.heard(receiver)
+        #expect(heard.count == total, "once each: \(heard.map(\.id))")
+        #expect(Set(heard.map(\.id)).count == heard.count)
+        #expect(Dictionary(grouping: heard, by: \.sessionId).mapValues { $0.map(\.trigger) } == expected)
+        for events in Dictionary(grouping: heard, by: \.sessionId).values {
+            #expect(events.map(\.seq) == events.map(\.seq).sorted(), "in the order of the call's changes")
+        }
+        for event in heard {
+            #expect(event.id == "evt_\(event.sessionId)_\(event.seq)")
+            let timestamp = try #require(event.request.headers["webhook-timestamp"].flatMap { Int64($0) })
+            let signed = try WebhookSignature(secrets: [WebhookExample.firstSecret])
+                .headers(id: event.id, timestamp: timestamp, body: event.request.body)
+            #expect(event.request.headers["webhook-signature"] == signed.signature)
+        }
+        let leaders = cluster.nodes.filter { $0.log.contains(Self.sentLine) }
+        #expect(leaders.count == 1, "one node sends: \(cluster.logs)")
+    }
+
+    @Test("kill -9 of the node sending webhooks mid-stream: the other takes over, every event arrives, in order per call")
+    func leaderKilledMidStream() throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        // Each event is answered 500 twice, then 200: the stream lasts, retries included.
+        let cluster = try Self.cluster(nodes: 2, posting: receiver.url("/flaky"))
+        var leader: Int?
+        #expect(waitUntil(timeout: 10) {
+            leader = cluster.nodes.firstIndex { $0.log.contains(Self.sentLine) }
+            return leader != nil
+        }, "\(cluster.logs)")
+        let killed = try #require(leader), survivor = 1 - killed
+        let alice = try cluster.open(survivor, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(survivor, uid: "bob", deviceId: "b1")
+        let before = try Self.talk(alice, bob, count: 6)
+        #expect(waitUntil(timeout: 10) { !receiver.log.requests.isEmpty })
+        cluster.nodes[killed].signal(SIGKILL)
+        #expect(cluster.nodes[killed].waitForExit(timeout: 10))
+        let answered = Set(Self.heard(receiver).map(\.id)).filter { id in Self.heard(receiver).filter { $0.id == id }.count >= 3 }
+        #expect(answered.count < before.count * 3, "the leader died with events to send")
+        let after = try Self.talk(alice, bob, count: 2)
+
+        let total = (before.count + after.count) * 3
+        #expect(Self.allDelivered(cluster, via: survivor, count: total), "\(cluster.logs)")
+        #expect(cluster.nodes[survivor].log.contains(Self.sentLine), "the survivor took over: \(cluster.logs)")
+        let heard = Self.heard(receiver)
+        let calls = Dictionary(grouping: heard, by: \.sessionId)
+        #expect(Set(calls.keys) == Set(before + after))
+        for (sessionId, events) in calls {
+            let firsts = events.map(\.seq).reduce(into: [Int64]()) { if !$0.contains($1) { $0.append($1) } }
+            #expect(firsts.count == 3 && firsts == firsts.sorted(), "\(sessionId): \(events.map(\.seq))")
+            // An event is first sent only once the one before it was answered 200 (its third request).
+            for (earlier, later) in zip(firsts, firsts.dropFirst()) {
+                let answeredAt = try #require(events.indices.filter { events[$0].seq == earlier }.dropFirst(2).first)
+                let firstSent = try #require(events.firstIndex { $0.seq == later })
+                #expect(firstSent > answeredAt, "\(sessionId): \(events.map(\.seq))")
+            }
+        }
+    }
+}

@@ -126,7 +126,10 @@ final class ClusterListener: Sendable {
 
     private func handle(_ notification: PostgresNotification, node: ClusterNode, on connection: PostgresConnection) {
         guard let service = node.service else { return }
-        if notification.channel == PostgresConnection.webhookChannel { return node.webhooks?.claim() ?? () }
+        if notification.channel == PostgresConnection.webhookChannel {
+            node.webhooks?.claim()
+            return
+        }
         if notification.channel == ClusterChannel.all {
             if let (uid, at) = ClusterBroadcast.revocation(from: notification.payload) { service.tokens.revoke(uid: uid, at: at) }
             return

@@ -1,4 +1,3 @@
-import Foundation
 import SignalProtocol
 import Synchronization
 
@@ -15,9 +14,10 @@ final class ClusterWebhooks: Sendable {
 
     let webhooks: Webhooks
     let store: ClusterWebhookStore
-    /// A claim is queued on the worker and not done: notifications arriving
-    /// meanwhile need no other.
-    private let claimQueued = Atomic(false)
+    /// Whether a claim is queued on the worker and not done, and whether
+    /// one was asked for meanwhile: that one runs once it is done, as its
+    /// read may have come before what the new notification tells of.
+    private let claims = Mutex((queued: false, again: false))
 
     init(webhooks: Webhooks, store: ClusterWebhookStore) {
         self.webhooks = webhooks
@@ -63,13 +63,21 @@ final class ClusterWebhooks: Sendable {
     /// Claims the pending deliveries this term does not hold, as many as
     /// memory has room for, on the worker.
     func claim() {
-        guard let term = store.term, !claimQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard let term = store.term else { return }
+        let first = claims.withLock { claims in
+            defer { if claims.queued { claims.again = true } else { claims.queued = true } }
+            return !claims.queued
+        }
+        guard first else { return }
         let dispatcher = webhooks.dispatcher
         let room = max(0, dispatcher.memoryLimit - dispatcher.depth.pending)
         store.pendingWebhookDeliveries(from: 0, limit: room) { [self] result in
-            claimQueued.store(false, ordering: .releasing)
-            guard case .success(let deliveries) = result, store.term == term else { return }
-            dispatcher.claimed(deliveries, limit: room)
+            if case .success(let deliveries) = result, store.term == term { dispatcher.claimed(deliveries, limit: room) }
+            let again = claims.withLock { claims in
+                defer { claims = (queued: false, again: false) }
+                return claims.again
+            }
+            if again { claim() }
         }
     }
 }

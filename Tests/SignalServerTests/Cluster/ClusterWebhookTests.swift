@@ -25,11 +25,33 @@ struct ClusterWebhookTests {
 
     static let sentLine = "this node sends the cluster's webhooks"
 
-    static func cluster(nodes: Int, posting url: String) throws -> TestCluster {
+    static func cluster(nodes: Int, posting url: String, environment: [String: String] = [:]) throws -> TestCluster {
         let endpoints = JSONValue.array([.object([("url", .string(url)),
                                                    ("secrets", .array([.string(WebhookExample.firstSecret)]))])])
         return try TestCluster(nodes: nodes, environment: ["RINGD_WEBHOOKS_ENDPOINTS": endpoints.serialized,
-                                                           "RINGD_WEBHOOKS_RETRY_SECONDS": "[0.05]"])
+                                                           "RINGD_WEBHOOKS_RETRY_SECONDS": "[0.05]"].merging(environment) { $1 })
+    }
+
+    /// The index of the node that says it sends the webhooks, within 10 s.
+    static func leader(of cluster: TestCluster) -> Int? {
+        var leader: Int?
+        _ = waitUntil(timeout: 10) {
+            leader = cluster.nodes.firstIndex { $0.log.contains(Self.sentLine) }
+            return leader != nil
+        }
+        return leader
+    }
+
+    /// The failed deliveries node `index` lists, once there are `count` of them (within 10 s).
+    static func failed(_ cluster: TestCluster, via index: Int, count: Int) -> [JSONValue] {
+        var failed: [JSONValue] = []
+        _ = waitUntil(timeout: 10) {
+            let page = try? SignalingIntegration.rest(port: cluster.port(index), "GET", "/v1/webhooks/deliveries?status=failed")
+            guard case .array(let rows)? = page?.json?["deliveries"] else { return false }
+            failed = rows
+            return rows.count == count
+        }
+        return failed
     }
 
     static func heard(_ receiver: WebhookReceiver) -> [Heard] {
@@ -107,12 +129,7 @@ struct ClusterWebhookTests {
         defer { receiver.stop() }
         // Each event is answered 500 twice, then 200: the stream lasts, retries included.
         let cluster = try Self.cluster(nodes: 2, posting: receiver.url("/flaky"))
-        var leader: Int?
-        #expect(waitUntil(timeout: 10) {
-            leader = cluster.nodes.firstIndex { $0.log.contains(Self.sentLine) }
-            return leader != nil
-        }, "\(cluster.logs)")
-        let killed = try #require(leader), survivor = 1 - killed
+        let killed = try #require(Self.leader(of: cluster), "\(cluster.logs)"), survivor = 1 - killed
         let alice = try cluster.open(survivor, uid: "alice", deviceId: "a1")
         let bob = try cluster.open(survivor, uid: "bob", deviceId: "b1")
         let before = try Self.talk(alice, bob, count: 6)
@@ -139,5 +156,33 @@ struct ClusterWebhookTests {
                 #expect(firstSent > answeredAt, "\(sessionId): \(events.map(\.seq))")
             }
         }
+    }
+
+    @Test("failed deliveries retried through either node are sent again by the one that sends")
+    func retriedThroughEitherNode() throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let cluster = try Self.cluster(nodes: 2, posting: receiver.url("/fail"),
+                                       environment: ["RINGD_WEBHOOKS_MAX_ATTEMPTS": "1"])
+        let leader = try #require(Self.leader(of: cluster), "\(cluster.logs)"), other = 1 - leader
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
+        let sessionId = try alice.initiate(to: "bob").call().sessionId
+        _ = try bob.waitForEvent(sessionId, .initiated)
+        _ = try alice.cancel(sessionId).call()
+
+        let failed = Self.failed(cluster, via: other, count: 2)
+        #expect(failed.map { $0["trigger"]?.stringValue } == ["call_cancelled", "call_initiated"], "\(failed)")
+        let id = try #require(failed.last?["id"]?.stringValue)
+        let eventId = try #require(failed.last?["eventId"]?.stringValue)
+        let retried = try SignalingIntegration.rest(port: cluster.port(other), "POST", "/v1/webhooks/deliveries/\(id)/retry")
+        #expect(retried.status == 200 && retried.json?["status"] == .string("pending"), "\(retried)")
+        let attempts = { receiver.log.requests.filter { $0.headers["webhook-id"] == eventId }.count }
+        #expect(waitUntil(timeout: 10) { attempts() == 2 }, "the leader sends the retry: \(cluster.logs)")
+        #expect(Self.failed(cluster, via: leader, count: 2).count == 2, "the retry failed again")
+
+        let all = try SignalingIntegration.rest(port: cluster.port(leader), "POST", "/v1/webhooks/deliveries/retry?status=failed")
+        #expect(all.json?["retried"] == .integer(2), "\(all)")
+        #expect(waitUntil(timeout: 10) { receiver.log.requests.count == 5 }, "\(receiver.log.requests.count) requests")
     }
 }

@@ -66,9 +66,10 @@ public final class ClusterNode: Sendable {
     var number: Int64 { numberState.load(ordering: .acquiring) }
 
     /// Starts the worker and the listener for `service`, whose deliveries
-    /// and tokens they feed, and waits until the node is registered and
-    /// listening, so it takes no device before it can hear what they are sent.
-    func start(for service: SignalingService, webhooks: ClusterWebhooks? = nil) throws(StoreError) {
+    /// and tokens they feed, and `webhooks` (nil without endpoints), and
+    /// waits until the node is registered and listening, so it takes no
+    /// device before it can hear what they are sent.
+    func start(for service: SignalingService, webhooks: ClusterWebhooks?) throws(StoreError) {
         serviceRef.withLock { $0 = service }
         webhooksRef.withLock { $0 = webhooks }
         worker.start()

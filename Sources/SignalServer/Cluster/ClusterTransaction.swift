@@ -37,7 +37,7 @@ struct ClusterTransaction {
     /// and starts again with that user too, rather than lock out of order
     /// and wait in a cycle.
     func run(on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64,
-             webhooks: ClusterWebhooks? = nil,
+             webhooks: ClusterWebhooks?,
              frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]) throws(StoreError) -> Outcome {
         let first = try Self.wrap { () throws(PostgresError) in try initialUsers(db) }
         var wanted = first.union(Self.parties(of: try db.liveCalls(ofAny: first.sorted())))

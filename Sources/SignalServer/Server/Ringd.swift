@@ -82,7 +82,9 @@ public final class Ringd: ServerApplication {
         }
         pushes?.start()
         if let cluster {
-            let clustered = webhooks.flatMap { webhooks in clusterWebhookStore.map { ClusterWebhooks(webhooks: webhooks, store: $0) } }
+            let clustered = webhooks.flatMap { webhooks in
+                clusterWebhookStore.map { ClusterWebhooks(webhooks: webhooks, store: $0) }
+            }
             try cluster.start(for: service, webhooks: clustered)
             webhooks?.start()
             return

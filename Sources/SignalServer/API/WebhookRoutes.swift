@@ -25,10 +25,15 @@ enum WebhookRoutes {
         }
         table.add("GET", "/v1/webhooks/outbox") { request, _ in
             RestRoutes.authorized(request, service) {
-                let depth = webhooks?.dispatcher.depth ?? (pending: 0, backlog: false, oldestCreatedAt: nil)
-                return .respond(.json(.ok, .object([("pending", .integer(Int64(depth.pending))),
-                                                    ("backlog", .bool(depth.backlog)),
-                                                    ("oldestPendingCreatedAt", depth.oldestCreatedAt.map(JSONValue.integer) ?? .null)])))
+                .later { sink in
+                    let answer: @Sendable ((pending: Int, backlog: Bool, oldestCreatedAt: Int64?)) -> Void = { depth in
+                        sink.send(.json(.ok, .object([("pending", .integer(Int64(depth.pending))),
+                                                      ("backlog", .bool(depth.backlog)),
+                                                      ("oldestPendingCreatedAt", depth.oldestCreatedAt.map(JSONValue.integer) ?? .null)])))
+                    }
+                    guard let webhooks else { return answer((0, false, nil)) }
+                    webhooks.depth(completion: answer)
+                }
             }
         }
     }

@@ -144,6 +144,11 @@ final class ClusterWebhookStore: WebhookStore {
         run(completion) { db throws(StoreError) in try db.retryWebhookDeliveries(endpoint: endpoint, seq: seq, now: now) }
     }
 
+    /// How many deliveries are pending in the whole cluster, and the oldest one's creation time.
+    func pendingDepth(completion: @escaping @Sendable (Result<(Int, Int64?), StoreError>) -> Void) {
+        run(completion) { db throws(StoreError) in try db.pendingWebhookDepth() }
+    }
+
     private func run<T>(_ completion: @escaping @Sendable (Result<T, StoreError>) -> Void,
                         _ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T) {
         worker.submit { db in

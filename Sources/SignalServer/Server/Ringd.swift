@@ -53,8 +53,7 @@ public final class Ringd: ServerApplication {
         // A cluster's outbox is in its database; every node writes it, the leader sends it.
         let clusterWebhookStore = cluster.map { ClusterWebhookStore(worker: $0.worker) }
         let webhooks = outbound.flatMap {
-            Webhooks(settings: config.webhooks, store: clusterWebhookStore ?? store, clustered: cluster != nil, client: $0,
-                     wall: wall)
+            Webhooks(settings: config.webhooks, store: store, cluster: clusterWebhookStore, client: $0, wall: wall)
         }
         if cluster == nil { try webhooks?.load(from: store) }
         self.webhooks = webhooks

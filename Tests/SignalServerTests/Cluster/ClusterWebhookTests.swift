@@ -185,4 +185,20 @@ struct ClusterWebhookTests {
         #expect(all.json?["retried"] == .integer(2), "\(all)")
         #expect(waitUntil(timeout: 10) { receiver.log.requests.count == 5 }, "\(receiver.log.requests.count) requests")
     }
+
+    @Test("every node reports the cluster's outbox: what waits for an endpoint that does not answer")
+    func outboxDepthOnEveryNode() throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let cluster = try Self.cluster(nodes: 2, posting: receiver.url("/silent"))
+        let leader = try #require(Self.leader(of: cluster), "\(cluster.logs)")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let placed = try alice.initiate(to: "bob").call()
+        #expect(waitUntil(timeout: 10) { receiver.log.parkedCount == 1 }, "the leader sends it: \(cluster.logs)")
+        for index in [leader, 1 - leader] {
+            let outbox = try #require(try SignalingIntegration.rest(port: cluster.port(index), "GET", "/v1/webhooks/outbox").json)
+            #expect(outbox["pending"] == .integer(1) && outbox["backlog"] == .bool(false), "node \(index): \(outbox.serialized)")
+            #expect(outbox["oldestPendingCreatedAt"] == .integer(placed.initiatedAt), "node \(index): \(outbox.serialized)")
+        }
+    }
 }

@@ -130,6 +130,14 @@ extension PostgresConnection {
         }
     }
 
+    /// How many deliveries are pending, and the oldest one's creation time.
+    func pendingWebhookDepth() throws(StoreError) -> (Int, Int64?) {
+        let rows = try Self.reporting { () throws(PostgresError) in
+            try execute("SELECT count(*), min(created_at) FROM webhook_deliveries WHERE status = 'pending'")
+        }
+        return (Int(rows.int64(0, 0) ?? 0), rows.int64(0, 1))
+    }
+
     private static func deliveries(_ rows: PostgresRows) throws(StoreError) -> [WebhookDelivery] {
         var deliveries: [WebhookDelivery] = []
         for row in 0 ..< rows.count {

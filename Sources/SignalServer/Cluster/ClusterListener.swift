@@ -42,7 +42,11 @@ final class ClusterListener: Sendable {
     }
 
     private func run(_ node: ClusterNode) {
-        defer { done.signal() }
+        defer {
+            // The connection, and the webhook leader's lock with it, goes with the thread.
+            node.webhooks?.resign()
+            done.signal()
+        }
         var connection: PostgresConnection?
         var listening: Int64 = 0
         let leaseMillis = Int64(settings.leaseSeconds * 1000)
@@ -52,6 +56,7 @@ final class ClusterListener: Sendable {
             if connection == nil || listening != node.number {
                 (connection, listening) = attach(node, on: connection)
                 guard connection != nil else {
+                    node.webhooks?.resign()
                     // Nothing heard in between: the wait is the retry pace.
                     Thread.sleep(forTimeInterval: Double(Self.timerRoundMillis) / 1000)
                     continue
@@ -67,6 +72,7 @@ final class ClusterListener: Sendable {
                     }
                     node.renewed(at: now)
                     nextLease = now + leaseMillis / 3
+                    try node.webhooks?.round(on: open)
                 }
                 if now >= nextTimers {
                     node.maintain(leases: now >= nextReap)
@@ -78,6 +84,7 @@ final class ClusterListener: Sendable {
                 }
             } catch {
                 connection = nil
+                node.webhooks?.resign()
                 node.lose("its listening connection (\(error.message))")
             }
         }
@@ -95,6 +102,7 @@ final class ClusterListener: Sendable {
             }
             try connection.execute("UNLISTEN *")
             try connection.execute("LISTEN \(ClusterChannel.all)")
+            if let webhooks = node.webhooks, webhooks.isLeading { try webhooks.listen(on: connection) }
             // Read after listening, so no revocation falls between the two.
             if let tokens = node.service?.tokens {
                 for (uid, at) in (try? connection.revocations()) ?? [:] { tokens.revoke(uid: uid, at: at) }
@@ -118,6 +126,10 @@ final class ClusterListener: Sendable {
 
     private func handle(_ notification: PostgresNotification, node: ClusterNode, on connection: PostgresConnection) {
         guard let service = node.service else { return }
+        if notification.channel == PostgresConnection.webhookChannel {
+            node.webhooks?.claim()
+            return
+        }
         if notification.channel == ClusterChannel.all {
             if let (uid, at) = ClusterBroadcast.revocation(from: notification.payload) { service.tokens.revoke(uid: uid, at: at) }
             ClusterBroadcast.handlePush(notification.payload, for: service, of: node, on: connection)

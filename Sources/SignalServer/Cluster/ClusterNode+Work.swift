@@ -27,7 +27,7 @@ extension ClusterNode {
         for attempt in 1 ... Self.attempts {
             do throws(StoreError) {
                 let outcome = try transaction.run(on: db, settings: service.machineSettings, now: service.clock.now(),
-                                                  node: number, frame: service.resultFrame)
+                                                  node: number, webhooks: webhooks, frame: service.resultFrame)
                 if !outcome.changes.isEmpty { for consumer in service.consumers { consumer.committed(outcome.changes) } }
                 for ring in outcome.rings { service.pushes?.ring(ring.call, connected: ring.connected) }
                 return nil

@@ -24,6 +24,7 @@ public final class ClusterNode: Sendable {
     let worker: ClusterWorker
     private let listener: ClusterListener
     private let serviceRef = Mutex<SignalingService?>(nil)
+    private let webhooksRef = Mutex<ClusterWebhooks?>(nil)
     /// Stopping for good: a loss no longer makes the node register again.
     private let leaving = Atomic(false)
     /// A maintenance round is queued on the worker and not done: the
@@ -67,10 +68,12 @@ public final class ClusterNode: Sendable {
     var number: Int64 { numberState.load(ordering: .acquiring) }
 
     /// Starts the worker and the listener for `service`, whose deliveries
-    /// and tokens they feed, and waits until the node is registered and
-    /// listening, so it takes no device before it can hear what they are sent.
-    func start(for service: SignalingService) throws(StoreError) {
+    /// and tokens they feed, and `webhooks` (nil without endpoints), and
+    /// waits until the node is registered and listening, so it takes no
+    /// device before it can hear what they are sent.
+    func start(for service: SignalingService, webhooks: ClusterWebhooks?) throws(StoreError) {
         serviceRef.withLock { $0 = service }
+        webhooksRef.withLock { $0 = webhooks }
         worker.start()
         guard listener.start(node: self, timeout: 30) else {
             throw StoreError(.database, "the cluster node could not register in PostgreSQL within 30 s")
@@ -99,6 +102,10 @@ public final class ClusterNode: Sendable {
     }
 
     var service: SignalingService? { serviceRef.withLock { $0 } }
+
+    /// The webhooks, when endpoints are enabled: written by every
+    /// transition, sent by the leader.
+    var webhooks: ClusterWebhooks? { webhooksRef.withLock { $0 } }
 
     /// Leaves the cluster: stops listening and renewing, runs what is
     /// queued, declares itself dead and takes its remaining devices away

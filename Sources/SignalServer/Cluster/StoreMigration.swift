@@ -39,8 +39,9 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
     /// The highest position of the change sequence the node handed out or
     /// reserved, or an ended live call took; PostgreSQL's sequence continues above it.
     public var highestPosition: Int64 = 0
+    /// Push tokens; a device or token a cluster node registered already keeps that newer registration.
     public var pushTokens = 0
-    /// Rows PostgreSQL has no table for yet, left behind.
+    /// The webhook outbox, every row as it stood (the pending ones are sent by the cluster).
     public var webhookDeliveries = 0
     public var milliseconds: Int64 = 0
 
@@ -57,9 +58,9 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
               calls:            \(calls)\(endedLiveCalls > 0 ? " (\(endedLiveCalls) live: ended with server_restart)" : "")
               revocations:      \(revocations)
               push tokens:      \(pushTokens)
+              webhook outbox:   \(webhookDeliveries) deliveries
               token secret:     \(secret)
               highest position: \(highestPosition) (new changes take positions above it)
-              not copied:       \(webhookDeliveries) webhook deliveries (no PostgreSQL table for them yet)
             """
     }
 }
@@ -114,7 +115,6 @@ public enum StoreMigrator {
         // One snapshot for every read, should anything but ringd write the file.
         let (highestStored, live) = try step("reading \(sqlitePath)") { () throws(StoreError) in
             try reportingSQLiteErrors { () throws(SQLiteError) in try source.database.execute("BEGIN") }
-            summary.webhookDeliveries = try source.rowCount("webhook_deliveries")
             return (max(try source.lastChangeSeq(), try source.highestCallPosition()), try source.liveCalls())
         }
         let ended = try endLiveCalls(live, after: highestStored, now: now)
@@ -139,6 +139,7 @@ public enum StoreMigrator {
             summary.calls = try copyCalls(from: source, into: target, replacing: ended)
             summary.revocations = try copyRevocations(from: source, into: target)
             summary.pushTokens = try copyPushTokens(from: source, into: target)
+            summary.webhookDeliveries = try copyWebhookDeliveries(from: source, into: target)
             try step("continuing PostgreSQL's change sequence") { () throws(PostgresError) in
                 try target.execute("SELECT setval('change_seq', greatest($1::bigint, (SELECT last_value FROM change_seq)))",
                                    [String(summary.highestPosition)])
@@ -284,6 +285,23 @@ public enum StoreMigrator {
         return rows.count
     }
 
+    /// Every row of the webhook outbox, a page at a time: pending ones
+    /// become the cluster's to send, settled ones stay listed.
+    private static func copyWebhookDeliveries(from source: StoreConnection, into target: PostgresConnection)
+        throws(StoreMigrationError) -> Int {
+        var query = WebhookDeliveryQuery(limit: 100)
+        var count = 0
+        repeat {
+            let page = try step("reading webhook deliveries") { () throws(StoreError) in try source.webhookDeliveries(query) }
+            try step("copying webhook deliveries into PostgreSQL") { () throws(PostgresError) in
+                try target.insert(page.deliveries)
+            }
+            count += page.deliveries.count
+            query.cursor = page.next
+        } while query.cursor != nil
+        return count
+    }
+
     /// Runs `body`, reporting its failure as what was being done and why.
     @discardableResult
     private static func step<Value, Failure: Error>(_ what: String, _ body: () throws(Failure) -> Value)
@@ -327,13 +345,6 @@ extension StoreConnection {
         try reportingSQLiteErrors { () throws(SQLiteError) in
             try database.scalarInt64("SELECT coalesce(max(max(seq), max(change_seq)), 0) FROM calls") ?? 0
         }
-    }
-
-    /// The number of rows in `table` (a name of the schema's, never input).
-    func rowCount(_ table: String) throws(StoreError) -> Int {
-        Int(try reportingSQLiteErrors { () throws(SQLiteError) in
-            try database.scalarInt64("SELECT count(*) FROM \(table)") ?? 0
-        })
     }
 }
 

@@ -16,7 +16,8 @@ import TestSupport
 
     /// A single node's store in `directory`: 60 calls answered and hung
     /// up, rejected, cancelled, timed out or busy, then one ongoing and one
-    /// ringing; two revocations; the token secret a start generates.
+    /// ringing; two revocations; three webhook deliveries (pending,
+    /// delivered, failed); the token secret a start generates.
     static func makeStore(in directory: TemporaryDirectory) throws -> String {
         let path = directory.file("data/ringd.sqlite")
         let harness = MachineHarness()
@@ -58,6 +59,13 @@ import TestSupport
                                                                                topic: platform == .fcm ? nil : "net.ringd.x"),
                                             updatedAt: 1_700_000_300_000)
             _ = try waitForResult { store.savePushToken(token, limit: 10, completion: $0) }.get()
+        }
+        let outbox = try StoreConnection(path: path, synchronousFull: false)
+        for (seq, status) in [(Int64(3), WebhookDeliveryStatus.delivered), (5, .failed), (9, .pending)] {
+            try outbox.insert(WebhookDelivery(endpoint: "https://hooks.example/ringd", seq: seq, eventId: "evt_s_\(seq)",
+                                              sessionId: "s", trigger: "call_initiated", createdAt: seq,
+                                              body: Array("{\"seq\":\(seq)}".utf8), status: status, attempts: 1,
+                                              nextAttemptAt: seq, lastStatus: 500, lastError: "HTTP 500", updatedAt: seq))
         }
         _ = try TokenSecret.load(configured: nil, directory: directory.file("data"))
         return path
@@ -118,6 +126,10 @@ import TestSupport
         #expect(try postgres.revocations() == sqlite.revocations())
         #expect(summary.pushTokens == 2)
         #expect(Set(try postgres.pushTokens()) == Set(try sqlite.pushTokens()))
+        #expect(summary.webhookDeliveries == 3)
+        #expect(try postgres.webhookDeliveries(WebhookDeliveryQuery(limit: 100)).deliveries
+                    == sqlite.webhookDeliveries(WebhookDeliveryQuery(limit: 100)).deliveries)
+        #expect(try postgres.claimWebhookDeliveries(term: 1, limit: 10).map(\.seq) == [9], "the cluster sends what was pending")
         let secret = try #require(try TokenSecret.kept(in: directory.file("data")))
         #expect(try postgres.execute("SELECT value FROM cluster_settings WHERE name = 'token_secret'").string(0, 0)
                     == TokenSecret.hex(secret))

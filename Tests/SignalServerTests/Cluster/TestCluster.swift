@@ -16,13 +16,16 @@ extension SignalingIntegration {
         let url: String
         private let binary: String
         private let root: TemporaryDirectory
+        /// What every node gets in its environment besides the cluster's settings.
+        private let environment: [String: String]
         private(set) var nodes: [RingdProcess] = []
         /// Every node's configuration file (push settings, say); the
         /// environment sets the cluster's keys over it.
         private let config: String
 
-        init(nodes count: Int, config: String = "{}") throws {
+        init(nodes count: Int, config: String = "{}", environment: [String: String] = [:]) throws {
             self.config = config
+            self.environment = environment
             binary = try SignalingIntegration.ringdBinary() ?? { throw ClientError("ringd is not built") }()
             root = try TemporaryDirectory()
             postgres = try ThrowawayPostgres()
@@ -42,7 +45,7 @@ extension SignalingIntegration {
                     "RINGD_STORE_URL": url,
                     "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
                     "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
-                ], config: config)
+                ].merging(environment) { $1 }, config: config)
             } catch {
                 // Why it did not start is in its log.
                 let log = (try? String(contentsOfFile: directory + "/ringd.log", encoding: .utf8)) ?? ""

@@ -30,6 +30,14 @@ import Testing
         #expect(config.cluster.isEnabled && config.push.isEnabled)
     }
 
+    @Test func webhooksRunInClusterMode() throws {
+        let config = try loadConfig(#"""
+            {"store": {"backend": "postgres", "url": "host=/tmp"},
+             "webhooks": {"endpoints": [{"url": "https://hooks.example/ringd", "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]}]}}
+            """#).get()
+        #expect(config.cluster.isEnabled && config.webhooks.endpoints.map(\.url) == ["https://hooks.example/ringd"])
+    }
+
     @Test func aBadURLIsNotEchoed() throws {
         let message = try configError(#"{"store": {"url": {"password": "hunter2"}}}"#)
         #expect(message.contains("store.url") && !message.contains("hunter2"), "\(message)")

@@ -74,6 +74,7 @@ extension ClusterNode {
         do throws(PostgresError) {
             for (lapsed, lapsedAt) in try db.lapsedNodes(leaseMillis: Int64(settings.leaseSeconds * 1000)) {
                 guard lapsed != number else { return lose("its lease (another node found it lapsed)") }
+                try db.fence(lapsed)
                 reap(lapsed, lapsedAt: lapsedAt, limit: Self.reapsPerRound, on: db)
             }
             try db.dropStaleMessages(before: now - 60_000)

@@ -61,7 +61,10 @@ enum PostgresSchema {
                 started_at BIGINT NOT NULL,
                 renewed_at BIGINT NOT NULL,
                 dead BOOLEAN NOT NULL DEFAULT false,
-                name TEXT NOT NULL
+                name TEXT NOT NULL,
+                -- The session the node listens on, ended once the node is dead.
+                listener_pid INT,
+                listener_started TIMESTAMPTZ
             );
             -- Which node holds each connected device, and where on it. No
             -- cascade: a dead node's devices leave through the disconnect

@@ -41,6 +41,25 @@ bench-peer: deps
 	$(SWIFT) build -c release
 	bench/peer.sh "$$($(SWIFT) build -c release --show-bin-path)" $(PEER_RATE) $(PEER_SECONDS)
 
+# Cluster mode on a throw-away PostgreSQL (bench/cluster.sh; docs/BENCHMARKS.md,
+# "Cluster on PostgreSQL"): 1 node, then 2 with callers on one and callees on
+# the other, each a fixed-rate run at CLUSTER_RATE calls/s for CLUSTER_SECONDS
+# over CLUSTER_PAIRS pairs and a --max search, fsync on (CLUSTER_FSYNC="on off"
+# adds a run with fsync off), then a profiling pass (perf trace and
+# pg_stat_statements). postgresql is in APT_PACKAGES; linux-perf (perf) is
+# installed for this target only. About four minutes once built.
+CLUSTER_PACKAGES := linux-perf
+CLUSTER_RATE ?= 100
+CLUSTER_SECONDS ?= 10
+CLUSTER_PAIRS ?= 50
+CLUSTER_FSYNC ?= on
+
+.PHONY: bench-cluster
+bench-cluster: deps
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(CLUSTER_PACKAGES)"
+	$(SWIFT) build -c release
+	FSYNC="$(CLUSTER_FSYNC)" bench/cluster.sh "$$($(SWIFT) build -c release --show-bin-path)" $(CLUSTER_RATE) $(CLUSTER_SECONDS) $(CLUSTER_PAIRS)
+
 # The OCI image (deploy/container/, docs/DEPLOY.md), built here with no
 # registry. podman and buildah are installed for this target only, so
 # `make test` stays lean.

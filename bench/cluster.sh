@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# make bench-cluster (docs/BENCHMARKS.md, "Cluster on PostgreSQL"): ringd in
+# cluster mode on a throw-away PostgreSQL, with one node and then with two.
+#
+# PostgreSQL comes from Debian's binaries (initdb and pg_ctl from the newest
+# /usr/lib/postgresql/*/bin), serving on a Unix socket in a temporary
+# directory and on no TCP port, trust auth for user ringd, as `nobody` when
+# run as root (PostgreSQL refuses root). fsync is ON by default, as in
+# production: every commit waits for its WAL to reach the disk. FSYNC="on off"
+# runs everything again on a second server with fsync off (-F), to show what
+# the disk costs.
+#
+# For each fsync setting, with a fresh database for each node count:
+#   1 node   callers and callees on the same node;
+#   2 nodes  callers on node A, callees on node B (ringbench --callee-server),
+#            so ring and teardown latency are the event latency between nodes
+#            (a transaction on A, NOTIFY, the listener on B, the callee's socket).
+# each, after a WARMUP-second run that is not reported (a new database's and
+# new backends' first seconds are slower), a fixed-rate run (RATE calls/s for
+# SECONDS s over PAIRS pairs) and a --max search (MAX_ARGS), ringbench
+# measuring every node's CPU (summed) and the database's (the postmaster
+# and all its backends, --db-pid). For the
+# fixed-rate run it also prints PostgreSQL's transactions per call
+# (pg_stat_database, including each connect's and the nodes' 5-per-second
+# maintenance rounds). Nothing is pinned: on this 2-CPU machine the nodes,
+# PostgreSQL and ringbench share both CPUs. Run it twice or more: the
+# machine is shared.
+#
+# With PROFILE=1 (the default) a second pass, on the same PostgreSQL
+# restarted with pg_stat_statements (planning tracked), runs each setup's
+# fixed-rate load once more to show where a node's time goes, without
+# disturbing the figures above: `perf trace -s` on node A for a third of the
+# run gives its worker thread's round trips to PostgreSQL per call (its
+# sendto calls) and how much of its time it waits in poll for the answers,
+# and pg_stat_statements how long PostgreSQL plans and executes them.
+# Ends with a summary table.
+#
+#   bench/cluster.sh BIN [RATE] [SECONDS] [PAIRS]      (100, 10, 50)
+#
+# BIN holds ringd and ringbench (release). Environment: FSYNC ("on"; "on off"
+# for both), NODES ("1 2"), MAX (1; 0 skips the --max searches), MAX_ARGS
+# (--max --pairs 200 --rate 100), WARMUP (3), PROFILE (1; 0 skips the
+# profiling pass, which needs perf for its trace), PG_BIN (PostgreSQL's bin
+# directory), KEEP (1 keeps the temporary directory, with the servers' logs).
+set -euo pipefail
+bin=$(cd "$1" && pwd); rate=${2:-100}; seconds=${3:-10}; pairs=${4:-50}
+warmup=${WARMUP:-3}
+read -r -a fsyncs <<< "${FSYNC:-on}"
+read -r -a node_counts <<< "${NODES:-1 2}"
+max=${MAX:-1}
+profile=${PROFILE:-1}
+read -r -a max_args <<< "${MAX_ARGS:---max --pairs 200 --rate 100}"
+pg_bin=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+[ -x "$pg_bin/pg_ctl" ] || { echo "bench/cluster.sh: no PostgreSQL (make deps installs postgresql; or set PG_BIN)" >&2; exit 1; }
+[ -x "$bin/ringd" ] && [ -x "$bin/ringbench" ] || { echo "bench/cluster.sh: no ringd and ringbench in $bin" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ringd-cluster-bench.XXXXXX")
+chmod 755 "$work"
+as_pg=()
+if [ "$(id -u)" -eq 0 ]; then as_pg=(/usr/sbin/runuser -u nobody --); fi
+nodes=()
+pg_data=""
+results="$work/results.jsonl"
+cleanup() {
+  for pid in "${nodes[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${nodes[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ -n "$pg_data" ]; then "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_data" -m immediate -w stop >/dev/null 2>&1 || true; fi
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Starts a PostgreSQL with fsync $1 in $work/pg-$1 (made with initdb the
+# first time), with server options $2 added; sets pg_dir and pg_data.
+start_postgres() {
+  pg_dir="$work/pg-$1"
+  if [ ! -d "$pg_dir" ]; then
+    mkdir "$pg_dir"
+    if [ ${#as_pg[@]} -gt 0 ]; then chown nobody:nogroup "$pg_dir"; fi
+    "${as_pg[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -U ringd -A trust -E UTF8 >"$pg_dir/initdb.log" 2>&1 \
+      || { cat "$pg_dir/initdb.log" >&2; exit 1; }
+  fi
+  pg_data="$pg_dir/data"
+  "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_data" -w -t 30 -l "$pg_dir/server.log" \
+    -o "-k $pg_dir -c listen_addresses='' -c fsync=$1 -c max_connections=50 ${2:-}" start >/dev/null \
+    || { cat "$pg_dir/server.log" >&2; exit 1; }
+}
+
+stop_postgres() {
+  "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_data" -m fast -w stop >/dev/null
+  pg_data=""
+}
+
+psql_value() { "$pg_bin/psql" -h "$pg_dir" -U ringd -d "$1" -XAtqc "$2"; }
+
+# Starts node $2 (a name) on database $1; appends its pid to nodes and sets port.
+start_node() {
+  local dir="$work/$2"
+  mkdir "$dir"
+  echo '{}' > "$dir/config.json"
+  : > "$dir/ringd.out"
+  # None of the caller's RINGD_ settings: the defaults, and these.
+  env $(env | sed -n 's/^\(RINGD_[^=]*\)=.*/-u \1/p') \
+    RINGD_STORE_BACKEND=postgres RINGD_STORE_URL="host=$pg_dir user=ringd dbname=$1" \
+    RINGD_STORE_PATH="$dir/ringd.sqlite" RINGD_LISTEN_PORT=0 RINGD_LOG_LEVEL=warning \
+    RINGD_LIMITS_REQUESTS_PER_SECOND=100000 RINGD_LIMITS_REQUEST_BURST=100000 \
+    RINGD_LIMITS_CONNECTIONS_PER_ADDRESS=10000000 RINGD_LIMITS_MAX_UNAUTHENTICATED_CONNECTIONS=10000000 \
+    "$bin/ringd" --config "$dir/config.json" > "$dir/ringd.out" 2> "$dir/ringd.log" &
+  nodes+=($!)
+  port=""
+  for _ in $(seq 150); do
+    port=$(sed -n 's/^listening ws:\/\/127.0.0.1://p' "$dir/ringd.out" | head -1)
+    [ -n "$port" ] && break
+    kill -0 "${nodes[-1]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { echo "ringd $2 did not start: $(cat "$dir/ringd.log")" >&2; exit 1; }
+}
+
+stop_nodes() {
+  for pid in "${nodes[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${nodes[@]}"; do wait "$pid" 2>/dev/null || true; done
+  nodes=()
+}
+
+transactions() { psql_value "$1" "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '$1'"; }
+
+# Starts setup $2 nodes on a new database for fsync $1 (its name suffixed
+# $3); sets db, pids, target (ringbench's server options) and label.
+start_setup() {
+  local fsync=$1 count=$2 urls=() i
+  db="ringd_${count}nodes${3:-}"
+  pids=()
+  psql_value postgres "CREATE DATABASE $db" >/dev/null
+  for i in $(seq "$count"); do
+    start_node "$db" "fsync-$fsync-nodes-$count-$i${3:-}"
+    urls+=("ws://127.0.0.1:$port")
+    pids+=("${nodes[-1]}")
+  done
+  target=(--server "${urls[0]}")
+  [ "$count" -ge 2 ] && target+=(--callee-server "${urls[1]}")
+  for pid in "${pids[@]}"; do target+=(--server-pid "$pid"); done
+  target+=(--db-pid "$(head -1 "$pg_data/postmaster.pid")")
+  label="fsync $fsync, $count node$([ "$count" -ge 2 ] && echo "s: callers on A, callees on B" || true)"
+  "$bin/ringbench" calls "${target[@]}" --pairs "$pairs" --rate "$rate" --duration "$warmup" --json > /dev/null \
+    || echo "(the warm-up run failed)" >&2
+}
+
+# One setup: fsync $1, $2 nodes.
+run_setup() {
+  local db pids target label
+  start_setup "$1" "$2"
+  echo
+  echo "== $label: ringbench calls ${target[*]} --pairs $pairs --rate $rate --duration $seconds"
+  local xacts_before xacts_after
+  sleep 1.2  # pg_stat_database lags by up to a second
+  xacts_before=$(transactions "$db")
+  "$bin/ringbench" calls "${target[@]}" --pairs "$pairs" --rate "$rate" --duration "$seconds" --json > "$work/fixed.json"
+  sleep 1.2
+  xacts_after=$(transactions "$db")
+  python3 - "$work/fixed.json" "$label" "$xacts_before" "$xacts_after" "$results" <<'PY'
+import json, sys
+path, label, xb, xa, results = sys.argv[1:6]
+r = json.load(open(path))
+calls = max(1, r["completed"])
+r.update(label=label, kind="fixed", transactionsPerCall=round((int(xa) - int(xb)) / calls, 2))
+pct = lambda s: "/".join(f"{r[s][k]:.1f}" for k in ("p50", "p90", "p99", "max"))
+each = r.get("serverCpuMicrosPerCallByProcess")
+print(f"calls      {r['completed']} completed, {r['failed']} failed {r['failures'] or ''}, {r['missedSlots']} missed slots: "
+      f"{r['callsPerSecond']} calls/s")
+print(f"latency    ms p50/p90/p99/max: ring {pct('ringMs')}, setup {pct('setupMs')}, teardown {pct('teardownMs')}")
+print(f"server     {r['serverCpuMicrosPerCall']} µs CPU per call" + (f" (A {each[0]} + B {each[1]})" if each else ""))
+print(f"database   {r['databaseCpuMicrosPerCall']} µs CPU per call ({r['databaseProcesses']} processes), "
+      f"{r['transactionsPerCall']} transactions per call")
+print(f"client     {r['clientCpuPercent']} % of one CPU")
+open(results, "a").write(json.dumps(r) + "\n")
+PY
+
+  if [ "$max" = 1 ]; then
+    echo
+    echo "== $label: ringbench calls ${target[*]} ${max_args[*]}"
+    "$bin/ringbench" calls "${target[@]}" "${max_args[@]}" --json > "$work/max.json" || true
+    python3 - "$work/max.json" "$label" "$results" <<'PY'
+import json, sys
+path, label, results = sys.argv[1:4]
+r = json.load(open(path))
+for i, s in enumerate(r["steps"], 1):
+    print(f"step {i:2}  {s['rate']:7.0f}/s offered {s['callsPerSecond']:8.1f}/s completed  failed {s['failed']:4}"
+          f"  missed {s['missedSlots']:5}  setup p99 {s['setupMs']['p99']:8.1f} ms  server {s.get('serverCpuMicrosPerCall', 0):6.1f}"
+          f"  db {s.get('databaseCpuMicrosPerCall', 0):6.1f} µs/call  {'pass' if s['passed'] else 'fail'}")
+best = r["steps"][r["maxStep"] - 1] if r["maxStep"] else None
+if best:
+    ring = "/".join(f"{best['ringMs'][k]:.1f}" for k in ("p50", "p90", "p99", "max"))
+    print(f"max        {r['maxRate']:.0f} calls/s (ring p50/p90/p99/max {ring} ms; server {best['serverCpuMicrosPerCall']}, "
+          f"database {best['databaseCpuMicrosPerCall']} µs CPU per call)" + (" limited by pairs" if r["limitedByPairs"] else ""))
+else:
+    print("max        none: no step passed")
+open(results, "a").write(json.dumps({"label": label, "kind": "max", "maxRate": r["maxRate"],
+                                     "best": best, "half": r["half"]}) + "\n")
+PY
+  fi
+  stop_nodes
+}
+
+# The profiling run of setup fsync $1, $2 nodes (see the top).
+profile_setup() {
+  local db pids target label trace_seconds
+  start_setup "$1" "$2" _profile
+  trace_seconds=$(python3 -c "print(round($seconds / 3, 1))")
+  echo
+  echo "== profile, $label: the fixed-rate run again, node A traced for $trace_seconds s"
+  sleep 1.2
+  psql_value "$db" "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
+  "$bin/ringbench" calls "${target[@]}" --pairs "$pairs" --rate "$rate" --duration "$seconds" --json > "$work/profile.json" &
+  local bench=$!
+  sleep "$(python3 -c "print($seconds / 3)")"
+  local traced=0
+  if command -v perf >/dev/null && perf trace -s -p "${pids[0]}" -- sleep "$trace_seconds" > /dev/null 2> "$work/trace.txt"; then
+    traced=1
+  fi
+  wait "$bench"
+  sleep 1.2
+  psql_value "$db" "SELECT sum(calls), sum(total_plan_time), sum(total_exec_time), sum(calls) FILTER (WHERE query = 'BEGIN')
+                    FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'" > "$work/statements.txt"
+  python3 - "$work/profile.json" "$work/statements.txt" "$work/trace.txt" "$traced" "$rate" "$trace_seconds" \
+    "$label" "$results" <<'PY'
+import json, re, sys
+bench, statements, trace, traced, rate, seconds, label, results = sys.argv[1:9]
+r = json.load(open(bench))
+calls = max(1, r["completed"])
+count, plan, execute, begins = (float(x or 0) for x in open(statements).read().strip().split("|"))
+print(f"calls      {r['completed']} completed, {r['failed']} failed, {r['callsPerSecond']} calls/s "
+      f"(ring p50/p99 {r['ringMs']['p50']:.1f}/{r['ringMs']['p99']:.1f} ms)")
+print(f"postgres   {count / calls:.1f} statements per call, {count / max(1, begins):.1f} per BEGIN ... COMMIT; "
+      f"planning {plan * 1000 / count:.0f} µs + executing {execute * 1000 / count:.0f} µs per statement on average "
+      f"({(plan + execute) * 1000 / calls:.0f} µs per call; a COMMIT's wait for its WAL flush is not in it)")
+profile = {"label": label, "kind": "profile", "statementsPerCall": round(count / calls, 1),
+           "statementsPerTransaction": round(count / max(1, begins), 1),
+           "planMicrosPerStatement": round(plan * 1000 / count, 1), "execMicrosPerStatement": round(execute * 1000 / count, 1)}
+if traced == "1":
+    # perf trace -s: a " ringd (TID), N events" line per thread, then a row per syscall:
+    # name, calls, errors, total ms, min, avg, max, stddev.
+    threads, current = {}, None
+    for line in open(trace):
+        head = re.match(r"\s*ringd \((\d+)\), (\d+) events", line)
+        if head:
+            current = threads.setdefault(head.group(1), {})
+            continue
+        row = re.match(r"\s*(\w+)\s+(\d+)\s+(\d+)\s+([\d.]+)", line)
+        if row and current is not None:
+            current[row.group(1)] = (int(row.group(2)), float(row.group(4)))
+    # The worker is the thread that sends the statements.
+    worker = max(threads.values(), key=lambda t: t.get("sendto", (0, 0))[0], default={})
+    wall = float(seconds) * 1000
+    sent, waited, idle = worker.get("sendto", (0, 0))[0], worker.get("poll", (0, 0))[1], worker.get("futex", (0, 0))[1]
+    traced_calls = float(rate) * float(seconds)
+    print(f"worker     node A's worker thread (perf trace, {seconds} s): {sent / traced_calls:.1f} round trips per call; "
+          f"waiting in poll for PostgreSQL {100 * waited / wall:.0f} % of the time ({waited / max(1, sent) * 1000:.0f} µs per "
+          f"round trip), idle (no work queued) {100 * idle / wall:.0f} %, the rest ({100 * (wall - waited - idle) / wall:.0f} %) "
+          "its own CPU and its other system calls (perf trace slows those)")
+    profile.update(roundTripsPerCall=round(sent / traced_calls, 1), waitingPercent=round(100 * waited / wall),
+                   waitMicrosPerRoundTrip=round(waited / max(1, sent) * 1000), idlePercent=round(100 * idle / wall))
+else:
+    print("worker     (no perf trace: perf is missing or may not trace; as root, or with kernel.perf_event_paranoid <= 1)")
+open(results, "a").write(json.dumps(profile) + "\n")
+PY
+  stop_nodes
+}
+
+echo "== $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}')"
+for fsync in "${fsyncs[@]}"; do
+  start_postgres "$fsync"
+  for count in "${node_counts[@]}"; do run_setup "$fsync" "$count"; done
+  stop_postgres
+  if [ "$profile" = 1 ]; then
+    start_postgres "$fsync" "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on"
+    for count in "${node_counts[@]}"; do profile_setup "$fsync" "$count"; done
+    stop_postgres
+  fi
+done
+
+echo
+echo "== summary ($rate calls/s offered for $seconds s over $pairs pairs; max: ${max_args[*]})"
+python3 - "$results" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+by = lambda kind: {r["label"]: r for r in rows if r["kind"] == kind}
+fixed, maxes, profiles = by("fixed"), by("max"), by("profile")
+print(f"{'setup':<46} {'calls/s':>7} {'failed':>6} {'ring p50/p99 ms':>15} {'server µs':>9} {'db µs':>7}"
+      f" {'xact/call':>9} {'max/s':>6} {'trips/call':>10} {'waiting':>7}")
+for label, r in fixed.items():
+    m, p = maxes.get(label), profiles.get(label, {})
+    ring = f"{r['ringMs']['p50']:.1f}/{r['ringMs']['p99']:.1f}"
+    best = f"{m['maxRate']:.0f}" if m and m["maxRate"] else "-"
+    trips = p.get("roundTripsPerCall", "-")
+    waiting = f"{p['waitingPercent']} %" if "waitingPercent" in p else "-"
+    print(f"{label:<46} {r['callsPerSecond']:7.1f} {r['failed']:6} {ring:>15} {r['serverCpuMicrosPerCall']:9.1f}"
+          f" {r['databaseCpuMicrosPerCall']:7.1f} {r['transactionsPerCall']:9.2f} {best:>6} {trips:>10} {waiting:>7}")
+PY

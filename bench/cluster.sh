@@ -19,12 +19,9 @@
 # new backends' first seconds are slower), a fixed-rate run (RATE calls/s for
 # SECONDS s over PAIRS pairs) and a --max search (MAX_ARGS), ringbench
 # measuring every node's CPU (summed) and the database's (the postmaster
-# and all its backends, --db-pid). For the
-# fixed-rate run it also prints PostgreSQL's transactions per call
-# (pg_stat_database, including each connect's and the nodes' 5-per-second
-# maintenance rounds). Nothing is pinned: on this 2-CPU machine the nodes,
-# PostgreSQL and ringbench share both CPUs. Run it twice or more: the
-# machine is shared.
+# and all its backends, --db-pid). Nothing is pinned: on this 2-CPU machine
+# the nodes, PostgreSQL and ringbench share both CPUs. Run it twice or more
+# (or ROUNDS=2): the machine is shared.
 #
 # With PROFILE=1 (the default) a second pass, on the same PostgreSQL
 # restarted with pg_stat_statements (planning tracked), runs each setup's
@@ -32,14 +29,18 @@
 # disturbing the figures above: `perf trace -s` on node A for a third of the
 # run gives its worker thread's round trips to PostgreSQL per call (its
 # sendto calls) and how much of its time it waits in poll for the answers,
-# and pg_stat_statements how long PostgreSQL plans and executes them.
+# and pg_stat_statements how many statements and transactions a call costs
+# (counting the run's own connects and disconnects and the nodes'
+# maintenance rounds, a few per cent) and how long PostgreSQL plans and
+# executes them.
 # Ends with a summary table.
 #
 #   bench/cluster.sh BIN [RATE] [SECONDS] [PAIRS]      (100, 10, 50)
 #
 # BIN holds ringd and ringbench (release). Environment: FSYNC ("on"; "on off"
 # for both), NODES ("1 2"), MAX (1; 0 skips the --max searches), MAX_ARGS
-# (--max --pairs 200 --rate 100), WARMUP (3), PROFILE (1; 0 skips the
+# (--max --pairs 200 --rate 100), WARMUP (3), ROUNDS (1: how many times the
+# node counts take turns, for a noisy machine), PROFILE (1; 0 skips the
 # profiling pass, which needs perf for its trace), PG_BIN (PostgreSQL's bin
 # directory), KEEP (1 keeps the temporary directory, with the servers' logs).
 set -euo pipefail
@@ -49,6 +50,7 @@ read -r -a fsyncs <<< "${FSYNC:-on}"
 read -r -a node_counts <<< "${NODES:-1 2}"
 max=${MAX:-1}
 profile=${PROFILE:-1}
+rounds=${ROUNDS:-1}
 read -r -a max_args <<< "${MAX_ARGS:---max --pairs 200 --rate 100}"
 pg_bin=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 [ -x "$pg_bin/pg_ctl" ] || { echo "bench/cluster.sh: no PostgreSQL (make deps installs postgresql; or set PG_BIN)" >&2; exit 1; }
@@ -123,7 +125,6 @@ stop_nodes() {
   nodes=()
 }
 
-transactions() { psql_value "$1" "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '$1'"; }
 
 # Starts setup $2 nodes on a new database for fsync $1 (its name suffixed
 # $3); sets db, pids, target (ringbench's server options) and label.
@@ -146,32 +147,26 @@ start_setup() {
     || echo "(the warm-up run failed)" >&2
 }
 
-# One setup: fsync $1, $2 nodes.
+# One setup: fsync $1, $2 nodes, round $3.
 run_setup() {
   local db pids target label
-  start_setup "$1" "$2"
+  start_setup "$1" "$2" "_$3"
+  [ "$rounds" -gt 1 ] && label="$label (round $3)"
   echo
   echo "== $label: ringbench calls ${target[*]} --pairs $pairs --rate $rate --duration $seconds"
-  local xacts_before xacts_after
-  sleep 1.2  # pg_stat_database lags by up to a second
-  xacts_before=$(transactions "$db")
   "$bin/ringbench" calls "${target[@]}" --pairs "$pairs" --rate "$rate" --duration "$seconds" --json > "$work/fixed.json"
-  sleep 1.2
-  xacts_after=$(transactions "$db")
-  python3 - "$work/fixed.json" "$label" "$xacts_before" "$xacts_after" "$results" <<'PY'
+  python3 - "$work/fixed.json" "$label" "$results" <<'PY'
 import json, sys
-path, label, xb, xa, results = sys.argv[1:6]
+path, label, results = sys.argv[1:4]
 r = json.load(open(path))
-calls = max(1, r["completed"])
-r.update(label=label, kind="fixed", transactionsPerCall=round((int(xa) - int(xb)) / calls, 2))
+r.update(label=label, kind="fixed")
 pct = lambda s: "/".join(f"{r[s][k]:.1f}" for k in ("p50", "p90", "p99", "max"))
 each = r.get("serverCpuMicrosPerCallByProcess")
 print(f"calls      {r['completed']} completed, {r['failed']} failed {r['failures'] or ''}, {r['missedSlots']} missed slots: "
       f"{r['callsPerSecond']} calls/s")
 print(f"latency    ms p50/p90/p99/max: ring {pct('ringMs')}, setup {pct('setupMs')}, teardown {pct('teardownMs')}")
 print(f"server     {r['serverCpuMicrosPerCall']} µs CPU per call" + (f" (A {each[0]} + B {each[1]})" if each else ""))
-print(f"database   {r['databaseCpuMicrosPerCall']} µs CPU per call ({r['databaseProcesses']} processes), "
-      f"{r['transactionsPerCall']} transactions per call")
+print(f"database   {r['databaseCpuMicrosPerCall']} µs CPU per call ({r['databaseProcesses']} processes)")
 print(f"client     {r['clientCpuPercent']} % of one CPU")
 open(results, "a").write(json.dumps(r) + "\n")
 PY
@@ -231,11 +226,11 @@ calls = max(1, r["completed"])
 count, plan, execute, begins = (float(x or 0) for x in open(statements).read().strip().split("|"))
 print(f"calls      {r['completed']} completed, {r['failed']} failed, {r['callsPerSecond']} calls/s "
       f"(ring p50/p99 {r['ringMs']['p50']:.1f}/{r['ringMs']['p99']:.1f} ms)")
-print(f"postgres   {count / calls:.1f} statements per call, {count / max(1, begins):.1f} per BEGIN ... COMMIT; "
+print(f"postgres   {count / calls:.1f} statements per call, {begins / calls:.2f} BEGIN ... COMMIT per call; "
       f"planning {plan * 1000 / count:.0f} µs + executing {execute * 1000 / count:.0f} µs per statement on average "
       f"({(plan + execute) * 1000 / calls:.0f} µs per call; a COMMIT's wait for its WAL flush is not in it)")
 profile = {"label": label, "kind": "profile", "statementsPerCall": round(count / calls, 1),
-           "statementsPerTransaction": round(count / max(1, begins), 1),
+           "transactionsPerCall": round(begins / calls, 2),
            "planMicrosPerStatement": round(plan * 1000 / count, 1), "execMicrosPerStatement": round(execute * 1000 / count, 1)}
 if traced == "1":
     # perf trace -s: a " ringd (TID), N events" line per thread, then a row per syscall:
@@ -253,12 +248,15 @@ if traced == "1":
     worker = max(threads.values(), key=lambda t: t.get("sendto", (0, 0))[0], default={})
     wall = float(seconds) * 1000
     sent, waited, idle = worker.get("sendto", (0, 0))[0], worker.get("poll", (0, 0))[1], worker.get("futex", (0, 0))[1]
-    traced_calls = float(rate) * float(seconds)
-    print(f"worker     node A's worker thread (perf trace, {seconds} s): {sent / traced_calls:.1f} round trips per call; "
-          f"waiting in poll for PostgreSQL {100 * waited / wall:.0f} % of the time ({waited / max(1, sent) * 1000:.0f} µs per "
-          f"round trip), idle (no work queued) {100 * idle / wall:.0f} %, the rest ({100 * (wall - waited - idle) / wall:.0f} %) "
-          "its own CPU and its other system calls (perf trace slows those)")
-    profile.update(roundTripsPerCall=round(sent / traced_calls, 1), waitingPercent=round(100 * waited / wall),
+    # Calls the node served in the window: at the rate the run completed them.
+    traced_calls = float(r["callsPerSecond"]) * float(seconds)
+    print(f"worker     node A's worker thread (perf trace, {seconds} s): {sent / traced_calls:.1f} round trips per call "
+          f"({sent / float(seconds):.0f}/s); waiting in poll for PostgreSQL {100 * waited / wall:.0f} % of the time "
+          f"({waited / max(1, sent) * 1000:.0f} µs per round trip), idle (no work queued) {100 * idle / wall:.0f} %, "
+          f"the rest ({100 * (wall - waited - idle) / wall:.0f} %) its own CPU and its other system calls "
+          "(perf trace slows those)")
+    profile.update(roundTripsPerCall=round(sent / traced_calls, 1), roundTripsPerSecond=round(sent / float(seconds)),
+                   waitingPercent=round(100 * waited / wall),
                    waitMicrosPerRoundTrip=round(waited / max(1, sent) * 1000), idlePercent=round(100 * idle / wall))
 else:
     print("worker     (no perf trace: perf is missing or may not trace; as root, or with kernel.perf_event_paranoid <= 1)")
@@ -270,7 +268,9 @@ PY
 echo "== $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}')"
 for fsync in "${fsyncs[@]}"; do
   start_postgres "$fsync"
-  for count in "${node_counts[@]}"; do run_setup "$fsync" "$count"; done
+  for round in $(seq "$rounds"); do
+    for count in "${node_counts[@]}"; do run_setup "$fsync" "$count" "$round"; done
+  done
   stop_postgres
   if [ "$profile" = 1 ]; then
     start_postgres "$fsync" "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on"
@@ -282,18 +282,19 @@ done
 echo
 echo "== summary ($rate calls/s offered for $seconds s over $pairs pairs; max: ${max_args[*]})"
 python3 - "$results" <<'PY'
-import json, sys
+import json, re, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
-by = lambda kind: {r["label"]: r for r in rows if r["kind"] == kind}
-fixed, maxes, profiles = by("fixed"), by("max"), by("profile")
-print(f"{'setup':<46} {'calls/s':>7} {'failed':>6} {'ring p50/p99 ms':>15} {'server µs':>9} {'db µs':>7}"
-      f" {'xact/call':>9} {'max/s':>6} {'trips/call':>10} {'waiting':>7}")
-for label, r in fixed.items():
-    m, p = maxes.get(label), profiles.get(label, {})
+maxes = {r["label"]: r for r in rows if r["kind"] == "max"}
+profiles = {r["label"]: r for r in rows if r["kind"] == "profile"}
+print(f"{'setup':<56} {'calls/s':>7} {'failed':>6} {'ring p50/p99 ms':>15} {'server µs':>9} {'db µs':>7}"
+      f" {'max/s':>6} {'stmts/call':>10} {'A trips/call':>12} {'A waiting':>9}")
+for r in (r for r in rows if r["kind"] == "fixed"):
+    label = r["label"]
+    m, p = maxes.get(label), profiles.get(re.sub(r" \(round \d+\)$", "", label), {})
     ring = f"{r['ringMs']['p50']:.1f}/{r['ringMs']['p99']:.1f}"
     best = f"{m['maxRate']:.0f}" if m and m["maxRate"] else "-"
     trips = p.get("roundTripsPerCall", "-")
     waiting = f"{p['waitingPercent']} %" if "waitingPercent" in p else "-"
-    print(f"{label:<46} {r['callsPerSecond']:7.1f} {r['failed']:6} {ring:>15} {r['serverCpuMicrosPerCall']:9.1f}"
-          f" {r['databaseCpuMicrosPerCall']:7.1f} {r['transactionsPerCall']:9.2f} {best:>6} {trips:>10} {waiting:>7}")
+    print(f"{label:<56} {r['callsPerSecond']:7.1f} {r['failed']:6} {ring:>15} {r['serverCpuMicrosPerCall']:9.1f}"
+          f" {r['databaseCpuMicrosPerCall']:7.1f} {best:>6} {p.get('statementsPerCall', '-'):>10} {trips:>12} {waiting:>9}")
 PY

@@ -159,7 +159,7 @@ run_setup() {
 import json, sys
 path, label, results = sys.argv[1:4]
 r = json.load(open(path))
-r.update(label=label, kind="fixed")
+r.update(label=label, kind="fixed", load=float(open("/proc/loadavg").read().split()[0]))
 pct = lambda s: "/".join(f"{r[s][k]:.1f}" for k in ("p50", "p90", "p99", "max"))
 each = r.get("serverCpuMicrosPerCallByProcess")
 print(f"calls      {r['completed']} completed, {r['failed']} failed {r['failures'] or ''}, {r['missedSlots']} missed slots: "
@@ -280,14 +280,14 @@ for fsync in "${fsyncs[@]}"; do
 done
 
 echo
-echo "== summary ($rate calls/s offered for $seconds s over $pairs pairs; max: ${max_args[*]})"
+echo "== summary ($rate calls/s offered for $seconds s over $pairs pairs; max: ${max_args[*]}; load: the 1-minute load average after the fixed-rate run)"
 python3 - "$results" <<'PY'
 import json, re, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 maxes = {r["label"]: r for r in rows if r["kind"] == "max"}
 profiles = {r["label"]: r for r in rows if r["kind"] == "profile"}
 print(f"{'setup':<56} {'calls/s':>7} {'failed':>6} {'ring p50/p99 ms':>15} {'server µs':>9} {'db µs':>7}"
-      f" {'max/s':>6} {'stmts/call':>10} {'A trips/call':>12} {'A waiting':>9}")
+      f" {'max/s':>6} {'stmts/call':>10} {'A trips/call':>12} {'A waiting':>9} {'load':>5}")
 for r in (r for r in rows if r["kind"] == "fixed"):
     label = r["label"]
     m, p = maxes.get(label), profiles.get(re.sub(r" \(round \d+\)$", "", label), {})
@@ -296,5 +296,5 @@ for r in (r for r in rows if r["kind"] == "fixed"):
     trips = p.get("roundTripsPerCall", "-")
     waiting = f"{p['waitingPercent']} %" if "waitingPercent" in p else "-"
     print(f"{label:<56} {r['callsPerSecond']:7.1f} {r['failed']:6} {ring:>15} {r['serverCpuMicrosPerCall']:9.1f}"
-          f" {r['databaseCpuMicrosPerCall']:7.1f} {best:>6} {p.get('statementsPerCall', '-'):>10} {trips:>12} {waiting:>9}")
+          f" {r['databaseCpuMicrosPerCall']:7.1f} {best:>6} {p.get('statementsPerCall', '-'):>10} {trips:>12} {waiting:>9} {r['load']:5.1f}")
 PY

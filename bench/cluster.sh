@@ -17,9 +17,13 @@
 #            (a transaction on A, NOTIFY, the listener on B, the callee's socket).
 # each, after a WARMUP-second run that is not reported (a new database's and
 # new backends' first seconds are slower), a fixed-rate run (RATE calls/s for
-# SECONDS s over PAIRS pairs) and a --max search (MAX_ARGS), ringbench
-# measuring every node's CPU (summed) and the database's (the postmaster
-# and all its backends, --db-pid). Nothing is pinned: on this 2-CPU machine
+# SECONDS s over PAIRS pairs), a --max search (MAX_ARGS) and a run offered
+# far more than the setup can take (SATURATE_ARGS: 1000 calls/s over 200
+# pairs, each pair with at most one call in flight), whose completed calls/s
+# is the setup's throughput whatever its latency, ringbench measuring every
+# node's CPU (summed) and the database's (the postmaster and all its
+# backends, --db-pid). The --max search's answer rests on a p99 and moves
+# with every stall of a shared machine; the saturated throughput moves less. Nothing is pinned: on this 2-CPU machine
 # the nodes, PostgreSQL and ringbench share both CPUs. Run it twice or more
 # (or ROUNDS=2): the machine is shared.
 #
@@ -39,7 +43,8 @@
 #
 # BIN holds ringd and ringbench (release). Environment: FSYNC ("on"; "on off"
 # for both), NODES ("1 2"), MAX (1; 0 skips the --max searches), MAX_ARGS
-# (--max --pairs 200 --rate 100), WARMUP (3), ROUNDS (1: how many times the
+# (--max --pairs 200 --rate 100), SATURATE_ARGS (--pairs 200 --rate 1000
+# --duration 10; empty skips the run), WARMUP (3), ROUNDS (1: how many times the
 # node counts take turns, for a noisy machine), PROFILE (1; 0 skips the
 # profiling pass, which needs perf for its trace), PG_BIN (PostgreSQL's bin
 # directory), KEEP (1 keeps the temporary directory, with the servers' logs).
@@ -52,6 +57,7 @@ max=${MAX:-1}
 profile=${PROFILE:-1}
 rounds=${ROUNDS:-1}
 read -r -a max_args <<< "${MAX_ARGS:---max --pairs 200 --rate 100}"
+read -r -a saturate_args <<< "${SATURATE_ARGS---pairs 200 --rate 1000 --duration 10}"
 pg_bin=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 [ -x "$pg_bin/pg_ctl" ] || { echo "bench/cluster.sh: no PostgreSQL (make deps installs postgresql; or set PG_BIN)" >&2; exit 1; }
 [ -x "$bin/ringd" ] && [ -x "$bin/ringbench" ] || { echo "bench/cluster.sh: no ringd and ringbench in $bin" >&2; exit 1; }
@@ -162,7 +168,7 @@ r = json.load(open(path))
 r.update(label=label, kind="fixed", load=float(open("/proc/loadavg").read().split()[0]))
 pct = lambda s: "/".join(f"{r[s][k]:.1f}" for k in ("p50", "p90", "p99", "max"))
 each = r.get("serverCpuMicrosPerCallByProcess")
-print(f"calls      {r['completed']} completed, {r['failed']} failed {r['failures'] or ''}, {r['missedSlots']} missed slots: "
+print(f"calls      {r['completed']} completed, {r['failed']} failed{' ' + str(r['failures']) if r['failures'] else ''}, {r['missedSlots']} missed slots: "
       f"{r['callsPerSecond']} calls/s")
 print(f"latency    ms p50/p90/p99/max: ring {pct('ringMs')}, setup {pct('setupMs')}, teardown {pct('teardownMs')}")
 print(f"server     {r['serverCpuMicrosPerCall']} µs CPU per call" + (f" (A {each[0]} + B {each[1]})" if each else ""))
@@ -192,6 +198,22 @@ else:
     print("max        none: no step passed")
 open(results, "a").write(json.dumps({"label": label, "kind": "max", "maxRate": r["maxRate"],
                                      "best": best, "half": r["half"]}) + "\n")
+PY
+  fi
+
+  if [ ${#saturate_args[@]} -gt 0 ]; then
+    echo
+    echo "== $label, offered more than it takes: ringbench calls ${target[*]} ${saturate_args[*]}"
+    "$bin/ringbench" calls "${target[@]}" "${saturate_args[@]}" --json > "$work/saturated.json" || true
+    python3 - "$work/saturated.json" "$label" "$results" <<'PY'
+import json, sys
+path, label, results = sys.argv[1:4]
+r = json.load(open(path))
+r.update(label=label, kind="saturated")
+print(f"calls      {r['completed']} completed ({r['callsPerSecond']} calls/s), {r['failed']} failed{' ' + str(r['failures']) if r['failures'] else ''}, "
+      f"{r['missedSlots']} missed slots; setup p50 {r['setupMs']['p50']:.0f} ms; server {r.get('serverCpuMicrosPerCall')}, "
+      f"database {r.get('databaseCpuMicrosPerCall')} µs CPU per call")
+open(results, "a").write(json.dumps(r) + "\n")
 PY
   fi
   stop_nodes
@@ -280,21 +302,23 @@ for fsync in "${fsyncs[@]}"; do
 done
 
 echo
-echo "== summary ($rate calls/s offered for $seconds s over $pairs pairs; max: ${max_args[*]}; load: the 1-minute load average after the fixed-rate run)"
+echo "== summary ($rate calls/s offered for $seconds s over $pairs pairs; max: ${max_args[*]}; sat: ${saturate_args[*]}; load: the 1-minute load average after the fixed-rate run)"
 python3 - "$results" <<'PY'
 import json, re, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 maxes = {r["label"]: r for r in rows if r["kind"] == "max"}
+saturated = {r["label"]: r for r in rows if r["kind"] == "saturated"}
 profiles = {r["label"]: r for r in rows if r["kind"] == "profile"}
 print(f"{'setup':<56} {'calls/s':>7} {'failed':>6} {'ring p50/p99 ms':>15} {'server µs':>9} {'db µs':>7}"
-      f" {'max/s':>6} {'stmts/call':>10} {'A trips/call':>12} {'A waiting':>9} {'load':>5}")
+      f" {'max/s':>6} {'sat/s':>6} {'stmts/call':>10} {'A trips/call':>12} {'A waiting':>9} {'load':>5}")
 for r in (r for r in rows if r["kind"] == "fixed"):
     label = r["label"]
     m, p = maxes.get(label), profiles.get(re.sub(r" \(round \d+\)$", "", label), {})
     ring = f"{r['ringMs']['p50']:.1f}/{r['ringMs']['p99']:.1f}"
     best = f"{m['maxRate']:.0f}" if m and m["maxRate"] else "-"
+    sat = f"{saturated[label]['callsPerSecond']:.0f}" if label in saturated else "-"
     trips = p.get("roundTripsPerCall", "-")
     waiting = f"{p['waitingPercent']} %" if "waitingPercent" in p else "-"
     print(f"{label:<56} {r['callsPerSecond']:7.1f} {r['failed']:6} {ring:>15} {r['serverCpuMicrosPerCall']:9.1f}"
-          f" {r['databaseCpuMicrosPerCall']:7.1f} {best:>6} {p.get('statementsPerCall', '-'):>10} {trips:>12} {waiting:>9} {r['load']:5.1f}")
+          f" {r['databaseCpuMicrosPerCall']:7.1f} {best:>6} {sat:>6} {p.get('statementsPerCall', '-'):>10} {trips:>12} {waiting:>9} {r['load']:5.1f}")
 PY

@@ -49,7 +49,7 @@ bench-peer: deps
 # pg_stat_statements). postgresql is in APT_PACKAGES; linux-perf (perf) is
 # installed for this target only. About four minutes once built.
 CLUSTER_PACKAGES := linux-perf
-CLUSTER_RATE ?= 100
+CLUSTER_RATE ?= 50
 CLUSTER_SECONDS ?= 10
 CLUSTER_PAIRS ?= 50
 CLUSTER_FSYNC ?= on

@@ -39,7 +39,7 @@
 # executes them.
 # Ends with a summary table.
 #
-#   bench/cluster.sh BIN [RATE] [SECONDS] [PAIRS]      (100, 10, 50)
+#   bench/cluster.sh BIN [RATE] [SECONDS] [PAIRS]      (50, 10, 50)
 #
 # BIN holds ringd and ringbench (release). Environment: FSYNC ("on"; "on off"
 # for both), NODES ("1 2"), MAX (1; 0 skips the --max searches), MAX_ARGS
@@ -49,7 +49,7 @@
 # profiling pass, which needs perf for its trace), PG_BIN (PostgreSQL's bin
 # directory), KEEP (1 keeps the temporary directory, with the servers' logs).
 set -euo pipefail
-bin=$(cd "$1" && pwd); rate=${2:-100}; seconds=${3:-10}; pairs=${4:-50}
+bin=$(cd "$1" && pwd); rate=${2:-50}; seconds=${3:-10}; pairs=${4:-50}
 warmup=${WARMUP:-3}
 read -r -a fsyncs <<< "${FSYNC:-on}"
 read -r -a node_counts <<< "${NODES:-1 2}"

@@ -44,10 +44,12 @@ bench-peer: deps
 # Cluster mode on a throw-away PostgreSQL (bench/cluster.sh; docs/BENCHMARKS.md,
 # "Cluster on PostgreSQL"): 1 node, then 2 with callers on one and callees on
 # the other, each a fixed-rate run at CLUSTER_RATE calls/s for CLUSTER_SECONDS
-# over CLUSTER_PAIRS pairs and a --max search, fsync on (CLUSTER_FSYNC="on off"
-# adds a run with fsync off), then a profiling pass (perf trace and
-# pg_stat_statements). postgresql is in APT_PACKAGES; linux-perf (perf) is
-# installed for this target only. About four minutes once built.
+# over CLUSTER_PAIRS pairs, a --max search and a run offered more than it
+# takes (its throughput), fsync on (CLUSTER_FSYNC="on off" adds the same with
+# fsync off), then a profiling pass (perf trace and pg_stat_statements).
+# postgresql is in APT_PACKAGES; linux-perf (perf) is installed for this
+# target only. About three and a half minutes once built (seven with
+# CLUSTER_FSYNC="on off").
 CLUSTER_PACKAGES := linux-perf
 CLUSTER_RATE ?= 50
 CLUSTER_SECONDS ?= 10

@@ -46,11 +46,9 @@ bench-peer: deps
 # the other, each a fixed-rate run at CLUSTER_RATE calls/s for CLUSTER_SECONDS
 # over CLUSTER_PAIRS pairs, a --max search and a run offered more than it
 # takes (its throughput), fsync on (CLUSTER_FSYNC="on off" adds the same with
-# fsync off), then a profiling pass (perf trace and pg_stat_statements).
-# postgresql is in APT_PACKAGES; linux-perf (perf) is installed for this
-# target only. About three and a half minutes once built (seven with
-# CLUSTER_FSYNC="on off").
-CLUSTER_PACKAGES := linux-perf
+# fsync off), then a profiling pass (node A's worker thread from /proc,
+# pg_stat_statements, pg_stat_wal). postgresql is in APT_PACKAGES. About
+# four minutes once built (eight with CLUSTER_FSYNC="on off").
 CLUSTER_RATE ?= 50
 CLUSTER_SECONDS ?= 10
 CLUSTER_PAIRS ?= 50
@@ -58,7 +56,6 @@ CLUSTER_FSYNC ?= on
 
 .PHONY: bench-cluster
 bench-cluster: deps
-	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(CLUSTER_PACKAGES)"
 	$(SWIFT) build -c release
 	FSYNC="$(CLUSTER_FSYNC)" bench/cluster.sh "$$($(SWIFT) build -c release --show-bin-path)" $(CLUSTER_RATE) $(CLUSTER_SECONDS) $(CLUSTER_PAIRS)
 

@@ -28,11 +28,13 @@
 # (or ROUNDS=2): the machine is shared.
 #
 # With PROFILE=1 (the default) a second pass, on the same PostgreSQL
-# restarted with pg_stat_statements (planning tracked), runs each setup's
-# fixed-rate load once more to show where a node's time goes, without
-# disturbing the figures above: `perf trace -s` on node A for a third of the
-# run gives its worker thread's round trips to PostgreSQL per call (its
-# sendto calls) and how much of its time it waits in poll for the answers,
+# restarted with pg_stat_statements (planning tracked) and WAL I/O timing,
+# runs each setup's saturated load (or, without one, its fixed-rate load)
+# once more to show where the time goes, without disturbing the figures
+# above: /proc over the middle third of the run gives node A's worker
+# thread's round trips to PostgreSQL (its voluntary context switches: it
+# sleeps in poll for each answer) and its CPU time, pg_stat_wal how often
+# and how long the WAL was flushed,
 # and pg_stat_statements how many statements and transactions a call costs
 # (counting the run's own connects and disconnects and the nodes'
 # maintenance rounds, a few per cent) and how long PostgreSQL plans and
@@ -46,7 +48,7 @@
 # (--max --pairs 200 --rate 100), SATURATE_ARGS (--pairs 200 --rate 1000
 # --duration 10; empty skips the run), WARMUP (3), ROUNDS (1: how many times the
 # node counts take turns, for a noisy machine), PROFILE (1; 0 skips the
-# profiling pass, which needs perf for its trace), PG_BIN (PostgreSQL's bin
+# profiling pass), PG_BIN (PostgreSQL's bin
 # directory), KEEP (1 keeps the temporary directory, with the servers' logs).
 set -euo pipefail
 bin=$(cd "$1" && pwd); rate=${2:-50}; seconds=${3:-10}; pairs=${4:-50}
@@ -219,69 +221,84 @@ PY
   stop_nodes
 }
 
+# The time, then each thread of process $1: its id, utime + stime in clock
+# ticks, and its voluntary context switches.
+thread_sample() {
+  date +%s.%N
+  local task
+  for task in /proc/"$1"/task/*; do
+    echo "${task##*/} $(awk '{print $14 + $15}' "$task/stat") $(awk '/^voluntary_ctxt_switches/ {print $2}' "$task/status")"
+  done
+}
+
 # The profiling run of setup fsync $1, $2 nodes (see the top).
 profile_setup() {
-  local db pids target label trace_seconds
+  local db pids target label trace_seconds load=() load_seconds=$seconds i
+  # The saturated load when there is one (node A's worker never idle), else the fixed rate.
+  if [ ${#saturate_args[@]} -gt 0 ]; then load=("${saturate_args[@]}"); else load=(--pairs "$pairs" --rate "$rate" --duration "$seconds"); fi
+  for i in "${!load[@]}"; do [ "${load[$i]}" = --duration ] && load_seconds=${load[$((i + 1))]}; done
   start_setup "$1" "$2" _profile
-  trace_seconds=$(python3 -c "print(round($seconds / 3, 1))")
+  trace_seconds=$(python3 -c "print(round($load_seconds / 3, 1))")
   echo
-  echo "== profile, $label: the fixed-rate run again, node A traced for $trace_seconds s"
+  echo "== profile, $label: ringbench calls … ${load[*]} again, node A sampled for $trace_seconds s"
   sleep 1.2
   psql_value "$db" "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
-  "$bin/ringbench" calls "${target[@]}" --pairs "$pairs" --rate "$rate" --duration "$seconds" --json > "$work/profile.json" &
+  psql_value "$db" "SELECT pg_stat_reset_shared('wal')" >/dev/null
+  local started ended
+  started=$(date +%s.%N)
+  "$bin/ringbench" calls "${target[@]}" "${load[@]}" --json > "$work/profile.json" &
   local bench=$!
-  sleep "$(python3 -c "print($seconds / 3)")"
-  local traced=0
-  if command -v perf >/dev/null && perf trace -s -p "${pids[0]}" -- sleep "$trace_seconds" > /dev/null 2> "$work/trace.txt"; then
-    traced=1
-  fi
+  sleep "$(python3 -c "print($load_seconds / 3)")"
+  thread_sample "${pids[0]}" > "$work/threads-before.txt"
+  sleep "$trace_seconds"
+  thread_sample "${pids[0]}" > "$work/threads-after.txt"
   wait "$bench"
+  ended=$(date +%s.%N)
   sleep 1.2
   psql_value "$db" "SELECT sum(calls), sum(total_plan_time), sum(total_exec_time), sum(calls) FILTER (WHERE query = 'BEGIN')
                     FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'" > "$work/statements.txt"
-  python3 - "$work/profile.json" "$work/statements.txt" "$work/trace.txt" "$traced" "$rate" "$trace_seconds" \
-    "$label" "$results" <<'PY'
+  psql_value "$db" "SELECT wal_sync, wal_sync_time FROM pg_stat_wal" > "$work/wal.txt"
+  python3 - "$work/profile.json" "$work/statements.txt" "$work/threads-before.txt" "$work/threads-after.txt" \
+    "$label" "$results" "$work/wal.txt" "$started" "$ended" "$(getconf CLK_TCK)" <<'PY'
 import json, re, sys
-bench, statements, trace, traced, rate, seconds, label, results = sys.argv[1:9]
+bench, statements, before, after, label, results, wal, started, ended, tick = sys.argv[1:11]
 r = json.load(open(bench))
 calls = max(1, r["completed"])
 count, plan, execute, begins = (float(x or 0) for x in open(statements).read().strip().split("|"))
+syncs, sync_ms = (float(x or 0) for x in open(wal).read().strip().split("|"))
+wall_ms = (float(ended) - float(started)) * 1000
 print(f"calls      {r['completed']} completed, {r['failed']} failed, {r['callsPerSecond']} calls/s "
       f"(ring p50/p99 {r['ringMs']['p50']:.1f}/{r['ringMs']['p99']:.1f} ms)")
 print(f"postgres   {count / calls:.1f} statements per call, {begins / calls:.2f} BEGIN ... COMMIT per call; "
       f"planning {plan * 1000 / count:.0f} µs + executing {execute * 1000 / count:.0f} µs per statement on average "
       f"({(plan + execute) * 1000 / calls:.0f} µs per call; a COMMIT's wait for its WAL flush is not in it)")
-profile = {"label": label, "kind": "profile", "statementsPerCall": round(count / calls, 1),
-           "transactionsPerCall": round(begins / calls, 2),
-           "planMicrosPerStatement": round(plan * 1000 / count, 1), "execMicrosPerStatement": round(execute * 1000 / count, 1)}
-if traced == "1":
-    # perf trace -s: a " ringd (TID), N events" line per thread, then a row per syscall:
-    # name, calls, errors, total ms, min, avg, max, stddev.
-    threads, current = {}, None
-    for line in open(trace):
-        head = re.match(r"\s*ringd \((\d+)\), (\d+) events", line)
-        if head:
-            current = threads.setdefault(head.group(1), {})
-            continue
-        row = re.match(r"\s*(\w+)\s+(\d+)\s+(\d+)\s+([\d.]+)", line)
-        if row and current is not None:
-            current[row.group(1)] = (int(row.group(2)), float(row.group(4)))
-    # The worker is the thread that sends the statements.
-    worker = max(threads.values(), key=lambda t: t.get("sendto", (0, 0))[0], default={})
-    wall = float(seconds) * 1000
-    sent, waited, idle = worker.get("sendto", (0, 0))[0], worker.get("poll", (0, 0))[1], worker.get("futex", (0, 0))[1]
-    # Calls the node served in the window: at the rate the run completed them.
-    traced_calls = float(r["callsPerSecond"]) * float(seconds)
-    print(f"worker     node A's worker thread (perf trace, {seconds} s): {sent / traced_calls:.1f} round trips per call "
-          f"({sent / float(seconds):.0f}/s); waiting in poll for PostgreSQL {100 * waited / wall:.0f} % of the time "
-          f"({waited / max(1, sent) * 1000:.0f} µs per round trip), idle (no work queued) {100 * idle / wall:.0f} %, "
-          f"the rest ({100 * (wall - waited - idle) / wall:.0f} %) its own CPU and its other system calls "
-          "(perf trace slows those)")
-    profile.update(roundTripsPerCall=round(sent / traced_calls, 1), roundTripsPerSecond=round(sent / float(seconds)),
-                   waitingPercent=round(100 * waited / wall),
-                   waitMicrosPerRoundTrip=round(waited / max(1, sent) * 1000), idlePercent=round(100 * idle / wall))
-else:
-    print("worker     (no perf trace: perf is missing or may not trace; as root, or with kernel.perf_event_paranoid <= 1)")
+print(f"wal        {syncs / calls:.2f} WAL flushes (fdatasync) per call, {sync_ms / max(1, syncs):.2f} ms each; "
+      f"flushing {100 * sync_ms / wall_ms:.0f} % of the run's {wall_ms / 1000:.1f} s (pg_stat_wal, track_wal_io_timing)")
+profile = {"label": label, "kind": "profile", "callsPerSecond": r["callsPerSecond"],
+           "statementsPerCall": round(count / calls, 1), "transactionsPerCall": round(begins / calls, 2),
+           "planMicrosPerStatement": round(plan * 1000 / count, 1), "execMicrosPerStatement": round(execute * 1000 / count, 1),
+           "walFlushesPerCall": round(syncs / calls, 2), "walFlushMs": round(sync_ms / max(1, syncs), 2),
+           "walFlushingPercent": round(100 * sync_ms / wall_ms)}
+# Node A's threads over the middle third of the run: the worker is the one
+# that sleeps most often, once per round trip (poll waits for each answer).
+def sample(path):
+    lines = open(path).read().split()
+    return float(lines[0]), {int(t): (float(c), int(v)) for t, c, v in zip(lines[1::3], lines[2::3], lines[3::3])}
+t0, first = sample(before)
+t1, last = sample(after)
+window = t1 - t0
+deltas = {t: (last[t][0] - first[t][0], last[t][1] - first[t][1]) for t in last if t in first}
+ticks, switches = max(deltas.values(), key=lambda d: d[1])
+cpu = ticks / float(tick) / window
+window_calls = float(r["callsPerSecond"]) * window
+print(f"worker     node A's worker thread over {window:.1f} s (/proc: its CPU time and its voluntary context switches, "
+      f"one per round trip): {switches / window_calls:.1f} round trips per call ({switches / window:.0f}/s), "
+      f"{window * 1e6 / max(1, switches):.0f} µs each, of which {ticks / float(tick) * 1e6 / max(1, switches):.0f} µs on its CPU; "
+      f"on a CPU {100 * cpu:.0f} % of the time, off it {100 * (1 - cpu):.0f} % (waiting for PostgreSQL, or for work)")
+profile.update(roundTripsPerCall=round(switches / window_calls, 1), roundTripsPerSecond=round(switches / window),
+               roundTripMicros=round(window * 1e6 / max(1, switches)),
+               workerCpuMicrosPerRoundTrip=round(ticks / float(tick) * 1e6 / max(1, switches)),
+               workerOnCpuPercent=round(100 * cpu))
 open(results, "a").write(json.dumps(profile) + "\n")
 PY
   stop_nodes
@@ -295,7 +312,7 @@ for fsync in "${fsyncs[@]}"; do
   done
   stop_postgres
   if [ "$profile" = 1 ]; then
-    start_postgres "$fsync" "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on"
+    start_postgres "$fsync" "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on -c track_wal_io_timing=on"
     for count in "${node_counts[@]}"; do profile_setup "$fsync" "$count"; done
     stop_postgres
   fi
@@ -310,7 +327,7 @@ maxes = {r["label"]: r for r in rows if r["kind"] == "max"}
 saturated = {r["label"]: r for r in rows if r["kind"] == "saturated"}
 profiles = {r["label"]: r for r in rows if r["kind"] == "profile"}
 print(f"{'setup':<56} {'calls/s':>7} {'failed':>6} {'ring p50/p99 ms':>15} {'server µs':>9} {'db µs':>7}"
-      f" {'max/s':>6} {'sat/s':>6} {'stmts/call':>10} {'A trips/call':>12} {'A waiting':>9} {'load':>5}")
+      f" {'max/s':>6} {'sat/s':>6} {'stmts/call':>10} {'A trips/call':>12} {'A µs/trip':>9} {'A on CPU':>8} {'WAL busy':>8} {'load':>5}")
 for r in (r for r in rows if r["kind"] == "fixed"):
     label = r["label"]
     m, p = maxes.get(label), profiles.get(re.sub(r" \(round \d+\)$", "", label), {})
@@ -318,7 +335,8 @@ for r in (r for r in rows if r["kind"] == "fixed"):
     best = f"{m['maxRate']:.0f}" if m and m["maxRate"] else "-"
     sat = f"{saturated[label]['callsPerSecond']:.0f}" if label in saturated else "-"
     trips = p.get("roundTripsPerCall", "-")
-    waiting = f"{p['waitingPercent']} %" if "waitingPercent" in p else "-"
+    micros = p.get("roundTripMicros", "-")
+    oncpu = f"{p['workerOnCpuPercent']} %" if "workerOnCpuPercent" in p else "-"
     print(f"{label:<56} {r['callsPerSecond']:7.1f} {r['failed']:6} {ring:>15} {r['serverCpuMicrosPerCall']:9.1f}"
-          f" {r['databaseCpuMicrosPerCall']:7.1f} {best:>6} {sat:>6} {p.get('statementsPerCall', '-'):>10} {trips:>12} {waiting:>9} {r['load']:5.1f}")
+          f" {r['databaseCpuMicrosPerCall']:7.1f} {best:>6} {sat:>6} {p.get('statementsPerCall', '-'):>10} {trips:>12} {micros:>9} {oncpu:>8} {str(p.get('walFlushingPercent', '-')) + ' %':>8} {r['load']:5.1f}")
 PY

@@ -41,6 +41,24 @@ bench-peer: deps
 	$(SWIFT) build -c release
 	bench/peer.sh "$$($(SWIFT) build -c release --show-bin-path)" $(PEER_RATE) $(PEER_SECONDS)
 
+# Cluster mode on a throw-away PostgreSQL (bench/cluster.sh; docs/BENCHMARKS.md,
+# "Cluster on PostgreSQL"): 1 node, then 2 with callers on one and callees on
+# the other, each a fixed-rate run at CLUSTER_RATE calls/s for CLUSTER_SECONDS
+# over CLUSTER_PAIRS pairs, a --max search and a run offered more than it
+# takes (its throughput), fsync on (CLUSTER_FSYNC="on off" adds the same with
+# fsync off), then a profiling pass (node A's worker thread from /proc,
+# pg_stat_statements, pg_stat_wal). postgresql is in APT_PACKAGES. About
+# four minutes once built (eight with CLUSTER_FSYNC="on off").
+CLUSTER_RATE ?= 50
+CLUSTER_SECONDS ?= 10
+CLUSTER_PAIRS ?= 50
+CLUSTER_FSYNC ?= on
+
+.PHONY: bench-cluster
+bench-cluster: deps
+	$(SWIFT) build -c release
+	FSYNC="$(CLUSTER_FSYNC)" bench/cluster.sh "$$($(SWIFT) build -c release --show-bin-path)" $(CLUSTER_RATE) $(CLUSTER_SECONDS) $(CLUSTER_PAIRS)
+
 # The OCI image (deploy/container/, docs/DEPLOY.md), built here with no
 # registry. podman and buildah are installed for this target only, so
 # `make test` stays lean.

@@ -14,6 +14,10 @@ struct CallOptions {
     var callTimeout = 10.0
     /// Reconnect parties whose connection drops and place interrupted calls again (`--reconnect`).
     var reconnect = false
+    /// Where the callees connect (`--callee-server`), when not to the callers' server: another node of a cluster.
+    var calleeServer: ServerEndpoint?
+    /// Processes whose CPU, with every descendant's, is the database's (`--db-pid`, repeatable).
+    var databasePIDs: [Int32] = []
 
     /// Pairs `--max` uses when `--pairs` is not given: enough for about 6,600 calls/s at the default p99 bound.
     static let maxSearchPairs = 1000
@@ -23,8 +27,8 @@ struct CallOptions {
     static let usage = """
     usage: ringbench calls [--server ws[s]://HOST:PORT | --spawn PATH [--tls]] [--pairs P] [--rate R]
                            [--duration S] [--max [--max-p99-ms MS] [--step-duration S] | --reconnect]
-                           [--server-pid PID] [--server-cpus LIST] [--client-cpus LIST] [--server-env K=V]...
-                           [--json]
+                           [--server-pid PID]... [--server-cpus LIST] [--client-cpus LIST] [--server-env K=V]...
+                           [--callee-server ws[s]://HOST:PORT] [--db-pid PID]... [--json]
 
       --pairs P           caller/callee pairs, each one WebSocket per party (50; 1000 with --max)
       --rate R            calls per second, open loop, spread over the pairs (100);
@@ -51,6 +55,13 @@ struct CallOptions {
                           and retriedCalls (interrupted calls placed again that then completed).
                           Placing a call again is not a new attempt: each interrupted call ends
                           completed (and retried) or failed.
+      --callee-server URL the callees connect here, the callers to --server: two nodes of a
+                          cluster, so ring and teardown latency cross from one node to the other
+                          (not with --spawn; the same scheme as --server). Give --server-pid
+                          once for each node: the report sums their CPU and lists each.
+      --db-pid PID        measure the database's CPU too: this process and all its descendants
+                          (PostgreSQL's postmaster: its backends are its children), summed
+                          from /proc before and after the load; repeatable
     \(ServerOptions.usage)
 
     Against --server, start ringd with RINGD_LIMITS_REQUESTS_PER_SECOND and
@@ -76,13 +87,22 @@ struct CallOptions {
             case "--max-p99-ms": maxP99Milliseconds = try arguments.number(flag)
             case "--step-duration": stepDuration = try arguments.number(flag)
             case "--reconnect": reconnect = true
+            case "--callee-server": calleeServer = try ServerEndpoint(try arguments.value(flag), flag: flag)
+            case "--db-pid": databasePIDs.append(try arguments.pid(flag))
             default: throw UsageError("unknown option \(flag)")
             }
+        }
+        if let calleeServer {
+            if server.spawnPath != nil { throw UsageError("--callee-server is for running servers (--server), not --spawn") }
+            if calleeServer.tls != server.tls { throw UsageError("--callee-server and --server need the same scheme (ws:// or wss://)") }
         }
         if max && reconnect { throw UsageError("--reconnect is for one fixed-rate run, not --max") }
         if max && !pairsGiven { pairs = CallOptions.maxSearchPairs }
         if max && !rateGiven { rate = CallOptions.maxSearchStartRate }
     }
+
+    /// Where the callers connect.
+    var callerServer: ServerEndpoint { ServerEndpoint(host: server.host, port: server.port, tls: server.tls) }
 
     /// The descriptors the run needs: two per pair and a few of its own.
     var descriptorsNeeded: Int { 2 * pairs + 64 }

@@ -19,8 +19,8 @@ extension CallRun {
     /// retried like a lost connection; a pair settles (ends a call an
     /// earlier run left live) as it does after a reconnect. Throws when a
     /// party is not connected within the reconnect window, or after 30 s.
-    func connectReconnecting(to address: SocketAddress) throws {
-        let reconnector = Reconnector(loop: loop, address: address)
+    func connectReconnecting(callers callerAddress: SocketAddress, callees calleeAddress: SocketAddress) throws {
+        let reconnector = Reconnector(loop: loop, callers: callerAddress, callees: calleeAddress)
         self.reconnector = reconnector
         reconnector.onGiveUp = { [unowned self] peer in gaveUp(peer) }
         loop.onClosed = { [unowned self] peer in lost(peer) }

@@ -118,17 +118,18 @@ final class CallRun {
 
     init(options: CallOptions) throws {
         self.options = options
-        loop = try ClientLoop(server: options.server)
+        loop = try ClientLoop(server: options.server, calleeServer: options.calleeServer)
         pairs = Array(repeating: Pair(), count: options.pairs)
     }
 
     /// Connects and authenticates every party; throws when any fails or it takes over 30 s.
     func connect() throws {
         let address = try SocketAddress.resolve(host: options.server.host, port: options.server.port)
-        if options.reconnect { return try connectReconnecting(to: address) }
+        let calleeAddress = try options.calleeServer.map { try SocketAddress.resolve(host: $0.host, port: $0.port) } ?? address
+        if options.reconnect { return try connectReconnecting(callers: address, callees: calleeAddress) }
         for index in 0..<options.pairs {
             try loop.connect(to: address, uid: "benchcaller\(index)", pair: index, isCaller: true)
-            try loop.connect(to: address, uid: "benchcallee\(index)", pair: index, isCaller: false)
+            try loop.connect(to: calleeAddress, uid: "benchcallee\(index)", pair: index, isCaller: false)
         }
         callers = loop.peers.filter(\.isCaller)
         let deadline = monotonicNanos() + 30_000_000_000

@@ -14,6 +14,8 @@ final class ClientLoop {
     private let epoll: Int32
     private(set) var peers: [Peer] = []
     private let hostHeader: String
+    /// The `Host` header of callees, who may connect to another server (`--callee-server`).
+    private let calleeHostHeader: String
     /// The context of the peers' TLS sessions; nil for plain text.
     private let tls: TLSContext?
     /// What the peers offer in `Sec-WebSocket-Extensions`; nil offers nothing.
@@ -39,11 +41,12 @@ final class ClientLoop {
     /// and compression: what crosses the wire, without TCP/IP headers).
     private(set) var wireBytes = (received: 0, sent: 0)
 
-    /// A loop for peers of `server`; with TLS the certificate is not
+    /// A loop for peers of `server` (callees of `calleeServer` when given); with TLS the certificate is not
     /// checked, as the benchmark measures the server, not the client.
-    init(server: ServerOptions) throws {
+    init(server: ServerOptions, calleeServer: ServerEndpoint? = nil) throws {
         epoll = try syscallExpectingResult("epoll_create") { cshim_epoll_create() }
-        hostHeader = server.host.contains(":") ? "[\(server.host)]:\(server.port)" : "\(server.host):\(server.port)"
+        hostHeader = ServerEndpoint(host: server.host, port: server.port, tls: server.tls).hostHeader
+        calleeHostHeader = calleeServer?.hostHeader ?? hostHeader
         tls = server.tls ? try TLSContext.client(verification: .none) : nil
         deflateOffer = server.compress ? .clientOffer : nil
     }
@@ -171,7 +174,7 @@ final class ClientLoop {
 
     private func startUpgrade(_ peer: Peer) {
         peer.phase = .upgrading
-        write(peer, peer.handshake.request(path: "/v1/ws", host: hostHeader))
+        write(peer, peer.handshake.request(path: "/v1/ws", host: peer.isCaller ? hostHeader : calleeHostHeader))
     }
 
     /// Drives the TLS handshake; once it is complete, starts the upgrade.

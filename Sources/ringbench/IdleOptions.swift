@@ -35,6 +35,7 @@ struct IdleOptions {
             default: throw UsageError("unknown option \(flag)")
             }
         }
+        if server.serverPIDs.count > 1 { throw UsageError("--server-pid: ringbench idle measures one server") }
     }
 
     /// The descriptors the run needs: one per connection and a few of its own.

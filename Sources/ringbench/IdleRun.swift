@@ -45,7 +45,7 @@ final class IdleRun {
     func measure() throws -> IdleResults {
         var results = IdleResults()
         results.connections = options.connections
-        let pid = options.server.serverPID
+        let pid = options.server.serverPIDs.first
         if let pid {
             let limit = DescriptorLimit.of(pid: pid)
             results.serverDescriptorLimit = limit

@@ -11,21 +11,27 @@ struct MaxReport {
         let format = { (value: Double) in TextFormat.number(value) }
         let whole = { (value: Double) in TextFormat.number(value, digits: 0) }
         let bound = options.maxP99Milliseconds
+        // A database column only when --db-pid measures one, so the table is otherwise as it was.
+        let database = !options.databasePIDs.isEmpty
+        let widths = database ? Array(MaxReport.widths.prefix(7)) + [11] + MaxReport.widths.suffix(3) : MaxReport.widths
+        let withDatabase = { (cells: [String], cell: String) in
+            database ? Array(cells.prefix(7)) + [cell] + cells.suffix(3) : cells
+        }
         var lines = [
             "ringbench calls --max: \(options.pairs) pairs, \(format(options.stepDuration)) s steps from "
                 + "\(whole(options.rate.rounded())) calls/s; a step passes with no failed call, no missed slot "
                 + "and setup p99 < \(TextFormat.number(bound, digits: bound == bound.rounded() ? 0 : 3)) ms",
-            TextFormat.row(["step", "offered/s", "completed/s", "failed", "missed", "setup p99 ms",
-                            "server µs/call", "RSS MiB", "client CPU %", "result"], MaxReport.widths),
+            TextFormat.row(withDatabase(["step", "offered/s", "completed/s", "failed", "missed", "setup p99 ms",
+                                         "server µs/call", "RSS MiB", "client CPU %", "result"], "db µs/call"), widths),
         ]
         for (index, step) in search.steps.enumerated() {
             let report = step.report
-            lines.append(TextFormat.row([
+            lines.append(TextFormat.row(withDatabase([
                 "\(index + 1)", whole(report.rate), format(report.achievedRate), "\(report.results.failed)",
                 "\(report.results.missedSlots)", TextFormat.number(report.setupP99Milliseconds, digits: 3),
                 report.serverCPUPerCall.map(format) ?? "-", report.after.map { "\($0.rssKiB / 1024)" } ?? "-",
                 format(report.clientCPUPercent), step.passed ? "pass" : "fail",
-            ], MaxReport.widths))
+            ], report.databaseCPUPerCall.map(format) ?? "-"), widths))
         }
         guard let best = search.best else {
             lines.append("max        none: no step passed (the lowest rate tried was "
@@ -47,7 +53,8 @@ struct MaxReport {
         if let half = search.half {
             let ring: String = Report.percentiles(half.results.ring).map { TextFormat.number($0, digits: 3) }
                 .joined(separator: "/")
-            let cpu: String = half.serverCPUPerCall.map { "\(format($0)) µs CPU/call" } ?? "server CPU unknown"
+            var cpu: String = half.serverCPUPerCall.map { "\(format($0)) µs CPU/call" } ?? "server CPU unknown"
+            if let database = half.databaseCPUPerCall { cpu += ", database \(format(database)) µs CPU/call" }
             let counts = "\(half.results.completed) completed, \(half.results.failed) failed"
             lines.append("half max   \(whole(half.rate)) calls/s for \(format(half.duration)) s: \(counts), "
                 + "ring p50/p90/p99/max \(ring) ms, \(cpu)")

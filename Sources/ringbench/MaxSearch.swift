@@ -90,7 +90,7 @@ struct MaxSearch {
     /// server sampled before and after.
     private func measure(rate: Double, duration: Double? = nil) throws -> SearchStep {
         let report = try Report.measure(run, pairs: options.pairs, rate: rate, duration: duration ?? options.stepDuration,
-                                        serverPID: options.server.serverPID)
+                                        meters: Meters(options))
         let results = report.results
         let passed = results.completed > 0 && results.failed == 0 && results.missedSlots == 0
             && results.connectionErrors.isEmpty && report.setupP99Milliseconds < options.maxP99Milliseconds

@@ -4,7 +4,8 @@ struct ServerOptions {
     var host = "127.0.0.1"
     var port = 8787
     var json = false
-    var serverPID: Int32?
+    /// The servers to measure (`--server-pid`, repeatable): their CPU is summed.
+    var serverPIDs: [Int32] = []
     var spawnPath: String?
     var serverCPUs: String?
     var clientCPUs: String?
@@ -24,7 +25,8 @@ struct ServerOptions {
       --tls               with --spawn: serve TLS alone, on a generated certificate
       --compress          offer permessage-deflate (with --spawn: turn ws.compression on);
                           the server compresses messages from its threshold up
-      --server-pid PID    measure this server's CPU and RSS from /proc (implied by --spawn)
+      --server-pid PID    measure this server's CPU and RSS from /proc (implied by --spawn);
+                          repeatable with calls: the processes' CPU and RSS are summed
       --server-cpus LIST  pin the spawned server (taskset -c LIST)
       --server-env K=V    with --spawn: set K to V in the server's environment, replacing
                           ringbench's own setting of K (repeatable), e.g.
@@ -40,7 +42,7 @@ struct ServerOptions {
         case "--json": json = true
         case "--tls": tls = true
         case "--compress": compress = true
-        case "--server-pid": serverPID = Int32(try arguments.integer(flag, 1...Int(Int32.max)))
+        case "--server-pid": serverPIDs.append(try arguments.pid(flag))
         case "--spawn": spawnPath = try arguments.value(flag)
         case "--server-cpus": serverCPUs = try arguments.value(flag)
         case "--server-env":
@@ -57,18 +59,34 @@ struct ServerOptions {
 
     /// Sets host, port and TLS from `ws://HOST:PORT` or `wss://HOST:PORT`.
     mutating func parseServer(_ url: String) throws(UsageError) {
+        let endpoint = try ServerEndpoint(url, flag: "--server")
+        (host, port, tls) = (endpoint.host, endpoint.port, endpoint.tls)
+    }
+}
+
+/// A server's address as `--server` or `--callee-server` gives it.
+struct ServerEndpoint: Equatable {
+    let host: String
+    let port: Int
+    let tls: Bool
+
+    init(host: String, port: Int, tls: Bool) { (self.host, self.port, self.tls) = (host, port, tls) }
+
+    /// From `ws://HOST:PORT` or `wss://HOST:PORT`; `flag` names the option in errors.
+    init(_ url: String, flag: String) throws(UsageError) {
         guard let scheme = ["ws://", "wss://"].first(where: url.hasPrefix) else {
-            throw UsageError("--server must be ws://HOST:PORT or wss://HOST:PORT")
+            throw UsageError("\(flag) must be ws://HOST:PORT or wss://HOST:PORT")
         }
-        tls = scheme == "wss://"
         var authority = url.dropFirst(scheme.count)
         if let slash = authority.firstIndex(of: "/") { authority = authority[..<slash] }
         guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]) else {
-            throw UsageError("--server needs a port: \(url)")
+            throw UsageError("\(flag) needs a port: \(url)")
         }
-        host = String(authority[..<colon]).trimmingBrackets()
-        self.port = port
+        self.init(host: String(authority[..<colon]).trimmingBrackets(), port: port, tls: scheme == "wss://")
     }
+
+    /// The `Host` header naming it.
+    var hostHeader: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
 /// The arguments still to parse, consumed flag by flag.
@@ -93,6 +111,11 @@ struct Arguments {
             throw UsageError("\(flag): not a positive number: \(text)")
         }
         return number
+    }
+
+    /// The process id after `flag`.
+    mutating func pid(_ flag: String) throws(UsageError) -> Int32 {
+        Int32(try integer(flag, 1...Int(Int32.max)))
     }
 
     /// The whole number in `range` after `flag`.

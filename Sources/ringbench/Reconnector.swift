@@ -25,7 +25,8 @@ final class Reconnector {
     }
 
     private let loop: ClientLoop
-    private let address: SocketAddress
+    /// Where callers and callees connect (two nodes with `--callee-server`).
+    private let addresses: (callers: SocketAddress, callees: SocketAddress)
     /// By peer index (the party's slot in the loop).
     private var lost: [Int: Lost] = [:]
     /// When ``tick(now:)`` next has something to do; `.max` when nothing.
@@ -37,15 +38,17 @@ final class Reconnector {
     /// any) is closed, so that the close is not taken for another loss.
     var onGiveUp: (Peer) -> Void = { _ in }
 
-    init(loop: ClientLoop, address: SocketAddress) {
+    init(loop: ClientLoop, callers: SocketAddress, callees: SocketAddress) {
         self.loop = loop
-        self.address = address
+        addresses = (callers, callees)
     }
+
+    private func address(of peer: Peer) -> SocketAddress { peer.isCaller ? addresses.callers : addresses.callees }
 
     /// The first connect of a reserved slot; if it fails, the loop's
     /// `onClosed` makes it a loss like any other.
     func start(_ peer: Peer) {
-        loop.reopen(peer, to: address)
+        loop.reopen(peer, to: address(of: peer))
     }
 
     /// `peer` dropped, or its connect failed: the next attempt waits twice
@@ -74,7 +77,7 @@ final class Reconnector {
             } else if let due = entry.due, due <= now {
                 lost[index]?.due = nil
                 reconnects += 1
-                loop.reopen(peer, to: address)
+                loop.reopen(peer, to: address(of: peer))
             }
         }
         nextDue = lost.values.lazy.map { $0.due ?? $0.since + Self.window }.min() ?? .max

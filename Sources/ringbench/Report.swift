@@ -7,14 +7,20 @@ struct Report {
     let results: CallResults
     let before: ProcessSample?
     let after: ProcessSample?
+    /// The database's process trees (`--db-pid`), before and after.
+    var databaseBefore: ProcessTreeSample? = nil
+    var databaseAfter: ProcessTreeSample? = nil
 
-    /// Runs `run` at `rate` for `duration` seconds, sampling the server
-    /// (`serverPID`, when known) before and after.
-    static func measure(_ run: CallRun, pairs: Int, rate: Double, duration: Double, serverPID: Int32?) throws -> Report {
-        let before = try serverPID.map { try ProcessSample(pid: $0) }
+    /// Runs `run` at `rate` for `duration` seconds, sampling the servers
+    /// and the database (those `meters` names) before and after.
+    static func measure(_ run: CallRun, pairs: Int, rate: Double, duration: Double, meters: Meters) throws -> Report {
+        let before = try meters.sampleServers()
+        let databaseBefore = try meters.sampleDatabase()
         let results = run.run(rate: rate, duration: duration)
-        let after = try serverPID.map { try ProcessSample(pid: $0) }
-        return Report(pairs: pairs, rate: rate, duration: duration, results: results, before: before, after: after)
+        let after = try meters.sampleServers()
+        let databaseAfter = try meters.sampleDatabase()
+        return Report(pairs: pairs, rate: rate, duration: duration, results: results, before: before, after: after,
+                      databaseBefore: databaseBefore, databaseAfter: databaseAfter)
     }
 
     /// Latency percentiles in milliseconds: p50, p90, p99, max.
@@ -37,6 +43,18 @@ struct Report {
     var serverCPUPerCall: Double? {
         guard let before, let after, results.completed > 0 else { return nil }
         return (after.cpuMicros - before.cpuMicros) / Double(results.completed)
+    }
+
+    /// Each server's CPU per completed call, when several were measured.
+    var serverCPUPerCallByProcess: [Double]? {
+        guard let before, let after, before.parts.count > 1, results.completed > 0 else { return nil }
+        return zip(before.parts, after.parts).map { ($1 - $0) / Double(results.completed) }
+    }
+
+    /// The database's CPU per completed call in microseconds, when it was measured.
+    var databaseCPUPerCall: Double? {
+        guard let databaseBefore, let databaseAfter, results.completed > 0 else { return nil }
+        return (databaseAfter.cpuMicros - databaseBefore.cpuMicros) / Double(results.completed)
     }
 
     /// Bytes the clients received and sent per completed call.
@@ -80,7 +98,14 @@ struct Report {
             lines.append(TextFormat.pad(name, 11, left: true) + values)
         }
         if let perCall = serverCPUPerCall, let after {
-            lines.append("server     \(TextFormat.number(perCall)) µs CPU per call, RSS \(after.rssKiB / 1024) MiB")
+            let each = serverCPUPerCallByProcess.map { parts in
+                " (\(parts.count) processes: " + parts.map { TextFormat.number($0) }.joined(separator: " + ") + ")"
+            } ?? ""
+            lines.append("server     \(TextFormat.number(perCall)) µs CPU per call\(each), RSS \(after.rssKiB / 1024) MiB"
+                + (each.isEmpty ? "" : " in all"))
+        }
+        if let perCall = databaseCPUPerCall, let databaseAfter {
+            lines.append("database   \(TextFormat.number(perCall)) µs CPU per call (\(databaseAfter.processes) processes)")
         }
         lines.append("client     \(TextFormat.number(clientCPUPercent)) % of one CPU during the load")
         if let bytes = wireBytesPerCall {
@@ -112,6 +137,13 @@ struct Report {
         if let perCall = serverCPUPerCall, let after {
             fields.append("\"serverCpuMicrosPerCall\":\(TextFormat.number(perCall))")
             fields.append("\"serverRssKiB\":\(after.rssKiB)")
+        }
+        if let parts = serverCPUPerCallByProcess {
+            fields.append("\"serverCpuMicrosPerCallByProcess\":[" + parts.map { TextFormat.number($0) }.joined(separator: ",") + "]")
+        }
+        if let perCall = databaseCPUPerCall, let databaseAfter {
+            fields.append("\"databaseCpuMicrosPerCall\":\(TextFormat.number(perCall))")
+            fields.append("\"databaseProcesses\":\(databaseAfter.processes)")
         }
         fields.append("\"clientCpuPercent\":\(TextFormat.number(clientCPUPercent))")
         if let bytes = wireBytesPerCall {

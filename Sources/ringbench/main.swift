@@ -57,7 +57,7 @@ enum Ringbench {
                 return report.search.best == nil ? 1 : 0
             }
             let report = try Report.measure(run, pairs: options.pairs, rate: options.rate, duration: options.duration,
-                                            serverPID: options.server.serverPID)
+                                            meters: Meters(options))
             print(options.server.json ? report.json() : report.table())
             return report.results.completed > 0 ? 0 : 1
         } catch {
@@ -99,7 +99,7 @@ enum Ringbench {
                           "RINGD_LIMITS_MAX_UNAUTHENTICATED_CONNECTIONS=10000000"]
         let spawned = try SpawnedServer(path: path, cpus: server.serverCPUs, tls: server.tls,
                                         overrides: overrides + perAddress + compression + server.serverEnvironment)
-        server.serverPID = spawned.pid
+        server.serverPIDs = [spawned.pid]
         try server.parseServer(spawned.url)
         return spawned
     }

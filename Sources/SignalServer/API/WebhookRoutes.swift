@@ -12,7 +12,7 @@ import SignalProtocol
 enum WebhookRoutes {
     static func add(to table: inout RouteTable, service: SignalingService, webhooks: Webhooks?) {
         table.add("GET", "/v1/webhooks/deliveries") { request, _ in
-            RestRoutes.authorized(request, service) { list(request, service) }
+            RestRoutes.authorized(request, service) { list(request, webhooks?.store ?? service.store) }
         }
         table.add("POST", "/v1/webhooks/deliveries/retry") { request, _ in
             RestRoutes.authorized(request, service) { retry(id: nil, request, service, webhooks) }
@@ -25,10 +25,15 @@ enum WebhookRoutes {
         }
         table.add("GET", "/v1/webhooks/outbox") { request, _ in
             RestRoutes.authorized(request, service) {
-                let depth = webhooks?.dispatcher.depth ?? (pending: 0, backlog: false, oldestCreatedAt: nil)
-                return .respond(.json(.ok, .object([("pending", .integer(Int64(depth.pending))),
-                                                    ("backlog", .bool(depth.backlog)),
-                                                    ("oldestPendingCreatedAt", depth.oldestCreatedAt.map(JSONValue.integer) ?? .null)])))
+                .later { sink in
+                    let answer: @Sendable ((pending: Int, backlog: Bool, oldestCreatedAt: Int64?)) -> Void = { depth in
+                        sink.send(.json(.ok, .object([("pending", .integer(Int64(depth.pending))),
+                                                      ("backlog", .bool(depth.backlog)),
+                                                      ("oldestPendingCreatedAt", depth.oldestCreatedAt.map(JSONValue.integer) ?? .null)])))
+                    }
+                    guard let webhooks else { return answer((0, false, nil)) }
+                    webhooks.depth(completion: answer)
+                }
             }
         }
     }
@@ -52,7 +57,7 @@ enum WebhookRoutes {
         ])
     }
 
-    private static func list(_ request: HTTPRequest, _ service: SignalingService) -> HTTPRoute {
+    private static func list(_ request: HTTPRequest, _ store: any WebhookStore) -> HTTPRoute {
         var query = WebhookDeliveryQuery()
         for (name, value) in request.query {
             switch name {
@@ -74,7 +79,7 @@ enum WebhookRoutes {
         }
         let asked = query
         return .later { sink in
-            service.store.webhookDeliveries(asked) { result in
+            store.webhookDeliveries(asked) { result in
                 switch result {
                 case .success(let page):
                     sink.send(.json(.ok, .object([("deliveries", .array(page.deliveries.map(json))),
@@ -106,10 +111,10 @@ enum WebhookRoutes {
         }
         let (endpoint, seq) = (target?.endpoint, target?.seq)
         return .later { sink in
-            service.store.retryWebhookDeliveries(endpoint: endpoint, seq: seq, now: service.now) { result in
+            webhooks.store.retryWebhookDeliveries(endpoint: endpoint, seq: seq, now: service.now) { result in
                 switch result {
                 case .success(let retried):
-                    webhooks.dispatcher.enqueue(retried)
+                    webhooks.retried(retried)
                     if id == nil {
                         sink.send(.json(.ok, .object([("retried", .integer(Int64(retried.count)))])))
                     } else if let delivery = retried.first {

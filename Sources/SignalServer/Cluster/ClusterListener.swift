@@ -42,17 +42,21 @@ final class ClusterListener: Sendable {
     }
 
     private func run(_ node: ClusterNode) {
-        defer { done.signal() }
+        defer {
+            // The connection, and the webhook leader's lock with it, goes with the thread.
+            node.webhooks?.resign()
+            done.signal()
+        }
         var connection: PostgresConnection?
         var listening: Int64 = 0
         let leaseMillis = Int64(settings.leaseSeconds * 1000)
-        var nextLease: Int64 = 0, nextTimers: Int64 = 0, nextReap: Int64 = 0, renewed: Int64 = 0
+        var nextLease: Int64 = 0, nextTimers: Int64 = 0, nextReap: Int64 = 0
         while !stopping.load(ordering: .acquiring) {
             let now = node.service?.clock.monotonic() ?? 0
             if connection == nil || listening != node.number {
                 (connection, listening) = attach(node, on: connection)
-                renewed = now
                 guard connection != nil else {
+                    node.webhooks?.resign()
                     // Nothing heard in between: the wait is the retry pace.
                     Thread.sleep(forTimeInterval: Double(Self.timerRoundMillis) / 1000)
                     continue
@@ -66,13 +70,9 @@ final class ClusterListener: Sendable {
                         node.lose("its lease (another node found it lapsed)")
                         continue
                     }
-                    renewed = now
+                    node.renewed(at: now)
                     nextLease = now + leaseMillis / 3
-                }
-                if now - renewed > leaseMillis * 2 / 3 {
-                    // Other nodes will soon take its devices: stop serving them first.
-                    node.lose("the database for longer than two thirds of its lease")
-                    continue
+                    try node.webhooks?.round(on: open)
                 }
                 if now >= nextTimers {
                     node.maintain(leases: now >= nextReap)
@@ -84,6 +84,7 @@ final class ClusterListener: Sendable {
                 }
             } catch {
                 connection = nil
+                node.webhooks?.resign()
                 node.lose("its listening connection (\(error.message))")
             }
         }
@@ -101,9 +102,16 @@ final class ClusterListener: Sendable {
             }
             try connection.execute("UNLISTEN *")
             try connection.execute("LISTEN \(ClusterChannel.all)")
+            if let webhooks = node.webhooks, webhooks.isLeading { try webhooks.listen(on: connection) }
             // Read after listening, so no revocation falls between the two.
             if let tokens = node.service?.tokens {
                 for (uid, at) in (try? connection.revocations()) ?? [:] { tokens.revoke(uid: uid, at: at) }
+            }
+            if let registry = node.service?.pushTokens {
+                guard let stored = try? connection.pushTokens() else {
+                    throw PostgresError(sqlState: nil, message: "the push tokens cannot be read")
+                }
+                registry.replace(tokensOf: nil, with: stored)
             }
             let number = try connection.registerNode(name: node.name)
             try connection.execute("LISTEN \(ClusterChannel.node(number))")
@@ -118,8 +126,13 @@ final class ClusterListener: Sendable {
 
     private func handle(_ notification: PostgresNotification, node: ClusterNode, on connection: PostgresConnection) {
         guard let service = node.service else { return }
+        if notification.channel == PostgresConnection.webhookChannel {
+            node.webhooks?.claim()
+            return
+        }
         if notification.channel == ClusterChannel.all {
             if let (uid, at) = ClusterBroadcast.revocation(from: notification.payload) { service.tokens.revoke(uid: uid, at: at) }
+            ClusterBroadcast.handlePush(notification.payload, for: service, of: node, on: connection)
             return
         }
         var body = notification.payload
@@ -136,7 +149,8 @@ final class ClusterListener: Sendable {
     }
 }
 
-/// What a node tells every node: a revocation, as `{"revoke": uid, "at": ms}`.
+/// What a node tells every node: a revocation, as `{"revoke": uid, "at": ms}`;
+/// push, in ClusterBroadcast+Push.swift.
 enum ClusterBroadcast {
     static func revocation(uid: String, at: Int64) -> String {
         JSONValue.object([("revoke", .string(uid)), ("at", .integer(at))]).serialized

@@ -27,8 +27,9 @@ extension ClusterNode {
         for attempt in 1 ... Self.attempts {
             do throws(StoreError) {
                 let outcome = try transaction.run(on: db, settings: service.machineSettings, now: service.clock.now(),
-                                                  node: number, frame: service.resultFrame)
+                                                  node: number, webhooks: webhooks, frame: service.resultFrame)
                 if !outcome.changes.isEmpty { for consumer in service.consumers { consumer.committed(outcome.changes) } }
+                for ring in outcome.rings { service.pushes?.ring(ring.call, connected: ring.connected) }
                 return nil
             } catch where error.code == .retry && attempt < Self.attempts {
                 continue
@@ -73,6 +74,7 @@ extension ClusterNode {
         do throws(PostgresError) {
             for (lapsed, lapsedAt) in try db.lapsedNodes(leaseMillis: Int64(settings.leaseSeconds * 1000)) {
                 guard lapsed != number else { return lose("its lease (another node found it lapsed)") }
+                try db.fence(lapsed)
                 reap(lapsed, lapsedAt: lapsedAt, limit: Self.reapsPerRound, on: db)
             }
             try db.dropStaleMessages(before: now - 60_000)

@@ -24,11 +24,14 @@ public final class ClusterNode: Sendable {
     let worker: ClusterWorker
     private let listener: ClusterListener
     private let serviceRef = Mutex<SignalingService?>(nil)
+    private let webhooksRef = Mutex<ClusterWebhooks?>(nil)
     /// Stopping for good: a loss no longer makes the node register again.
     private let leaving = Atomic(false)
     /// A maintenance round is queued on the worker and not done: the
     /// listener does not queue another (a slow database must not pile them up).
     let maintenanceQueued = Atomic(false)
+    /// When the lease was last renewed (monotonic ms), for the fence.
+    private let lastRenewal = Atomic<Int64>(0)
     /// Disconnects whose transaction failed, run again by the next rounds:
     /// presence must not keep a device that left.
     let failedDisconnects = Mutex<[Device]>([])
@@ -65,17 +68,44 @@ public final class ClusterNode: Sendable {
     var number: Int64 { numberState.load(ordering: .acquiring) }
 
     /// Starts the worker and the listener for `service`, whose deliveries
-    /// and tokens they feed, and waits until the node is registered and
-    /// listening, so it takes no device before it can hear what they are sent.
-    func start(for service: SignalingService) throws(StoreError) {
+    /// and tokens they feed, and `webhooks` (nil without endpoints), and
+    /// waits until the node is registered and listening, so it takes no
+    /// device before it can hear what they are sent.
+    func start(for service: SignalingService, webhooks: ClusterWebhooks?) throws(StoreError) {
         serviceRef.withLock { $0 = service }
+        webhooksRef.withLock { $0 = webhooks }
         worker.start()
         guard listener.start(node: self, timeout: 30) else {
             throw StoreError(.database, "the cluster node could not register in PostgreSQL within 30 s")
         }
+        let watchdog = Thread { [self] in fence(service.clock) }
+        watchdog.name = "ringd-cluster-fence"
+        watchdog.start()
+    }
+
+    /// The lease was renewed at `now` (monotonic ms).
+    func renewed(at now: Int64) { lastRenewal.store(now, ordering: .releasing) }
+
+    /// Watches the lease from a thread of its own, since the listener may
+    /// be stuck in a statement to a database that went silent: a node that
+    /// has not renewed for two thirds of its lease stops serving its devices
+    /// before other nodes, after the whole lease, take them.
+    private func fence(_ clock: SignalingClock) {
+        let limit = Int64(settings.leaseSeconds * 1000 * 2 / 3)
+        while !leaving.load(ordering: .acquiring) {
+            // A watchdog's pace, not a wait for anything.
+            Thread.sleep(forTimeInterval: 0.1)
+            if number != 0 && clock.monotonic() - lastRenewal.load(ordering: .acquiring) > limit {
+                lose("the database for longer than two thirds of its lease")
+            }
+        }
     }
 
     var service: SignalingService? { serviceRef.withLock { $0 } }
+
+    /// The webhooks, when endpoints are enabled: written by every
+    /// transition, sent by the leader.
+    var webhooks: ClusterWebhooks? { webhooksRef.withLock { $0 } }
 
     /// Leaves the cluster: stops listening and renewing, runs what is
     /// queued, declares itself dead and takes its remaining devices away
@@ -112,6 +142,8 @@ public final class ClusterNode: Sendable {
 
     /// The listener registered the node as `number` and listens for it.
     func registered(as number: Int64) {
+        // Registering renews: the fence must not find the old lease's time.
+        if let clock = service?.clock { renewed(at: clock.monotonic()) }
         numberState.store(number, ordering: .releasing)
         Log.info("cluster node \(number) (\(name)) serves from PostgreSQL")
     }

@@ -51,12 +51,6 @@ extension ConfigLoader {
         guard config.cluster.url != nil else {
             throw ConfigError("\(source): \"store.backend\" postgres needs \"store.url\" (a libpq connection string)")
         }
-        if config.webhooks.endpoints.contains(where: \.enabled) {
-            throw ConfigError("\(source): \"webhooks.endpoints\" are not supported with \"store.backend\" postgres yet")
-        }
-        if config.push.isEnabled {
-            throw ConfigError("\(source): push (\"push.apns\", \"push.fcm\") is not supported with \"store.backend\" postgres yet")
-        }
         if config.testing.enabled {
             throw ConfigError("\(source): \"testing.enabled\" drives one node's clock; it cannot run with \"store.backend\" postgres")
         }

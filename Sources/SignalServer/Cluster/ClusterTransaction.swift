@@ -7,7 +7,7 @@ import SignalProtocol
 ///    calls, with transaction advisory locks in one global order;
 /// 2. read their live calls, their devices on every node and their grace
 ///    periods into a new ``CallStateMachine``, which decides as on one node;
-/// 3. write what it changed: calls, presence, timer rows;
+/// 3. write what it changed: calls, presence, timer rows, webhook deliveries;
 /// 4. `NOTIFY` each node with a device to tell, and commit.
 ///
 /// Every transition that can change what a user sees holds that user's
@@ -22,6 +22,8 @@ struct ClusterTransaction {
     struct Outcome {
         /// The changes made, for the consumers (metrics).
         var changes: [CallChange] = []
+        /// Calls that started ringing, to push from this node (docs/CLUSTER.md, "Push").
+        var rings: [(call: Call, connected: [String])] = []
     }
 
     /// How often a transaction starts again because a live call named a
@@ -37,6 +39,7 @@ struct ClusterTransaction {
     /// and starts again with that user too, rather than lock out of order
     /// and wait in a cycle.
     func run(on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64,
+             webhooks: ClusterWebhooks?,
              frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]) throws(StoreError) -> Outcome {
         let first = try Self.wrap { () throws(PostgresError) in try initialUsers(db) }
         var wanted = first.union(Self.parties(of: try db.liveCalls(ofAny: first.sorted())))
@@ -52,7 +55,7 @@ struct ClusterTransaction {
                     continue
                 }
                 let outcome = try decide(on: db, users: wanted, calls: calls, settings: settings, now: now, node: node,
-                                         frame: frame)
+                                         webhooks: webhooks, frame: frame)
                 guard !db.transactionFailed else {
                     throw StoreError(.database, "a statement of the transaction failed; it was rolled back")
                 }
@@ -73,7 +76,7 @@ struct ClusterTransaction {
     /// Steps 2 to 4 inside the transaction, the users' locks held; nil when
     /// there is nothing to commit (a timer another node fired first).
     private func decide(on db: PostgresConnection, users locked: Set<String>, calls: [Call], settings: SignalingSettings,
-                        now: SignalingTime, node: Int64,
+                        now: SignalingTime, node: Int64, webhooks: ClusterWebhooks?,
                         frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]) throws(StoreError) -> Outcome? {
         let (devices, graces, seq) = try Self.wrap { () throws(PostgresError) in
             (try db.presence(of: locked), try db.graceGenerations(of: locked), try db.nextSeq())
@@ -90,6 +93,8 @@ struct ClusterTransaction {
         }
         for change in output.changes { try db.save(change.after) }
         try Self.wrap { () throws(PostgresError) in
+            // The outbox: an event exists exactly when its change commits.
+            try webhooks?.record(output.changes, on: db)
             try writePresence(before: devices, after: machine.devices, users: locked, node: node, on: db)
             try writeTimers(output.actions, graces: graces, after: machine.graceGenerations, users: locked, now: now, on: db)
         }
@@ -101,8 +106,16 @@ struct ClusterTransaction {
             for (target, message) in messages.sorted(by: { $0.key < $1.key }) where !message.isEmpty {
                 try db.notify(ClusterChannel.node(target), node: target, body: message.body, now: now.wall)
             }
+            // To every node: the one that pushed the ring may be another.
+            for case .pushStopped(let call) in output.actions {
+                try db.execute("SELECT pg_notify($1, $2)", [ClusterChannel.all, ClusterBroadcast.pushStopped(call)])
+            }
         }
-        return Outcome(changes: output.changes)
+        let rings = output.actions.compactMap { action -> (call: Call, connected: [String])? in
+            guard case .push(let call, let connected) = action else { return nil }
+            return (call, connected)
+        }
+        return Outcome(changes: output.changes, rings: rings)
     }
 
     /// The users the input names before anything is locked.
@@ -223,6 +236,6 @@ struct ClusterTransaction {
 enum ClusterChannel {
     /// What one node's devices are sent.
     static func node(_ node: Int64) -> String { "ringd_node_\(node)" }
-    /// What every node hears: revocations.
+    /// What every node hears: revocations, push tokens that changed, calls that stopped ringing.
     static let all = "ringd_all"
 }

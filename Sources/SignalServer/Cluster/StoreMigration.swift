@@ -39,8 +39,9 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
     /// The highest position of the change sequence the node handed out or
     /// reserved, or an ended live call took; PostgreSQL's sequence continues above it.
     public var highestPosition: Int64 = 0
-    /// Rows PostgreSQL has no table for yet, left behind.
+    /// Push tokens; a device or token a cluster node registered already keeps that newer registration.
     public var pushTokens = 0
+    /// The webhook outbox, every row as it stood (the pending ones are sent by the cluster).
     public var webhookDeliveries = 0
     public var milliseconds: Int64 = 0
 
@@ -56,10 +57,10 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
             migrated \(source) into PostgreSQL in one transaction, \(seconds) s
               calls:            \(calls)\(endedLiveCalls > 0 ? " (\(endedLiveCalls) live: ended with server_restart)" : "")
               revocations:      \(revocations)
+              push tokens:      \(pushTokens)
+              webhook outbox:   \(webhookDeliveries) deliveries
               token secret:     \(secret)
               highest position: \(highestPosition) (new changes take positions above it)
-              not copied:       \(pushTokens) push tokens, \(webhookDeliveries) webhook deliveries \
-            (no PostgreSQL tables for them yet)
             """
     }
 }
@@ -114,8 +115,6 @@ public enum StoreMigrator {
         // One snapshot for every read, should anything but ringd write the file.
         let (highestStored, live) = try step("reading \(sqlitePath)") { () throws(StoreError) in
             try reportingSQLiteErrors { () throws(SQLiteError) in try source.database.execute("BEGIN") }
-            (summary.pushTokens, summary.webhookDeliveries) = (try source.rowCount("push_tokens"),
-                                                              try source.rowCount("webhook_deliveries"))
             return (max(try source.lastChangeSeq(), try source.highestCallPosition()), try source.liveCalls())
         }
         let ended = try endLiveCalls(live, after: highestStored, now: now)
@@ -139,6 +138,8 @@ public enum StoreMigrator {
             summary.tokenSecret = try store(secret, into: target)
             summary.calls = try copyCalls(from: source, into: target, replacing: ended)
             summary.revocations = try copyRevocations(from: source, into: target)
+            summary.pushTokens = try copyPushTokens(from: source, into: target)
+            summary.webhookDeliveries = try copyWebhookDeliveries(from: source, into: target)
             try step("continuing PostgreSQL's change sequence") { () throws(PostgresError) in
                 try target.execute("SELECT setval('change_seq', greatest($1::bigint, (SELECT last_value FROM change_seq)))",
                                    [String(summary.highestPosition)])
@@ -265,6 +266,42 @@ public enum StoreMigrator {
         return rows.count
     }
 
+    /// Copies the push tokens. A device or token a cluster node registered
+    /// already keeps that newer registration.
+    private static func copyPushTokens(from source: StoreConnection, into target: PostgresConnection)
+        throws(StoreMigrationError) -> Int {
+        let tokens = try step("reading push tokens") { () throws(StoreError) in try source.pushTokens() }
+        let rows: [[String?]] = tokens.map { token in
+            let registration = token.registration
+            return [token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
+                    registration.environment?.rawValue, String(token.updatedAt)]
+        }
+        for start in stride(from: 0, to: rows.count, by: batchSize) {
+            try step("copying push tokens into PostgreSQL") { () throws(PostgresError) in
+                try target.insert("INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at)",
+                                  rows: Array(rows[start ..< min(start + batchSize, rows.count)]), then: "ON CONFLICT DO NOTHING")
+            }
+        }
+        return rows.count
+    }
+
+    /// Every row of the webhook outbox, a page at a time: pending ones
+    /// become the cluster's to send, settled ones stay listed.
+    private static func copyWebhookDeliveries(from source: StoreConnection, into target: PostgresConnection)
+        throws(StoreMigrationError) -> Int {
+        var query = WebhookDeliveryQuery(limit: 100)
+        var count = 0
+        repeat {
+            let page = try step("reading webhook deliveries") { () throws(StoreError) in try source.webhookDeliveries(query) }
+            try step("copying webhook deliveries into PostgreSQL") { () throws(PostgresError) in
+                try target.insert(page.deliveries)
+            }
+            count += page.deliveries.count
+            query.cursor = page.next
+        } while query.cursor != nil
+        return count
+    }
+
     /// Runs `body`, reporting its failure as what was being done and why.
     @discardableResult
     private static func step<Value, Failure: Error>(_ what: String, _ body: () throws(Failure) -> Value)
@@ -308,13 +345,6 @@ extension StoreConnection {
         try reportingSQLiteErrors { () throws(SQLiteError) in
             try database.scalarInt64("SELECT coalesce(max(max(seq), max(change_seq)), 0) FROM calls") ?? 0
         }
-    }
-
-    /// The number of rows in `table` (a name of the schema's, never input).
-    func rowCount(_ table: String) throws(StoreError) -> Int {
-        Int(try reportingSQLiteErrors { () throws(SQLiteError) in
-            try database.scalarInt64("SELECT count(*) FROM \(table)") ?? 0
-        })
     }
 }
 

@@ -14,7 +14,7 @@ import SignalProtocol
 final class PushDispatcher: @unchecked Sendable {
     private let settings: PushSettings
     private let registry: PushTokenRegistry
-    private let store: CallStore
+    private let store: PushTokenStore
     private let client: OutboundHTTPClient
     private let wall: @Sendable () -> Int64
     private let queue = DispatchQueue(label: "ringd-push")
@@ -29,7 +29,7 @@ final class PushDispatcher: @unchecked Sendable {
 
     /// Reads the APNs key and the FCM service account; throws naming the
     /// setting when one is unusable.
-    init(settings: PushSettings, registry: PushTokenRegistry, store: CallStore, client: OutboundHTTPClient,
+    init(settings: PushSettings, registry: PushTokenRegistry, store: PushTokenStore, client: OutboundHTTPClient,
          wall: @escaping @Sendable () -> Int64) throws(PushError) {
         self.settings = settings
         self.registry = registry
@@ -63,6 +63,12 @@ final class PushDispatcher: @unchecked Sendable {
     /// `call` stopped ringing.
     func stopped(_ call: Call) {
         queue.async { [self] in perform(machine.stopped(call, now: wall())) }
+    }
+
+    /// The call `sessionId` stopped ringing as `status` (cluster mode: the
+    /// node that decided it may not be this one, which pushed the ring).
+    func stopped(sessionId: String, status: CallStatus) {
+        queue.async { [self] in perform(machine.stopped(sessionId: sessionId, status: status, now: wall())) }
     }
 
     /// Waits up to `drain` seconds for the sends in flight (among them the
@@ -157,7 +163,7 @@ final class PushDispatcher: @unchecked Sendable {
 
     private func purge(_ token: RegisteredPushToken, reason: String) {
         let device = PushDeviceKey(uid: token.uid, deviceId: token.deviceId)
-        store.deletePushToken(of: device, only: token) { [registry] result in
+        store.delete(of: device, only: token) { [registry] result in
             switch result {
             case .success(let removed):
                 registry.removed(device, only: token)

@@ -138,6 +138,16 @@ struct PushMachine {
         return actions
     }
 
+    /// The call `sessionId` stopped ringing as `status`, heard from another
+    /// node of a cluster (which does not send the whole call): as
+    /// ``stopped(_:now:)`` with the call as it rang here. A call this
+    /// machine did not push is no one's business here.
+    mutating func stopped(sessionId: String, status: CallStatus, now: Int64) -> [Action] {
+        guard var call = calls[sessionId]?.call else { return [] }
+        call.status = status
+        return stopped(call, now: now)
+    }
+
     /// The service answered `sent` with `answer`.
     mutating func answered(_ sent: Attempt, _ answer: PushAnswer, now: Int64) -> [Action] {
         guard var ringing = calls[sent.call.sessionId], var target = ringing.targets[sent.device],

@@ -37,7 +37,8 @@ public struct PushDeviceState: Sendable, Hashable {
 }
 
 /// The push tokens in memory, mirroring the store's `push_tokens` (it is
-/// updated from the store's completions, after each write committed), and
+/// updated from the store's completions, after each write committed; in a
+/// cluster also from what other nodes changed, ``replace(tokensOf:with:)``), and
 /// how pushes to each device have gone. Read when a call rings, from the
 /// thread that ran the store's batch; written there and by the push worker.
 final class PushTokenRegistry: Sendable {
@@ -100,6 +101,25 @@ final class PushTokenRegistry: Sendable {
             if let registration, current.registration.token != registration.registration.token
                 || current.updatedAt > registration.updatedAt { return }
             state.drop(device)
+        }
+    }
+
+    /// `uids`' tokens are now `tokens`, as another node's change left them
+    /// (cluster mode); with nil, every user's (re-read after this node may
+    /// have missed changes). How pushes went is kept for devices whose
+    /// token stayed the same.
+    func replace(tokensOf uids: Set<String>?, with tokens: [RegisteredPushToken]) {
+        state.withLock { state in
+            let replaced = uids ?? Set(state.tokens.keys)
+            var fresh: [String: [String: RegisteredPushToken]] = [:]
+            for token in tokens { fresh[token.uid, default: [:]][token.deviceId] = token }
+            for uid in replaced.union(fresh.keys) {
+                for (deviceId, old) in state.tokens[uid] ?? [:]
+                where fresh[uid]?[deviceId]?.registration != old.registration {
+                    state.devices[PushDeviceKey(uid: uid, deviceId: deviceId)] = nil
+                }
+                state.tokens[uid] = fresh[uid]
+            }
         }
     }
 

@@ -50,13 +50,18 @@ public final class Ringd: ServerApplication {
             ? try OutboundHTTPClient(maxConnectionsPerHost: max(config.webhooks.concurrency, config.push.connectionsPerHost),
                                      caFile: nil) : nil
         self.outbound = outbound
-        let webhooks = outbound.flatMap { Webhooks(settings: config.webhooks, store: store, client: $0, wall: wall) }
-        try webhooks?.load(from: store)
+        // A cluster's outbox is in its database; every node writes it, the leader sends it.
+        let clusterWebhookStore = cluster.map { ClusterWebhookStore(worker: $0.worker) }
+        let webhooks = outbound.flatMap {
+            Webhooks(settings: config.webhooks, store: store, cluster: clusterWebhookStore, client: $0, wall: wall)
+        }
+        if cluster == nil { try webhooks?.load(from: store) }
         self.webhooks = webhooks
         let pushTokens = PushTokenRegistry(try store.loadPushTokens())
         let pushes = try outbound.flatMap { client throws(PushError) -> PushDispatcher? in
             guard config.push.isEnabled else { return nil }
-            return try PushDispatcher(settings: config.push, registry: pushTokens, store: store, client: client, wall: wall)
+            return try PushDispatcher(settings: config.push, registry: pushTokens,
+                                      store: cluster.map(PushTokenStore.cluster) ?? .local(store), client: client, wall: wall)
         }
         self.pushes = pushes
         let metrics = SignalingMetrics(wall: wall)
@@ -67,7 +72,8 @@ public final class Ringd: ServerApplication {
         service = SignalingService(config: config, store: store, tokens: tokens,
                                    keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys),
                                    clock: testing?.clock.signalingClock ?? .system,
-                                   consumers: (webhooks.map { [$0.outbox] } ?? []) + [metrics], pushTokens: pushTokens,
+                                   consumers: (cluster == nil ? webhooks.map { [$0.outbox] } ?? [] : []) + [metrics],
+                                   pushTokens: pushTokens,
                                    pushes: pushes, metrics: metrics, tap: testing?.tap, cluster: cluster)
         if let testing {
             testing.attach(to: service)
@@ -76,7 +82,11 @@ public final class Ringd: ServerApplication {
         }
         pushes?.start()
         if let cluster {
-            try cluster.start(for: service)
+            let clustered = webhooks.flatMap { webhooks in
+                clusterWebhookStore.map { ClusterWebhooks(webhooks: webhooks, store: $0) }
+            }
+            try cluster.start(for: service, webhooks: clustered)
+            webhooks?.start()
             return
         }
         let report = try service.start(from: try store.loadContinuity())

@@ -1,6 +1,9 @@
 import SignalProtocol
 
 extension SignalingService {
+    /// This node's store, or in a cluster the shared database.
+    var pushTokenStore: PushTokenStore { cluster.map(PushTokenStore.cluster) ?? .local(store) }
+
     /// Stores `registration` as the token of `uid`'s device `deviceId`
     /// (over the WebSocket or REST), moving it from any device that held it.
     /// An APNs token needs a topic, its own or the configured bundle id.
@@ -11,7 +14,7 @@ extension SignalingService {
                 "an apns-voip token needs a topic (the app's bundle id): the server has no push.apns.bundleId")))
         }
         let token = RegisteredPushToken(uid: uid, deviceId: deviceId, registration: registration, updatedAt: now)
-        store.savePushToken(token, limit: config.push.maxTokensPerUser) { [pushTokens, config] result in
+        pushTokenStore.save(token, limit: config.push.maxTokensPerUser) { [pushTokens, config] result in
             if case .success(let saved) = result {
                 pushTokens.saved(saved)
                 for device in saved.movedFrom { Log.info("push: the token of \(device) moved to \(uid)/\(deviceId)") }
@@ -27,7 +30,7 @@ extension SignalingService {
     func unregisterPushToken(uid: String, deviceId: String,
                              completion: @escaping @Sendable (Result<Bool, SignalError>) -> Void) {
         let device = PushDeviceKey(uid: uid, deviceId: deviceId)
-        store.deletePushToken(of: device) { [pushTokens] result in
+        pushTokenStore.delete(of: device) { [pushTokens] result in
             if case .success = result { pushTokens.removed(device) }
             completion(result.mapError(\.signalError))
         }

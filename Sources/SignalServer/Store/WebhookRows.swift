@@ -136,20 +136,29 @@ public struct WebhookDeliveryQuery: Sendable {
     }
 }
 
+extension WebhookDeliveryQuery {
+    /// The cursor of the page that follows `last`: its position and endpoint.
+    static func cursor(after last: WebhookDelivery) -> String {
+        Base64.encodeURL(Array("\(last.seq)|\(last.endpoint)".utf8))
+    }
+
+    /// Where the page before `cursor` ended.
+    static func position(of cursor: String) throws(StoreError) -> (seq: Int64, endpoint: String) {
+        guard let bytes = Base64.decodeURL(cursor), let text = String(validating: bytes, as: UTF8.self),
+              let bar = text.firstIndex(of: "|"), let seq = Int64(text[..<bar]), seq > 0 else {
+            throw StoreError(.badCursor, "cursor is not one the server issued")
+        }
+        return (seq, String(text[text.index(after: bar)...]))
+    }
+}
+
 /// Listing, retrying and pruning the outbox (the REST API's side).
 extension StoreConnection {
     /// One page of deliveries, newest change first. The cursor is the last
     /// row's position and endpoint, so rows added meanwhile neither repeat
     /// nor are skipped.
     func webhookDeliveries(_ query: WebhookDeliveryQuery) throws(StoreError) -> (deliveries: [WebhookDelivery], next: String?) {
-        var after: (seq: Int64, endpoint: String)?
-        if let cursor = query.cursor {
-            guard let bytes = Base64.decodeURL(cursor), let text = String(validating: bytes, as: UTF8.self),
-                  let bar = text.firstIndex(of: "|"), let seq = Int64(text[..<bar]), seq > 0 else {
-                throw StoreError(.badCursor, "cursor is not one the server issued")
-            }
-            after = (seq, String(text[text.index(after: bar)...]))
-        }
+        let after = try query.cursor.map { cursor throws(StoreError) in try WebhookDeliveryQuery.position(of: cursor) }
         var sql = "SELECT \(Self.columns) FROM webhook_deliveries"
         var conditions: [String] = []
         if query.status != nil { conditions.append("status = ?1") }
@@ -170,8 +179,7 @@ extension StoreConnection {
         var deliveries = try Self.deliveries(statement)
         guard deliveries.count > query.limit else { return (deliveries, nil) }
         deliveries.removeLast()
-        let last = deliveries[deliveries.count - 1]
-        return (deliveries, Base64.encodeURL(Array("\(last.seq)|\(last.endpoint)".utf8)))
+        return (deliveries, WebhookDeliveryQuery.cursor(after: deliveries[deliveries.count - 1]))
     }
 
     /// The delivery of the change at `seq` to `endpoint`, if any.

@@ -69,7 +69,7 @@ final class WebhookDispatcher: Sendable {
     private let settings: WebhookSettings
     private let endpoints: [String: WebhookEndpoint]
     private let poster: any WebhookPoster
-    private let store: CallStore
+    private let store: any WebhookStore
     private let wall: @Sendable () -> Int64
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
@@ -81,7 +81,7 @@ final class WebhookDispatcher: Sendable {
     let memoryLimit: Int
 
     /// A dispatcher for `settings`' endpoints; ``start()`` starts sending.
-    init(settings: WebhookSettings, poster: any WebhookPoster, store: CallStore, wall: @escaping @Sendable () -> Int64) {
+    init(settings: WebhookSettings, poster: any WebhookPoster, store: any WebhookStore, wall: @escaping @Sendable () -> Int64) {
         memoryLimit = settings.maxEventsInMemory
         self.settings = settings
         endpoints = Dictionary(settings.endpoints.filter(\.enabled).map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
@@ -130,6 +130,36 @@ final class WebhookDispatcher: Sendable {
         wake.signal()
     }
 
+    /// Deliveries a cluster's webhook leader claimed, read with `limit`:
+    /// held, but for those held already (a claim may return a row again).
+    /// A full read leaves the rest to the refills, as memory drains.
+    func claimed(_ deliveries: [WebhookDelivery], limit: Int) {
+        state.withLock { state in
+            Self.holdNew(deliveries, in: &state)
+            if deliveries.count >= limit { state.backlogFrom = (deliveries.last?.seq ?? 0) + 1 }
+        }
+        wake.signal()
+    }
+
+    /// Forgets every delivery held (a cluster node that stopped leading:
+    /// they stay pending in the database, for the next leader). What is in
+    /// flight finishes; whether its outcome is recorded is the store's call.
+    func drop() {
+        state.withLock { state in
+            state.queues = [:]
+            state.held = 0
+            state.backlogFrom = nil
+            state.schedule = WebhookSchedule()
+            state.blocked = [:]
+        }
+    }
+
+    /// ``hold(_:in:)`` for those of `deliveries` not held yet.
+    private static func holdNew(_ deliveries: [WebhookDelivery], in state: inout State) {
+        let known = Set(state.queues.values.flatMap { $0.deliveries.map { DeliveryKey($0) } })
+        hold(deliveries.filter { !known.contains(DeliveryKey($0)) }, in: &state)
+    }
+
     /// Puts each delivery in its call's queue in the order of the changes,
     /// behind the one in flight (which must stay first), and schedules the
     /// queue when its first delivery changed.
@@ -175,8 +205,7 @@ final class WebhookDispatcher: Sendable {
             state.withLock { state in
                 state.refilling = false
                 guard case .success(let deliveries) = result else { return }
-                let known = Set(state.queues.values.flatMap { $0.deliveries.map { DeliveryKey($0) } })
-                Self.hold(deliveries.filter { !known.contains(DeliveryKey($0)) }, in: &state)
+                Self.holdNew(deliveries, in: &state)
                 state.backlogFrom = deliveries.count == limit ? deliveries.last.map { $0.seq + 1 } : nil
             }
             wake.signal()

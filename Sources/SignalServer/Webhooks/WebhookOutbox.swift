@@ -17,21 +17,23 @@ final class WebhookOutbox: CallChangeConsumer {
         self.dispatcher = dispatcher
     }
 
+    /// The pending deliveries of `change`: one per endpoint that wants its event.
+    func deliveries(of change: CallChange) -> [WebhookDelivery] {
+        // Every change the machine makes has a trigger; one that had none
+        // would be a bug of the trigger table, not a reason to fail a call.
+        guard let event = try? WebhookEvent(change: change) else { return [] }
+        return endpoints.filter { $0.wants(event.trigger) }.map { endpoint in
+            WebhookDelivery(endpoint: endpoint.url, seq: event.seq, eventId: event.id, sessionId: event.sessionId,
+                            trigger: event.trigger.rawValue, createdAt: event.createdAt, body: event.body,
+                            status: .pending, attempts: 0, nextAttemptAt: event.createdAt, lastStatus: nil,
+                            lastError: nil, updatedAt: event.createdAt)
+        }
+    }
+
     func record(_ changes: [CallChange], in store: StoreConnection) throws(StoreError) {
         for change in changes {
-            // Every change the machine makes has a trigger; one that had none
-            // would be a bug of the trigger table, not a reason to fail a call.
-            guard let event = try? WebhookEvent(change: change) else { continue }
-            var deliveries: [WebhookDelivery] = []
-            for endpoint in endpoints where endpoint.wants(event.trigger) {
-                let delivery = WebhookDelivery(endpoint: endpoint.url, seq: event.seq, eventId: event.id,
-                                               sessionId: event.sessionId, trigger: event.trigger.rawValue,
-                                               createdAt: event.createdAt, body: event.body, status: .pending,
-                                               attempts: 0, nextAttemptAt: event.createdAt, lastStatus: nil,
-                                               lastError: nil, updatedAt: event.createdAt)
-                try store.insert(delivery)
-                deliveries.append(delivery)
-            }
+            let deliveries = deliveries(of: change)
+            for delivery in deliveries { try store.insert(delivery) }
             if !deliveries.isEmpty {
                 let seq = change.after.seq
                 written.withLock { $0[seq] = deliveries }

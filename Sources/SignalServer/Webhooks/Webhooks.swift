@@ -3,14 +3,41 @@
 final class Webhooks: Sendable {
     let outbox: WebhookOutbox
     let dispatcher: WebhookDispatcher
+    /// Where the outbox is kept: the node's store, or a cluster's database.
+    let store: any WebhookStore
+    /// A cluster's database, whose webhook leader claims what it sends
+    /// (``ClusterWebhooks``) rather than being handed it; nil on one node.
+    private let cluster: ClusterWebhookStore?
 
     /// Nil when no endpoint is enabled.
-    init?(settings: WebhookSettings, store: CallStore, client: OutboundHTTPClient, wall: @escaping @Sendable () -> Int64) {
+    init?(settings: WebhookSettings, store: CallStore, cluster: ClusterWebhookStore? = nil, client: OutboundHTTPClient,
+          wall: @escaping @Sendable () -> Int64) {
+        let store: any WebhookStore = cluster ?? store
         let endpoints = settings.endpoints.filter(\.enabled)
         guard !endpoints.isEmpty else { return nil }
         dispatcher = WebhookDispatcher(settings: settings, poster: WebhookClientPoster(client: client, caFile: settings.caFile),
                                        store: store, wall: wall)
         outbox = WebhookOutbox(endpoints: endpoints, dispatcher: dispatcher)
+        self.store = store
+        self.cluster = cluster
+    }
+
+    /// Failed deliveries the REST API set pending again. In a cluster the
+    /// retry notified the leader, which claims them.
+    func retried(_ deliveries: [WebhookDelivery]) {
+        if cluster == nil { dispatcher.enqueue(deliveries) }
+    }
+
+    /// How many deliveries wait, whether more wait than memory holds, and
+    /// the oldest one's creation time: the dispatcher's on one node; in a
+    /// cluster the database's, so that every node answers for the cluster.
+    func depth(completion: @escaping @Sendable ((pending: Int, backlog: Bool, oldestCreatedAt: Int64?)) -> Void) {
+        guard let cluster else { return completion(dispatcher.depth) }
+        let limit = dispatcher.memoryLimit
+        cluster.pendingDepth { result in
+            let (pending, oldest) = (try? result.get()) ?? (0, nil)
+            completion((pending, pending > limit, oldest))
+        }
     }
 
     /// Takes what the store holds as pending, as much as the dispatcher

@@ -108,6 +108,12 @@ struct ClusterEdgeTests {
         cluster.nodes[0].signal(SIGSTOP)
         let ended = try bob.waitForEvent(sessionId, .ended, timeout: TestCluster.leaseSeconds * 2 + TestCluster.graceSeconds + 5)
         #expect(ended.endReason == .connectionLost, "\(ended)")
+        // Its listening session was ended, and the locks it held (the webhook leader's) with it.
+        #expect(waitUntil(timeout: 5) {
+            (try? PostgresRows.count(url: cluster.url, """
+                SELECT count(*) FROM pg_stat_activity a JOIN nodes n ON a.pid = n.listener_pid WHERE n.dead
+                """)) == 0
+        })
         cluster.nodes[0].signal(SIGCONT)
         // The thawed node finds itself dead and closes the connection it can no longer serve.
         #expect(try alice.nextClose(timeout: 10) == .goingAway, "\(cluster.logs)")

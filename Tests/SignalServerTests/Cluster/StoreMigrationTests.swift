@@ -16,7 +16,8 @@ import TestSupport
 
     /// A single node's store in `directory`: 60 calls answered and hung
     /// up, rejected, cancelled, timed out or busy, then one ongoing and one
-    /// ringing; two revocations; the token secret a start generates.
+    /// ringing; two revocations; three webhook deliveries (pending,
+    /// delivered, failed); the token secret a start generates.
     static func makeStore(in directory: TemporaryDirectory) throws -> String {
         let path = directory.file("data/ringd.sqlite")
         let harness = MachineHarness()
@@ -51,6 +52,21 @@ import TestSupport
         for (uid, at) in [("erin", Int64(1_700_000_100_000)), ("frank", 1_700_000_200_000)] {
             try waitForResult { store.saveRevocation(uid: uid, revokedAt: at, completion: $0) }.get()
         }
+        for (uid, deviceId, platform, value) in [("bob", "bob-phone", PushPlatform.fcm, String(repeating: "f", count: 40)),
+                                                 ("carol", "carol-ipad", .apnsVoip, String(repeating: "ab", count: 32))] {
+            let token = RegisteredPushToken(uid: uid, deviceId: deviceId,
+                                            registration: try PushRegistration(platform: platform, token: value,
+                                                                               topic: platform == .fcm ? nil : "net.ringd.x"),
+                                            updatedAt: 1_700_000_300_000)
+            _ = try waitForResult { store.savePushToken(token, limit: 10, completion: $0) }.get()
+        }
+        let outbox = try StoreConnection(path: path, synchronousFull: false)
+        for (seq, status) in [(Int64(3), WebhookDeliveryStatus.delivered), (5, .failed), (9, .pending)] {
+            try outbox.insert(WebhookDelivery(endpoint: "https://hooks.example/ringd", seq: seq, eventId: "evt_s_\(seq)",
+                                              sessionId: "s", trigger: "call_initiated", createdAt: seq,
+                                              body: Array("{\"seq\":\(seq)}".utf8), status: status, attempts: 1,
+                                              nextAttemptAt: seq, lastStatus: 500, lastError: "HTTP 500", updatedAt: seq))
+        }
         _ = try TokenSecret.load(configured: nil, directory: directory.file("data"))
         return path
     }
@@ -66,7 +82,7 @@ import TestSupport
         return sqlite
     }
 
-    @Test func theHistoryCursorsPositionsRevocationsAndSecretMoveWhole() throws {
+    @Test func theHistoryCursorsPositionsRevocationsPushTokensAndSecretMoveWhole() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = try Self.makeStore(in: directory)
@@ -108,6 +124,12 @@ import TestSupport
         let ended = try postgres.execute("SELECT status FROM calls WHERE end_reason = 'server_restart' ORDER BY seq")
         #expect((0 ..< ended.count).map { ended.string($0, 0) } == ["ended", "cancelled"])
         #expect(try postgres.revocations() == sqlite.revocations())
+        #expect(summary.pushTokens == 2)
+        #expect(Set(try postgres.pushTokens()) == Set(try sqlite.pushTokens()))
+        #expect(summary.webhookDeliveries == 3)
+        #expect(try postgres.webhookDeliveries(WebhookDeliveryQuery(limit: 100)).deliveries
+                    == sqlite.webhookDeliveries(WebhookDeliveryQuery(limit: 100)).deliveries)
+        #expect(try postgres.claimWebhookDeliveries(term: 1, limit: 10).map(\.seq) == [9], "the cluster sends what was pending")
         let secret = try #require(try TokenSecret.kept(in: directory.file("data")))
         #expect(try postgres.execute("SELECT value FROM cluster_settings WHERE name = 'token_secret'").string(0, 0)
                     == TokenSecret.hex(secret))

@@ -8,7 +8,7 @@ extension SignalingIntegration {
     /// with short leases and grace periods so failures play out in seconds.
     final class TestCluster {
         /// Seconds a node's lease lasts (`cluster.leaseSeconds`).
-        static let leaseSeconds = 1.0
+        static let leaseSeconds = 2.0
         /// `calls.reconnectGraceSeconds` of every node.
         static let graceSeconds = 3.0
 
@@ -16,9 +16,16 @@ extension SignalingIntegration {
         let url: String
         private let binary: String
         private let root: TemporaryDirectory
+        /// What every node gets in its environment besides the cluster's settings.
+        private let environment: [String: String]
         private(set) var nodes: [RingdProcess] = []
+        /// Every node's configuration file (push settings, say); the
+        /// environment sets the cluster's keys over it.
+        private let config: String
 
-        init(nodes count: Int) throws {
+        init(nodes count: Int, config: String = "{}", environment: [String: String] = [:]) throws {
+            self.config = config
+            self.environment = environment
             binary = try SignalingIntegration.ringdBinary() ?? { throw ClientError("ringd is not built") }()
             root = try TemporaryDirectory()
             postgres = try ThrowawayPostgres()
@@ -31,12 +38,19 @@ extension SignalingIntegration {
         func addNode() throws -> RingdProcess {
             let directory = root.path + "/node\(nodes.count)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-            let node = try RingdProcess(binary: binary, directory: directory, environment: [
-                "RINGD_STORE_BACKEND": "postgres",
-                "RINGD_STORE_URL": url,
-                "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
-                "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
-            ])
+            let node: RingdProcess
+            do {
+                node = try RingdProcess(binary: binary, directory: directory, environment: [
+                    "RINGD_STORE_BACKEND": "postgres",
+                    "RINGD_STORE_URL": url,
+                    "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
+                    "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
+                ].merging(environment) { $1 }, config: config)
+            } catch {
+                // Why it did not start is in its log.
+                let log = (try? String(contentsOfFile: directory + "/ringd.log", encoding: .utf8)) ?? ""
+                throw ClientError("\(error)\n\(log)")
+            }
             nodes.append(node)
             return node
         }

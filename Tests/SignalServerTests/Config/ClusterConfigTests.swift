@@ -18,12 +18,24 @@ import Testing
         (#"{"cluster": {"leaseSeconds": 0.5}}"#, "from 1 to 300"),
         (#"{"store": {"backend": "postgres", "url": "host=/tmp"}, "testing": {"enabled": true, "key": "a-test-key-of-16-bytes"}}"#,
          "cannot run with \"store.backend\" postgres"),
-        (#"{"store": {"backend": "postgres", "url": "host=/tmp"}, "push": {"fcm": {"serviceAccountFile": "/x.json"}}}"#,
-         "push"),
     ])
     func refused(json: String, saying expected: String) throws {
         let message = try configError(json)
         #expect(message.contains(expected), "\(message)")
+    }
+
+    @Test func pushRunsInACluster() throws {
+        let json = #"{"store": {"backend": "postgres", "url": "host=/tmp"}, "push": {"fcm": {"serviceAccountFile": "/x.json"}}}"#
+        let config = try loadConfig(json).get()
+        #expect(config.cluster.isEnabled && config.push.isEnabled)
+    }
+
+    @Test func webhooksRunInClusterMode() throws {
+        let config = try loadConfig(#"""
+            {"store": {"backend": "postgres", "url": "host=/tmp"},
+             "webhooks": {"endpoints": [{"url": "https://hooks.example/ringd", "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]}]}}
+            """#).get()
+        #expect(config.cluster.isEnabled && config.webhooks.endpoints.map(\.url) == ["https://hooks.example/ringd"])
     }
 
     @Test func aBadURLIsNotEchoed() throws {

@@ -50,7 +50,7 @@ import TestSupport
         #expect(config["cluster"]?["leaseSeconds"]?.integerValue == 10)
         #expect(config["store"]?["url"] == nil, "the URL holds the database password: it belongs in the Secret")
         #expect(config["auth"]?["tokenSecret"] == nil, "every node's token secret comes from the Secret")
-        for unsupported in ["webhooks", "push", "testing"] {
+        for unsupported in ["testing"] {
             #expect(config[unsupported] == nil, "\(unsupported) is not supported with the postgres backend yet")
         }
     }

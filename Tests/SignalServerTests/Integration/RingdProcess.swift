@@ -23,10 +23,11 @@ extension SignalingIntegration {
         private(set) var port = 0
         let directory: String
 
-        init(binary: String, directory: String, port wanted: Int = 0, environment extra: [String: String] = [:]) throws {
+        init(binary: String, directory: String, port wanted: Int = 0, environment extra: [String: String] = [:],
+             config: String = "{}") throws {
             self.directory = directory
             let configPath = directory + "/config.json"
-            guard FileManager.default.createFile(atPath: configPath, contents: Data("{}".utf8)) else {
+            guard FileManager.default.createFile(atPath: configPath, contents: Data(config.utf8)) else {
                 throw ClientError("cannot write \(configPath)")
             }
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }

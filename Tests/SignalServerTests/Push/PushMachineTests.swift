@@ -149,4 +149,17 @@ struct PushMachineTests {
         #expect(attempts == PushMachine.maxCancelAttempts)
         #expect(machine.activeCalls == 0)
     }
+
+    /// A cluster's other nodes hear every stop by session id: one this
+    /// machine never pushed does nothing, one it pushed cancels as a whole call would.
+    @Test func aStopHeardBySessionIdCancelsOnlyWhatThisMachinePushed() {
+        var machine = Self.machine()
+        #expect(machine.stopped(sessionId: "elsewhere", status: .cancelled, now: 1_000_000).isEmpty)
+        let ring = Self.sends(machine.ring(Self.call, tokens: [Self.fcm], now: 1_000_000))[0]
+        _ = machine.answered(ring, .sent, now: 1_000_050)
+        let cancels = Self.sends(machine.stopped(sessionId: Self.call.sessionId, status: .ongoing, now: 1_000_100))
+        #expect(cancels.map(\.kind) == [.cancel])
+        #expect(cancels.first?.call.status == .ongoing && cancels.first?.call.initiator == "alice")
+        #expect(machine.stopped(sessionId: Self.call.sessionId, status: .ongoing, now: 1_000_200).isEmpty, "a call stops once")
+    }
 }

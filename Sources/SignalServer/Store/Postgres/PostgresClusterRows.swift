@@ -24,9 +24,13 @@ extension PostgresConnection {
     static let databaseNow = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 
     /// A new node's number; its lease starts now.
+    /// Called on the node's listening connection, whose session it records
+    /// (see ``fence(_:)``).
     func registerNode(name: String) throws(PostgresError) -> Int64 {
         let rows = try execute("""
-            INSERT INTO nodes (started_at, renewed_at, name) VALUES (\(Self.databaseNow), \(Self.databaseNow), $1)
+            INSERT INTO nodes (started_at, renewed_at, name, listener_pid, listener_started)
+            SELECT \(Self.databaseNow), \(Self.databaseNow), $1, pid, backend_start
+            FROM pg_stat_activity WHERE pid = pg_backend_pid()
             RETURNING node_id
             """, [name])
         guard let node = rows.int64(0, 0) else { throw PostgresError(sqlState: nil, message: "no node number returned") }
@@ -53,6 +57,18 @@ extension PostgresConnection {
             guard let node = rows.int64(row, 0), let lapsedAt = rows.int64(row, 1) else { return nil }
             return (node, lapsedAt)
         }.sorted { $0.node < $1.node }
+    }
+
+    /// Ends the dead `node`'s listening session if it still has one (the
+    /// node froze, or is cut off but its connection lingers): its
+    /// session locks go with it (the webhook leader's among them), and
+    /// when it thaws it finds its connection gone and registers anew. The
+    /// session's start time tells it from a later one with the same pid.
+    func fence(_ node: Int64) throws(PostgresError) {
+        try execute("""
+            SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a JOIN nodes n
+            ON a.pid = n.listener_pid AND a.backend_start = n.listener_started WHERE n.node_id = $1 AND n.dead
+            """, [String(node)])
     }
 
     /// Locks `node`'s row against being declared dead until the

@@ -1,6 +1,6 @@
 /// The schema of the PostgreSQL backend (docs/CLUSTER.md): the same
 /// concepts as ``StoreSchema`` (calls, keyset pagination by `seq`,
-/// revocations), plus what several nodes need: node leases, device
+/// revocations, the webhook outbox), plus what several nodes need: node leases, device
 /// presence, due timers any node can take, messages between nodes.
 /// Migrations are append-only, each in its own transaction with the version row.
 enum PostgresSchema {
@@ -61,7 +61,10 @@ enum PostgresSchema {
                 started_at BIGINT NOT NULL,
                 renewed_at BIGINT NOT NULL,
                 dead BOOLEAN NOT NULL DEFAULT false,
-                name TEXT NOT NULL
+                name TEXT NOT NULL,
+                -- The session the node listens on, ended once the node is dead.
+                listener_pid INT,
+                listener_started TIMESTAMPTZ
             );
             -- Which node holds each connected device, and where on it. No
             -- cascade: a dead node's devices leave through the disconnect
@@ -96,6 +99,21 @@ enum PostgresSchema {
                 body TEXT NOT NULL
             );
 
+            -- One token per device, as in SQLite (StoreSchema migration 5):
+            -- a token belongs to one device at a time, which the unique
+            -- index enforces when it moves.
+            CREATE TABLE push_tokens (
+                uid TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                platform TEXT NOT NULL,
+                token TEXT NOT NULL,
+                topic TEXT,
+                environment TEXT,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (uid, device_id)
+            );
+            CREATE UNIQUE INDEX push_tokens_by_token ON push_tokens (platform, token);
+
             -- Values every node shares: the generated token secret.
             CREATE TABLE cluster_settings (
                 name TEXT PRIMARY KEY,
@@ -106,6 +124,35 @@ enum PostgresSchema {
                 uid TEXT PRIMARY KEY,
                 revoked_at BIGINT NOT NULL
             );
+
+            -- The webhook outbox (docs/WEBHOOKS.md), SQLite's columns,
+            -- written in the transaction of the change. claimed is the term
+            -- of the webhook leader holding the row in memory: a leader
+            -- claims what its term does not hold (a new leader takes over
+            -- the old one's rows), and records an attempt only on a row its
+            -- term still holds.
+            CREATE TABLE webhook_deliveries (
+                endpoint TEXT NOT NULL,
+                seq BIGINT NOT NULL,
+                event_id TEXT NOT NULL,
+                session_id TEXT NOT NULL,
+                trigger TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                body TEXT NOT NULL,
+                status TEXT NOT NULL,
+                attempts INT NOT NULL,
+                next_attempt_at BIGINT NOT NULL,
+                last_status INT,
+                last_error TEXT,
+                updated_at BIGINT NOT NULL,
+                claimed BIGINT,
+                PRIMARY KEY (endpoint, seq)
+            );
+            CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (seq) WHERE status = 'pending';
+            -- The REST listing, newest first, by status or not.
+            CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries (status, seq);
+            CREATE INDEX webhook_deliveries_by_seq ON webhook_deliveries (seq);
+            CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (updated_at) WHERE status != 'pending';
             """),
     ]
 

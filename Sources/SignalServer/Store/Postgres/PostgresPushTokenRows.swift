@@ -1,0 +1,87 @@
+import SignalProtocol
+
+/// The devices' push tokens in PostgreSQL's `push_tokens`, with the rules
+/// of ``StoreConnection``'s in SQLite (PushTokenRows.swift): one token per
+/// device, a token on one device at a time, at most `limit` per user.
+extension PostgresConnection {
+    private static let pushTokenColumns = "uid, device_id, platform, token, topic, environment, updated_at"
+
+    /// Stores `token` as its device's (see ``StoreConnection/save(_:limit:)``),
+    /// inside the caller's transaction. The user's advisory lock keeps two
+    /// nodes saving for one user from both keeping `limit` tokens; it is the
+    /// only lock the transaction takes, so it waits for no one in a cycle.
+    func savePushToken(_ token: RegisteredPushToken, limit: Int) throws(PostgresError) -> PushTokenSaved {
+        try lockUsers([token.uid])
+        let registration = token.registration
+        let holders = try execute("""
+            DELETE FROM push_tokens WHERE platform = $1 AND token = $2 AND NOT (uid = $3 AND device_id = $4)
+            RETURNING uid, device_id
+            """, [registration.platform.rawValue, registration.token, token.uid, token.deviceId])
+        let movedFrom = (0 ..< holders.count).map {
+            PushDeviceKey(uid: holders.string($0, 0) ?? "", deviceId: holders.string($0, 1) ?? "")
+        }
+        try execute("""
+            INSERT INTO push_tokens (\(Self.pushTokenColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)
+            ON CONFLICT (uid, device_id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
+                topic = excluded.topic, environment = excluded.environment, updated_at = excluded.updated_at
+            """, [token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
+                  registration.environment?.rawValue, String(token.updatedAt)])
+        let evicted = try execute("""
+            DELETE FROM push_tokens WHERE uid = $1 AND device_id IN (
+                SELECT device_id FROM push_tokens WHERE uid = $1 AND device_id != $2
+                ORDER BY updated_at DESC, device_id OFFSET $3)
+            RETURNING device_id
+            """, [token.uid, token.deviceId, String(max(0, limit - 1))])
+        let dropped = (0 ..< evicted.count).map { PushDeviceKey(uid: token.uid, deviceId: evicted.string($0, 0) ?? "") }
+        return PushTokenSaved(token: token, movedFrom: movedFrom, evicted: dropped)
+    }
+
+    /// Removes the device's token; with `only`, only while it is still that
+    /// registration (a purge must not remove one registered since). Whether a row went.
+    func deletePushToken(of device: PushDeviceKey, only registration: RegisteredPushToken? = nil) throws(PostgresError) -> Bool {
+        try execute("""
+            DELETE FROM push_tokens WHERE uid = $1 AND device_id = $2
+                AND ($3::text IS NULL OR (token = $3 AND updated_at <= $4::bigint))
+            RETURNING uid
+            """, [device.uid, device.deviceId, registration?.registration.token, registration.map { String($0.updatedAt) }])
+            .count > 0
+    }
+
+    /// The stored tokens of `uids`, or every one. A row this build cannot
+    /// read is skipped with a warning, as SQLite's are.
+    func pushTokens(of uids: [String]? = nil) throws(StoreError) -> [RegisteredPushToken] {
+        let rows: PostgresRows
+        do throws(PostgresError) {
+            rows = if let uids {
+                try execute("SELECT \(Self.pushTokenColumns) FROM push_tokens WHERE uid = ANY($1::text[])",
+                            [Self.textArray(uids)])
+            } else {
+                try execute("SELECT \(Self.pushTokenColumns) FROM push_tokens")
+            }
+        } catch {
+            throw StoreError(error)
+        }
+        var tokens: [RegisteredPushToken] = []
+        for row in 0 ..< rows.count {
+            let uid = rows.string(row, 0) ?? "", deviceId = rows.string(row, 1) ?? ""
+            do throws(SignalError) {
+                guard let platform = PushPlatform(rawValue: rows.string(row, 2) ?? "") else {
+                    throw SignalError(.validation, "unknown platform \(rows.string(row, 2) ?? "")")
+                }
+                let environment = try rows.string(row, 5).map { (raw) throws(SignalError) -> PushEnvironment in
+                    guard let value = PushEnvironment(rawValue: raw) else {
+                        throw SignalError(.validation, "unknown environment \(raw)")
+                    }
+                    return value
+                }
+                let registration = try PushRegistration(platform: platform, token: rows.string(row, 3) ?? "",
+                                                        topic: rows.string(row, 4), environment: environment)
+                tokens.append(RegisteredPushToken(uid: uid, deviceId: deviceId, registration: registration,
+                                                  updatedAt: rows.int64(row, 6) ?? 0))
+            } catch {
+                Log.warning("cluster store: skipping the push token of \(uid)/\(deviceId): \(error.message)")
+            }
+        }
+        return tokens
+    }
+}

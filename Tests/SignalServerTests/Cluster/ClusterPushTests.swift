@@ -1,0 +1,157 @@
+import Foundation
+import SignalProtocol
+@testable import SignalServer
+import Testing
+import TestSupport
+
+/// VoIP push in a cluster (docs/CLUSTER.md, "Push"): tokens registered on
+/// one node are known on every node, the node that placed the call pushes
+/// it, the push stops when another node decides the call stopped ringing,
+/// and a token the service calls dead is gone from every node.
+@Suite("Cluster: push tokens and VoIP pushes across ringd nodes", .blocking)
+struct ClusterPushTests {
+    static let deadToken = "dead-registration-token:" + String(repeating: "d", count: 40)
+
+    /// The mock APNs and FCM, and the configuration that points every node at them.
+    final class Rig {
+        let certificate: CertificateFiles
+        let mock: MockPushServer
+        let directory: TemporaryDirectory
+        /// Every node's configuration: push to the mock.
+        let config: String
+
+        init() throws {
+            certificate = try CertificateFiles()
+            let keys = try RingdPushRig.Keys.shared.get()
+            directory = try TemporaryDirectory(prefix: "ringd-cluster-push")
+            mock = try MockPushServer(certificate: certificate, apnsPublicKey: keys.apnsPublicKeyPEM,
+                                      apnsKeyId: RingdPushRig.keyId, apnsTeamId: RingdPushRig.teamId,
+                                      fcmPublicKey: keys.fcmPublicKeyPEM, fcmClientEmail: RingdPushRig.clientEmail,
+                                      fcmProject: RingdPushRig.project,
+                                      script: [ClusterPushTests.deadToken: [MockPushAnswer(status: 404,
+                                                                                           fcmError: "UNREGISTERED")]])
+            let account: JSONValue = .object([
+                ("type", .string("service_account")), ("project_id", .string(RingdPushRig.project)),
+                ("client_email", .string(RingdPushRig.clientEmail)), ("private_key", .string(keys.fcmPrivateKeyPEM)),
+                ("token_uri", .string(mock.baseURL + "/token")),
+            ])
+            let accountPath = directory.file("service-account.json"), p8 = directory.file("AuthKey_\(RingdPushRig.keyId).p8")
+            try account.serialized.write(toFile: accountPath, atomically: true, encoding: .utf8)
+            try keys.apnsPrivateKeyPEM.write(toFile: p8, atomically: true, encoding: .utf8)
+            let push: JSONValue = .object([
+                ("apns", .object([("keyFile", .string(p8)), ("keyId", .string(RingdPushRig.keyId)),
+                                  ("teamId", .string(RingdPushRig.teamId)), ("bundleId", .string(RingdPushRig.bundleId)),
+                                  ("productionURL", .string(mock.baseURL)), ("sandboxURL", .string(mock.baseURL))])),
+                ("fcm", .object([("serviceAccountFile", .string(accountPath)), ("baseURL", .string(mock.baseURL))])),
+                ("caFile", .string(certificate.certificatePath)),
+            ])
+            config = JSONValue.object([("push", push)]).serialized
+        }
+
+        /// The mock's FCM requests for `token` whose data `type` is `type`.
+        func fcm(_ type: String, to token: String) throws -> [MockPushRequest] {
+            try mock.requests.filter {
+                $0.kind == .fcm && $0.token == token && $0.body?["message"]?["data"]?["type"]?.stringValue == type
+            }
+        }
+
+        deinit {
+            _ = mock.stop()
+            certificate.remove()
+            directory.remove()
+        }
+    }
+
+    /// The device ids with a token of `uid`, as node `index` lists them.
+    static func devices(of uid: String, on index: Int, _ cluster: SignalingIntegration.TestCluster) -> [String]? {
+        guard let listed = try? SignalingIntegration.rest(port: cluster.port(index), "GET", "/v1/users/\(uid)/push-tokens").json,
+              case .array(let devices)? = listed["devices"] else { return nil }
+        return devices.compactMap { $0["pushToken"]?["deviceId"]?.stringValue }.sorted()
+    }
+
+    @Test("node 0 rings node 1's token, node 1's accept cancels it, a dead token goes everywhere, a new node reads them")
+    func pushAcrossNodes() throws {
+        let rig = try Rig()
+        let cluster = try SignalingIntegration.TestCluster(nodes: 2, config: rig.config)
+        let pixel = try cluster.open(1, uid: "bob", deviceId: "pixel")
+        let registered = try pixel.request("registerPushToken", [("platform", .string("fcm")),
+                                                                 ("token", .string(RingdPushRig.pixelToken))])
+        #expect(registered.ok, "\(registered) \(cluster.logs)")
+        let rest = try SignalingIntegration.rest(port: cluster.port(1), "PUT", "/v1/users/bob/devices/iphone/push-token",
+                                                 body: #"{"platform":"apns-voip","token":"\#(RingdPushRig.iphoneToken)"}"#)
+        #expect(rest.status == 200, "\(rest)")
+        pixel.close()
+        #expect(waitUntil(timeout: 10) { Self.devices(of: "bob", on: 0, cluster) == ["iphone", "pixel"] },
+                "node 0 lists \(String(describing: Self.devices(of: "bob", on: 0, cluster))) \(cluster.logs)")
+
+        // Bob is offline everywhere: node 0, which placed the call, pushes both devices.
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let placed = try alice.initiate(to: "bob").call()
+        let rings = try rig.mock.waitForRequests(count: 1, kind: .apns, timeout: 15)
+            + rig.mock.waitForRequests(count: 1, kind: .fcm, timeout: 15)
+        #expect(Set(rings.compactMap(\.token)) == [RingdPushRig.pixelToken, RingdPushRig.iphoneToken], "\(rings)")
+        #expect(rings.allSatisfy { $0.violations.isEmpty }, "\(rings.map(\.violations))")
+        let outcome = {
+            (try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/v1/users/bob/devices/pixel/push-token").json)??[
+                "push"]?["lastOutcome"]?.stringValue
+        }
+        #expect(waitUntil(timeout: 10) { outcome() == "sent" },
+                "node 0 did not push: \(String(describing: outcome())) \(cluster.logs)")
+
+        // Bob comes back on node 1 and accepts there: node 0 sends the FCM cancel.
+        let back = try cluster.open(1, uid: "bob", deviceId: "pixel")
+        #expect(try back.accept(placed.sessionId).call().status == .ongoing)
+        #expect(waitUntil(timeout: 10) { ((try? rig.fcm("call_cancelled", to: RingdPushRig.pixelToken)) ?? []).count == 1 },
+                "no cancel: \(String(describing: try? rig.mock.requests)) \(cluster.logs)")
+        let cancel = try #require(try rig.fcm("call_cancelled", to: RingdPushRig.pixelToken).first)
+        #expect(cancel.body?["message"]?["data"]?["sessionId"]?.stringValue == placed.sessionId)
+        #expect(cancel.body?["message"]?["data"]?["status"]?.stringValue == "ongoing")
+        #expect(try alice.end(placed.sessionId).ok)
+
+        // push.mode offline, cluster-wide: the pixel is connected to node 1, so
+        // node 0 pushes only the iPhone; carol's dead token, pushed from node
+        // 1, is gone from node 0's list too.
+        let carol = try cluster.open(1, uid: "carol", deviceId: "tablet")
+        #expect(try carol.request("registerPushToken", [("platform", .string("fcm")), ("token", .string(Self.deadToken))]).ok)
+        carol.close()
+        #expect(waitUntil(timeout: 10) { Self.devices(of: "carol", on: 0, cluster) == ["tablet"] })
+        let second = try alice.initiate(to: "bob").call()
+        _ = try back.waitForEvent(second.sessionId, .initiated)
+        _ = try rig.mock.waitForRequests(count: 2, kind: .apns, timeout: 15)
+        #expect(try alice.cancel(second.sessionId).ok)
+        #expect(try rig.fcm("incoming_call", to: RingdPushRig.pixelToken).count == 1, "the connected pixel was pushed again")
+
+        let bobOnOne = try cluster.open(1, uid: "bob", deviceId: "b2")
+        _ = try bobOnOne.initiate(to: "carol").call()
+        #expect(waitUntil(timeout: 15) {
+            Self.devices(of: "carol", on: 0, cluster) == [] && Self.devices(of: "carol", on: 1, cluster) == []
+        },
+                "the dead token stayed: \(String(describing: Self.devices(of: "carol", on: 0, cluster))) \(cluster.logs)")
+        #expect(try rig.fcm("incoming_call", to: Self.deadToken).count == 1)
+
+        // A node that starts now reads the tokens from the database.
+        try cluster.addNode()
+        #expect(Self.devices(of: "bob", on: 2, cluster) == ["iphone", "pixel"], "\(cluster.logs)")
+    }
+
+    /// A node may miss a broadcast while its listener is not connected: it
+    /// reads every token again when it attaches. A row written behind the
+    /// nodes' backs (no broadcast) stands for the missed one.
+    @Test("a node whose listener lost the database reads the tokens again")
+    func tokensAreReadAgainAfterTheListenerReconnects() throws {
+        let rig = try Rig()
+        let cluster = try SignalingIntegration.TestCluster(nodes: 1, config: rig.config)
+        let db = try PostgresConnection(url: cluster.url)
+        try db.execute("""
+            INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at)
+            VALUES ('erin', 'watch', 'fcm', $1, NULL, NULL, 1)
+            """, [RingdPushRig.pixelToken])
+        #expect(Self.devices(of: "erin", on: 0, cluster) == [], "nothing told the node")
+        try db.execute("""
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE pid <> pg_backend_pid() AND datname = current_database()
+            """)
+        #expect(waitUntil(timeout: 15) { Self.devices(of: "erin", on: 0, cluster) == ["watch"] },
+                "\(String(describing: Self.devices(of: "erin", on: 0, cluster))) \(cluster.logs)")
+    }
+}

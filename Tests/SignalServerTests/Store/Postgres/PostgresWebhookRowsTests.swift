@@ -1,0 +1,112 @@
+@testable import SignalServer
+import Testing
+
+/// The webhook outbox in PostgreSQL: rows are claimed by a leader's term
+/// oldest first and once per term, a new term takes over an old one's
+/// rows, an attempt is recorded only by the term holding the row, failed
+/// rows are retried by hand and listed in pages, and pruning keeps what is pending.
+@Suite(.serialized) struct PostgresWebhookRowsTests {
+    static func delivery(_ seq: Int64, endpoint: String = "http://a/hook", session: String = "s1",
+                         status: WebhookDeliveryStatus = .pending, updatedAt: Int64 = 1000) -> WebhookDelivery {
+        WebhookDelivery(endpoint: endpoint, seq: seq, eventId: "evt_\(session)_\(seq)", sessionId: session,
+                        trigger: "call_initiated", createdAt: 1000 + seq, body: Array("{\"seq\":\(seq),\"x\":\"é\"}".utf8),
+                        status: status, attempts: 0, nextAttemptAt: 1000 + seq, lastStatus: nil, lastError: nil,
+                        updatedAt: updatedAt)
+    }
+
+    static func database() throws -> (ThrowawayPostgres, PostgresConnection, PostgresConnection) {
+        let server = try ThrowawayPostgres()
+        let connection = try PostgresConnection(url: server.url), other = try PostgresConnection(url: server.url)
+        try PostgresSchema.migrate(connection)
+        return (server, connection, other)
+    }
+
+    /// The payloads `connection` hears up to and with `last` (at most 10 s).
+    static func heard(on connection: PostgresConnection, until last: String) throws -> [String] {
+        var payloads: [String] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while payloads.last != last, ContinuousClock.now < deadline {
+            payloads += try connection.notifications(waitingMillis: 500).map(\.payload)
+        }
+        return payloads
+    }
+
+    @Test func insertNotifiesAndClaimsOldestFirstOncePerTerm() throws {
+        let (server, connection, leader) = try Self.database()
+        defer { server.stop() }
+        try leader.execute("LISTEN \(PostgresConnection.webhookChannel)")
+        try connection.transaction { () throws(PostgresError) in
+            try connection.insert([Self.delivery(24), Self.delivery(8, session: "s2"),
+                                   Self.delivery(8, endpoint: "http://b/hook", session: "s2")])
+        }
+        try connection.transaction { () throws(PostgresError) in try connection.insert([Self.delivery(16)]) }
+        // A rolled-back change leaves no delivery and tells no one.
+        _ = try? connection.transaction { () throws(PostgresError) in
+            try connection.insert([Self.delivery(32)])
+            throw PostgresError(sqlState: nil, message: "the change failed")
+        }
+        // Notifications come in commit order: what the rollback would have sent comes before this one.
+        try connection.execute("SELECT pg_notify($1, 'end')", [PostgresConnection.webhookChannel])
+        #expect(try Self.heard(on: leader, until: "end") == ["", "", "end"])
+
+        let first = try leader.claimWebhookDeliveries(term: 7, limit: 3)
+        #expect(first.map { "\($0.seq) \($0.endpoint)" } == ["8 http://a/hook", "8 http://b/hook", "16 http://a/hook"])
+        #expect(first[0] == Self.delivery(8, session: "s2"), "every field and the body's bytes come back")
+        #expect(try leader.claimWebhookDeliveries(term: 7, limit: 10).map(\.seq) == [24])
+        #expect(try leader.claimWebhookDeliveries(term: 7, limit: 10).isEmpty, "a term claims a row once")
+        // A new leader takes every pending row, whoever held it.
+        #expect(try connection.claimWebhookDeliveries(term: 9, limit: 10).map(\.seq) == [8, 8, 16, 24])
+    }
+
+    @Test func onlyTheHoldingTermRecordsAnAttemptAndFailedRowsAreRetried() throws {
+        let (server, connection, other) = try Self.database()
+        defer { server.stop() }
+        try connection.insert([Self.delivery(8), Self.delivery(16)])
+        _ = try connection.claimWebhookDeliveries(term: 1, limit: 10)
+        var failed = Self.delivery(8)
+        failed.status = .failed
+        failed.attempts = 3
+        failed.lastStatus = 500
+        failed.lastError = "HTTP 500"
+        failed.updatedAt = 5000
+        #expect(try connection.saveWebhookAttempt(failed, term: 1))
+        _ = try other.claimWebhookDeliveries(term: 2, limit: 10)
+        var stale = Self.delivery(16)
+        stale.status = .delivered
+        #expect(try connection.saveWebhookAttempt(stale, term: 1) == false, "term 2 holds it now")
+        #expect(try other.webhookDeliveries(WebhookDeliveryQuery(status: .pending)).deliveries.map(\.seq) == [16])
+        #expect(try other.webhookDeliveries(WebhookDeliveryQuery(status: .failed)).deliveries == [failed])
+
+        try other.execute("LISTEN \(PostgresConnection.webhookChannel)")
+        let retried = try connection.retryWebhookDeliveries(endpoint: nil, seq: nil, now: 9000)
+        #expect(retried.map { "\($0.seq) \($0.status) \($0.attempts) \($0.nextAttemptAt)" } == ["8 pending 0 9000"])
+        #expect(try Self.heard(on: other, until: "") == [""], "the retry tells the leader")
+        #expect(try other.claimWebhookDeliveries(term: 2, limit: 10).map(\.seq) == [8], "the leader claims it again")
+        #expect(try connection.retryWebhookDeliveries(endpoint: "http://a/hook", seq: 8, now: 9000).isEmpty,
+                "a pending row is not retried")
+    }
+
+    @Test func pagesNewestFirstAndPruningKeepsPending() throws {
+        let (server, connection, _) = try Self.database()
+        defer { server.stop() }
+        try connection.insert([Self.delivery(8, endpoint: "http://B"), Self.delivery(8, endpoint: "http://a"),
+                               Self.delivery(16, status: .delivered, updatedAt: 100),
+                               Self.delivery(24, status: .failed, updatedAt: 100), Self.delivery(32, updatedAt: 100),
+                               Self.delivery(40, status: .delivered, updatedAt: 5000)])
+        var seen: [String] = []
+        var query = WebhookDeliveryQuery(limit: 2)
+        repeat {
+            let page = try connection.webhookDeliveries(query)
+            seen += page.deliveries.map { "\($0.seq) \($0.endpoint)" }
+            query.cursor = page.next
+        } while query.cursor != nil
+        // Endpoints compare bytewise, as in SQLite: "a" after "B".
+        #expect(seen == ["40 http://a/hook", "32 http://a/hook", "24 http://a/hook", "16 http://a/hook", "8 http://a",
+                         "8 http://B"])
+        #expect(throws: StoreError.self) { try connection.webhookDeliveries(WebhookDeliveryQuery(cursor: "nonsense")) }
+
+        #expect(try connection.pruneWebhookDeliveries(before: 1000, limit: 1) == 1)
+        #expect(try connection.pruneWebhookDeliveries(before: 1000, limit: 10) == 1)
+        #expect(try connection.webhookDeliveries(WebhookDeliveryQuery()).deliveries.map(\.seq) == [40, 32, 8, 8])
+    }
+}

@@ -55,7 +55,7 @@ struct NodeMessage: Sendable, Equatable {
         for entry in entries {
             guard case .array(let fields) = entry, fields.count >= 3, case .integer(let loop) = fields[0],
                   case .integer(let connection) = fields[1], case .integer(let third) = fields[2],
-                  loop >= 0, loop < DeviceAddress.loopLimit, connection >= 0 else { return nil }
+                  loop >= 0, connection >= 0 else { return nil }
             let address = DeviceAddress(loop: Int(loop), connection: UInt64(connection))
             if fields.count == 4 {
                 guard let code = UInt16(exactly: third), let reason = fields[3].stringValue else { return nil }

@@ -31,13 +31,6 @@ import Testing
         #expect(NodeMessage.deliveries(from: body) == nil)
     }
 
-    @Test func anAddressKeepsNodeLoopAndConnectionIn16Bytes() {
-        let address = DeviceAddress(node: (1 << 40) - 1, loop: (1 << 24) - 1, connection: .max)
-        #expect(address.node == (1 << 40) - 1 && address.loop == (1 << 24) - 1 && address.connection == .max)
-        #expect(DeviceAddress(loop: 3, connection: 9).node == 0)
-        #expect(MemoryLayout<DeviceAddress>.size == 16, "no larger than before nodes, in every map of devices")
-    }
-
     @Test func lockKeysAreTheSameOnEveryNodeAndDifferPerUser() {
         // FNV-1a 64 of "alice": a fixed value, so every build of every node locks the same key.
         #expect(PostgresConnection.lockKey("alice") == Int64(bitPattern: 0x508b_2abb_65a0_3907))

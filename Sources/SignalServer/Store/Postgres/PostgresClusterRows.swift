@@ -83,7 +83,7 @@ extension PostgresConnection {
                                [String(node), String(limit)])
         return (0 ..< rows.count).compactMap { row in
             guard let uid = rows.string(row, 0), let deviceId = rows.string(row, 1), let loop = rows.int64(row, 2),
-                  let connection = rows.int64(row, 3), (0 ..< Int64(DeviceAddress.loopLimit)).contains(loop) else { return nil }
+                  let connection = rows.int64(row, 3) else { return nil }
             return Device(uid: uid, deviceId: deviceId,
                           address: DeviceAddress(node: node, loop: Int(loop), connection: UInt64(connection)))
         }
@@ -135,8 +135,7 @@ extension PostgresConnection {
         var devices: [String: [String: DeviceAddress]] = [:]
         for row in 0 ..< rows.count {
             guard let uid = rows.string(row, 0), let deviceId = rows.string(row, 1), let node = rows.int64(row, 2),
-                  let loop = rows.int64(row, 3), let connection = rows.int64(row, 4),
-                  (0 ..< Int64(DeviceAddress.loopLimit)).contains(loop), (0 ..< 1 << 40).contains(node) else { continue }
+                  let loop = rows.int64(row, 3), let connection = rows.int64(row, 4) else { continue }
             devices[uid, default: [:]][deviceId] = DeviceAddress(node: node, loop: Int(loop), connection: UInt64(connection))
         }
         return devices

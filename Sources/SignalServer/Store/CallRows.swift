@@ -111,28 +111,11 @@ extension StoreConnection {
     static func decodeCall(_ row: SQLiteStatement) throws(StoreError) -> Call {
         guard let sessionId = row.string(at: 0), let initiator = row.string(at: 3), let receiver = row.string(at: 4)
         else { throw StoreError(.corruptRow, "a call row lacks its session id or parties") }
-        func corrupt(_ what: String, _ value: String?) -> StoreError {
-            StoreError(.corruptRow, "call \(sessionId) has \(what) \(value.map { "'\($0)'" } ?? "NULL")")
-        }
-        let typeText = row.string(at: 1), statusText = row.string(at: 2), reasonText = row.string(at: 10)
-        guard let callType = typeText.flatMap(CallType.init(rawValue:)) else { throw corrupt("call type", typeText) }
-        guard let status = statusText.flatMap(CallStatus.init(rawValue:)) else { throw corrupt("status", statusText) }
-        var endReason: EndReason?
-        if let reasonText {
-            guard let reason = EndReason(rawValue: reasonText) else { throw corrupt("end reason", reasonText) }
-            endReason = reason
-        }
-        var metadata: JSONValue?
-        if let metadataText = row.string(at: 12) {
-            do throws(JSONParseError) {
-                metadata = try JSONValue.parse(metadataText)
-            } catch {
-                throw StoreError(.corruptRow, "call \(sessionId) has unreadable metadata: \(error)")
-            }
-        }
-        return Call(sessionId: sessionId, callType: callType, status: status, initiator: initiator, receiver: receiver,
-                    initiatorDevice: row.string(at: 14), initiatedAt: row.int64(at: 5), acceptedAt: row.optionalInt64(at: 6),
-                    endedAt: row.optionalInt64(at: 7), acceptedBy: row.string(at: 8), endedBy: row.string(at: 9), endReason: endReason,
-                    timeoutMs: row.int64(at: 11), metadata: metadata, seq: row.int64(at: 13))
+        return try CallRowValues(
+            sessionId: sessionId, callType: row.string(at: 1), status: row.string(at: 2), initiator: initiator,
+            receiver: receiver, initiatorDevice: row.string(at: 14), initiatedAt: row.int64(at: 5),
+            acceptedAt: row.optionalInt64(at: 6), endedAt: row.optionalInt64(at: 7), acceptedBy: row.string(at: 8),
+            endedBy: row.string(at: 9), endReason: row.string(at: 10), timeoutMs: row.int64(at: 11),
+            metadata: row.string(at: 12), seq: row.int64(at: 13)).decoded()
     }
 }

@@ -66,29 +66,12 @@ extension PostgresConnection {
               let initiatedAt = rows.int64(row, 6), let timeoutMs = rows.int64(row, 12) else {
             throw StoreError(.corruptRow, "a call row lacks its session id, parties or times")
         }
-        func corrupt(_ what: String, _ value: String?) -> StoreError {
-            StoreError(.corruptRow, "call \(sessionId) has \(what) \(value.map { "'\($0)'" } ?? "NULL")")
-        }
-        let typeText = rows.string(row, 1), statusText = rows.string(row, 2), reasonText = rows.string(row, 11)
-        guard let callType = typeText.flatMap(CallType.init(rawValue:)) else { throw corrupt("call type", typeText) }
-        guard let status = statusText.flatMap(CallStatus.init(rawValue:)) else { throw corrupt("status", statusText) }
-        var endReason: EndReason?
-        if let reasonText {
-            guard let reason = EndReason(rawValue: reasonText) else { throw corrupt("end reason", reasonText) }
-            endReason = reason
-        }
-        var metadata: JSONValue?
-        if let text = rows.string(row, 13) {
-            do throws(JSONParseError) {
-                metadata = try JSONValue.parse(text)
-            } catch {
-                throw StoreError(.corruptRow, "call \(sessionId) has unreadable metadata: \(error)")
-            }
-        }
-        return Call(sessionId: sessionId, callType: callType, status: status, initiator: initiator, receiver: receiver,
-                    initiatorDevice: rows.string(row, 5), initiatedAt: initiatedAt, acceptedAt: rows.int64(row, 7),
-                    endedAt: rows.int64(row, 8), acceptedBy: rows.string(row, 9), endedBy: rows.string(row, 10),
-                    endReason: endReason, timeoutMs: timeoutMs, metadata: metadata, seq: rows.int64(row, 14) ?? 0)
+        return try CallRowValues(
+            sessionId: sessionId, callType: rows.string(row, 1), status: rows.string(row, 2), initiator: initiator,
+            receiver: receiver, initiatorDevice: rows.string(row, 5), initiatedAt: initiatedAt, acceptedAt: rows.int64(row, 7),
+            endedAt: rows.int64(row, 8), acceptedBy: rows.string(row, 9), endedBy: rows.string(row, 10),
+            endReason: rows.string(row, 11), timeoutMs: timeoutMs, metadata: rows.string(row, 13),
+            seq: rows.int64(row, 14) ?? 0).decoded()
     }
 }
 

@@ -162,8 +162,7 @@ import TestSupport
         let path = try Self.makeStore(in: directory)
         let server = try ThrowawayPostgres()
         defer { server.stop() }
-        let postgres = try PostgresConnection(url: server.url)
-        try PostgresSchema.migrate(postgres)
+        let postgres = try server.migratedConnection()
         func refusal() throws -> String {
             try #require(throws: StoreMigrationError.self) {
                 try StoreMigrator.migrate(from: path, to: server.url, now: Self.migratedAt)

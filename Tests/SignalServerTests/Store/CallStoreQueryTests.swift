@@ -3,18 +3,22 @@ import SignalProtocol
 import Testing
 import TestSupport
 
-/// Call history queries: every filter and combination, keyset pagination
-/// (also while calls are added), and invalid queries.
+/// Call history queries on every backend: every filter and combination,
+/// keyset pagination in save order (equal times, calls arriving and
+/// changing between pages), and invalid queries.
 @Suite(.blocking) struct CallStoreQueryTests {
-    /// 90 calls between five users with every type and status, in save order.
+    /// 90 calls between five users with every type and status, saved at
+    /// positions 1 to 90.
     private static let calls: [Call] = (0 ..< 90).map { index in
         let users = ["alice", "bob", "carol", "dave", "erin"]
         let initiator = users[index % 3 == 0 ? 0 : (index / 3) % 5]
         var receiver = users[(index * 7 + 1) % 5]
         if receiver == initiator { receiver = users[(users.firstIndex(of: initiator)! + 1) % 5] }
         let statuses = CallStatus.allCases
-        return storedCall(index, initiator, receiver, type: index % 4 == 1 ? .video : .audio,
-                          status: statuses[(index / 2) % statuses.count])
+        var call = storedCall(index, initiator, receiver, type: index % 4 == 1 ? .video : .audio,
+                              status: statuses[(index / 2) % statuses.count])
+        call.seq = Int64(index + 1)
+        return call
     }
 
     /// What the history of `uid` for `query` must be: the matching calls, newest first.
@@ -28,12 +32,12 @@ import TestSupport
         }
     }
 
-    /// Runs `body` with a store at `location` holding ``calls``.
-    private func withStore(_ location: StoreLocation = .file, _ body: (CallStore) throws -> Void) throws {
-        let opened = try TestStore(location)
-        defer { opened.close() }
-        try opened.store.saveAndWait(Self.calls)
-        try body(opened.store)
+    /// Runs `body` with a store of `backend` holding `calls`.
+    private func withStore(_ backend: StoreBackend, _ calls: [Call] = calls, _ body: (BackendStore) throws -> Void) throws {
+        let store = try BackendStore(backend)
+        defer { store.close() }
+        try store.save(calls)
+        try body(store)
     }
 
     @Test func datasetCoversEveryFilterValue() {
@@ -67,9 +71,9 @@ import TestSupport
         return queries
     }
 
-    @Test(arguments: StoreLocation.allCases)
-    func everyFilterAndCombinationMatchesAcrossPages(_ location: StoreLocation) throws {
-        try withStore(location) { store in
+    @Test(arguments: StoreBackend.allCases)
+    func everyFilterAndCombinationMatchesAcrossPages(_ backend: StoreBackend) throws {
+        try withStore(backend) { store in
             let queries = Self.everyCombination
             #expect(queries.count == 3 * 8 * 2 * 3 * 4)
             for query in queries {
@@ -79,8 +83,9 @@ import TestSupport
         }
     }
 
-    @Test func eachFilterAloneOnEveryUser() throws {
-        try withStore { store in
+    @Test(arguments: StoreBackend.allCases)
+    func eachFilterAloneOnEveryUser(_ backend: StoreBackend) throws {
+        try withStore(backend) { store in
             for uid in ["alice", "bob", "carol", "dave", "erin", "nobody"] {
                 let queries = [CallLogFilter(limit: 100), CallLogFilter(limit: 100, callType: .video),
                                CallLogFilter(limit: 100, status: .rejected), CallLogFilter(limit: 100, missedOnly: true),
@@ -94,8 +99,9 @@ import TestSupport
         }
     }
 
-    @Test func pagesWalkTheWholeHistoryNewestFirst() throws {
-        try withStore { store in
+    @Test(arguments: StoreBackend.allCases)
+    func pagesWalkTheWholeHistoryNewestFirst(_ backend: StoreBackend) throws {
+        try withStore(backend) { store in
             let all = Self.expected("alice", CallLogFilter(limit: 100))
             #expect(all.count > 30)
             for limit in [1, 2, 7, 30, all.count, 100] {
@@ -106,6 +112,8 @@ import TestSupport
                     pages.append(page.logs)
                     guard let next = page.next else { break }
                     #expect(page.logs.count == limit)
+                    #expect(next == CallLogCursor.encode(try #require(page.logs.last).call.seq),
+                            "the cursor is the last entry's seq")
                     query.cursor = next
                 }
                 #expect(pages.flatMap { $0 } == all, "limit \(limit)")
@@ -118,63 +126,90 @@ import TestSupport
         }
     }
 
-    /// Keyset pagination: calls saved or updated between page fetches neither
-    /// repeat nor skip any of the calls present at the start.
-    @Test(arguments: StoreLocation.allCases)
-    func paginationStaysConsistentWhileCallsArrive(_ location: StoreLocation) throws {
-        try withStore(location) { store in
+    /// Pages follow save order, not call times: calls with one start time,
+    /// and one that started earlier but was saved later, split at page
+    /// boundaries without a repeat or a gap.
+    @Test(arguments: StoreBackend.allCases)
+    func pagesBreakBetweenEqualTimesBySaveOrder(_ backend: StoreBackend) throws {
+        let calls = (0 ..< 9).map { index in
+            var call = storedCall(index, index % 2 == 0 ? "alice" : "bob", index % 2 == 0 ? "bob" : "alice")
+            call.initiatedAt = index == 8 ? 1 : 1_700_000_000_000
+            call.seq = Int64(10 + index)
+            return call
+        }
+        try withStore(backend, calls) { store in
+            let newestFirst = calls.reversed().map { CallLog(call: $0, for: "alice") }
+            for limit in [1, 2, 3, 4] {
+                let logs = try store.allLogs("alice", CallLogFilter(limit: limit))
+                #expect(logs == newestFirst, "limit \(limit)")
+            }
+        }
+    }
+
+    /// Keyset pagination: calls saved or changed between page fetches
+    /// neither repeat nor skip any of the calls present at the start; a
+    /// change keeps a call where it was first saved.
+    @Test(arguments: StoreBackend.allCases)
+    func paginationStaysConsistentWhileCallsArrive(_ backend: StoreBackend) throws {
+        try withStore(backend) { store in
             let original = Self.expected("alice", CallLogFilter(limit: 100)).map(\.call.sessionId)
             var query = CallLogFilter(limit: 5)
             var seen: [String] = []
-            var added = 1000
+            var position: Int64 = 1000
+            var added = 0
             while true {
                 let page = try store.logs("alice", query)
                 seen += page.logs.map(\.call.sessionId)
-                // New calls (newer than all) and a status change of a call already shown.
-                try store.saveAndWait([storedCall(added, "alice", "bob"), storedCall(added + 1, "carol", "alice")])
-                if let shown = page.logs.first?.call {
-                    var changed = shown
-                    changed.metadata = .object([("seen", .bool(true))])
-                    try store.saveAndWait([changed])
+                // New calls (newer than all) and a change of a call already shown.
+                for (initiator, receiver) in [("alice", "bob"), ("carol", "alice")] {
+                    position += 1
+                    var call = storedCall(Int(position), initiator, receiver)
+                    call.seq = position
+                    try store.save([call])
+                    added += 1
                 }
-                added += 2
+                if var changed = page.logs.first?.call {
+                    position += 1
+                    changed.metadata = .object([("seen", .bool(true))])
+                    changed.seq = position
+                    try store.save([changed])
+                }
                 guard let next = page.next else { break }
                 query.cursor = next
             }
             #expect(seen == original)
             #expect(Set(seen).count == seen.count)
             let now = try store.allLogs("alice", CallLogFilter(limit: 100)).map(\.call.sessionId)
-            #expect(now.count == original.count + (added - 1000))
+            #expect(now.count == original.count + added)
             #expect(Array(now.suffix(original.count)) == original)
         }
     }
 
-    @Test(arguments: StoreLocation.allCases)
-    func invalidCursorsAndLimitsAreRefused(_ location: StoreLocation) throws {
-        try withStore(location) { store in
+    @Test(arguments: StoreBackend.allCases)
+    func invalidCursorsAndLimitsAreRefused(_ backend: StoreBackend) throws {
+        try withStore(backend) { store in
             let issued = try #require(try store.logs("alice", CallLogFilter(limit: 2)).next)
             for cursor in ["", "garbage", issued + "x", "AAAAAAAAAAA", String(issued.reversed()) + "+"] {
-                let result = try waitForResult { store.callLogs(for: "alice", query: CallLogFilter(cursor: cursor), completion: $0) }
-                let error = try #require(throws: StoreError.self) { try result.get() }
-                #expect(error.code == .badCursor, "\(cursor)")
+                let error = try #require(throws: StoreError.self) { try store.logs("alice", CallLogFilter(cursor: cursor)) }
+                #expect(error == StoreError(.badCursor, "cursor is not one the server issued"), "\(cursor)")
                 #expect(throws: StoreError.self) { try CallLogFilter(cursor: cursor).seqBound() }
             }
             for limit in [0, -1, 101, Int.max] {
-                let result = try waitForResult { store.callLogs(for: "alice", query: CallLogFilter(limit: limit), completion: $0) }
-                let error = try #require(throws: StoreError.self) { try result.get() }
-                #expect(error.code == .badQuery, "\(limit)")
+                let error = try #require(throws: StoreError.self) { try store.logs("alice", CallLogFilter(limit: limit)) }
+                #expect(error == StoreError(.badQuery, "limit must be 1 to 100, not \(limit)"))
             }
-            _ = try CallLogFilter(limit: 100, cursor: issued).seqBound()
             // A cursor from one user's history is only a position: on another it resumes at the same seq.
-            #expect(throws: Never.self) { try store.logs("bob", CallLogFilter(cursor: issued)) }
+            let bound = try CallLogFilter(limit: 100, cursor: issued).seqBound()
+            let bobs = try store.logs("bob", CallLogFilter(limit: 100, cursor: issued))
+            #expect(bobs.logs == Self.expected("bob", CallLogFilter(limit: 100)).filter { $0.call.seq < bound })
         }
     }
 
-    @Test(arguments: StoreLocation.allCases)
-    func anEmptyHistoryHasOneEmptyPage(_ location: StoreLocation) throws {
-        let opened = try TestStore(location)
-        defer { opened.close() }
-        let store = opened.store
-        #expect(try store.logs("alice") == CallLogPage(logs: [], next: nil))
+    @Test(arguments: StoreBackend.allCases)
+    func anEmptyHistoryHasOneEmptyPage(_ backend: StoreBackend) throws {
+        try withStore(backend, []) { store in
+            let page = try store.logs("alice")
+            #expect(page == CallLogPage(logs: [], next: nil))
+        }
     }
 }

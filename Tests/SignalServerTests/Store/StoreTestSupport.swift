@@ -133,14 +133,19 @@ extension CallStore {
 
     /// Every page of `uid`'s history for `query`, concatenated.
     func allLogs(_ uid: String, _ query: CallLogFilter) throws -> [CallLog] {
-        var query = query
-        var logs: [CallLog] = []
-        while true {
-            let page = try self.logs(uid, query)
-            logs += page.logs
-            guard let next = page.next else { return logs }
-            query.cursor = next
-        }
+        try everyPage(from: query) { try logs(uid, $0) }
+    }
+}
+
+/// Every page `page` answers, from `query` on through each `next`, concatenated.
+func everyPage(from query: CallLogFilter, _ page: (CallLogFilter) throws -> CallLogPage) throws -> [CallLog] {
+    var query = query
+    var logs: [CallLog] = []
+    while true {
+        let answer = try page(query)
+        logs += answer.logs
+        guard let next = answer.next else { return logs }
+        query.cursor = next
     }
 }
 

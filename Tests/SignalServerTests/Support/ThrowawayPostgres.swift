@@ -1,4 +1,5 @@
 import Foundation
+@testable import SignalServer
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -49,6 +50,13 @@ final class ThrowawayPostgres {
     }
 
     deinit { stop() }
+
+    /// A new connection to a database carrying ringd's schema.
+    func migratedConnection() throws -> PostgresConnection {
+        let connection = try PostgresConnection(url: url)
+        try PostgresSchema.migrate(connection)
+        return connection
+    }
 
     /// Runs a PostgreSQL tool through Python's subprocess, which closes
     /// every descriptor but 0–2 in the child: Foundation's `Process` passes

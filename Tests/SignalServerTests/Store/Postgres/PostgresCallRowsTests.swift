@@ -9,8 +9,7 @@ import Testing
     @Test func callsRoundTripAndKeepTheirParties() throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }
-        let connection = try PostgresConnection(url: server.url)
-        try PostgresSchema.migrate(connection)
+        let connection = try server.migratedConnection()
 
         var call = Call(sessionId: "9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d", callType: .video, status: .initiated,
                         initiator: "alice", receiver: "bob", initiatorDevice: "laptop", initiatedAt: 1_764_466_800_000,
@@ -54,8 +53,7 @@ import Testing
     @Test func aCallsSeqIsItsFirstPosition() throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }
-        let connection = try PostgresConnection(url: server.url)
-        try PostgresSchema.migrate(connection)
+        let connection = try server.migratedConnection()
         func position() throws -> Int64 {
             try #require(try connection.execute("SELECT nextval('change_seq')").int64(0, 0))
         }

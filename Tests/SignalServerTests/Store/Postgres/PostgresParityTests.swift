@@ -69,8 +69,7 @@ import Testing
     private func withBothBackends(_ body: (StoreConnection, PostgresConnection) throws -> Void) throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }
-        let postgres = try PostgresConnection(url: server.url)
-        try PostgresSchema.migrate(postgres)
+        let postgres = try server.migratedConnection()
         let sqlite = try StoreConnection(path: CallStore.inMemoryPath, synchronousFull: false)
         for call in Self.changes {
             try sqlite.save(call)

@@ -15,8 +15,7 @@ import Testing
     @Test func tokensMoveAreLimitedAndPurgedOnlyWhileCurrent() throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }
-        let connection = try PostgresConnection(url: server.url), other = try PostgresConnection(url: server.url)
-        try PostgresSchema.migrate(connection)
+        let connection = try server.migratedConnection(), other = try PostgresConnection(url: server.url)
         func save(_ token: RegisteredPushToken, limit: Int = 2, on db: PostgresConnection) throws -> PushTokenSaved {
             try db.transaction { () throws(PostgresError) in try db.savePushToken(token, limit: limit) }
         }

@@ -8,8 +8,7 @@ import Testing
     @Test func revocationsKeepTheLaterTime() throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }
-        let connection = try PostgresConnection(url: server.url), other = try PostgresConnection(url: server.url)
-        try PostgresSchema.migrate(connection)
+        let connection = try server.migratedConnection(), other = try PostgresConnection(url: server.url)
         #expect(try connection.revocations().isEmpty)
 
         try connection.saveRevocation(uid: "alice", revokedAt: 1000)

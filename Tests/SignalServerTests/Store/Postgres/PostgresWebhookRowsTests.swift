@@ -16,8 +16,7 @@ import Testing
 
     static func database() throws -> (ThrowawayPostgres, PostgresConnection, PostgresConnection) {
         let server = try ThrowawayPostgres()
-        let connection = try PostgresConnection(url: server.url), other = try PostgresConnection(url: server.url)
-        try PostgresSchema.migrate(connection)
+        let connection = try server.migratedConnection(), other = try PostgresConnection(url: server.url)
         return (server, connection, other)
     }
 

@@ -58,10 +58,16 @@ final class ClusterWorker: Sendable {
                 defer { queue.jobs = [] }
                 return (queue.jobs, queue.stopping)
             }
+            // One connect at most per batch: each may block for the connect
+            // timeout, and a node that lost the database queues a job per device.
+            var connectTried = false
             for job in jobs {
                 // A server that restarted closed the connection while it was idle: a new one, before the job fails on it.
                 if let open = connection, !open.isAlive { connection = nil }
-                if connection == nil { connection = try? PostgresConnection.clusterSession(url: url, leaseSeconds: leaseSeconds) }
+                if connection == nil && !connectTried {
+                    connectTried = true
+                    connection = try? PostgresConnection.clusterSession(url: url, leaseSeconds: leaseSeconds)
+                }
                 // A job that fails on a broken connection answers for itself
                 // (a failed disconnect makes the node start over).
                 job(connection)

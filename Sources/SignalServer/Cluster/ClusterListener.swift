@@ -103,15 +103,15 @@ final class ClusterListener: Sendable {
             try connection.execute("UNLISTEN *")
             try connection.execute("LISTEN \(ClusterChannel.all)")
             if let webhooks = node.webhooks, webhooks.isLeading { try webhooks.listen(on: connection) }
-            // Read after listening, so no revocation falls between the two.
+            // Read after listening, so no revocation or token falls between
+            // the two; a failed read fails the attach, which starts over.
             if let tokens = node.service?.tokens {
-                for (uid, at) in (try? connection.revocations()) ?? [:] { tokens.revoke(uid: uid, at: at) }
+                for (uid, at) in try Self.reading("revocations", connection.revocations) { tokens.revoke(uid: uid, at: at) }
             }
             if let registry = node.service?.pushTokens {
-                guard let stored = try? connection.pushTokens() else {
-                    throw PostgresError(sqlState: nil, message: "the push tokens cannot be read")
-                }
-                registry.replace(tokensOf: nil, with: stored)
+                registry.replace(tokensOf: nil, with: try Self.reading("push tokens") { () throws(StoreError) in
+                    try connection.pushTokens()
+                })
             }
             let number = try connection.registerNode(name: node.name)
             try connection.execute("LISTEN \(ClusterChannel.node(number))")
@@ -121,6 +121,15 @@ final class ClusterListener: Sendable {
         } catch {
             Log.warning("cluster node cannot register and listen: \(error.description)")
             return (nil, 0)
+        }
+    }
+
+    /// What `read` answers; its failure as the attach's error.
+    private static func reading<Value>(_ what: String, _ read: () throws(StoreError) -> Value) throws(PostgresError) -> Value {
+        do {
+            return try read()
+        } catch {
+            throw PostgresError(sqlState: nil, message: "the \(what) cannot be read: \(error.message)")
         }
     }
 

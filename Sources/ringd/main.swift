@@ -37,8 +37,8 @@ migrate-store copies a stopped single node's SQLite store (--from, default
 store.path) into the PostgreSQL database of a cluster that has no calls yet
 (--to, a libpq connection string such as 'host=/run/postgresql dbname=ringd',
 default store.url), in one transaction: every call at its position, live
-calls ended with server_restart, the revocations, the push tokens and the
-generated token secret; webhook deliveries are not copied. The
+calls ended with server_restart, the revocations, the push tokens, the
+webhook outbox and the generated token secret. The
 configuration (--config PATH, else as for serving) is read only for what
 --from or --to leave out. See docs/MIGRATE-STORE.md.
 

@@ -62,7 +62,8 @@ public enum TokenSecret {
         }.joined()
     }
 
-    private static func generate() -> [UInt8] {
+    /// A new random 256-bit secret.
+    static func generate() -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0 ..< 32).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
     }

@@ -17,8 +17,6 @@ public final class ClusterNode: Sendable {
     private let numberState: Atomic<Int64>
     /// The name the node registers with (host and process id), for operators.
     let name: String
-    /// Read from the database at start.
-    let revocations: [String: Int64]
     /// The token secret every node shares when none is configured.
     let sharedTokenSecret: [UInt8]
     let worker: ClusterWorker
@@ -43,14 +41,12 @@ public final class ClusterNode: Sendable {
         guard let url = settings.url else { throw StoreError(.database, "\"store.url\" is not set") }
         self.settings = settings
         self.name = name
-        let setUp = try ClusterTransaction.wrap { () throws(PostgresError) in
+        // Revocations and push tokens are read when the listener attaches, before the node serves.
+        sharedTokenSecret = try ClusterTransaction.wrap { () throws(PostgresError) in
             let db = try PostgresConnection(url: url)
             try PostgresSchema.migrate(db)
-            let proposed = (0 ..< 32).map { _ in String(format: "%02x", UInt8.random(in: 0 ... 255)) }.joined()
-            return (db, try db.sharedValue("token_secret", proposing: proposed))
+            return try db.sharedTokenSecret(proposing: TokenSecret.generate())
         }
-        revocations = try setUp.0.revocations()
-        sharedTokenSecret = TokenSecret.decodeHex(setUp.1) ?? Array(setUp.1.utf8)
         numberState = Atomic(0)
         worker = ClusterWorker(url: url, leaseSeconds: settings.leaseSeconds)
         listener = ClusterListener(url: url, settings: settings)

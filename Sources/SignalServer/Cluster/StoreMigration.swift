@@ -79,8 +79,6 @@ public enum StoreMigrator {
     /// The longest `cluster.leaseSeconds`: a node that renewed its lease
     /// more recently may still be serving.
     static let longestLeaseMillis: Int64 = 300_000
-    /// The `cluster_settings` row ``ClusterNode`` reads the shared secret from.
-    static let tokenSecretSetting = "token_secret"
 
     /// Copies the store at `sqlitePath` into the database at `url` (a
     /// libpq connection string). `now` is when live calls end. Refuses,
@@ -208,23 +206,23 @@ public enum StoreMigrator {
         throws(StoreMigrationError) -> StoreMigrationSummary.TokenSecretOutcome {
         guard let secret else { return .noneKept }
         let stored = try step("reading PostgreSQL's token secret") { () throws(PostgresError) in
-            let rows = try target.execute("SELECT value FROM cluster_settings WHERE name = $1", [tokenSecretSetting])
+            let rows = try target.execute("SELECT value FROM cluster_settings WHERE name = $1",
+                                          [PostgresConnection.tokenSecretSetting])
             return rows.count > 0 ? rows.string(0, 0) : nil
         }
         if let stored {
-            // Read back as ClusterNode reads it.
-            guard (TokenSecret.decodeHex(stored) ?? Array(stored.utf8)) == secret else {
+            guard PostgresConnection.tokenSecret(stored: stored) == secret else {
                 throw StoreMigrationError("""
                     PostgreSQL's cluster_settings holds another token secret (a cluster node generated it): with it, \
                     the tokens the single node issued stop working. If no token the cluster issued must stay valid, \
-                    delete it (DELETE FROM cluster_settings WHERE name = '\(tokenSecretSetting)') and migrate again
+                    delete it (DELETE FROM cluster_settings WHERE name = '\(PostgresConnection.tokenSecretSetting)') and migrate again
                     """)
             }
             return .alreadyThere
         }
         try step("storing the token secret") { () throws(PostgresError) in
             try target.execute("INSERT INTO cluster_settings (name, value) VALUES ($1, $2)",
-                               [tokenSecretSetting, TokenSecret.hex(secret)])
+                               [PostgresConnection.tokenSecretSetting, TokenSecret.hex(secret)])
         }
         return .copied
     }

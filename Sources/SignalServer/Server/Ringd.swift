@@ -33,12 +33,14 @@ public final class Ringd: ServerApplication {
         let storePath = cluster == nil ? config.storePath : CallStore.inMemoryPath
         storeLock = storePath == CallStore.inMemoryPath ? nil : try StoreLock(storePath: storePath)
         let store = try CallStore(path: storePath, synchronousFull: config.storeSynchronousFull)
-        let secret = try cluster.map { node throws(ConfigError) in
-            try config.tokenSecret.map { configured throws(ConfigError) in
-                try TokenSecret.load(configured: configured, directory: nil)
-            } ?? node.sharedTokenSecret
-        } ?? TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
-        let tokens = TokenAuthority(secret: secret, revocations: try cluster?.revocations ?? store.loadRevocations())
+        // Nodes share the secret PostgreSQL keeps unless one is configured.
+        let secret = if let cluster, config.tokenSecret == nil {
+            cluster.sharedTokenSecret
+        } else {
+            try TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
+        }
+        // A cluster node's revocations come from PostgreSQL once it attaches (ClusterListener).
+        let tokens = TokenAuthority(secret: secret, revocations: cluster == nil ? try store.loadRevocations() : [:])
         let wall = SignalingClock.system.wall
         let needsOutbound = config.push.isEnabled || config.webhooks.endpoints.contains(where: \.enabled)
         for caFile in [config.webhooks.caFile, config.push.caFile].compactMap({ $0 }) {

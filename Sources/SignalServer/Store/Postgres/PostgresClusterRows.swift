@@ -254,4 +254,16 @@ extension PostgresConnection {
                     [name, proposed])
         return try execute("SELECT value FROM cluster_settings WHERE name = $1", [name]).string(0, 0) ?? proposed
     }
+
+    /// The `cluster_settings` name of the token secret every node shares, kept in hex.
+    static let tokenSecretSetting = "token_secret"
+
+    /// The token secret every node shares: the one stored, or `proposed`, stored, when there is none.
+    func sharedTokenSecret(proposing proposed: [UInt8]) throws(PostgresError) -> [UInt8] {
+        Self.tokenSecret(stored: try sharedValue(Self.tokenSecretSetting, proposing: TokenSecret.hex(proposed)))
+    }
+
+    /// A stored token secret's bytes: hex, as nodes and `migrate-store` write
+    /// it; a value an operator put there that is not hex is its own bytes.
+    static func tokenSecret(stored: String) -> [UInt8] { TokenSecret.decodeHex(stored) ?? Array(stored.utf8) }
 }

@@ -21,9 +21,8 @@ extension ClusterBroadcast {
     /// the ring it stops was handed over by the worker's job that committed
     /// it, right after its COMMIT, so a stop queued behind that job cannot
     /// overtake it, however soon another node committed the stop.
-    static func handlePush(_ payload: String, for service: SignalingService, of node: ClusterNode,
+    static func handlePush(_ document: JSONValue, for service: SignalingService, of node: ClusterNode,
                            on connection: PostgresConnection) {
-        guard let document = try? JSONValue.parse(payload) else { return }
         if case .array(let members)? = document["pushTokens"] {
             let uids = members.compactMap(\.stringValue)
             do throws(StoreError) {

@@ -140,8 +140,12 @@ final class ClusterListener: Sendable {
             return
         }
         if notification.channel == ClusterChannel.all {
-            if let (uid, at) = ClusterBroadcast.revocation(from: notification.payload) { service.tokens.revoke(uid: uid, at: at) }
-            ClusterBroadcast.handlePush(notification.payload, for: service, of: node, on: connection)
+            guard let document = try? JSONValue.parse(notification.payload) else { return }
+            if let (uid, at) = ClusterBroadcast.revocation(from: document) {
+                service.tokens.revoke(uid: uid, at: at)
+            } else {
+                ClusterBroadcast.handlePush(document, for: service, of: node, on: connection)
+            }
             return
         }
         var body = notification.payload
@@ -161,13 +165,17 @@ final class ClusterListener: Sendable {
 /// What a node tells every node: a revocation, as `{"revoke": uid, "at": ms}`;
 /// push, in ClusterBroadcast+Push.swift.
 enum ClusterBroadcast {
+    /// Sends `payload` to every node when the transaction `db` is in commits (at once outside one).
+    static func send(_ payload: String, on db: PostgresConnection) throws(PostgresError) {
+        try db.execute("SELECT pg_notify($1, $2)", [ClusterChannel.all, payload])
+    }
+
     static func revocation(uid: String, at: Int64) -> String {
         JSONValue.object([("revoke", .string(uid)), ("at", .integer(at))]).serialized
     }
 
-    static func revocation(from payload: String) -> (String, Int64)? {
-        guard let document = try? JSONValue.parse(payload), let uid = document["revoke"]?.stringValue,
-              case .integer(let at)? = document["at"] else { return nil }
+    static func revocation(from document: JSONValue) -> (String, Int64)? {
+        guard let uid = document["revoke"]?.stringValue, case .integer(let at)? = document["at"] else { return nil }
         return (uid, at)
     }
 }

@@ -116,4 +116,11 @@ extension ClusterNode {
     func read(_ read: @escaping @Sendable (PostgresConnection?) -> Void) {
         worker.submit(read)
     }
+
+    /// Runs `body` on the worker, after what is queued, and completes with
+    /// its answer, or a failure when the database cannot be reached.
+    func read<T>(_ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T,
+                 completion: @escaping @Sendable (Result<T, StoreError>) -> Void) {
+        worker.submit(body, completion: completion)
+    }
 }

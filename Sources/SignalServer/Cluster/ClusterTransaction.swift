@@ -85,11 +85,13 @@ struct ClusterTransaction {
             guard try Self.wrap({ () throws(PostgresError) in try db.takeTimer(timer, dueBy: now.wall) }) else { return nil }
         }
         var machine = CallStateMachine(settings: settings)
-        machine.seed(calls: calls, devices: devices, graceGenerations: graces, after: seq - 1, reservedThrough: seq + 7,
-                     now: now)
+        let positions = PostgresConnection.positionsPerTransition
+        machine.seed(calls: calls, devices: devices, graceGenerations: graces, after: seq - 1,
+                     reservedThrough: seq + positions - 1, now: now)
         let output = input(&machine, now)
-        guard output.changes.count <= 8 else {
-            throw StoreError(.database, "a transition made \(output.changes.count) changes; a cluster transition makes at most 8")
+        guard output.changes.count <= positions else {
+            throw StoreError(.database,
+                             "a transition made \(output.changes.count) changes; a cluster transition makes at most \(positions)")
         }
         for change in output.changes { try db.save(change.after) }
         try Self.wrap { () throws(PostgresError) in
@@ -108,7 +110,7 @@ struct ClusterTransaction {
             }
             // To every node: the one that pushed the ring may be another.
             for case .pushStopped(let call) in output.actions {
-                try db.execute("SELECT pg_notify($1, $2)", [ClusterChannel.all, ClusterBroadcast.pushStopped(call)])
+                try ClusterBroadcast.send(ClusterBroadcast.pushStopped(call), on: db)
             }
         }
         let rings = output.actions.compactMap { action -> (call: Call, connected: [String])? in

@@ -151,9 +151,6 @@ final class ClusterWebhookStore: WebhookStore {
 
     private func run<T>(_ completion: @escaping @Sendable (Result<T, StoreError>) -> Void,
                         _ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T) {
-        worker.submit { db in
-            guard let db else { return completion(.failure(StoreError(.database, "the cluster's database cannot be reached"))) }
-            completion(Result { () throws(StoreError) in try body(db) })
-        }
+        worker.submit(body, completion: completion)
     }
 }

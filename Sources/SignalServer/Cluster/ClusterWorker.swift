@@ -42,6 +42,16 @@ final class ClusterWorker: Sendable {
         if accepted { wake.signal() } else { job(nil) }
     }
 
+    /// Queues `body` and completes with its answer, or with a
+    /// ``StoreErrorCode/database`` failure when the database cannot be reached.
+    func submit<T>(_ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T,
+                   completion: @escaping @Sendable (Result<T, StoreError>) -> Void) {
+        submit { db in
+            guard let db else { return completion(.failure(StoreError(.database, "the cluster's database cannot be reached"))) }
+            completion(Result { () throws(StoreError) in try body(db) })
+        }
+    }
+
     /// Runs what is queued, then stops the thread and waits for it.
     func stop() {
         queue.withLock { $0.stopping = true }

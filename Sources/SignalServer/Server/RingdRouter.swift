@@ -15,8 +15,7 @@ public final class RingdRouter: HTTPRouter {
         table.add("GET", "/readyz") { _, _ in
             // A cluster node without its database takes no devices: balancers should send them elsewhere.
             if let cluster = service.cluster, cluster.number == 0, stats.isReady {
-                return .respond(.json(.serviceUnavailable, .object([("status", .string("not ready")),
-                                                                    ("reason", .string("no connection to the cluster's database"))])))
+                return .respond(ServerStats.notReady("no connection to the cluster's database"))
             }
             return .respond(stats.readinessResponse)
         }

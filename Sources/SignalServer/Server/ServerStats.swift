@@ -118,8 +118,11 @@ public final class ServerStats: Sendable {
 
     /// The `GET /readyz` answer: 200 while ready, else 503.
     public var readinessResponse: HTTPResponse {
-        isReady ? .json(.ok, .object([("status", .string("ready"))]))
-            : .json(.serviceUnavailable, .object([("status", .string("not ready")),
-                                                  ("reason", .string("starting or shutting down"))]))
+        isReady ? .json(.ok, .object([("status", .string("ready"))])) : Self.notReady("starting or shutting down")
+    }
+
+    /// `/readyz`'s answer when the server cannot take clients now, and why.
+    static func notReady(_ reason: String) -> HTTPResponse {
+        .json(.serviceUnavailable, .object([("status", .string("not ready")), ("reason", .string(reason))]))
     }
 }

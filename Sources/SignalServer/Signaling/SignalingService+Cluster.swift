@@ -39,36 +39,26 @@ extension SignalingService {
     func callLogs(for uid: String, query: CallLogFilter,
                   completion: @escaping @Sendable (Result<CallLogPage, StoreError>) -> Void) {
         guard let cluster else { return store.callLogs(for: uid, query: query, completion: completion) }
-        cluster.read { db in
-            completion(Self.reading(db) { db throws(StoreError) in try db.callLogs(for: uid, query: query) })
-        }
+        cluster.read({ db throws(StoreError) in try db.callLogs(for: uid, query: query) }, completion: completion)
     }
 
     /// A call as the store holds it (for a live call, as the machine does).
     func call(sessionId: String, completion: @escaping @Sendable (Result<Call?, StoreError>) -> Void) {
         guard let cluster else { return store.call(sessionId: sessionId, completion: completion) }
-        cluster.read { db in completion(Self.reading(db) { db throws(StoreError) in try db.call(sessionId: sessionId) }) }
+        cluster.read({ db throws(StoreError) in try db.call(sessionId: sessionId) }, completion: completion)
     }
 
     /// Revokes `uid`'s tokens issued before `at` here, durably, and on every node.
     func revokeTokens(uid: String, at: Int64, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
         tokens.revoke(uid: uid, at: at)
         guard let cluster else { return store.saveRevocation(uid: uid, revokedAt: at, completion: completion) }
-        cluster.read { db in
-            completion(Self.reading(db) { db throws(StoreError) in
-                // Durable first; a failed broadcast fails the request, which the caller repeats.
-                try db.saveRevocation(uid: uid, revokedAt: at)
-                try ClusterTransaction.wrap { () throws(PostgresError) in
-                    try db.execute("SELECT pg_notify($1, $2)", [ClusterChannel.all, ClusterBroadcast.revocation(uid: uid, at: at)])
-                }
-            })
-        }
-    }
-
-    private static func reading<T>(_ db: PostgresConnection?,
-                                   _ body: (PostgresConnection) throws(StoreError) -> T) -> Result<T, StoreError> {
-        guard let db else { return .failure(StoreError(.database, "the cluster's database cannot be reached")) }
-        return Result { () throws(StoreError) in try body(db) }
+        cluster.read({ db throws(StoreError) in
+            // Durable first; a failed broadcast fails the request, which the caller repeats.
+            try db.saveRevocation(uid: uid, revokedAt: at)
+            try ClusterTransaction.wrap { () throws(PostgresError) in
+                try ClusterBroadcast.send(ClusterBroadcast.revocation(uid: uid, at: at), on: db)
+            }
+        }, completion: completion)
     }
 
     /// Closes every connection on every loop (a cluster node that lost

@@ -211,8 +211,12 @@ extension PostgresConnection {
 
     // MARK: Sequence, messages, shared values
 
-    /// The first of the 8 positions of the change sequence the transition
-    /// may hand out (`change_seq` counts in steps of 8).
+    /// How many positions one transition may hand out: `change_seq`'s
+    /// increment, fixed by schema migration 1.
+    static let positionsPerTransition: Int64 = 8
+
+    /// The first of the ``positionsPerTransition`` positions of the change
+    /// sequence the transition may hand out.
     func nextSeq() throws(PostgresError) -> Int64 {
         guard let seq = try execute("SELECT nextval('change_seq')").int64(0, 0) else {
             throw PostgresError(sqlState: nil, message: "nextval returned nothing")

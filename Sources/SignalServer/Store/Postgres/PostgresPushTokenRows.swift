@@ -6,6 +6,13 @@ import SignalProtocol
 extension PostgresConnection {
     private static let pushTokenColumns = "uid, device_id, platform, token, topic, environment, updated_at"
 
+    /// The values of `token` as `$1…$7`, in ``pushTokenColumns``' order.
+    static func parameters(of token: RegisteredPushToken) -> [String?] {
+        let registration = token.registration
+        return [token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
+                registration.environment?.rawValue, String(token.updatedAt)]
+    }
+
     /// Stores `token` as its device's (see ``StoreConnection/save(_:limit:)``),
     /// inside the caller's transaction. The user's advisory lock keeps two
     /// nodes saving for one user from both keeping `limit` tokens; it is the
@@ -24,8 +31,7 @@ extension PostgresConnection {
             INSERT INTO push_tokens (\(Self.pushTokenColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)
             ON CONFLICT (uid, device_id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
                 topic = excluded.topic, environment = excluded.environment, updated_at = excluded.updated_at
-            """, [token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
-                  registration.environment?.rawValue, String(token.updatedAt)])
+            """, Self.parameters(of: token))
         let evicted = try execute("""
             DELETE FROM push_tokens WHERE uid = $1 AND device_id IN (
                 SELECT device_id FROM push_tokens WHERE uid = $1 AND device_id != $2
@@ -50,38 +56,19 @@ extension PostgresConnection {
     /// The stored tokens of `uids`, or every one. A row this build cannot
     /// read is skipped with a warning, as SQLite's are.
     func pushTokens(of uids: [String]? = nil) throws(StoreError) -> [RegisteredPushToken] {
-        let rows: PostgresRows
-        do throws(PostgresError) {
-            rows = if let uids {
+        let rows = try reportingPostgresErrors { () throws(PostgresError) in
+            if let uids {
                 try execute("SELECT \(Self.pushTokenColumns) FROM push_tokens WHERE uid = ANY($1::text[])",
                             [Self.textArray(uids)])
             } else {
                 try execute("SELECT \(Self.pushTokenColumns) FROM push_tokens")
             }
-        } catch {
-            throw StoreError(error)
         }
-        var tokens: [RegisteredPushToken] = []
-        for row in 0 ..< rows.count {
-            let uid = rows.string(row, 0) ?? "", deviceId = rows.string(row, 1) ?? ""
-            do throws(SignalError) {
-                guard let platform = PushPlatform(rawValue: rows.string(row, 2) ?? "") else {
-                    throw SignalError(.validation, "unknown platform \(rows.string(row, 2) ?? "")")
-                }
-                let environment = try rows.string(row, 5).map { (raw) throws(SignalError) -> PushEnvironment in
-                    guard let value = PushEnvironment(rawValue: raw) else {
-                        throw SignalError(.validation, "unknown environment \(raw)")
-                    }
-                    return value
-                }
-                let registration = try PushRegistration(platform: platform, token: rows.string(row, 3) ?? "",
-                                                        topic: rows.string(row, 4), environment: environment)
-                tokens.append(RegisteredPushToken(uid: uid, deviceId: deviceId, registration: registration,
-                                                  updatedAt: rows.int64(row, 6) ?? 0))
-            } catch {
-                Log.warning("cluster store: skipping the push token of \(uid)/\(deviceId): \(error.message)")
-            }
+        return (0 ..< rows.count).compactMap { row in
+            PushTokenRowValues(uid: rows.string(row, 0) ?? "", deviceId: rows.string(row, 1) ?? "",
+                               platform: rows.string(row, 2), token: rows.string(row, 3), topic: rows.string(row, 4),
+                               environment: rows.string(row, 5), updatedAt: rows.int64(row, 6) ?? 0)
+                .decoded(by: "cluster store")
         }
-        return tokens
     }
 }

@@ -35,7 +35,7 @@ extension PostgresConnection {
         let evicted = try execute("""
             DELETE FROM push_tokens WHERE uid = $1 AND device_id IN (
                 SELECT device_id FROM push_tokens WHERE uid = $1 AND device_id != $2
-                ORDER BY updated_at DESC, device_id OFFSET $3)
+                ORDER BY updated_at DESC, device_id COLLATE "C" OFFSET $3)
             RETURNING device_id
             """, [token.uid, token.deviceId, String(max(0, limit - 1))])
         let dropped = (0 ..< evicted.count).map { PushDeviceKey(uid: token.uid, deviceId: evicted.string($0, 0) ?? "") }

@@ -15,8 +15,11 @@ extension PostgresConnection {
 
     /// Stores `token` as its device's (see ``StoreConnection/save(_:limit:)``),
     /// inside the caller's transaction. The user's advisory lock keeps two
-    /// nodes saving for one user from both keeping `limit` tokens; it is the
-    /// only lock the transaction takes, so it waits for no one in a cycle.
+    /// nodes saving for one user from both keeping `limit` tokens. Taking
+    /// the token from another user's device locks that user's row, so two
+    /// users' devices swapping tokens at once can wait for each other in a
+    /// cycle: PostgreSQL fails one with `deadlock_detected`, for the caller
+    /// to run again (``PushTokenStore/save(_:limit:completion:)`` does).
     func savePushToken(_ token: RegisteredPushToken, limit: Int) throws(PostgresError) -> PushTokenSaved {
         try lockUsers([token.uid])
         let registration = token.registration

@@ -26,12 +26,18 @@ enum WebhookRoutes {
         table.add("GET", "/v1/webhooks/outbox") { request, _ in
             RestRoutes.authorized(request, service) {
                 .later { sink in
-                    let answer: @Sendable ((pending: Int, backlog: Bool, oldestCreatedAt: Int64?)) -> Void = { depth in
-                        sink.send(.json(.ok, .object([("pending", .integer(Int64(depth.pending))),
-                                                      ("backlog", .bool(depth.backlog)),
-                                                      ("oldestPendingCreatedAt", depth.oldestCreatedAt.map(JSONValue.integer) ?? .null)])))
+                    let answer: @Sendable (Result<Webhooks.OutboxDepth, StoreError>) -> Void = { result in
+                        switch result {
+                        case .success(let depth):
+                            sink.send(.json(.ok, .object([("pending", .integer(Int64(depth.pending))),
+                                                          ("backlog", .bool(depth.backlog)),
+                                                          ("oldestPendingCreatedAt", depth.oldestCreatedAt.map(JSONValue.integer) ?? .null)])))
+                        case .failure(let error):
+                            // The cluster's database: another node may reach it.
+                            sink.send(.error(.serviceUnavailable, "the store failed: \(error.code)"))
+                        }
                     }
-                    guard let webhooks else { return answer((0, false, nil)) }
+                    guard let webhooks else { return answer(.success((0, false, nil))) }
                     webhooks.depth(completion: answer)
                 }
             }

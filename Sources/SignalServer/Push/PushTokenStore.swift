@@ -8,9 +8,13 @@ enum PushTokenStore: Sendable {
     case local(CallStore)
     case cluster(ClusterNode)
 
-    /// How often a cluster save runs again when another node moved the same
-    /// token at the same moment (the unique index refused the second).
+    /// How often a cluster save runs when another node moved the same token
+    /// at the same moment (the unique index refused the second), or two
+    /// users' devices swapped tokens (PostgreSQL broke the deadlock).
     static let clusterSaveAttempts = 3
+
+    /// The SQLSTATEs of those races, after which a save runs again.
+    private static let clusterSaveRaces: Set<String?> = [PostgresError.uniqueViolation, PostgresError.deadlockDetected]
 
     /// Stores `token` as its device's, moving it from any device that held
     /// it, and keeps the user within `limit` tokens.
@@ -29,7 +33,7 @@ enum PushTokenStore: Sendable {
                                 try Self.broadcast(Set([token.uid] + saved.movedFrom.map(\.uid)), on: db)
                                 return saved
                             }
-                        } catch where error.sqlState == PostgresError.uniqueViolation
+                        } catch where Self.clusterSaveRaces.contains(error.sqlState)
                             && attempt < Self.clusterSaveAttempts {
                             continue
                         }

@@ -28,6 +28,28 @@ struct ChangedCalls: Sendable {
     var exceeded: Bool
 }
 
+extension ChangedCalls {
+    /// Whether `call`, created by the position, may be the live call the
+    /// user was in at it: any but one that was busy at once may.
+    static func mayHaveBeenLive(_ call: Call) -> Bool { !(call.status == .busy && call.endedBy == nil) }
+
+    /// What changed after position `seq`, at most `limit` calls, from the
+    /// calls created after it (up to `limit + 1`, to tell an excess) and
+    /// the calls created by then, newest first: all `limit` the store
+    /// read, or fewer ending with the first that ``mayHaveBeenLive(_:)``.
+    /// The one that may have been live is included when it changed since;
+    /// `limit` of them none of which may have been means the store cannot
+    /// tell which call the user was in.
+    init(createdAfter: [Call], createdByAt: [Call], after seq: Int64, limit: Int) {
+        var calls = createdAfter
+        let candidate = createdByAt.first(where: Self.mayHaveBeenLive)
+        if let candidate, candidate.seq > seq { calls.append(candidate) }
+        let exceeded = createdAfter.count > limit || (candidate == nil && createdByAt.count == limit)
+        calls.sort { $0.seq < $1.seq }
+        self.init(calls: exceeded ? [] : calls, exceeded: exceeded)
+    }
+}
+
 /// The change sequence and the restart grace deadlines, in `counters` and `restart_grace`.
 extension StoreConnection {
     /// The calls of ?1 created after position ?2 (their seq is their first
@@ -75,26 +97,16 @@ extension StoreConnection {
     /// then, was the party of no other live call, and any older call ended
     /// before that one was created), included when it changed since.
     func changedCalls(of uid: String, after seq: Int64, limit: Int) throws(StoreError) -> ChangedCalls {
-        var calls = try rows(Self.createdAfterSQL, uid: uid, seq: seq, limit: limit + 1) { _ in true }
-        var exceeded = calls.count > limit
-        var scanned = 0
-        var candidate: Call?
-        _ = try rows(Self.createdByAtSQL, uid: uid, seq: seq, limit: limit) { call in
-            scanned += 1
-            if call.status == .busy && call.endedBy == nil { return true }
-            candidate = call
-            return false
-        }
-        if let candidate, candidate.seq > seq { calls.append(candidate) }
-        if candidate == nil && scanned == limit { exceeded = true }
-        calls.sort { $0.seq < $1.seq }
-        return ChangedCalls(calls: exceeded ? [] : calls, exceeded: exceeded)
+        let createdAfter = try rows(Self.createdAfterSQL, uid: uid, seq: seq, limit: limit + 1) { _ in false }
+        let createdByAt = try rows(Self.createdByAtSQL, uid: uid, seq: seq, limit: limit, through: ChangedCalls.mayHaveBeenLive)
+        return ChangedCalls(createdAfter: createdAfter, createdByAt: createdByAt, after: seq, limit: limit)
     }
 
-    /// The calls `sql` selects for `uid`, `seq` and `limit` (?1 to ?3) while
-    /// `keep` returns true for the one just read (which is collected).
+    /// The calls `sql` selects for `uid`, `seq` and `limit` (?1 to ?3), up
+    /// to and including the first that `last` returns true for: the rest
+    /// need not be decoded.
     private func rows(_ sql: String, uid: String, seq: Int64, limit: Int,
-                      while keep: (Call) -> Bool) throws(StoreError) -> [Call] {
+                      through last: (Call) -> Bool) throws(StoreError) -> [Call] {
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
             let statement = try database.statement(sql)
             try statement.bind(uid, at: 1)
@@ -106,8 +118,8 @@ extension StoreConnection {
         var calls: [Call] = []
         while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
             let call = try Self.decodeCall(statement)
-            guard keep(call) else { break }
             calls.append(call)
+            if last(call) { break }
         }
         return calls
     }

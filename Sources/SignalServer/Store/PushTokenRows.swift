@@ -90,32 +90,19 @@ extension StoreConnection {
         }
     }
 
-    /// Every stored token. A row this build cannot read (edited by hand) is
-    /// skipped with a warning rather than stopping the start.
+    /// Every stored token. A row this build cannot read is skipped with a
+    /// warning (``PushTokenRowValues/decoded(by:)``).
     func pushTokens() throws(StoreError) -> [RegisteredPushToken] {
         try reportingSQLiteErrors { () throws(SQLiteError) in
             let statement = try database.statement("SELECT \(Self.columns) FROM push_tokens")
             defer { statement.reset() }
             var tokens: [RegisteredPushToken] = []
             while try statement.step() == .row {
-                let uid = statement.string(at: 0) ?? "", deviceId = statement.string(at: 1) ?? ""
-                do throws(SignalError) {
-                    guard let platform = PushPlatform(rawValue: statement.string(at: 2) ?? "") else {
-                        throw SignalError(.validation, "unknown platform \(statement.string(at: 2) ?? "")")
-                    }
-                    let environment = try statement.string(at: 5).map { (raw) throws(SignalError) -> PushEnvironment in
-                        guard let value = PushEnvironment(rawValue: raw) else {
-                            throw SignalError(.validation, "unknown environment \(raw)")
-                        }
-                        return value
-                    }
-                    let registration = try PushRegistration(platform: platform, token: statement.string(at: 3) ?? "",
-                                                            topic: statement.string(at: 4), environment: environment)
-                    tokens.append(RegisteredPushToken(uid: uid, deviceId: deviceId, registration: registration,
-                                                      updatedAt: statement.int64(at: 6)))
-                } catch {
-                    Log.warning("call store: skipping the push token of \(uid)/\(deviceId): \(error.message)")
-                }
+                let values = PushTokenRowValues(
+                    uid: statement.string(at: 0) ?? "", deviceId: statement.string(at: 1) ?? "",
+                    platform: statement.string(at: 2), token: statement.string(at: 3), topic: statement.string(at: 4),
+                    environment: statement.string(at: 5), updatedAt: statement.int64(at: 6))
+                if let token = values.decoded(by: "call store") { tokens.append(token) }
             }
             return tokens
         }

@@ -28,15 +28,17 @@ final class Webhooks: Sendable {
         if cluster == nil { dispatcher.enqueue(deliveries) }
     }
 
+    typealias OutboxDepth = (pending: Int, backlog: Bool, oldestCreatedAt: Int64?)
+
     /// How many deliveries wait, whether more wait than memory holds, and
     /// the oldest one's creation time: the dispatcher's on one node; in a
-    /// cluster the database's, so that every node answers for the cluster.
-    func depth(completion: @escaping @Sendable ((pending: Int, backlog: Bool, oldestCreatedAt: Int64?)) -> Void) {
-        guard let cluster else { return completion(dispatcher.depth) }
+    /// cluster the database's, so that every node answers for the cluster
+    /// (and fails when it cannot reach it, rather than claim none wait).
+    func depth(completion: @escaping @Sendable (Result<OutboxDepth, StoreError>) -> Void) {
+        guard let cluster else { return completion(.success(dispatcher.depth)) }
         let limit = dispatcher.memoryLimit
         cluster.pendingDepth { result in
-            let (pending, oldest) = (try? result.get()) ?? (0, nil)
-            completion((pending, pending > limit, oldest))
+            completion(result.map { pending, oldest in (pending, pending > limit, oldest) })
         }
     }
 

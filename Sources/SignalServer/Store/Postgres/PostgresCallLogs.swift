@@ -38,12 +38,7 @@ extension PostgresConnection {
         // A lone parenthesized scan takes no second ORDER BY: it is wrapped.
         let sql = "SELECT * FROM (\(scans.joined(separator: " UNION ALL "))) AS page ORDER BY seq DESC LIMIT $3"
 
-        let rows: PostgresRows
-        do throws(PostgresError) {
-            rows = try execute(sql, parameters)
-        } catch {
-            throw StoreError(error)
-        }
+        let rows = try reportingPostgresErrors { () throws(PostgresError) in try execute(sql, parameters) }
         var logs: [CallLog] = []
         var lastSeq: Int64 = 0
         for row in 0 ..< min(rows.count, query.limit) {

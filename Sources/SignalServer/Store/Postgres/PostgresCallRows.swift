@@ -43,11 +43,8 @@ extension PostgresConnection {
     }
 
     func call(sessionId: String) throws(StoreError) -> Call? {
-        let rows: PostgresRows
-        do throws(PostgresError) {
-            rows = try execute("SELECT \(Self.callColumns) FROM calls WHERE session_id = $1", [sessionId])
-        } catch {
-            throw StoreError(error)
+        let rows = try reportingPostgresErrors { () throws(PostgresError) in
+            try execute("SELECT \(Self.callColumns) FROM calls WHERE session_id = $1", [sessionId])
         }
         return rows.count == 0 ? nil : try Self.decodeCall(rows, 0)
     }

@@ -162,7 +162,9 @@ extension PostgresConnection {
             """, [Self.textArray(Array(uids))])
         var generations: [String: UInt64] = [:]
         for row in 0 ..< rows.count {
-            if let uid = rows.string(row, 0), let generation = rows.int64(row, 1) { generations[uid] = UInt64(generation) }
+            if let uid = rows.string(row, 0), let generation = rows.int64(row, 1) {
+                generations[uid] = UInt64(bitPattern: generation)
+            }
         }
         return generations
     }
@@ -196,7 +198,7 @@ extension PostgresConnection {
             guard let subject = rows.string(row, 1), let generation = rows.int64(row, 2) else { return nil }
             switch rows.string(row, 0) {
             case "ring": return .ring(sessionId: subject)
-            case "grace": return .grace(uid: subject, generation: UInt64(generation))
+            case "grace": return .grace(uid: subject, generation: UInt64(bitPattern: generation))
             default: return nil
             }
         }

@@ -22,6 +22,17 @@ public struct PostgresError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String { sqlState.map { "\($0): \(message)" } ?? message }
 }
 
+/// Runs `body`, reporting a PostgreSQL failure as a ``StoreError``, as
+/// ``reportingSQLiteErrors(_:)`` does SQLite's.
+@discardableResult
+func reportingPostgresErrors<Value>(_ body: () throws(PostgresError) -> Value) throws(StoreError) -> Value {
+    do throws(PostgresError) {
+        return try body()
+    } catch {
+        throw StoreError(error)
+    }
+}
+
 /// One libpq connection, owned: opened by `init`, closed in `deinit`. Used
 /// by one thread at a time (libpq connections are not thread-safe), like
 /// ``SQLiteDatabase``. Parameters go as text in `$1…`, never spliced into

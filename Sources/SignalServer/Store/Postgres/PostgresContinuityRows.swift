@@ -44,49 +44,37 @@ extension PostgresConnection {
     /// Inside a cluster transition, which holds the user's lock, none of
     /// the user's calls can change between them, and they run in it.
     func changedCalls(of uid: String, after seq: Int64, limit: Int) throws(StoreError) -> ChangedCalls {
-        let createdAfter: PostgresRows, createdByAt: PostgresRows
-        do throws(PostgresError) {
+        let (createdAfter, createdByAt) = try reportingPostgresErrors { () throws(PostgresError) in
             let read = { () throws(PostgresError) in
                 (try self.execute(Self.createdAfterSQL, [uid, String(seq), String(limit + 1)]),
                  try self.execute(Self.createdByAtSQL, [uid, String(seq), String(limit)]))
             }
-            (createdAfter, createdByAt) = try isInTransaction ? read() : transaction(.readOnlySnapshot, read)
-        } catch {
-            throw StoreError(error)
+            return try isInTransaction ? read() : transaction(.readOnlySnapshot, read)
         }
-        var calls = try Self.decodeCalls(createdAfter)
-        var exceeded = calls.count > limit
-        var scanned = 0
-        var candidate: Call?
-        for row in 0 ..< createdByAt.count {
-            let call = try Self.decodeCall(createdByAt, row)
-            scanned += 1
-            if call.status == .busy && call.endedBy == nil { continue }
-            candidate = call
-            break
-        }
-        if let candidate, candidate.seq > seq { calls.append(candidate) }
-        if candidate == nil && scanned == limit { exceeded = true }
-        calls.sort { $0.seq < $1.seq }
-        return ChangedCalls(calls: exceeded ? [] : calls, exceeded: exceeded)
+        return ChangedCalls(createdAfter: try Self.decodeCalls(createdAfter),
+                            createdByAt: try Self.decodeCalls(createdByAt, through: ChangedCalls.mayHaveBeenLive),
+                            after: seq, limit: limit)
     }
 
     /// The calls still `initiated` or `ongoing` that one of `uids` is a
     /// party of, oldest first: what a node serving those users continues.
     func liveCalls(ofAny uids: [String]) throws(StoreError) -> [Call] {
-        let rows: PostgresRows
-        do throws(PostgresError) {
-            rows = try execute(Self.liveCallsOfAnySQL, [Self.textArray(uids)])
-        } catch {
-            throw StoreError(error)
-        }
-        return try Self.decodeCalls(rows)
+        try Self.decodeCalls(reportingPostgresErrors { () throws(PostgresError) in
+            try execute(Self.liveCallsOfAnySQL, [Self.textArray(uids)])
+        })
     }
 
-    /// Every row of a result selecting ``callColumns`` first, as calls.
-    private static func decodeCalls(_ rows: PostgresRows) throws(StoreError) -> [Call] {
+    /// The rows of a result selecting ``callColumns`` first, as calls, up
+    /// to and including the first that `last` returns true for: the rest
+    /// need not be decoded.
+    private static func decodeCalls(_ rows: PostgresRows,
+                                    through last: (Call) -> Bool = { _ in false }) throws(StoreError) -> [Call] {
         var calls: [Call] = []
-        for row in 0 ..< rows.count { calls.append(try decodeCall(rows, row)) }
+        for row in 0 ..< rows.count {
+            let call = try decodeCall(rows, row)
+            calls.append(call)
+            if last(call) { break }
+        }
         return calls
     }
 }

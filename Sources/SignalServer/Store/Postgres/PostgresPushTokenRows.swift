@@ -6,10 +6,20 @@ import SignalProtocol
 extension PostgresConnection {
     private static let pushTokenColumns = "uid, device_id, platform, token, topic, environment, updated_at"
 
+    /// The values of `token` as `$1…$7`, in ``pushTokenColumns``' order.
+    static func parameters(of token: RegisteredPushToken) -> [String?] {
+        let registration = token.registration
+        return [token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
+                registration.environment?.rawValue, String(token.updatedAt)]
+    }
+
     /// Stores `token` as its device's (see ``StoreConnection/save(_:limit:)``),
     /// inside the caller's transaction. The user's advisory lock keeps two
-    /// nodes saving for one user from both keeping `limit` tokens; it is the
-    /// only lock the transaction takes, so it waits for no one in a cycle.
+    /// nodes saving for one user from both keeping `limit` tokens. Taking
+    /// the token from another user's device locks that user's row, so two
+    /// users' devices swapping tokens at once can wait for each other in a
+    /// cycle: PostgreSQL fails one with `deadlock_detected`, for the caller
+    /// to run again (``PushTokenStore/save(_:limit:completion:)`` does).
     func savePushToken(_ token: RegisteredPushToken, limit: Int) throws(PostgresError) -> PushTokenSaved {
         try lockUsers([token.uid])
         let registration = token.registration
@@ -24,12 +34,11 @@ extension PostgresConnection {
             INSERT INTO push_tokens (\(Self.pushTokenColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)
             ON CONFLICT (uid, device_id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
                 topic = excluded.topic, environment = excluded.environment, updated_at = excluded.updated_at
-            """, [token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
-                  registration.environment?.rawValue, String(token.updatedAt)])
+            """, Self.parameters(of: token))
         let evicted = try execute("""
             DELETE FROM push_tokens WHERE uid = $1 AND device_id IN (
                 SELECT device_id FROM push_tokens WHERE uid = $1 AND device_id != $2
-                ORDER BY updated_at DESC, device_id OFFSET $3)
+                ORDER BY updated_at DESC, device_id COLLATE "C" OFFSET $3)
             RETURNING device_id
             """, [token.uid, token.deviceId, String(max(0, limit - 1))])
         let dropped = (0 ..< evicted.count).map { PushDeviceKey(uid: token.uid, deviceId: evicted.string($0, 0) ?? "") }
@@ -50,38 +59,19 @@ extension PostgresConnection {
     /// The stored tokens of `uids`, or every one. A row this build cannot
     /// read is skipped with a warning, as SQLite's are.
     func pushTokens(of uids: [String]? = nil) throws(StoreError) -> [RegisteredPushToken] {
-        let rows: PostgresRows
-        do throws(PostgresError) {
-            rows = if let uids {
+        let rows = try reportingPostgresErrors { () throws(PostgresError) in
+            if let uids {
                 try execute("SELECT \(Self.pushTokenColumns) FROM push_tokens WHERE uid = ANY($1::text[])",
                             [Self.textArray(uids)])
             } else {
                 try execute("SELECT \(Self.pushTokenColumns) FROM push_tokens")
             }
-        } catch {
-            throw StoreError(error)
         }
-        var tokens: [RegisteredPushToken] = []
-        for row in 0 ..< rows.count {
-            let uid = rows.string(row, 0) ?? "", deviceId = rows.string(row, 1) ?? ""
-            do throws(SignalError) {
-                guard let platform = PushPlatform(rawValue: rows.string(row, 2) ?? "") else {
-                    throw SignalError(.validation, "unknown platform \(rows.string(row, 2) ?? "")")
-                }
-                let environment = try rows.string(row, 5).map { (raw) throws(SignalError) -> PushEnvironment in
-                    guard let value = PushEnvironment(rawValue: raw) else {
-                        throw SignalError(.validation, "unknown environment \(raw)")
-                    }
-                    return value
-                }
-                let registration = try PushRegistration(platform: platform, token: rows.string(row, 3) ?? "",
-                                                        topic: rows.string(row, 4), environment: environment)
-                tokens.append(RegisteredPushToken(uid: uid, deviceId: deviceId, registration: registration,
-                                                  updatedAt: rows.int64(row, 6) ?? 0))
-            } catch {
-                Log.warning("cluster store: skipping the push token of \(uid)/\(deviceId): \(error.message)")
-            }
+        return (0 ..< rows.count).compactMap { row in
+            PushTokenRowValues(uid: rows.string(row, 0) ?? "", deviceId: rows.string(row, 1) ?? "",
+                               platform: rows.string(row, 2), token: rows.string(row, 3), topic: rows.string(row, 4),
+                               environment: rows.string(row, 5), updatedAt: rows.int64(row, 6) ?? 0)
+                .decoded(by: "cluster store")
         }
-        return tokens
     }
 }

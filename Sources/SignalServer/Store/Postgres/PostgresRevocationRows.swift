@@ -5,23 +5,18 @@ extension PostgresConnection {
     /// invalid. A revocation only moves forward: an older one, from a node
     /// that learned of it late, changes nothing.
     func saveRevocation(uid: String, revokedAt: Int64) throws(StoreError) {
-        do throws(PostgresError) {
+        try reportingPostgresErrors { () throws(PostgresError) in
             try execute("""
                 INSERT INTO revocations (uid, revoked_at) VALUES ($1, $2)
                 ON CONFLICT (uid) DO UPDATE SET revoked_at = greatest(revocations.revoked_at, excluded.revoked_at)
                 """, [uid, String(revokedAt)])
-        } catch {
-            throw StoreError(error)
         }
     }
 
     /// Every revocation: uid to the time before which its tokens are invalid.
     func revocations() throws(StoreError) -> [String: Int64] {
-        let rows: PostgresRows
-        do throws(PostgresError) {
-            rows = try execute("SELECT uid, revoked_at FROM revocations")
-        } catch {
-            throw StoreError(error)
+        let rows = try reportingPostgresErrors { () throws(PostgresError) in
+            try execute("SELECT uid, revoked_at FROM revocations")
         }
         var revocations: [String: Int64] = [:]
         for row in 0 ..< rows.count {

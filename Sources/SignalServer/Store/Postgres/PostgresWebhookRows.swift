@@ -43,7 +43,7 @@ extension PostgresConnection {
     /// parties' locks), so a later change of a call is never claimed before
     /// an earlier one that is still pending.
     func claimWebhookDeliveries(term: Int64, limit: Int) throws(StoreError) -> [WebhookDelivery] {
-        let rows = try Self.reporting { () throws(PostgresError) in
+        let rows = try reportingPostgresErrors { () throws(PostgresError) in
             try execute("""
                 UPDATE webhook_deliveries SET claimed = $1 WHERE (endpoint, seq) IN (
                     SELECT endpoint, seq FROM webhook_deliveries
@@ -58,7 +58,7 @@ extension PostgresConnection {
     /// it (a row a later leader claimed is that leader's); whether it did.
     @discardableResult
     func saveWebhookAttempt(_ delivery: WebhookDelivery, term: Int64) throws(StoreError) -> Bool {
-        try Self.reporting { () throws(PostgresError) in
+        try reportingPostgresErrors { () throws(PostgresError) in
             try execute("""
                 UPDATE webhook_deliveries SET status = $3, attempts = $4, next_attempt_at = $5, last_status = $6,
                                               last_error = $7, updated_at = $8
@@ -85,7 +85,7 @@ extension PostgresConnection {
         }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         // COLLATE "C": the cursor compares endpoints bytewise, as SQLite does.
-        let rows = try Self.reporting { () throws(PostgresError) in
+        let rows = try reportingPostgresErrors { () throws(PostgresError) in
             try execute("SELECT \(Self.columns) FROM webhook_deliveries\(filter) "
                 + "ORDER BY seq DESC, endpoint COLLATE \"C\" DESC LIMIT $1", parameters)
         }
@@ -105,7 +105,7 @@ extension PostgresConnection {
             parameters += [endpoint, String(seq)]
             filter = " AND endpoint = $2 AND seq = $3"
         }
-        let rows = try Self.reporting { () throws(PostgresError) in
+        let rows = try reportingPostgresErrors { () throws(PostgresError) in
             try transaction { () throws(PostgresError) in
                 let rows = try execute("""
                     UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = $1, updated_at = $1,
@@ -122,7 +122,7 @@ extension PostgresConnection {
     /// Deletes at most `limit` delivered or failed rows last touched before
     /// `cutoff` (ms); returns how many.
     func pruneWebhookDeliveries(before cutoff: Int64, limit: Int) throws(StoreError) -> Int {
-        try Self.reporting { () throws(PostgresError) in
+        try reportingPostgresErrors { () throws(PostgresError) in
             try execute("""
                 DELETE FROM webhook_deliveries WHERE (endpoint, seq) IN (
                     SELECT endpoint, seq FROM webhook_deliveries WHERE status != 'pending' AND updated_at < $1 LIMIT $2)
@@ -132,7 +132,7 @@ extension PostgresConnection {
 
     /// How many deliveries are pending, and the oldest one's creation time.
     func pendingWebhookDepth() throws(StoreError) -> (Int, Int64?) {
-        let rows = try Self.reporting { () throws(PostgresError) in
+        let rows = try reportingPostgresErrors { () throws(PostgresError) in
             try execute("SELECT count(*), min(created_at) FROM webhook_deliveries WHERE status = 'pending'")
         }
         return (Int(rows.int64(0, 0) ?? 0), rows.int64(0, 1))
@@ -156,13 +156,5 @@ extension PostgresConnection {
                                               lastError: rows.string(row, 11), updatedAt: updatedAt))
         }
         return deliveries
-    }
-
-    private static func reporting<T>(_ body: () throws(PostgresError) -> T) throws(StoreError) -> T {
-        do throws(PostgresError) {
-            return try body()
-        } catch {
-            throw StoreError(error)
-        }
     }
 }

@@ -42,7 +42,7 @@ public final class ClusterNode: Sendable {
         self.settings = settings
         self.name = name
         // Revocations and push tokens are read when the listener attaches, before the node serves.
-        sharedTokenSecret = try ClusterTransaction.wrap { () throws(PostgresError) in
+        sharedTokenSecret = try reportingPostgresErrors { () throws(PostgresError) in
             let db = try PostgresConnection(url: url)
             try PostgresSchema.migrate(db)
             return try db.sharedTokenSecret(proposing: TokenSecret.generate())

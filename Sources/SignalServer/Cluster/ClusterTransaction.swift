@@ -41,16 +41,16 @@ struct ClusterTransaction {
     func run(on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64,
              webhooks: ClusterWebhooks?,
              frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]) throws(StoreError) -> Outcome {
-        let first = try Self.wrap { () throws(PostgresError) in try initialUsers(db) }
+        let first = try reportingPostgresErrors { () throws(PostgresError) in try initialUsers(db) }
         var wanted = first.union(Self.parties(of: try db.liveCalls(ofAny: first.sorted())))
         for _ in 0 ..< Self.lockRounds {
-            try Self.wrap { () throws(PostgresError) in try db.execute("BEGIN") }
+            try reportingPostgresErrors { () throws(PostgresError) in try db.execute("BEGIN") }
             do throws(StoreError) {
-                try Self.wrap { () throws(PostgresError) in try db.lockUsers(wanted) }
+                try reportingPostgresErrors { () throws(PostgresError) in try db.lockUsers(wanted) }
                 let calls = try db.liveCalls(ofAny: wanted.sorted())
                 let needed = wanted.union(Self.parties(of: calls))
                 guard needed.isSubset(of: wanted) else {
-                    try Self.wrap { () throws(PostgresError) in try db.execute("ROLLBACK") }
+                    try reportingPostgresErrors { () throws(PostgresError) in try db.execute("ROLLBACK") }
                     wanted = needed
                     continue
                 }
@@ -59,7 +59,7 @@ struct ClusterTransaction {
                 guard !db.transactionFailed else {
                     throw StoreError(.database, "a statement of the transaction failed; it was rolled back")
                 }
-                try Self.wrap { () throws(PostgresError) in try db.execute(outcome == nil ? "ROLLBACK" : "COMMIT") }
+                try reportingPostgresErrors { () throws(PostgresError) in try db.execute(outcome == nil ? "ROLLBACK" : "COMMIT") }
                 return outcome ?? Outcome()
             } catch {
                 _ = try? db.execute("ROLLBACK")
@@ -78,11 +78,11 @@ struct ClusterTransaction {
     private func decide(on db: PostgresConnection, users locked: Set<String>, calls: [Call], settings: SignalingSettings,
                         now: SignalingTime, node: Int64, webhooks: ClusterWebhooks?,
                         frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]) throws(StoreError) -> Outcome? {
-        let (devices, graces, seq) = try Self.wrap { () throws(PostgresError) in
+        let (devices, graces, seq) = try reportingPostgresErrors { () throws(PostgresError) in
             (try db.presence(of: locked), try db.graceGenerations(of: locked), try db.nextSeq())
         }
         if case .timer(let timer) = description {
-            guard try Self.wrap({ () throws(PostgresError) in try db.takeTimer(timer, dueBy: now.wall) }) else { return nil }
+            guard try reportingPostgresErrors({ () throws(PostgresError) in try db.takeTimer(timer, dueBy: now.wall) }) else { return nil }
         }
         var machine = CallStateMachine(settings: settings)
         let positions = PostgresConnection.positionsPerTransition
@@ -94,7 +94,7 @@ struct ClusterTransaction {
                              "a transition made \(output.changes.count) changes; a cluster transition makes at most \(positions)")
         }
         for change in output.changes { try db.save(change.after) }
-        try Self.wrap { () throws(PostgresError) in
+        try reportingPostgresErrors { () throws(PostgresError) in
             // The outbox: an event exists exactly when its change commits.
             try webhooks?.record(output.changes, on: db)
             try writePresence(before: devices, after: machine.devices, users: locked, node: node, on: db)
@@ -104,7 +104,7 @@ struct ClusterTransaction {
         for action in output.actions {
             try add(action, to: &messages, on: db, now: now, frame: frame)
         }
-        try Self.wrap { () throws(PostgresError) in
+        try reportingPostgresErrors { () throws(PostgresError) in
             for (target, message) in messages.sorted(by: { $0.key < $1.key }) where !message.isEmpty {
                 try db.notify(ClusterChannel.node(target), node: target, body: message.body, now: now.wall)
             }
@@ -203,11 +203,11 @@ struct ClusterTransaction {
             var answer = authentication
             // A read that fails makes the resume `resumed: false`, as on one
             // node; the savepoint keeps the failure from aborting the transaction.
-            try Self.wrap { () throws(PostgresError) in try db.execute("SAVEPOINT resume") }
+            try reportingPostgresErrors { () throws(PostgresError) in try db.execute("SAVEPOINT resume") }
             let read = Result { () throws(StoreError) in
                 try db.changedCalls(of: authentication.uid, after: seq, limit: SignalingService.resumeCallLimit)
             }
-            try Self.wrap { () throws(PostgresError) in
+            try reportingPostgresErrors { () throws(PostgresError) in
                 try db.execute(db.transactionFailed ? "ROLLBACK TO SAVEPOINT resume" : "RELEASE SAVEPOINT resume")
             }
             answer.resume = SignalingService.outcome(after: seq, read, handedOut: authentication.seq, now: now.wall)
@@ -221,15 +221,6 @@ struct ClusterTransaction {
             messages[address.node, default: NodeMessage()].send(frame(id, .failure(error)), to: [address])
         case .schedule, .cancel, .push, .pushStopped:
             break
-        }
-    }
-
-    @discardableResult
-    static func wrap<T>(_ body: () throws(PostgresError) -> T) throws(StoreError) -> T {
-        do throws(PostgresError) {
-            return try body()
-        } catch {
-            throw StoreError(error)
         }
     }
 }

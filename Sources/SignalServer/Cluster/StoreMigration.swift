@@ -269,11 +269,7 @@ public enum StoreMigrator {
     private static func copyPushTokens(from source: StoreConnection, into target: PostgresConnection)
         throws(StoreMigrationError) -> Int {
         let tokens = try step("reading push tokens") { () throws(StoreError) in try source.pushTokens() }
-        let rows: [[String?]] = tokens.map { token in
-            let registration = token.registration
-            return [token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
-                    registration.environment?.rawValue, String(token.updatedAt)]
-        }
+        let rows = tokens.map(PostgresConnection.parameters(of:))
         for start in stride(from: 0, to: rows.count, by: batchSize) {
             try step("copying push tokens into PostgreSQL") { () throws(PostgresError) in
                 try target.insert("INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at)",

@@ -24,8 +24,8 @@ enum PushTokenStore: Sendable {
         case .local(let store):
             store.savePushToken(token, limit: limit, completion: completion)
         case .cluster(let node):
-            node.read { db in
-                completion(Self.writing(db) { db throws(PostgresError) in
+            node.read({ db throws(StoreError) in
+                try reportingPostgresErrors { () throws(PostgresError) in
                     for attempt in 1 ... Self.clusterSaveAttempts {
                         do throws(PostgresError) {
                             return try db.transaction { () throws(PostgresError) in
@@ -39,8 +39,8 @@ enum PushTokenStore: Sendable {
                         }
                     }
                     throw PostgresError(sqlState: nil, message: "the push token kept moving between devices")
-                })
-            }
+                }
+            }, completion: completion)
         }
     }
 
@@ -52,26 +52,20 @@ enum PushTokenStore: Sendable {
         case .local(let store):
             store.deletePushToken(of: device, only: token, completion: completion)
         case .cluster(let node):
-            node.read { db in
-                completion(Self.writing(db) { db throws(PostgresError) in
+            node.read({ db throws(StoreError) in
+                try reportingPostgresErrors { () throws(PostgresError) in
                     try db.transaction { () throws(PostgresError) in
                         let removed = try db.deletePushToken(of: device, only: token)
                         if removed { try Self.broadcast([device.uid], on: db) }
                         return removed
                     }
-                })
-            }
+                }
+            }, completion: completion)
         }
     }
 
     /// Sent in the transaction, so other nodes hear of the change once it committed.
     private static func broadcast(_ uids: Set<String>, on db: PostgresConnection) throws(PostgresError) {
-        try db.execute("SELECT pg_notify($1, $2)", [ClusterChannel.all, ClusterBroadcast.pushTokens(of: uids.sorted())])
-    }
-
-    private static func writing<T>(_ db: PostgresConnection?,
-                                   _ body: (PostgresConnection) throws(PostgresError) -> T) -> Result<T, StoreError> {
-        guard let db else { return .failure(StoreError(.database, "the cluster's database cannot be reached")) }
-        return Result { () throws(StoreError) in try ClusterTransaction.wrap { () throws(PostgresError) in try body(db) } }
+        try ClusterBroadcast.send(ClusterBroadcast.pushTokens(of: uids.sorted()), on: db)
     }
 }

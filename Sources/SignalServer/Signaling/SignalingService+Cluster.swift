@@ -55,7 +55,7 @@ extension SignalingService {
         cluster.read({ db throws(StoreError) in
             // Durable first; a failed broadcast fails the request, which the caller repeats.
             try db.saveRevocation(uid: uid, revokedAt: at)
-            try ClusterTransaction.wrap { () throws(PostgresError) in
+            try reportingPostgresErrors { () throws(PostgresError) in
                 try ClusterBroadcast.send(ClusterBroadcast.revocation(uid: uid, at: at), on: db)
             }
         }, completion: completion)

@@ -200,5 +200,10 @@ struct ClusterWebhookTests {
             #expect(outbox["pending"] == .integer(1) && outbox["backlog"] == .bool(false), "node \(index): \(outbox.serialized)")
             #expect(outbox["oldestPendingCreatedAt"] == .integer(placed.initiatedAt), "node \(index): \(outbox.serialized)")
         }
+
+        // Without the database a node cannot say, rather than claim that nothing waits.
+        try cluster.postgres.crash()
+        let unread = try SignalingIntegration.rest(port: cluster.port(0), "GET", "/v1/webhooks/outbox")
+        #expect(unread.status == 503 && unread.json?["error"]?["code"] == .string("ERR_UNAVAILABLE"), "\(unread)")
     }
 }

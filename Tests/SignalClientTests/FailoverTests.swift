@@ -2,6 +2,9 @@
 import SignalProtocol
 import Testing
 import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A client given several endpoints (nodes of one cluster): the first
 /// connect skips those that cannot take it, reconnects move on through the
@@ -10,9 +13,11 @@ import TestSupport
 /// behind two ``TCPProxy`` endpoints shows a resume that carries the call on.
 @Suite("Several endpoints: failing over and moving on", .prompt)
 struct FailoverTests {
-    /// A loopback endpoint nobody listens on.
-    static func deadEndpoint() throws -> ServerEndpoint {
-        ServerEndpoint(host: "127.0.0.1", port: try unusedLoopbackPort())
+    /// A loopback endpoint nobody listens on, refusing connections while
+    /// `fd` is held; the caller closes it.
+    static func deadEndpoint() throws -> (endpoint: ServerEndpoint, fd: Int32) {
+        let socket = try boundLoopbackSocket()
+        return (ServerEndpoint(host: "127.0.0.1", port: socket.port), socket.fd)
     }
 
     static func endpoint(of proxy: TCPProxy) -> ServerEndpoint { ServerEndpoint(host: "127.0.0.1", port: proxy.port) }
@@ -58,8 +63,9 @@ struct FailoverTests {
     func skipsDeadEndpoint() async throws {
         try await withRingd { ringd in
             let dead = try Self.deadEndpoint()
-            let client = try await Self.connect("alice", device: "laptop", to: [dead, ringd.endpoint])
-            #expect(client.endpoints == [dead, ringd.endpoint])
+            defer { close(dead.fd) }
+            let client = try await Self.connect("alice", device: "laptop", to: [dead.endpoint, ringd.endpoint])
+            #expect(client.endpoints == [dead.endpoint, ringd.endpoint])
             #expect(client.currentEndpoint == ringd.endpoint)
             #expect(try await client.getActiveCall() == nil)
             await client.close()
@@ -94,10 +100,13 @@ struct FailoverTests {
     @Test("when every endpoint fails, the error names each; no endpoint at all is CLIENT_BAD_URL")
     func everyEndpointFails() async throws {
         let first = try Self.deadEndpoint(), second = try Self.deadEndpoint()
-        let error = try await clientError { try await Self.connect("alice", device: "laptop", to: [first, second]) }
+        defer { close(first.fd); close(second.fd) }
+        let error = try await clientError {
+            try await Self.connect("alice", device: "laptop", to: [first.endpoint, second.endpoint])
+        }
         #expect(error.code == .connectFailed)
         #expect(error.message.hasPrefix("every server failed: "))
-        #expect(error.message.contains(first.webSocketURL) && error.message.contains(second.webSocketURL))
+        #expect(error.message.contains(first.endpoint.webSocketURL) && error.message.contains(second.endpoint.webSocketURL))
         #expect(try await clientError { try await Self.connect("alice", device: "laptop", to: []) }.code == .badURL)
     }
 

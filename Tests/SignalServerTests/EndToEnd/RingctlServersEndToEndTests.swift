@@ -19,9 +19,10 @@ struct RingctlServersEndToEndTests {
     func statusSkipsDeadServer() throws {
         let ringd = try RingctlEndToEndTests.startRingd()
         defer { ringd.stop() }
-        let dead = try unusedLoopbackPort()
+        let dead = try boundLoopbackSocket()
+        defer { close(dead.fd) }
         let status = try RingctlProcess(["--as", "alice", "--json", "status"], port: ringd.port,
-                                        server: "\(Self.url(dead)),\(Self.url(ringd.port))")
+                                        server: "\(Self.url(dead.port)),\(Self.url(ringd.port))")
         #expect(status.exitStatus() == 0, "\(status.errorOutput)")
         let health = status.waitForEvent("health", timeout: 0)
         #expect(health?["server"]?.stringValue == "\(Self.url(ringd.port))/v1/ws")
@@ -33,20 +34,23 @@ struct RingctlServersEndToEndTests {
     func repeatedFlagsAndVariable() throws {
         let ringd = try RingctlEndToEndTests.startRingd()
         defer { ringd.stop() }
-        let dead = try unusedLoopbackPort()
-        let token = try RingctlProcess(["--server", Self.url(ringd.port), "token", "bob"], port: dead)
+        let dead = try boundLoopbackSocket()
+        defer { close(dead.fd) }
+        let token = try RingctlProcess(["--server", Self.url(ringd.port), "token", "bob"], port: dead.port)
         #expect(token.exitStatus() == 0, "\(token.errorOutput)")
         #expect(token.output.first?.hasPrefix("v1.") == true, "\(token.output)")
 
         let logs = try RingctlProcess(arguments: ["--as", "alice", "--json", "logs"],
-                                      environment: ["RINGCTL_SERVER": "\(Self.url(dead)), \(Self.url(ringd.port))"])
+                                      environment: ["RINGCTL_SERVER": "\(Self.url(dead.port)), \(Self.url(ringd.port))"])
         #expect(logs.exitStatus() == 0, "\(logs.errorOutput)")
         #expect(logs.waitForEvent("logs", timeout: 0)?["count"]?.integerValue == 0)
     }
 
     @Test("a bad URL in the list is a usage error naming it; when every server is down, ringctl says so")
     func badAndDeadServers() throws {
-        let first = try unusedLoopbackPort(), second = try unusedLoopbackPort()
+        let (firstSocket, secondSocket) = try (boundLoopbackSocket(), boundLoopbackSocket())
+        defer { close(firstSocket.fd); close(secondSocket.fd) }
+        let (first, second) = (firstSocket.port, secondSocket.port)
         let bad = try RingctlProcess(["status"], port: first, server: "\(Self.url(first)),ws://127.0.0.1:0")
         #expect(bad.exitStatus() == 2)
         #expect(bad.errorOutput.contains(#"bad server URL "ws://127.0.0.1:0": invalid port "0""#), "\(bad.errorOutput)")

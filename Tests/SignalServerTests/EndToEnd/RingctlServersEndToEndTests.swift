@@ -1,5 +1,6 @@
 import Foundation
 import SignalProtocol
+import SignalServer
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -47,6 +48,34 @@ struct RingctlServersEndToEndTests {
                                       environment: ["RINGCTL_SERVER": "\(Self.url(dead.port)), \(Self.url(ringd.port))"])
         #expect(logs.exitStatus() == 0, "\(logs.errorOutput)")
         #expect(logs.waitForEvent("logs", timeout: 0)?["count"]?.integerValue == 0)
+    }
+
+    /// Answers every request 503, as ringd does at its connection limit.
+    final class UnavailableRouter: HTTPRouter {
+        func route(_ request: HTTPRequest) -> HTTPRoute {
+            .respond(.error(.serviceUnavailable, "too many connections"))
+        }
+    }
+
+    @Test("token, revoke and status pass over a server that answers 503, which alone is the failure")
+    func skipsUnavailableServer() throws {
+        let ringd = try RingctlEndToEndTests.startRingd()
+        defer { ringd.stop() }
+        let full = try TestServer { _ in UnavailableRouter() }
+        defer { full.stop() }
+        let servers = "\(Self.url(full.port)),\(Self.url(ringd.port))"
+        let token = try RingctlProcess(["token", "bob"], port: full.port, server: servers)
+        #expect(token.exitStatus() == 0, "\(token.errorOutput)")
+        #expect(token.output.first?.hasPrefix("v1.") == true, "\(token.output)")
+        let revoke = try RingctlProcess(["revoke", "bob"], port: full.port, server: servers)
+        #expect(revoke.exitStatus() == 0, "\(revoke.errorOutput)")
+        let status = try RingctlProcess(["--json", "status"], port: full.port, server: servers)
+        #expect(status.exitStatus() == 0, "\(status.errorOutput)")
+        #expect(status.waitForEvent("health", timeout: 0)?["server"]?.stringValue == "\(Self.url(ringd.port))/v1/ws")
+
+        let alone = try RingctlProcess(["token", "bob"], port: full.port)
+        #expect(alone.exitStatus() == 1)
+        #expect(alone.errorOutput.contains("HTTP 503 from ringd: too many connections"), "\(alone.errorOutput)")
     }
 
     @Test("a bad URL in the list is a usage error naming it; when every server is down, ringctl says so")

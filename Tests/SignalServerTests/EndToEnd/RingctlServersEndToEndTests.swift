@@ -92,6 +92,8 @@ struct RingctlServersEndToEndTests {
             #expect(down.exitStatus() == 1)
             #expect(down.errorOutput.contains("cannot reach ringd at \(Self.url(first)),\(Self.url(second))"),
                     "\(down.errorOutput)")
+            #expect(down.errorOutput.contains("every server failed: \(Self.url(first))/v1/ws: "), "\(down.errorOutput)")
+            #expect(down.errorOutput.contains("; \(Self.url(second))/v1/ws: "), "\(down.errorOutput)")
         }
     }
 

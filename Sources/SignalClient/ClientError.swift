@@ -74,6 +74,21 @@ extension ClientError {
         code.serverCode == nil || code == .server(.unavailable)
     }
 
+    /// Whether another node of the cluster might answer a REST request
+    /// after this failure: yes when the node was not reached or did not
+    /// answer (no connection or TLS, no answer in time, closed before
+    /// answering), and for HTTP 503, which ringd answers without handling
+    /// the request (at its connection limit, or in a cluster while it has no
+    /// node number). Any other answer, an HTTP error or a broken one, is the
+    /// request's own outcome, which every node would repeat.
+    public var isWorthAnotherRESTEndpoint: Bool {
+        switch code {
+        case .connectFailed, .tlsFailed, .timeout, .closed: true
+        case .http: httpStatus == 503
+        default: false
+        }
+    }
+
     /// What trying several endpoints in turn came to when each failed: the
     /// last failure's code, close code and status, with each endpoint's
     /// reason in the message; a lone failure as it is; none at all is

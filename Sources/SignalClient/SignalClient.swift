@@ -43,11 +43,6 @@ public final class SignalClient: Sendable {
         }
     }
 
-    /// The endpoint of the latest connection: the one in use, or, while
-    /// reconnecting, the one whose connection was lost. Reconnects move on
-    /// through ``endpoints``.
-    public var currentEndpoint: ServerEndpoint { endpoints[state.withLock { $0.endpointIndex }] }
-
     /// The endpoints the client connects to, in order (never empty; one
     /// when connected with a single endpoint).
     public let endpoints: [ServerEndpoint]

@@ -123,9 +123,10 @@ struct Settings: Sendable {
 
     /// Runs `request` with a REST client (with the API key) of each server
     /// in turn until one answers; returns the answer and the server that gave
-    /// it. Only an unreachable server (no connection or TLS, no answer in
-    /// time, closed before answering) moves on: an HTTP error is the answer,
-    /// and a token minted twice, once on a node that then died, does no harm.
+    /// it. Only a server that did not handle the request moves on
+    /// (``ClientError/isWorthAnotherRESTEndpoint``: unreachable, or HTTP 503):
+    /// any other HTTP error is the answer, and a token minted twice, once on
+    /// a node that then died, does no harm.
     func rest<Answer>(_ request: (RestClient) async throws(ClientError) -> Answer)
         async throws(Failure) -> (answer: Answer, endpoint: ServerEndpoint) {
         var failures: [(endpoint: ServerEndpoint, error: ClientError)] = []
@@ -134,7 +135,7 @@ struct Settings: Sendable {
             client.tlsVerification = tlsVerification
             do throws(ClientError) {
                 return (try await request(client), endpoint)
-            } catch where Self.unreachable.contains(error.code) {
+            } catch where error.isWorthAnotherRESTEndpoint {
                 failures.append((endpoint, error))
             } catch {
                 throw Failure(error, server: server)
@@ -142,7 +143,4 @@ struct Settings: Sendable {
         }
         throw Failure(ClientError(everyEndpointFailed: failures), server: server)
     }
-
-    /// The failures of a REST request that say nothing about the request itself.
-    private static let unreachable: Set<ClientErrorCode> = [.connectFailed, .tlsFailed, .timeout, .closed]
 }

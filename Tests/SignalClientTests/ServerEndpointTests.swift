@@ -94,6 +94,18 @@ struct ServerEndpointTests {
         #expect(ClientError(everyEndpointFailed: []).code == .badURL)
     }
 
+    @Test("a REST request moves on to the next server only when one was not reached or answered 503")
+    func restFailover() {
+        let moveOn = [ClientError(code: .connectFailed, message: "refused"), ClientError(code: .tlsFailed, message: "tls"),
+                      ClientError(code: .timeout, message: "slow"), ClientError(code: .closed, message: "gone"),
+                      ClientError(code: .http, message: "full", httpStatus: 503)]
+        let answers = [ClientError(code: .http, message: "bad key", httpStatus: 401),
+                       ClientError(code: .http, message: "broke", httpStatus: 500),
+                       ClientError(code: .protocolViolation, message: "no token")]
+        #expect(moveOn.filter { !$0.isWorthAnotherRESTEndpoint } == [])
+        #expect(answers.filter { $0.isWorthAnotherRESTEndpoint } == [])
+    }
+
     @Test("ClientError describes itself as CODE: message")
     func description() {
         #expect(ClientError(code: .server(.callingSelf), message: "why").description == "ERR_CALLING_SELF: why")

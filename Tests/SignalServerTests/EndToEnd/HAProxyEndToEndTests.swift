@@ -67,7 +67,7 @@ struct HAProxyEndToEndTests {
         }
         // The file names three nodes; the third is an address that refuses
         // connections (bound, never listening) for as long as the test runs.
-        let absent = try SignalingIntegration.boundSocket(listening: false)
+        let absent = try boundLoopbackSocket()
         defer { close(absent.fd) }
         let adminSocket = directory.file("admin.sock")
         let log = directory.file("haproxy.log")
@@ -83,7 +83,7 @@ struct HAProxyEndToEndTests {
         ]
         // Only root may chroot and change user; as root the file runs as shipped.
         if getuid() != 0 { environment["LB_UNCONFINED"] = "1" }
-        let frontend = try SignalingIntegration.boundSocket(listening: false)
+        let frontend = try boundLoopbackSocket()
         let proxy: ChildProcess
         do {
             // HAProxy has its own copy once started; this one would keep

@@ -1,5 +1,6 @@
 import Foundation
 import SignalProtocol
+import SignalServer
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -19,9 +20,10 @@ struct RingctlServersEndToEndTests {
     func statusSkipsDeadServer() throws {
         let ringd = try RingctlEndToEndTests.startRingd()
         defer { ringd.stop() }
-        let dead = try unusedLoopbackPort()
+        let dead = try boundLoopbackSocket()
+        defer { close(dead.fd) }
         let status = try RingctlProcess(["--as", "alice", "--json", "status"], port: ringd.port,
-                                        server: "\(Self.url(dead)),\(Self.url(ringd.port))")
+                                        server: "\(Self.url(dead.port)),\(Self.url(ringd.port))")
         #expect(status.exitStatus() == 0, "\(status.errorOutput)")
         let health = status.waitForEvent("health", timeout: 0)
         #expect(health?["server"]?.stringValue == "\(Self.url(ringd.port))/v1/ws")
@@ -33,20 +35,54 @@ struct RingctlServersEndToEndTests {
     func repeatedFlagsAndVariable() throws {
         let ringd = try RingctlEndToEndTests.startRingd()
         defer { ringd.stop() }
-        let dead = try unusedLoopbackPort()
-        let token = try RingctlProcess(["--server", Self.url(ringd.port), "token", "bob"], port: dead)
+        let dead = try boundLoopbackSocket()
+        defer { close(dead.fd) }
+        // The live server only in the middle: were the first or the last
+        // flag to win alone, ringctl would reach nothing but the dead one.
+        let token = try RingctlProcess(arguments: ["--server", Self.url(dead.port), "--server", Self.url(ringd.port),
+                                                   "--server", Self.url(dead.port), "token", "bob"])
         #expect(token.exitStatus() == 0, "\(token.errorOutput)")
         #expect(token.output.first?.hasPrefix("v1.") == true, "\(token.output)")
 
         let logs = try RingctlProcess(arguments: ["--as", "alice", "--json", "logs"],
-                                      environment: ["RINGCTL_SERVER": "\(Self.url(dead)), \(Self.url(ringd.port))"])
+                                      environment: ["RINGCTL_SERVER": "\(Self.url(dead.port)), \(Self.url(ringd.port))"])
         #expect(logs.exitStatus() == 0, "\(logs.errorOutput)")
         #expect(logs.waitForEvent("logs", timeout: 0)?["count"]?.integerValue == 0)
     }
 
+    /// Answers every request 503, as ringd does at its connection limit.
+    final class UnavailableRouter: HTTPRouter {
+        func route(_ request: HTTPRequest) -> HTTPRoute {
+            .respond(.error(.serviceUnavailable, "too many connections"))
+        }
+    }
+
+    @Test("token, revoke and status pass over a server that answers 503, which alone is the failure")
+    func skipsUnavailableServer() throws {
+        let ringd = try RingctlEndToEndTests.startRingd()
+        defer { ringd.stop() }
+        let full = try TestServer { _ in UnavailableRouter() }
+        defer { full.stop() }
+        let servers = "\(Self.url(full.port)),\(Self.url(ringd.port))"
+        let token = try RingctlProcess(["token", "bob"], port: full.port, server: servers)
+        #expect(token.exitStatus() == 0, "\(token.errorOutput)")
+        #expect(token.output.first?.hasPrefix("v1.") == true, "\(token.output)")
+        let revoke = try RingctlProcess(["revoke", "bob"], port: full.port, server: servers)
+        #expect(revoke.exitStatus() == 0, "\(revoke.errorOutput)")
+        let status = try RingctlProcess(["--json", "status"], port: full.port, server: servers)
+        #expect(status.exitStatus() == 0, "\(status.errorOutput)")
+        #expect(status.waitForEvent("health", timeout: 0)?["server"]?.stringValue == "\(Self.url(ringd.port))/v1/ws")
+
+        let alone = try RingctlProcess(["token", "bob"], port: full.port)
+        #expect(alone.exitStatus() == 1)
+        #expect(alone.errorOutput.contains("HTTP 503 from ringd: too many connections"), "\(alone.errorOutput)")
+    }
+
     @Test("a bad URL in the list is a usage error naming it; when every server is down, ringctl says so")
     func badAndDeadServers() throws {
-        let first = try unusedLoopbackPort(), second = try unusedLoopbackPort()
+        let (firstSocket, secondSocket) = try (boundLoopbackSocket(), boundLoopbackSocket())
+        defer { close(firstSocket.fd); close(secondSocket.fd) }
+        let (first, second) = (firstSocket.port, secondSocket.port)
         let bad = try RingctlProcess(["status"], port: first, server: "\(Self.url(first)),ws://127.0.0.1:0")
         #expect(bad.exitStatus() == 2)
         #expect(bad.errorOutput.contains(#"bad server URL "ws://127.0.0.1:0": invalid port "0""#), "\(bad.errorOutput)")
@@ -56,6 +92,8 @@ struct RingctlServersEndToEndTests {
             #expect(down.exitStatus() == 1)
             #expect(down.errorOutput.contains("cannot reach ringd at \(Self.url(first)),\(Self.url(second))"),
                     "\(down.errorOutput)")
+            #expect(down.errorOutput.contains("every server failed: \(Self.url(first))/v1/ws: "), "\(down.errorOutput)")
+            #expect(down.errorOutput.contains("; \(Self.url(second))/v1/ws: "), "\(down.errorOutput)")
         }
     }
 

@@ -11,32 +11,8 @@ extension SignalingIntegration {
     static func freePorts(_ count: Int) throws -> [Int] {
         var sockets: [(fd: Int32, port: Int)] = []
         defer { sockets.forEach { close($0.fd) } }
-        for _ in 0 ..< count { sockets.append(try boundSocket(listening: false)) }
+        for _ in 0 ..< count { sockets.append(try boundLoopbackSocket()) }
         return sockets.map(\.port)
-    }
-
-    /// A socket listening on a free port of 127.0.0.1; the caller closes it.
-    static func listeningSocket() throws -> (fd: Int32, port: Int) { try boundSocket(listening: true) }
-
-    /// A socket bound to a free port of 127.0.0.1, listening if asked; the caller closes it.
-    static func boundSocket(listening: Bool) throws -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ClientError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 && (!listening || listen(fd, 16) == 0)
-            }
-        }
-        guard bound else {
-            let message = String(cString: strerror(errno))
-            close(fd)
-            throw ClientError("bind to 127.0.0.1:0: \(message)")
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// The environment a ringd child starts from: this process's, less

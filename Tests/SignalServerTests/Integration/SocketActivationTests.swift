@@ -98,7 +98,7 @@ extension SignalingIntegration {
             defer { certificate.remove() }
             // Ports in use elsewhere: configured for listen and tls, they
             // would stop ringd unless the inherited sockets replace them.
-            let busy = try (listeningSocket(), listeningSocket())
+            let busy = try (boundLoopbackSocket(listening: true), boundLoopbackSocket(listening: true))
             defer { close(busy.0.fd); close(busy.1.fd) }
             let picked = try freePorts(2)
             let ports = (picked[0], picked[1])

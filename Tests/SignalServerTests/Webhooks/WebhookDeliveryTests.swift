@@ -174,7 +174,9 @@ final class WebhookRig {
         let rig = try WebhookRig()
         defer { rig.finish() }
         let (receiver, directory) = (rig.receiver, rig.directory)
-        let url = path == "closed" ? "http://127.0.0.1:\(try closedLoopbackPort())/hook" : receiver.url(path)
+        let closed = try boundLoopbackSocket()
+        defer { close(closed.fd) }
+        let url = path == "closed" ? "http://127.0.0.1:\(closed.port)/hook" : receiver.url(path)
         let h = try rig.ringd(url) { settings in
             settings.maxAttempts = 2
             settings.timeout = 0.3

@@ -19,7 +19,7 @@ import TestSupport
         init(_ certificate: CertificateFiles) throws {
             let directory = try TemporaryDirectory(prefix: "ringd-h2")
             try "{\"ok\":true}\n".write(toFile: directory.file("hook"), atomically: true, encoding: .utf8)
-            let port = try closedLoopbackPort()
+            let port = try SignalingIntegration.freePorts(1)[0]
             let executable = FileManager.default.isExecutableFile(atPath: "/usr/sbin/nghttpd") ? "/usr/sbin/nghttpd" : "nghttpd"
             let process = try ChildProcess(executable, ["-a", "127.0.0.1", "-d", directory.path, "-v", "\(port)",
                                                         certificate.privateKeyPath, certificate.certificatePath],

@@ -105,7 +105,8 @@ import TestSupport
     }
 
     @Test func aClosedPortIsAConnectError() throws {
-        let port = try closedLoopbackPort()
+        let (fd, port) = try boundLoopbackSocket()
+        defer { close(fd) }
         let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
         let response = try #require(client.exchange(OutboundRequest(url: "http://127.0.0.1:\(port)/hook", body: [],

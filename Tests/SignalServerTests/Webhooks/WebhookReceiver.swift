@@ -132,8 +132,3 @@ extension OutboundHTTPClient {
         return responses.wait(for: 1, timeout: timeout)?.first
     }
 }
-
-/// A loopback port nothing listens on (one that was free a moment ago).
-func closedLoopbackPort() throws -> Int {
-    try #require(try SignalingIntegration.freePorts(1).first)
-}

@@ -42,6 +42,9 @@ final class TransitionTap: Sendable {
 
     private let state = Mutex(State())
 
+    /// The number of the latest record published.
+    var lastSeq: Int64 { state.withLock { $0.lastSeq } }
+
     /// Numbers `record`, keeps it and sends it to every subscriber.
     func publish(_ record: TransitionRecord, committed: Bool) {
         let (entry, subscribers) = state.withLock { state in
@@ -84,14 +87,14 @@ final class TransitionTap: Sendable {
         }
     }
 
-    /// Adds a subscriber, which first gets the kept records after `afterSeq`
-    /// (none when nil), then every record published later, without a gap.
-    func subscribe(_ session: TapSession, on loop: EventLoop, replayingAfter afterSeq: Int64?) -> UInt64 {
+    /// Adds a subscriber, which first gets the kept records after `afterSeq`,
+    /// then every record published later, without a gap.
+    func subscribe(_ session: TapSession, on loop: EventLoop, replayingAfter afterSeq: Int64) -> UInt64 {
         let (id, replay) = state.withLock { state in
             state.lastSubscriber += 1
             state.subscribers[state.lastSubscriber] = Subscriber(mailbox: loop.mailbox,
                                                                  session: LoopBound(session, on: loop))
-            let replay = afterSeq.map { seq in state.ordered.filter { $0.seq > seq } } ?? []
+            let replay = state.ordered.filter { $0.seq > afterSeq }
             return (state.lastSubscriber, replay)
         }
         // On the subscriber's loop, ahead of anything published after the lock.
@@ -117,13 +120,16 @@ final class TransitionTap: Sendable {
 /// text message; what it sends is ignored.
 final class TapSession: WebSocketResponder {
     private let tap: TransitionTap
-    private let replayAfter: Int64?
+    private let replayAfter: Int64
     private var socket: WebSocket?
     private var subscription: UInt64?
 
+    /// Made for the upgrade request, before its 101 is sent. With no
+    /// `replayAfter`, the records published since are replayed: the client
+    /// may act as soon as it has the 101, before the socket opens here.
     init(tap: TransitionTap, replayAfter: Int64?) {
         self.tap = tap
-        self.replayAfter = replayAfter
+        self.replayAfter = replayAfter ?? tap.lastSeq
     }
 
     func webSocketDidOpen(_ socket: WebSocket) {

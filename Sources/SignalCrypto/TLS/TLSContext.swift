@@ -4,14 +4,14 @@ import SignalSystem
 /// The oldest TLS version a context accepts.
 public enum TLSVersion: String, Sendable, CaseIterable {
     /// TLS 1.2 (RFC 5246), the default floor.
-    case v1_2 = "1.2"
+    case tls12 = "1.2"
     /// TLS 1.3 (RFC 8446).
-    case v1_3 = "1.3"
+    case tls13 = "1.3"
 
     var openSSLValue: Int32 {
         switch self {
-        case .v1_2: TLS1_2_VERSION
-        case .v1_3: TLS1_3_VERSION
+        case .tls12: TLS1_2_VERSION
+        case .tls13: TLS1_3_VERSION
         }
     }
 }
@@ -54,7 +54,7 @@ public final class TLSContext: @unchecked Sendable {
     /// with the PEM private key at `privateKeyPath`, speaking at least
     /// `minimumVersion` and selecting ALPN `http/1.1`. Errors name the file.
     public static func server(certificatePath: String, privateKeyPath: String,
-                              minimumVersion: TLSVersion = .v1_2) throws(TLSError) -> TLSContext {
+                              minimumVersion: TLSVersion = .tls12) throws(TLSError) -> TLSContext {
         let context = try TLSContext(server: true)
         try context.setMinimumVersion(minimumVersion)
         try readable(certificatePath, what: "certificate")
@@ -77,7 +77,7 @@ public final class TLSContext: @unchecked Sendable {
     /// A client context verifying servers as `verification` says, speaking at
     /// least `minimumVersion` and offering ALPN `http/1.1`.
     public static func client(verification: TLSVerification,
-                              minimumVersion: TLSVersion = .v1_2) throws(TLSError) -> TLSContext {
+                              minimumVersion: TLSVersion = .tls12) throws(TLSError) -> TLSContext {
         let context = try TLSContext(server: false)
         try context.setMinimumVersion(minimumVersion)
         switch verification {

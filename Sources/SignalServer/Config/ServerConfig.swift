@@ -58,7 +58,7 @@ public struct ServerConfig: Sendable {
     /// this one (0 picks a free one).
     public var tlsPort: Int?
     /// The oldest TLS version accepted (`tls.minVersion`).
-    public var tlsMinimumVersion = TLSVersion.v1_2
+    public var tlsMinimumVersion = TLSVersion.tls12
     /// Where `GET /metrics` is also served without an API key, and nothing
     /// else (`metrics.listen`, `"host:port"`); nil: no such listener.
     public var metricsListen: HostPort?

@@ -165,13 +165,13 @@ func configError(_ contents: String, environment: [String: String] = [:],
         #expect(config.tlsCertificatePath == "c.pem")
         #expect(config.tlsPrivateKeyPath == "k.pem")
         #expect(config.tlsPort == 8443)
-        #expect(config.tlsMinimumVersion == .v1_3)
+        #expect(config.tlsMinimumVersion == .tls13)
         #expect(config.servesTLS)
         let fromEnvironment = try loadConfig("{}", environment: [
             "RINGD_TLS_CERTIFICATE": "c.pem", "RINGD_TLS_PRIVATE_KEY": "k.pem", "RINGD_TLS_MIN_VERSION": "1.3",
         ]).get()
         #expect(fromEnvironment.tlsPrivateKeyPath == "k.pem")
-        #expect(fromEnvironment.tlsMinimumVersion == .v1_3)
+        #expect(fromEnvironment.tlsMinimumVersion == .tls13)
         #expect(fromEnvironment.tlsPort == nil)
         #expect(!(try loadConfig("{}").get().servesTLS))
 

@@ -29,7 +29,7 @@ import TestSupport
         config.tlsPort = tlsPort
         let certificates = try certificate.map {
             try TLSCertificates(certificatePath: $0.certificatePath, privateKeyPath: $0.privateKeyPath,
-                                minimumVersion: .v1_2)
+                                minimumVersion: .tls12)
         }
         return describe(try Server.listenTargets(config: config, certificates: certificates, inherited: inherited))
     }

@@ -54,37 +54,59 @@ let package = Package(
         ),
         .target(name: "SignalProtocol", path: "Sources/Protocol"),
         .target(name: "SignalSystem", dependencies: ["CShim"], path: "Sources/SignalSystem"),
-        .target(name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/SignalCompression"),
-        .target(name: "SignalCrypto", dependencies: ["SignalProtocol", "SignalSystem", "COpenSSL"], path: "Sources/SignalCrypto"),
+        .target(
+            name: "SignalCompression", dependencies: ["SignalProtocol", "CZlib"], path: "Sources/SignalCompression"),
+        .target(
+            name: "SignalCrypto", dependencies: ["SignalProtocol", "SignalSystem", "COpenSSL"],
+            path: "Sources/SignalCrypto"),
         .target(name: "SignalReactor", dependencies: ["SignalSystem", "CShim"], path: "Sources/SignalReactor"),
         .target(name: "PhoneAssets", path: "Sources/PhoneAssets", resources: [.embedInCode("web")]),
         .target(
             name: "SignalServer",
-            dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim",
-                           "CSQLite", "CSystemd", "CCurl", "CLibpq", "PhoneAssets"],
+            dependencies: [
+                "SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim",
+                "CSQLite", "CSystemd", "CCurl", "CLibpq", "PhoneAssets",
+            ],
             path: "Sources/SignalServer"
         ),
-        .target(name: "SignalClient",
-                dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim"],
-                path: "Sources/SignalClient"),
+        .target(
+            name: "SignalClient",
+            dependencies: [
+                "SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim",
+            ],
+            path: "Sources/SignalClient"),
         .target(name: "RingdTesting", dependencies: ["SignalClient"], path: "Sources/RingdTesting"),
         .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
         .executableTarget(name: "ws-echo", dependencies: ["SignalServer", "SignalProtocol"], path: "Sources/ws-echo"),
-        .executableTarget(name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"], path: "Sources/ringctl"),
-        .executableTarget(name: "ringbench", dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim"], path: "Sources/ringbench"),
+        .executableTarget(
+            name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"],
+            path: "Sources/ringctl"),
+        .executableTarget(
+            name: "ringbench",
+            dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim"],
+            path: "Sources/ringbench"),
         .target(name: "TestSupport", dependencies: ["SignalCrypto"], path: "Tests/TestSupport"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol", "TestSupport"]),
         .testTarget(name: "SignalSystemTests", dependencies: ["SignalSystem", "TestSupport"]),
         .testTarget(name: "SignalCryptoTests", dependencies: ["SignalCrypto", "SignalProtocol", "TestSupport"]),
         .testTarget(name: "SignalReactorTests", dependencies: ["SignalReactor", "TestSupport"]),
-        .testTarget(name: "SignalCompressionTests", dependencies: ["SignalCompression", "SignalProtocol", "CZlib", "TestSupport"]),
-        .testTarget(name: "SignalClientTests",
-                    dependencies: ["SignalClient", "SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem",
-                                   "SignalCrypto", "TestSupport"]),
-        .testTarget(name: "SignalServerTests",
-                    dependencies: ["SignalServer", "SignalClient", "SignalCompression", "SignalProtocol", "SignalSystem",
-                                   "SignalCrypto", "SignalReactor", "CShim", "TestSupport"]),
-        .testTarget(name: "RingingExample", dependencies: ["RingdTesting", "SignalClient", "SignalProtocol"],
-                    path: "examples/swift"),
+        .testTarget(
+            name: "SignalCompressionTests",
+            dependencies: ["SignalCompression", "SignalProtocol", "CZlib", "TestSupport"]),
+        .testTarget(
+            name: "SignalClientTests",
+            dependencies: [
+                "SignalClient", "SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem",
+                "SignalCrypto", "TestSupport",
+            ]),
+        .testTarget(
+            name: "SignalServerTests",
+            dependencies: [
+                "SignalServer", "SignalClient", "SignalCompression", "SignalProtocol", "SignalSystem",
+                "SignalCrypto", "SignalReactor", "CShim", "TestSupport",
+            ]),
+        .testTarget(
+            name: "RingingExample", dependencies: ["RingdTesting", "SignalClient", "SignalProtocol"],
+            path: "examples/swift"),
     ]
 )

@@ -13,18 +13,26 @@ let package = Package(
     dependencies: [.package(name: "ringd", path: "..")],
     targets: [
         .target(name: "FuzzSupport", dependencies: [.product(name: "SignalProtocol", package: "ringd")]),
-        .executableTarget(name: "fuzz-http",
-                          dependencies: ["FuzzSupport", .product(name: "SignalServer", package: "ringd")]),
-        .executableTarget(name: "fuzz-websocket",
-                          dependencies: ["FuzzSupport", .product(name: "SignalProtocol", package: "ringd")]),
-        .executableTarget(name: "fuzz-websocket-deflate",
-                          dependencies: ["FuzzSupport", .product(name: "SignalProtocol", package: "ringd"),
-                                         .product(name: "SignalCompression", package: "ringd")]),
-        .executableTarget(name: "fuzz-json",
-                          dependencies: ["FuzzSupport", .product(name: "SignalProtocol", package: "ringd")]),
-        .executableTarget(name: "fuzz-client-frame",
-                          dependencies: ["FuzzSupport", .product(name: "SignalProtocol", package: "ringd")]),
-        .executableTarget(name: "fuzz-config",
-                          dependencies: ["FuzzSupport", .product(name: "SignalServer", package: "ringd")]),
+        .executableTarget(
+            name: "fuzz-http",
+            dependencies: ["FuzzSupport", .product(name: "SignalServer", package: "ringd")]),
+        .executableTarget(
+            name: "fuzz-websocket",
+            dependencies: ["FuzzSupport", .product(name: "SignalProtocol", package: "ringd")]),
+        .executableTarget(
+            name: "fuzz-websocket-deflate",
+            dependencies: [
+                "FuzzSupport", .product(name: "SignalProtocol", package: "ringd"),
+                .product(name: "SignalCompression", package: "ringd"),
+            ]),
+        .executableTarget(
+            name: "fuzz-json",
+            dependencies: ["FuzzSupport", .product(name: "SignalProtocol", package: "ringd")]),
+        .executableTarget(
+            name: "fuzz-client-frame",
+            dependencies: ["FuzzSupport", .product(name: "SignalProtocol", package: "ringd")]),
+        .executableTarget(
+            name: "fuzz-config",
+            dependencies: ["FuzzSupport", .product(name: "SignalServer", package: "ringd")]),
     ]
 )

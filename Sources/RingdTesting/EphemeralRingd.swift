@@ -49,8 +49,10 @@ public final class EphemeralRingd: Sendable {
     /// configuration (`RINGD_…` variables, e.g. `RINGD_CALLS_RECONNECT_GRACE_SECONDS`);
     /// the caller's own `RINGD_` variables are not passed on. ringd's log
     /// goes to this process's standard error when `showLog` is set.
-    public static func start(executable: String? = nil, environment: [String: String] = [:],
-                             showLog: Bool = false) throws(RingdTestingError) -> EphemeralRingd {
+    public static func start(
+        executable: String? = nil, environment: [String: String] = [:],
+        showLog: Bool = false
+    ) throws(RingdTestingError) -> EphemeralRingd {
         guard let path = executable ?? locateRingd() else {
             throw RingdTestingError("no ringd executable found (build it, or pass executable:)")
         }
@@ -76,8 +78,9 @@ public final class EphemeralRingd: Sendable {
         let ringd: EphemeralRingd
         do throws(RingdTestingError) {
             let port = try readPort(from: stdout.fileHandleForReading, of: process)
-            ringd = EphemeralRingd(process: process, endpoint: ServerEndpoint(host: "127.0.0.1", port: port),
-                                   testKey: testKey)
+            ringd = EphemeralRingd(
+                process: process, endpoint: ServerEndpoint(host: "127.0.0.1", port: port),
+                testKey: testKey)
         } catch {
             process.terminate()
             process.waitUntilExit()
@@ -88,7 +91,11 @@ public final class EphemeralRingd: Sendable {
 
     /// Stops ringd (SIGTERM, then SIGKILL after 10 s) and waits for it. Idempotent.
     public func stop() {
-        guard let process = self.process.withLock({ process in defer { process = nil }; return process }) else { return }
+        guard
+            let process = self.process.withLock({ process in
+                defer { process = nil }; return process
+            })
+        else { return }
         guard process.isRunning else { return }
         process.terminate()
         let deadline = Date().addingTimeInterval(10)
@@ -119,7 +126,8 @@ public final class EphemeralRingd: Sendable {
                 let line = String(decoding: pending[..<newline], as: UTF8.self)
                 pending.removeSubrange(...newline)
                 if line.hasPrefix("listening ws://"), let colon = line.lastIndex(of: ":"),
-                   let port = Int(line[line.index(after: colon)...]) {
+                    let port = Int(line[line.index(after: colon)...])
+                {
                     return port
                 }
             }

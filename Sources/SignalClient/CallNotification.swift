@@ -52,7 +52,7 @@ public enum CallNotification: Sendable, Equatable {
     public var call: Call {
         switch self {
         case .incomingCallReceived(let call), .outgoingCallAccepted(let call), .outgoingCallRejected(let call),
-             .incomingCallCancelled(let call), .callEnded(let call):
+            .incomingCallCancelled(let call), .callEnded(let call):
             return call
         }
     }

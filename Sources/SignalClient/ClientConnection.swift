@@ -23,16 +23,20 @@ final class ClientConnection: Sendable {
     /// and authenticates as the options' device; `completion` gets the
     /// connection or why there is none (an error result: the server's code).
     /// Call events that arrive before ``start(onCall:onClose:)`` wait for it.
-    static func open(_ endpoint: ServerEndpoint, credentials: Credentials, options: ConnectOptions,
-                     completion: @escaping @Sendable (Result<ClientConnection, ClientError>) -> Void) {
+    static func open(
+        _ endpoint: ServerEndpoint, credentials: Credentials, options: ConnectOptions,
+        completion: @escaping @Sendable (Result<ClientConnection, ClientError>) -> Void
+    ) {
         ClientIO.resolve(endpoint) { resolved in
             switch resolved {
             case .failure(let error):
                 completion(.failure(error))
             case .success(let (loop, addresses)):
                 let events = ClientConnectionEvents()
-                _ = ClientWebSocket(to: addresses, of: endpoint, credentials: credentials, options: options,
-                                    events: events, on: loop) { opened in
+                _ = ClientWebSocket(
+                    to: addresses, of: endpoint, credentials: credentials, options: options,
+                    events: events, on: loop
+                ) { opened in
                     completion(opened.map { ClientConnection($0, events: events) })
                 }
             }
@@ -40,9 +44,12 @@ final class ClientConnection: Sendable {
     }
 
     /// ``open(_:credentials:options:completion:)``, awaited.
-    static func open(_ endpoint: ServerEndpoint, credentials: Credentials,
-                     options: ConnectOptions) async throws(ClientError) -> ClientConnection {
-        try await withCheckedContinuation { (continuation: CheckedContinuation<Result<ClientConnection, ClientError>, Never>) in
+    static func open(
+        _ endpoint: ServerEndpoint, credentials: Credentials,
+        options: ConnectOptions
+    ) async throws(ClientError) -> ClientConnection {
+        try await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<ClientConnection, ClientError>, Never>) in
             open(endpoint, credentials: credentials, options: options) { continuation.resume(returning: $0) }
         }.get()
     }
@@ -147,7 +154,9 @@ final class ClientConnectionEvents: Sendable {
 
     private func report(_ error: ClientError) {
         let (handler, waiters) = state.withLock { state in
-            guard !state.reported else { return (nil as (@Sendable (ClientError) -> Void)?, [CheckedContinuation<Void, Never>]()) }
+            guard !state.reported else {
+                return (nil as (@Sendable (ClientError) -> Void)?, [CheckedContinuation<Void, Never>]())
+            }
             state.reported = true
             defer { state.waiters = [] }
             return (state.onClose, state.waiters)

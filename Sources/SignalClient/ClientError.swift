@@ -99,8 +99,9 @@ extension ClientError {
             return
         }
         let reasons = failures.map { "\($0.endpoint.webSocketURL): \($0.error.message)" }.joined(separator: "; ")
-        self.init(code: last.code, message: "every server failed: \(reasons)",
-                  closeCode: last.closeCode, httpStatus: last.httpStatus)
+        self.init(
+            code: last.code, message: "every server failed: \(reasons)",
+            closeCode: last.closeCode, httpStatus: last.httpStatus)
     }
 
     /// A ``ClientErrorCode/closed`` error.

@@ -37,8 +37,10 @@ enum ClientIO {
     /// Resolves `endpoint`'s host off the loop, then calls `body` on the loop
     /// with its addresses (in the resolver's order of preference); or, on
     /// any thread, with why there are none.
-    static func resolve(_ endpoint: ServerEndpoint,
-                        then body: @escaping @Sendable (Result<(EventLoop, [SocketAddress]), ClientError>) -> Void) {
+    static func resolve(
+        _ endpoint: ServerEndpoint,
+        then body: @escaping @Sendable (Result<(EventLoop, [SocketAddress]), ClientError>) -> Void
+    ) {
         let mailbox: LoopMailbox
         switch started {
         case .success(let started): mailbox = started

@@ -1,10 +1,11 @@
 import CShim
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalCrypto
 import SignalReactor
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What a ``ClientSocket`` tells its owner, on the loop.
 protocol ClientSocketDelegate: AnyObject {
@@ -62,8 +63,10 @@ final class ClientSocket: Selectable {
 
     /// Starts connecting to `addresses` (those of `endpoint`); the delegate
     /// hears of the outcome.
-    init(to addresses: [SocketAddress], of endpoint: ServerEndpoint, verification: TLSVerification, timeout: Double,
-         on loop: EventLoop, delegate: ClientSocketDelegate) {
+    init(
+        to addresses: [SocketAddress], of endpoint: ServerEndpoint, verification: TLSVerification, timeout: Double,
+        on loop: EventLoop, delegate: ClientSocketDelegate
+    ) {
         self.loop = loop
         self.endpoint = endpoint
         self.addresses = addresses
@@ -86,8 +89,11 @@ final class ClientSocket: Selectable {
 
     private func connect(index: Int) {
         guard index < addresses.count else {
-            return end(.connectFailed(ClientError(code: .connectFailed,
-                                                  message: "connect to \(endpoint.hostAndPort): \(lastReason)")))
+            return end(
+                .connectFailed(
+                    ClientError(
+                        code: .connectFailed,
+                        message: "connect to \(endpoint.hostAndPort): \(lastReason)")))
         }
         phase = .connecting(index: index)
         let address = addresses[index]
@@ -96,7 +102,7 @@ final class ClientSocket: Selectable {
             let raw = fd.rawValue
             do throws(SystemError) {
                 _ = try syscallExpectingResult("connect") { address.withSockAddr { Glibc.connect(raw, $0, $1) } }
-            } catch where error.code == EINPROGRESS {}
+            } catch  where error.code == EINPROGRESS {}
             try watch(CSHIM_EPOLLOUT)
         } catch {
             failAddress(error.description)
@@ -144,8 +150,11 @@ final class ClientSocket: Selectable {
         switch phase {
         case .connecting:
             lastReason = "timed out after \(timeout)s"
-            end(.connectFailed(ClientError(code: .connectFailed,
-                                           message: "connect to \(endpoint.hostAndPort): \(lastReason)")))
+            end(
+                .connectFailed(
+                    ClientError(
+                        code: .connectFailed,
+                        message: "connect to \(endpoint.hostAndPort): \(lastReason)")))
         case .handshaking:
             end(.connectFailed(tlsError("no TLS handshake with \(endpoint.hostAndPort) within \(timeout)s")))
         case .open, .closed:
@@ -188,7 +197,9 @@ final class ClientSocket: Selectable {
     func write(_ bytes: [UInt8]) {
         guard case .open = phase else { return }
         if let tls {
-            let written = bytes.withUnsafeBytes { plaintext in Result { () throws(TLSError) in try tls.write(plaintext) } }
+            let written = bytes.withUnsafeBytes { plaintext in
+                Result { () throws(TLSError) in try tls.write(plaintext) }
+            }
             if case .failure(let error) = written { return end(.tls(error)) }
             queueOutput(of: tls)
         } else {
@@ -249,10 +260,11 @@ final class ClientSocket: Selectable {
     /// During the handshake a failure is a TLS failure; later it is `ending`.
     private func handshakeFailedOr(_ ending: SocketEnding) {
         guard case .handshaking = phase else { return end(ending) }
-        let message = switch ending {
-        case .endOfStream: "\(endpoint.hostAndPort) closed the connection during the TLS handshake"
-        default: "TLS with \(endpoint.hostAndPort): \(ending)"
-        }
+        let message =
+            switch ending {
+            case .endOfStream: "\(endpoint.hostAndPort) closed the connection during the TLS handshake"
+            default: "TLS with \(endpoint.hostAndPort): \(ending)"
+            }
         end(.connectFailed(tlsError(message)))
     }
 

@@ -64,17 +64,20 @@ final class ClientWebSocket: ClientSocketDelegate {
 
     /// Connects to `addresses` of `endpoint`, upgrades and authenticates;
     /// `opening` gets the outcome, once.
-    init(to addresses: [SocketAddress], of endpoint: ServerEndpoint, credentials: Credentials, options: ConnectOptions,
-         events: ClientConnectionEvents, on loop: EventLoop,
-         opening: @escaping @Sendable (Result<Opened, ClientError>) -> Void) {
+    init(
+        to addresses: [SocketAddress], of endpoint: ServerEndpoint, credentials: Credentials, options: ConnectOptions,
+        events: ClientConnectionEvents, on loop: EventLoop,
+        opening: @escaping @Sendable (Result<Opened, ClientError>) -> Void
+    ) {
         self.loop = loop
         self.endpoint = endpoint
         self.credentials = credentials
         self.options = options
         self.events = events
         self.opening = opening
-        socket = ClientSocket(to: addresses, of: endpoint, verification: options.tlsVerification,
-                              timeout: options.connectTimeout, on: loop, delegate: self)
+        socket = ClientSocket(
+            to: addresses, of: endpoint, verification: options.tlsVerification,
+            timeout: options.connectTimeout, on: loop, delegate: self)
     }
 
     // MARK: Opening
@@ -101,14 +104,21 @@ final class ClientWebSocket: ClientSocketDelegate {
             }
         }
         if let deflate {
-            reader = WebSocketMessageReader(role: .client, maxMessageBytes: Self.maxMessageBytes, perMessageDeflate: true)
+            reader = WebSocketMessageReader(
+                role: .client, maxMessageBytes: Self.maxMessageBytes, perMessageDeflate: true)
             decompressor = MessageDecompressor(contextTakeover: deflate.serverToClient.contextTakeover, cache: nil)
             compressor = MessageCompressor(deflate.clientToServer, cache: nil)
         }
         phase = .authenticating
-        let resume = options.deviceId.flatMap { id in options.resumeAfter.map { ResumePoint(deviceId: id, afterSeq: $0) } }
-        send(.text, ClientFrame(id: Self.authRequestID,
-                                request: .auth(credentials, deviceId: options.deviceId, resume: resume)).encoded)
+        let resume = options.deviceId.flatMap { id in
+            options.resumeAfter.map { ResumePoint(deviceId: id, afterSeq: $0) }
+        }
+        send(
+            .text,
+            ClientFrame(
+                id: Self.authRequestID,
+                request: .auth(credentials, deviceId: options.deviceId, resume: resume)
+            ).encoded)
         arm(after: options.requestTimeout) { $0.failOpening(.timeout("no auth result in time")) }
         reader.append(contentsOf: response.rest)
         drain()
@@ -126,9 +136,11 @@ final class ClientWebSocket: ClientSocketDelegate {
         }
         let (code, message) = HTTPResponseBuffer.errorMessage(in: body)
         let detail = [code, message.isEmpty ? nil : message].compactMap { $0 }.joined(separator: ": ")
-        failOpening(ClientError(code: .handshakeFailed,
-                                message: "HTTP \(head.status) \(head.reason)" + (detail.isEmpty ? "" : ": \(detail)"),
-                                httpStatus: head.status))
+        failOpening(
+            ClientError(
+                code: .handshakeFailed,
+                message: "HTTP \(head.status) \(head.reason)" + (detail.isEmpty ? "" : ": \(detail)"),
+                httpStatus: head.status))
     }
 
     private func authResult(_ message: WebSocketMessage) {
@@ -209,8 +221,10 @@ final class ClientWebSocket: ClientSocketDelegate {
             case (.close(let code, let reason), .authenticating):
                 sendClose(code: code)
                 let detail = reason.isEmpty ? "" : " (\(reason))"
-                failOpening(.closed("the server closed the connection during auth with code \(code?.rawValue ?? 1005)\(detail)",
-                                    closeCode: code?.rawValue))
+                failOpening(
+                    .closed(
+                        "the server closed the connection during auth with code \(code?.rawValue ?? 1005)\(detail)",
+                        closeCode: code?.rawValue))
             case (.close(let code, let reason), .open) where closeFrame == nil:
                 let echoed = sendClose(code: code)
                 closeFrame = (code, reason, !echoed)
@@ -272,15 +286,16 @@ final class ClientWebSocket: ClientSocketDelegate {
     private func complete(_ id: String, with outcome: Result<JSONValue, ClientError>) {
         guard let waiting = pending.removeValue(forKey: id) else { return }
         loop.cancel(waiting.timer)
-        waiting.completion(outcome.flatMap { data in
-            Result { () throws(ClientError) in
-                do throws(SignalError) {
-                    return try ResultData(json: data, answering: waiting.type)
-                } catch {
-                    throw .protocolViolation("the \(waiting.type.rawValue) result is malformed: \(error.message)")
+        waiting.completion(
+            outcome.flatMap { data in
+                Result { () throws(ClientError) in
+                    do throws(SignalError) {
+                        return try ResultData(json: data, answering: waiting.type)
+                    } catch {
+                        throw .protocolViolation("the \(waiting.type.rawValue) result is malformed: \(error.message)")
+                    }
                 }
-            }
-        })
+            })
     }
 
     // MARK: Writing
@@ -296,7 +311,8 @@ final class ClientWebSocket: ClientSocketDelegate {
             }
             self.compressor = compressor
         }
-        socket?.write(WebSocketFrameEncoder.frame(opcode, payload: bytes, reservedBits: reservedBits, maskKey: .random()))
+        socket?.write(
+            WebSocketFrameEncoder.frame(opcode, payload: bytes, reservedBits: reservedBits, maskKey: .random()))
     }
 
     /// Sends the close frame unless one was sent already; returns whether it
@@ -350,12 +366,15 @@ final class ClientWebSocket: ClientSocketDelegate {
             if case .connectFailed(let error) = ending { return failOpening(error) }
             failOpening(.closed("the connection closed"))
         case .upgrading:
-            failOpening(Self.openingError(ending, during: "before the HTTP response head was complete",
-                                          reading: "reading the HTTP response head"))
+            failOpening(
+                Self.openingError(
+                    ending, during: "before the HTTP response head was complete",
+                    reading: "reading the HTTP response head"))
         case .refused:
             refusedBody(ended: true)
         case .authenticating:
-            failOpening(Self.openingError(ending, during: "during auth", reading: "the connection was lost during auth"))
+            failOpening(
+                Self.openingError(ending, during: "during auth", reading: "the connection was lost during auth"))
         case .open:
             if let closeFrame { return fail(Self.closedError(closeFrame)) }
             fail(endError(ending))
@@ -383,7 +402,9 @@ final class ClientWebSocket: ClientSocketDelegate {
         }
     }
 
-    private static func closedError(_ frame: (code: WebSocketCloseCode?, reason: String, initiatedByUs: Bool)) -> ClientError {
+    private static func closedError(
+        _ frame: (code: WebSocketCloseCode?, reason: String, initiatedByUs: Bool)
+    ) -> ClientError {
         let code = frame.code?.rawValue
         if frame.initiatedByUs { return .closed("closed by the client", closeCode: code) }
         let reason = frame.reason.isEmpty ? "" : " (\(frame.reason))"
@@ -397,7 +418,9 @@ final class ClientWebSocket: ClientSocketDelegate {
         phase = .closed
         disarm()
         socket?.close()
-        let failure = error.code == .closed ? error : .closed("the connection closed: \(error.message)", closeCode: error.closeCode)
+        let failure =
+            error.code == .closed
+            ? error : .closed("the connection closed: \(error.message)", closeCode: error.closeCode)
         let waiting = pending.values
         pending = [:]
         for request in waiting {

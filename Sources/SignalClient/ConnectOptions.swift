@@ -34,8 +34,10 @@ public struct ConnectOptions: Sendable {
     var resumeAfter: Int64?
 
     /// Options; every one has a default.
-    public init(deviceId: String? = nil, reconnect: Bool = false, reconnectWindow: Double = 10,
-                requestTimeout: Double = 10, connectTimeout: Double = 5, compression: Bool = false) {
+    public init(
+        deviceId: String? = nil, reconnect: Bool = false, reconnectWindow: Double = 10,
+        requestTimeout: Double = 10, connectTimeout: Double = 5, compression: Bool = false
+    ) {
         self.deviceId = deviceId
         self.reconnect = reconnect
         self.reconnectWindow = reconnectWindow

@@ -27,7 +27,9 @@ public struct RestClient: Sendable {
 
     /// `POST /v1/users/{uid}/tokens`: a token for `uid`, valid `ttlSeconds`
     /// (server default 24 h), and when it expires (milliseconds since the epoch).
-    public func mintToken(uid: String, ttlSeconds: Int64? = nil) async throws(ClientError) -> (token: String, expiresAt: Int64) {
+    public func mintToken(
+        uid: String, ttlSeconds: Int64? = nil
+    ) async throws(ClientError) -> (token: String, expiresAt: Int64) {
         let body = ttlSeconds.map { JSONValue.object([("ttlSeconds", .integer($0))]) }
         let json = try await exchange("POST", "/v1/users/\(Self.pathSegment(uid))/tokens", body: body, expecting: 201)
         guard let token = json["authToken"]?.stringValue, let expiresAt = json["expiresAt"]?.integerValue else {
@@ -41,10 +43,13 @@ public struct RestClient: Sendable {
         _ = try await exchange("DELETE", "/v1/users/\(Self.pathSegment(uid))/tokens", expecting: 204)
     }
 
-    private func exchange(_ method: String, _ path: String, body: JSONValue? = nil, sendKey: Bool = true,
-                          expecting status: Int) async throws(ClientError) -> JSONValue {
-        try await HTTPExchange.json(method, path, body: body, headers: sendKey ? apiKey.map { [("X-Api-Key", $0)] } ?? [] : [],
-                                    to: endpoint, verification: tlsVerification, timeout: timeout, expecting: status)
+    private func exchange(
+        _ method: String, _ path: String, body: JSONValue? = nil, sendKey: Bool = true,
+        expecting status: Int
+    ) async throws(ClientError) -> JSONValue {
+        try await HTTPExchange.json(
+            method, path, body: body, headers: sendKey ? apiKey.map { [("X-Api-Key", $0)] } ?? [] : [],
+            to: endpoint, verification: tlsVerification, timeout: timeout, expecting: status)
     }
 
     /// `text` percent-encoded for one path segment (uids are already safe; this guards the rest).
@@ -52,9 +57,9 @@ public struct RestClient: Sendable {
         var out = ""
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "@"):
+            case UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "a") ... UInt8(ascii: "z"),
+                UInt8(ascii: "0") ... UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "@"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 let hex = String(byte, radix: 16, uppercase: true)

@@ -40,8 +40,9 @@ public struct ServerEndpoint: Sendable, Hashable {
         let authority = rest[..<authorityEnd]
         let pathPart = rest[authorityEnd...]
         guard !pathPart.contains("#") else { throw Self.bad("a server URL has no fragment") }
-        (host, port) = try Self.parseAuthority(authority, url: url,
-                                               defaultPort: secure ? Self.defaultSecurePort : Self.defaultPort)
+        (host, port) = try Self.parseAuthority(
+            authority, url: url,
+            defaultPort: secure ? Self.defaultSecurePort : Self.defaultPort)
         if pathPart.isEmpty || pathPart == "/" {
             path = Self.defaultPath
         } else if pathPart.hasPrefix("/") {
@@ -86,8 +87,10 @@ public struct ServerEndpoint: Sendable, Hashable {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    private static func parseAuthority(_ authority: Substring, url: String,
-                                       defaultPort: Int) throws(ClientError) -> (String, Int) {
+    private static func parseAuthority(
+        _ authority: Substring, url: String,
+        defaultPort: Int
+    ) throws(ClientError) -> (String, Int) {
         guard !authority.isEmpty else { throw bad("no host in \"\(url)\"") }
         guard !authority.contains("@") else { throw bad("user information is not supported") }
         let hostPart: Substring
@@ -119,7 +122,8 @@ public struct ServerEndpoint: Sendable, Hashable {
         }
         guard let portPart else { return (String(hostPart), defaultPort) }
         guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let port = Int(portPart), (1 ... 65535).contains(port) else {
+            let port = Int(portPart), (1 ... 65535).contains(port)
+        else {
             throw bad("invalid port \"\(portPart)\" (1 to 65535)")
         }
         return (String(hostPart), port)
@@ -133,7 +137,8 @@ public struct ServerEndpoint: Sendable, Hashable {
 extension String {
     var trimmed: String {
         guard let first = firstIndex(where: { !$0.isWhitespace }),
-              let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+            let last = lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
         return String(self[first ... last])
     }
 }

@@ -7,10 +7,14 @@ extension SignalClient {
     /// Returns the call and how many callee devices the ring reached now (0:
     /// offline, rung until the timeout). A busy callee gives a call that is
     /// already `busy`; glare gives the other party's call, `ongoing`.
-    public func initiateCall(to receiverId: String, type: CallType, timeout: RingTimeout? = nil,
-                             metadata: JSONValue? = nil) async throws(ClientError) -> (call: Call, ringing: Int) {
-        let data = try await perform(.initiateCall(receiverId: receiverId, callType: type, timeout: timeout,
-                                                   metadata: metadata))
+    public func initiateCall(
+        to receiverId: String, type: CallType, timeout: RingTimeout? = nil,
+        metadata: JSONValue? = nil
+    ) async throws(ClientError) -> (call: Call, ringing: Int) {
+        let data = try await perform(
+            .initiateCall(
+                receiverId: receiverId, callType: type, timeout: timeout,
+                metadata: metadata))
         guard case .initiated(let call, let ringing) = data else { throw Self.unexpected(data, "initiateCall") }
         return (call, ringing)
     }
@@ -45,7 +49,9 @@ extension SignalClient {
 
     /// A page of the user's call history, newest first; pass `next` as the
     /// filter's `cursor` for the following page (nil on the last one).
-    public func getCallLogs(_ filter: CallLogFilter = CallLogFilter()) async throws(ClientError) -> (logs: [CallLog], next: String?) {
+    public func getCallLogs(
+        _ filter: CallLogFilter = CallLogFilter()
+    ) async throws(ClientError) -> (logs: [CallLog], next: String?) {
         let data = try await perform(.getCallLogs(filter))
         guard case .callLogs(let page) = data else { throw Self.unexpected(data, "getCallLogs") }
         return (page.logs, page.next)

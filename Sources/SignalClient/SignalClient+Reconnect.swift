@@ -15,8 +15,9 @@ extension SignalClient {
     }
 
     private func scheduleAttempt(_ attempt: Int, at index: Int, deadline: Deadline, lastError: ClientError) {
-        let delay = min(Self.reconnectBackoff[min(attempt, Self.reconnectBackoff.count - 1)],
-                        max(0, deadline.seconds(since: .now())))
+        let delay = min(
+            Self.reconnectBackoff[min(attempt, Self.reconnectBackoff.count - 1)],
+            max(0, deadline.seconds(since: .now())))
         let submitted = ClientIO.submit { [weak self] loop in
             loop.schedule(after: delay) { [weak self] in
                 self?.reconnect(attempt: attempt, at: index, deadline: deadline, lastError: lastError)
@@ -33,7 +34,8 @@ extension SignalClient {
         attemptOptions.deviceId = deviceId
         attemptOptions.resumeAfter = state.withLock { $0.lastSeq }
         attemptOptions.connectTimeout = min(options.connectTimeout, left)
-        ClientConnection.open(endpoints[index], credentials: credentials, options: attemptOptions) { [weak self] result in
+        ClientConnection.open(endpoints[index], credentials: credentials, options: attemptOptions) {
+            [weak self] result in
             switch result {
             case .success(let connection):
                 guard let self else { return connection.abort() }
@@ -51,8 +53,10 @@ extension SignalClient {
         state.withLock { state in
             guard case .reconnecting = state.phase else { return }
             state.phase = .finished
-            finishStreams(ClientError(code: lastError.code, message: "reconnecting failed: \(lastError.message)",
-                                      closeCode: lastError.closeCode, httpStatus: lastError.httpStatus))
+            finishStreams(
+                ClientError(
+                    code: lastError.code, message: "reconnecting failed: \(lastError.message)",
+                    closeCode: lastError.closeCode, httpStatus: lastError.httpStatus))
         }
     }
 

@@ -78,8 +78,10 @@ public final class SignalClient: Sendable {
     /// Connects to `endpoint`, upgrades to a WebSocket and authenticates with
     /// `credentials`. An error result throws the server's code (e.g.
     /// `ERR_AUTH_FAILED`); see ``ClientErrorCode`` for the client's own.
-    public static func connect(to endpoint: ServerEndpoint, credentials: Credentials,
-                               options: ConnectOptions = ConnectOptions()) async throws(ClientError) -> SignalClient {
+    public static func connect(
+        to endpoint: ServerEndpoint, credentials: Credentials,
+        options: ConnectOptions = ConnectOptions()
+    ) async throws(ClientError) -> SignalClient {
         try await connect(to: [endpoint], credentials: credentials, options: options)
     }
 
@@ -94,25 +96,30 @@ public final class SignalClient: Sendable {
     /// naming each endpoint and why (one endpoint: its error as it is); no
     /// endpoint at all throws ``ClientErrorCode/badURL``. Reconnects go on
     /// through the list, starting after the endpoint whose connection was lost.
-    public static func connect(to endpoints: [ServerEndpoint], credentials: Credentials,
-                               options: ConnectOptions = ConnectOptions()) async throws(ClientError) -> SignalClient {
+    public static func connect(
+        to endpoints: [ServerEndpoint], credentials: Credentials,
+        options: ConnectOptions = ConnectOptions()
+    ) async throws(ClientError) -> SignalClient {
         var failures: [(endpoint: ServerEndpoint, error: ClientError)] = []
         for (index, endpoint) in endpoints.enumerated() {
             do throws(ClientError) {
                 let connection = try await ClientConnection.open(endpoint, credentials: credentials, options: options)
-                let client = SignalClient(endpoints: endpoints, index: index, credentials: credentials,
-                                          options: options, connection: connection)
+                let client = SignalClient(
+                    endpoints: endpoints, index: index, credentials: credentials,
+                    options: options, connection: connection)
                 client.startReading(connection)
                 return client
-            } catch where error.isWorthAnotherEndpoint {
+            } catch  where error.isWorthAnotherEndpoint {
                 failures.append((endpoint, error))
             }
         }
         throw ClientError(everyEndpointFailed: failures)
     }
 
-    private init(endpoints: [ServerEndpoint], index: Int, credentials: Credentials, options: ConnectOptions,
-                 connection: ClientConnection) {
+    private init(
+        endpoints: [ServerEndpoint], index: Int, credentials: Credentials, options: ConnectOptions,
+        connection: ClientConnection
+    ) {
         self.endpoints = endpoints
         self.credentials = credentials
         self.options = options
@@ -182,15 +189,17 @@ public final class SignalClient: Sendable {
 
     /// Starts delivering `connection`'s events to this client.
     func startReading(_ connection: ClientConnection) {
-        connection.start(onPush: { [weak self] push in
-            switch push {
-            case .call(let call): self?.deliver(call)
-            case .signal(let signal): self?.eventSink.yield(.signal(signal))
-            }
-        }, onClose: { [weak self, weak connection] error in
-            guard let self, let connection else { return }
-            self.connectionClosed(connection, error: error)
-        })
+        connection.start(
+            onPush: { [weak self] push in
+                switch push {
+                case .call(let call): self?.deliver(call)
+                case .signal(let signal): self?.eventSink.yield(.signal(signal))
+                }
+            },
+            onClose: { [weak self, weak connection] error in
+                guard let self, let connection else { return }
+                self.connectionClosed(connection, error: error)
+            })
     }
 
     /// Hands a call event to both streams (a resume's calls too, before
@@ -222,7 +231,8 @@ public final class SignalClient: Sendable {
     /// Whether a lost connection may come back: not when the server refused
     /// the device (4001) or replaced it with a newer connection (4003).
     private static func isWorthReconnecting(after error: ClientError) -> Bool {
-        error.closeCode != WebSocketCloseCode.notAuthenticated.rawValue && error.closeCode != WebSocketCloseCode.replaced.rawValue
+        error.closeCode != WebSocketCloseCode.notAuthenticated.rawValue
+            && error.closeCode != WebSocketCloseCode.replaced.rawValue
     }
 
     /// Ends both streams with ``ClientEvent/disconnected(_:)`` (call with the state locked).

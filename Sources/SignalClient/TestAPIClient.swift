@@ -45,8 +45,9 @@ public struct TestAPIClient: Sendable {
 
     /// Holds the frames the server sends the device, for `milliseconds` or until ``release(uid:deviceId:)``.
     public func hold(uid: String, deviceId: String, milliseconds: Int64? = nil) async throws(ClientError) {
-        _ = try await exchange("POST", devicePath(uid, deviceId, "hold"),
-                               milliseconds.map { .object([("ms", .integer($0))]) }, expecting: 204)
+        _ = try await exchange(
+            "POST", devicePath(uid, deviceId, "hold"),
+            milliseconds.map { .object([("ms", .integer($0))]) }, expecting: 204)
     }
 
     /// Sends what was held for the device.
@@ -87,9 +88,12 @@ public struct TestAPIClient: Sendable {
         "/v1/test/devices/\(RestClient.pathSegment(uid))/\(RestClient.pathSegment(deviceId))/\(fault)"
     }
 
-    private func exchange(_ method: String, _ path: String, _ body: JSONValue?,
-                          expecting status: Int = 200) async throws(ClientError) -> JSONValue {
-        try await HTTPExchange.json(method, path, body: body, headers: [("X-Test-Key", key)], to: endpoint,
-                                    verification: tlsVerification, timeout: timeout, expecting: status)
+    private func exchange(
+        _ method: String, _ path: String, _ body: JSONValue?,
+        expecting status: Int = 200
+    ) async throws(ClientError) -> JSONValue {
+        try await HTTPExchange.json(
+            method, path, body: body, headers: [("X-Test-Key", key)], to: endpoint,
+            verification: tlsVerification, timeout: timeout, expecting: status)
     }
 }

@@ -33,8 +33,9 @@ public final class DeflateStream {
         guard Self.windowBitsRange.contains(windowBits) else {
             throw CompressionError(.zlib, "raw deflate needs a window of 9 to 15 bits, not \(windowBits)")
         }
-        let status = deflateInit2_(stream.pointer, Self.level, Z_DEFLATED, -Int32(windowBits),
-                                   Int32(memLevel), Z_DEFAULT_STRATEGY, ZlibStream.version, ZlibStream.streamSize)
+        let status = deflateInit2_(
+            stream.pointer, Self.level, Z_DEFLATED, -Int32(windowBits),
+            Int32(memLevel), Z_DEFAULT_STRATEGY, ZlibStream.version, ZlibStream.streamSize)
         if let error = ZlibStream.initError(status, "deflateInit2") { throw error }
     }
 
@@ -66,7 +67,9 @@ public final class DeflateStream {
                 return status
             }
         }
-        guard status == Z_OK || status == Z_BUF_ERROR, output.count >= 4, output.suffix(4).elementsEqual([0, 0, 0xFF, 0xFF]) else {
+        guard status == Z_OK || status == Z_BUF_ERROR, output.count >= 4,
+            output.suffix(4).elementsEqual([0, 0, 0xFF, 0xFF])
+        else {
             throw CompressionError(.zlib, "deflate failed with status \(status)")
         }
         output.removeLast(4)

@@ -70,7 +70,9 @@ public final class InflateStream {
 
     /// Runs zlib until the input is used up and no output is pending; returns
     /// the last status, or ``overLimit``.
-    private func drain(into output: inout [UInt8], limit: Int, through chunk: UnsafeMutableBufferPointer<UInt8>) -> Int32 {
+    private func drain(
+        into output: inout [UInt8], limit: Int, through chunk: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int32 {
         let z = stream.pointer
         while true {
             // Room for one byte past the limit: producing it proves the message too big.

@@ -26,7 +26,9 @@ public struct MessageCompressor {
     /// below it, and as is when compressing did not make it smaller, which
     /// only a compressor without context takeover may do (the context would
     /// otherwise hold bytes the peer never saw).
-    public mutating func encode(_ payload: [UInt8], threshold: Int) throws(CompressionError) -> (payload: [UInt8], reservedBits: UInt8) {
+    public mutating func encode(
+        _ payload: [UInt8], threshold: Int
+    ) throws(CompressionError) -> (payload: [UInt8], reservedBits: UInt8) {
         guard payload.count >= threshold else { return (payload, 0) }
         let compressed = try compress(payload)
         if !direction.contextTakeover && compressed.count >= payload.count { return (payload, 0) }

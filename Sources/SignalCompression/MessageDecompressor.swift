@@ -25,8 +25,10 @@ public struct MessageDecompressor: WebSocketMessageInflating {
     /// Bytes of zlib memory the connection holds now.
     public var heldBytes: Int { stream?.allocatedBytes ?? 0 }
 
-    public mutating func inflate(_ compressed: [UInt8], into output: inout [UInt8],
-                                 limit: Int) throws(WebSocketProtocolError) {
+    public mutating func inflate(
+        _ compressed: [UInt8], into output: inout [UInt8],
+        limit: Int
+    ) throws(WebSocketProtocolError) {
         do {
             try acquire().inflate(compressed, into: &output, limit: limit)
         } catch {

@@ -1,6 +1,7 @@
 import CZlib
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `z_stream` at a fixed address (zlib keeps a pointer back to it) whose

@@ -41,16 +41,19 @@ public enum Crypto {
         try hmac(EVP_sha1(), length: 20, "HMAC-SHA1", key: key, message: message)
     }
 
-    private static func hmac(_ digestType: OpaquePointer?, length expected: Int, _ name: String, key: [UInt8],
-                             message: [UInt8]) throws(CryptoError) -> [UInt8] {
+    private static func hmac(
+        _ digestType: OpaquePointer?, length expected: Int, _ name: String, key: [UInt8],
+        message: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
         // HMAC() takes the key length as an int; no key of ours comes near.
         guard key.count <= Int(Int32.max) else { throw CryptoError(code: .digest, message: "the HMAC key is too long") }
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let result = key.withUnsafeBytes { keyBytes in
             message.withUnsafeBytes { data in
-                HMAC(digestType, keyBytes.baseAddress, Int32(keyBytes.count),
-                     data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count, &digest, &length)
+                HMAC(
+                    digestType, keyBytes.baseAddress, Int32(keyBytes.count),
+                    data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count, &digest, &length)
             }
         }
         guard result != nil, Int(length) == expected else { throw CryptoError.fromQueue(.digest, "\(name) failed") }

@@ -1,8 +1,9 @@
 import CShim
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Something registered with an event loop for readiness on a descriptor.
 public protocol Selectable: AnyObject {
@@ -177,7 +178,8 @@ public final class EventLoop {
             return
         }
         guard Int(fd) < registrations.count, let registration = registrations[Int(fd)],
-              registration.generation == generation else { return }
+            registration.generation == generation
+        else { return }
         registration.handler.handleEvents(event.events)
     }
 

@@ -13,17 +13,20 @@ public final class EventLoopGroup: Sendable {
     /// first); a failure stops every loop started so far and is rethrown
     /// here. A loop whose `epoll_wait` fails (a bug) reports it to
     /// `onFailure` and exits.
-    public init(count: Int, name: String = "ringd-loop",
-                onFailure: @escaping @Sendable (Int, SystemError) -> Void = EventLoopGroup.reportToStandardError,
-                setUp: @escaping @Sendable (EventLoop) throws -> Void) throws {
+    public init(
+        count: Int, name: String = "ringd-loop",
+        onFailure: @escaping @Sendable (Int, SystemError) -> Void = EventLoopGroup.reportToStandardError,
+        setUp: @escaping @Sendable (EventLoop) throws -> Void
+    ) throws {
         var mailboxes: [LoopMailbox] = []
         var finished: [DispatchSemaphore] = []
         do {
             for index in 0 ..< max(1, count) {
                 let mailbox = try LoopMailbox()
                 let done = DispatchSemaphore(value: 0)
-                try Self.startThread(index: index, name: name, mailbox: mailbox, done: done,
-                                     onFailure: onFailure, setUp: setUp)
+                try Self.startThread(
+                    index: index, name: name, mailbox: mailbox, done: done,
+                    onFailure: onFailure, setUp: setUp)
                 mailboxes.append(mailbox)
                 finished.append(done)
             }
@@ -37,9 +40,11 @@ public final class EventLoopGroup: Sendable {
     }
 
     /// Starts one loop thread and waits until its set-up has run.
-    private static func startThread(index: Int, name: String, mailbox: LoopMailbox, done: DispatchSemaphore,
-                                    onFailure: @escaping @Sendable (Int, SystemError) -> Void,
-                                    setUp: @escaping @Sendable (EventLoop) throws -> Void) throws {
+    private static func startThread(
+        index: Int, name: String, mailbox: LoopMailbox, done: DispatchSemaphore,
+        onFailure: @escaping @Sendable (Int, SystemError) -> Void,
+        setUp: @escaping @Sendable (EventLoop) throws -> Void
+    ) throws {
         let outcome = Mutex<Result<Void, any Error>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {

@@ -1,9 +1,10 @@
 import CShim
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalSystem
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Work handed to an event loop from any thread: a locked queue plus an
 /// eventfd that wakes the loop. The only part of a loop other threads touch.

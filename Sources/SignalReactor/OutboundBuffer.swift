@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Bytes waiting to be written to a socket: a queue of chunks gathered into
 /// one `sendmsg` (the socket form of `writev`), so a frame header and its
@@ -108,15 +109,18 @@ public struct OutboundBuffer {
         return try pin(0, count, &iovecs, body)
     }
 
-    private func pin<R>(_ index: Int, _ count: Int, _ iovecs: inout [iovec],
-                        _ body: (UnsafeBufferPointer<iovec>) throws -> R) throws -> R {
+    private func pin<R>(
+        _ index: Int, _ count: Int, _ iovecs: inout [iovec],
+        _ body: (UnsafeBufferPointer<iovec>) throws -> R
+    ) throws -> R {
         if index == count {
             return try iovecs.withUnsafeBufferPointer { try body($0) }
         }
         let start = index == 0 ? offset : 0
         return try chunks[head + index].withUnsafeBytes { bytes in
-            iovecs[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start),
-                                  iov_len: bytes.count - start)
+            iovecs[index] = iovec(
+                iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start),
+                iov_len: bytes.count - start)
             return try pin(index + 1, count, &iovecs, body)
         }
     }

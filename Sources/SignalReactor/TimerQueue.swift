@@ -1,4 +1,5 @@
 import SignalSystem
+
 /// Identifies a scheduled timer so it can be cancelled.
 public struct TimerID: Hashable, Sendable {
     let rawValue: UInt64

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A point on the monotonic clock, in nanoseconds since an arbitrary start.

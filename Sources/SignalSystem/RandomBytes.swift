@@ -1,6 +1,7 @@
 import CShim
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Fills `buffer` from the kernel's CSPRNG in one `getrandom` (Swift's

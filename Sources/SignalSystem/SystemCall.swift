@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failed system call: which call, and the `errno` it left.
@@ -51,7 +51,8 @@ public func closeDescriptor(_ fd: Int32) {
 /// Runs a system call for which "would block" is itself a failure (set-up
 /// calls on blocking paths): as ``syscall(_:_:)``, but throws on EAGAIN too.
 @inline(__always)
-public func syscallExpectingResult<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws(SystemError) -> T {
+public func syscallExpectingResult<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws(SystemError) -> T
+{
     switch try syscall(name, body) {
     case .processed(let value): return value
     case .wouldBlock: throw SystemError(call: "\(name)", code: EAGAIN)

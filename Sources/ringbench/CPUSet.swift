@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A CPU list like `0`, `1,3` or `0-2,5`, and pinning this process to it.
@@ -13,7 +13,7 @@ struct CPUSet {
             guard bounds.count == (part.contains("-") ? 2 : 1), bounds[0] <= bounds[bounds.count - 1] else {
                 throw RunError(message: "bad CPU list: \(list)")
             }
-            cpus += Array(bounds[0]...bounds[bounds.count - 1])
+            cpus += Array(bounds[0] ... bounds[bounds.count - 1])
         }
         guard !cpus.isEmpty, cpus.allSatisfy({ $0 < 1024 }) else { throw RunError(message: "bad CPU list: \(list)") }
         self.cpus = cpus

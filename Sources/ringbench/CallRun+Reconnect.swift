@@ -28,15 +28,18 @@ extension CallRun {
         loop.onMessage = { [unowned self] peer, frame in handle(peer, frame) }
         for index in pairs.indices {
             pairs[index].step = .connecting
-            callers.append(loop.reserve(uid: "benchcaller\(index)", pair: index, isCaller: true, deviceId: Self.deviceID))
-            callees.append(loop.reserve(uid: "benchcallee\(index)", pair: index, isCaller: false, deviceId: Self.deviceID))
+            callers.append(
+                loop.reserve(uid: "benchcaller\(index)", pair: index, isCaller: true, deviceId: Self.deviceID))
+            callees.append(
+                loop.reserve(uid: "benchcallee\(index)", pair: index, isCaller: false, deviceId: Self.deviceID))
         }
         for peer in loop.peers { reconnector.start(peer) }
         let deadline = monotonicNanos() + 30_000_000_000
         while pairs.contains(where: { $0.step != .idle }) {
             if let down = pairs.firstIndex(where: { $0.step == .down }) {
-                throw RunError(message: "connecting: pair \(down) not connected within 10 s: "
-                    + loop.failures.suffix(4).joined(separator: "; "))
+                throw RunError(
+                    message: "connecting: pair \(down) not connected within 10 s: "
+                        + loop.failures.suffix(4).joined(separator: "; "))
             }
             let now = monotonicNanos()
             if now > deadline {
@@ -74,7 +77,9 @@ extension CallRun {
         reconnector.ready(peer)
         let index = peer.pair
         if peer.isCaller { callers[index] = peer } else { callees[index] = peer }
-        guard pairs[index].step == .connecting, callers[index].phase == .ready, callees[index].phase == .ready else { return }
+        guard pairs[index].step == .connecting, callers[index].phase == .ready, callees[index].phase == .ready else {
+            return
+        }
         guard let live = peer.activeCall else { return settled(index) }
         pairs[index].step = .settling
         pairs[index].initiatedAt = monotonicNanos()

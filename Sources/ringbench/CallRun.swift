@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalProtocol
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Nanoseconds on the monotonic clock.
 func monotonicNanos() -> UInt64 {
@@ -125,17 +126,22 @@ final class CallRun {
     /// Connects and authenticates every party; throws when any fails or it takes over 30 s.
     func connect() throws {
         let address = try SocketAddress.resolve(host: options.server.host, port: options.server.port)
-        let calleeAddress = try options.calleeServer.map { try SocketAddress.resolve(host: $0.host, port: $0.port) } ?? address
+        let calleeAddress =
+            try options.calleeServer.map { try SocketAddress.resolve(host: $0.host, port: $0.port) } ?? address
         if options.reconnect { return try connectReconnecting(callers: address, callees: calleeAddress) }
-        for index in 0..<options.pairs {
+        for index in 0 ..< options.pairs {
             try loop.connect(to: address, uid: "benchcaller\(index)", pair: index, isCaller: true)
             try loop.connect(to: calleeAddress, uid: "benchcallee\(index)", pair: index, isCaller: false)
         }
         callers = loop.peers.filter(\.isCaller)
         let deadline = monotonicNanos() + 30_000_000_000
         while loop.readyCount < loop.peers.count {
-            if !loop.failures.isEmpty { throw RunError(message: "connecting: " + loop.failures.joined(separator: "; ")) }
-            if monotonicNanos() > deadline { throw RunError(message: "connecting: \(loop.readyCount) of \(loop.peers.count) ready after 30 s") }
+            if !loop.failures.isEmpty {
+                throw RunError(message: "connecting: " + loop.failures.joined(separator: "; "))
+            }
+            if monotonicNanos() > deadline {
+                throw RunError(message: "connecting: \(loop.readyCount) of \(loop.peers.count) ready after 30 s")
+            }
             loop.poll(timeoutMS: 100)
         }
         finishLeftoverCalls()
@@ -148,7 +154,9 @@ final class CallRun {
         let leftovers = loop.peers.compactMap { peer in peer.activeCall.map { (peer, $0.sessionId) } }
         guard !leftovers.isEmpty else { return }
         for (peer, session) in leftovers {
-            let settle: ClientRequest = peer.isCaller ? .cancelCall(sessionId: session)
+            let settle: ClientRequest =
+                peer.isCaller
+                ? .cancelCall(sessionId: session)
                 : .rejectCall(sessionId: session, status: .rejected)
             loop.send(peer, ClientFrame(id: Self.ignoredID, request: settle))
             loop.send(peer, ClientFrame(id: Self.ignoredID, request: .endCall(sessionId: session)))
@@ -209,9 +217,15 @@ final class CallRun {
     /// Sends the caller's `initiateCall`; `interrupted` when it places an interrupted call again.
     func place(pair index: Int, at now: UInt64, interrupted: Bool = false) {
         lastAttempt += 1
-        pairs[index] = Pair(step: .ringing, sessionID: nil, initiatedAt: now, interrupted: interrupted, attempt: lastAttempt)
-        loop.send(callers[index], ClientFrame(id: "i\(lastAttempt)", request: .initiateCall(receiverId: "benchcallee\(index)", callType: .audio,
-                                                                       timeout: nil, metadata: nil)))
+        pairs[index] = Pair(
+            step: .ringing, sessionID: nil, initiatedAt: now, interrupted: interrupted, attempt: lastAttempt)
+        loop.send(
+            callers[index],
+            ClientFrame(
+                id: "i\(lastAttempt)",
+                request: .initiateCall(
+                    receiverId: "benchcallee\(index)", callType: .audio,
+                    timeout: nil, metadata: nil)))
     }
 
     /// Counts calls stuck longer than `callTimeout` as failed and frees their

@@ -1,11 +1,12 @@
 import CShim
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalCompression
 import SignalCrypto
 import SignalProtocol
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A single-threaded epoll loop driving many ``Peer``s: it owns every socket,
 /// does the upgrade and authentication, and hands authenticated text
@@ -58,16 +59,21 @@ final class ClientLoop {
 
     /// Opens a connection for `uid`, from `source` when given (its port left
     /// to the kernel at connect time); it authenticates as the loop runs.
-    func connect(to address: SocketAddress, from source: SocketAddress? = nil, uid: String, pair: Int, isCaller: Bool,
-                 deviceId: String? = nil) throws {
-        peers.append(try open(address, from: source, index: peers.count, uid: uid, pair: pair, isCaller: isCaller,
-                              deviceId: deviceId))
+    func connect(
+        to address: SocketAddress, from source: SocketAddress? = nil, uid: String, pair: Int, isCaller: Bool,
+        deviceId: String? = nil
+    ) throws {
+        peers.append(
+            try open(
+                address, from: source, index: peers.count, uid: uid, pair: pair, isCaller: isCaller,
+                deviceId: deviceId))
     }
 
     /// A slot for a party that is not connected yet: closed until ``reopen(_:to:)``.
     func reserve(uid: String, pair: Int, isCaller: Bool, deviceId: String?) -> Peer {
-        let peer = Peer(fd: -1, index: peers.count, uid: uid, pair: pair, isCaller: isCaller, deviceId: deviceId,
-                        tls: nil, offer: nil)
+        let peer = Peer(
+            fd: -1, index: peers.count, uid: uid, pair: pair, isCaller: isCaller, deviceId: deviceId,
+            tls: nil, offer: nil)
         peer.phase = .closed
         peers.append(peer)
         return peer
@@ -81,8 +87,9 @@ final class ClientLoop {
     func reopen(_ peer: Peer, to address: SocketAddress) -> Peer? {
         guard peer.phase == .closed, peers[peer.index] === peer else { return nil }
         do {
-            let fresh = try open(address, from: nil, index: peer.index, uid: peer.uid, pair: peer.pair,
-                                 isCaller: peer.isCaller, deviceId: peer.deviceId)
+            let fresh = try open(
+                address, from: nil, index: peer.index, uid: peer.uid, pair: peer.pair,
+                isCaller: peer.isCaller, deviceId: peer.deviceId)
             peers[peer.index] = fresh
             return fresh
         } catch {
@@ -95,8 +102,10 @@ final class ClientLoop {
     /// Closes `peer` as a failure, so that it is recorded and `onClosed` hears of it.
     func close(_ peer: Peer, reason: String) { fail(peer, reason) }
 
-    private func open(_ address: SocketAddress, from source: SocketAddress?, index: Int, uid: String, pair: Int,
-                      isCaller: Bool, deviceId: String?) throws -> Peer {
+    private func open(
+        _ address: SocketAddress, from source: SocketAddress?, index: Int, uid: String, pair: Int,
+        isCaller: Bool, deviceId: String?
+    ) throws -> Peer {
         let fd = try syscallExpectingResult("socket") { socket(address.family, CSHIM_SOCK_STREAM, 0) }
         var one: Int32 = 1
         let size = socklen_t(MemoryLayout<Int32>.size)
@@ -131,8 +140,9 @@ final class ClientLoop {
             closeDescriptor(fd)
             throw error
         }
-        return Peer(fd: fd, index: index, uid: uid, pair: pair, isCaller: isCaller, deviceId: deviceId, tls: session,
-                    offer: deflateOffer)
+        return Peer(
+            fd: fd, index: index, uid: uid, pair: pair, isCaller: isCaller, deviceId: deviceId, tls: session,
+            offer: deflateOffer)
     }
 
     /// Sends `frame` in one masked text frame.
@@ -144,7 +154,7 @@ final class ClientLoop {
     /// Waits up to `timeoutMS` for readiness and handles what is ready.
     func poll(timeoutMS: Int32) {
         let count = events.withUnsafeMutableBufferPointer { cshim_epoll_wait(epoll, $0.baseAddress, 256, timeoutMS) }
-        for index in 0..<max(0, Int(count)) {
+        for index in 0 ..< max(0, Int(count)) {
             let event = events[index]
             let peer = peers[Int(event.data)]
             if peer.phase == .closed { continue }
@@ -206,7 +216,9 @@ final class ClientLoop {
 
     private func flush(_ peer: Peer) {
         while !peer.outbound.isEmpty {
-            let sent = peer.outbound.withUnsafeBytes { Glibc.send(peer.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = peer.outbound.withUnsafeBytes {
+                Glibc.send(peer.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if sent > 0 {
                 wireBytes.sent += sent
                 peer.outbound.removeFirst(sent)
@@ -235,10 +247,10 @@ final class ClientLoop {
             }
             wireBytes.received += count
             if let tls = peer.tls {
-                readBuffer.withUnsafeBytes { tls.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                readBuffer.withUnsafeBytes { tls.receive(UnsafeRawBufferPointer(rebasing: $0[0 ..< count])) }
                 decrypt(peer, tls)
             } else {
-                received(peer, readBuffer[0..<count])
+                received(peer, readBuffer[0 ..< count])
             }
             if count < readBuffer.count { return }
         }
@@ -260,7 +272,7 @@ final class ClientLoop {
                 return fail(peer, "\(error)")
             }
             switch result {
-            case .plaintext(let count): received(peer, plaintextBuffer[0..<count])
+            case .plaintext(let count): received(peer, plaintextBuffer[0 ..< count])
             case .needsInput: return
             case .closed: return fail(peer, "server sent close_notify")
             }
@@ -288,21 +300,29 @@ final class ClientLoop {
             return fail(peer, "upgrade refused: \(error)")
         }
         if let agreed {
-            peer.reader = WebSocketMessageReader(role: .client, maxMessageBytes: Peer.maxMessageBytes,
-                                                 perMessageDeflate: true)
+            peer.reader = WebSocketMessageReader(
+                role: .client, maxMessageBytes: Peer.maxMessageBytes,
+                perMessageDeflate: true)
             peer.decompressor = MessageDecompressor(contextTakeover: agreed.serverToClient.contextTakeover, cache: nil)
         }
         peer.reader.append(contentsOf: peer.upgradeResponse[range.upperBound...])
         peer.upgradeResponse = []
         peer.phase = .authenticating
-        send(peer, ClientFrame(id: "a", request: .auth(.authKey(uid: peer.uid, key: "ringd-dev-auth-key"),
-                                                       deviceId: peer.deviceId)))
+        send(
+            peer,
+            ClientFrame(
+                id: "a",
+                request: .auth(
+                    .authKey(uid: peer.uid, key: "ringd-dev-auth-key"),
+                    deviceId: peer.deviceId)))
     }
 
     private func drainMessages(_ peer: Peer) {
         while peer.phase == .authenticating || peer.phase == .ready {
             let event: WebSocketMessageReader.Event?
-            do { event = try peer.reader.next(inflater: &peer.decompressor) } catch { return fail(peer, "bad frame: \(error)") }
+            do { event = try peer.reader.next(inflater: &peer.decompressor) } catch {
+                return fail(peer, "bad frame: \(error)")
+            }
             switch event {
             case nil:
                 return
@@ -333,7 +353,8 @@ final class ClientLoop {
     /// call an earlier run or a lost connection left it in.
     private func authenticated(_ peer: Peer, _ frame: ServerFrame) {
         guard case .result(_, .success(let data)) = frame,
-              case .authenticated(let authentication)? = try? ResultData(json: data, answering: .auth) else {
+            case .authenticated(let authentication)? = try? ResultData(json: data, answering: .auth)
+        else {
             return fail(peer, "auth failed: \(frame)")
         }
         peer.phase = .ready

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Open-descriptor limits: ringbench's own, raised to fit the run, and the server's, read from /proc.
@@ -19,9 +19,10 @@ enum DescriptorLimit {
             }
         }
         guard limit.rlim_max >= UInt(needed) else {
-            throw RunError(message: "\(what) need about \(needed) open descriptors, but ringbench's hard limit "
-                + "(RLIMIT_NOFILE) is \(limit.rlim_max): raise it (ulimit -Hn as root, or "
-                + "/etc/security/limits.conf) or ask for fewer")
+            throw RunError(
+                message: "\(what) need about \(needed) open descriptors, but ringbench's hard limit "
+                    + "(RLIMIT_NOFILE) is \(limit.rlim_max): raise it (ulimit -Hn as root, or "
+                    + "/etc/security/limits.conf) or ask for fewer")
         }
     }
 
@@ -29,7 +30,8 @@ enum DescriptorLimit {
     /// `Int.max` when unlimited, nil when unreadable.
     static func of(pid: Int32) -> Int? {
         guard let text = ProcessSample.read("/proc/\(pid)/limits"),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Max open files") }) else { return nil }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Max open files") })
+        else { return nil }
         let fields = line.split(separator: " ")
         guard fields.count > 3 else { return nil }
         return fields[3] == "unlimited" ? Int.max : Int(fields[3])

@@ -4,14 +4,18 @@ struct IdleReport {
 
     /// The server's RSS growth per connection in bytes, when it was measured.
     var rssPerConnection: Double? {
-        guard let before = results.beforeConnect, let after = results.afterConnect, results.connections > 0 else { return nil }
+        guard let before = results.beforeConnect, let after = results.afterConnect, results.connections > 0 else {
+            return nil
+        }
         return Double(after.rssKiB - before.rssKiB) * 1024 / Double(results.connections)
     }
 
     /// The server's CPU time per connection while they connected (TCP accept,
     /// TLS handshake, upgrade, auth) in microseconds, when it was measured.
     var setupCPUMicrosPerConnection: Double? {
-        guard let before = results.beforeConnect, let after = results.afterConnect, results.connections > 0 else { return nil }
+        guard let before = results.beforeConnect, let after = results.afterConnect, results.connections > 0 else {
+            return nil
+        }
         return (after.cpuMicros - before.cpuMicros) / Double(results.connections)
     }
 
@@ -28,15 +32,22 @@ struct IdleReport {
     func table() -> String {
         let format = { (value: Double) in TextFormat.number(value) }
         let from = results.sources.isEmpty ? "" : " from " + results.sources.joined(separator: ", ")
-        var lines = ["ringbench idle: \(results.connections) authenticated WebSockets\(from), held \(format(results.holdSeconds)) s"]
+        var lines = [
+            "ringbench idle: \(results.connections) authenticated WebSockets\(from), held \(format(results.holdSeconds)) s"
+        ]
         func row(_ name: String, _ value: String) { lines.append(TextFormat.pad(name, 26, left: true) + value) }
-        row("connect + authenticate", "\(TextFormat.number(results.connectSeconds, digits: 2)) s (\(format(connectRate)) per second)")
+        row(
+            "connect + authenticate",
+            "\(TextFormat.number(results.connectSeconds, digits: 2)) s (\(format(connectRate)) per second)")
         if let before = results.beforeConnect, let after = results.afterConnect, let hold = results.afterHold,
-           let perConnection = rssPerConnection {
+            let perConnection = rssPerConnection
+        {
             row("server RSS before", mebibytes(before.rssKiB))
             row("server RSS authenticated", mebibytes(after.rssKiB) + " (+\(mebibytes(after.rssKiB - before.rssKiB)))")
-            row("RSS per connection", "\(TextFormat.number(perConnection, digits: 0)) bytes "
-                + "(\(TextFormat.number(perConnection / 1024, digits: 2)) KiB)")
+            row(
+                "RSS per connection",
+                "\(TextFormat.number(perConnection, digits: 0)) bytes "
+                    + "(\(TextFormat.number(perConnection / 1024, digits: 2)) KiB)")
             row("server RSS after hold", mebibytes(hold.rssKiB))
             if let setup = setupCPUMicrosPerConnection {
                 row("server CPU per connect", "\(format(setup)) µs (accept, handshakes, auth)")
@@ -45,7 +56,9 @@ struct IdleReport {
             row("server", "not measured (give --server-pid or --spawn)")
         }
         if let micros = holdCPUMicros, let percent = holdCPUPercent {
-            row("server CPU during hold", "\(format(micros / 1000)) ms (\(TextFormat.number(percent, digits: 2)) % of one CPU)")
+            row(
+                "server CPU during hold",
+                "\(format(micros / 1000)) ms (\(TextFormat.number(percent, digits: 2)) % of one CPU)")
         }
         row("pings answered in hold", "\(results.pingsAnswered)")
         row("dropped during hold", "\(results.dropped.count)")
@@ -64,7 +77,8 @@ struct IdleReport {
             "\"holdSeconds\":\(TextFormat.number(results.holdSeconds, digits: 3))",
         ]
         if let before = results.beforeConnect, let after = results.afterConnect, let hold = results.afterHold,
-           let perConnection = rssPerConnection {
+            let perConnection = rssPerConnection
+        {
             fields += [
                 "\"serverRssBeforeKiB\":\(before.rssKiB)", "\"serverRssAfterKiB\":\(after.rssKiB)",
                 "\"serverRssAfterHoldKiB\":\(hold.rssKiB)",
@@ -74,10 +88,14 @@ struct IdleReport {
         if let setup = setupCPUMicrosPerConnection {
             fields.append("\"serverSetupCpuMicrosPerConnection\":\(TextFormat.number(setup, digits: 1))")
         }
-        if let micros = holdCPUMicros { fields.append("\"serverHoldCpuMicros\":\(TextFormat.number(micros, digits: 0))") }
+        if let micros = holdCPUMicros {
+            fields.append("\"serverHoldCpuMicros\":\(TextFormat.number(micros, digits: 0))")
+        }
         fields.append("\"pingsAnswered\":\(results.pingsAnswered)")
         fields.append("\"dropped\":\(results.dropped.count)")
-        if let limit = results.serverDescriptorLimit, limit != Int.max { fields.append("\"serverDescriptorLimit\":\(limit)") }
+        if let limit = results.serverDescriptorLimit, limit != Int.max {
+            fields.append("\"serverDescriptorLimit\":\(limit)")
+        }
         return "{" + fields.joined(separator: ",") + "}"
     }
 

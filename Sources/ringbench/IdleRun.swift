@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What `ringbench idle` measured.
 struct IdleResults {
@@ -50,9 +51,10 @@ final class IdleRun {
             let limit = DescriptorLimit.of(pid: pid)
             results.serverDescriptorLimit = limit
             if let limit, limit < options.descriptorsNeeded {
-                throw RunError(message: "the server (pid \(pid)) may open \(limit) descriptors (/proc/\(pid)/limits), "
-                    + "fewer than the about \(options.descriptorsNeeded) that \(options.connections) connections need: "
-                    + "raise its hard limit (ringd raises its soft limit to the hard limit) or ask for fewer")
+                throw RunError(
+                    message: "the server (pid \(pid)) may open \(limit) descriptors (/proc/\(pid)/limits), "
+                        + "fewer than the about \(options.descriptorsNeeded) that \(options.connections) connections need: "
+                        + "raise its hard limit (ringd raises its soft limit to the hard limit) or ask for fewer")
             }
         }
         let address = try SocketAddress.resolve(host: options.server.host, port: options.server.port)
@@ -82,8 +84,10 @@ final class IdleRun {
     static func sources(for server: SocketAddress, connections: Int) throws -> [SocketAddress] {
         guard server.family == AF_INET, server.host.hasPrefix("127.") else { return [] }
         let count = (connections + perSource - 1) / perSource
-        guard count <= 253 else { throw RunError(message: "\(connections) connections need more than 253 source addresses") }
-        return try (0..<count).map { try SocketAddress.resolve(host: "127.0.0.\($0 + 2)", port: 0) }
+        guard count <= 253 else {
+            throw RunError(message: "\(connections) connections need more than 253 source addresses")
+        }
+        return try (0 ..< count).map { try SocketAddress.resolve(host: "127.0.0.\($0 + 2)", port: 0) }
     }
 
     /// Opens every connection, keeping at most ``inFlight`` unauthenticated,
@@ -96,22 +100,25 @@ final class IdleRun {
         var opened = 0
         while loop.readyCount < total {
             if let first = loop.failures.first {
-                throw RunError(message: "connecting: \(loop.failures.count) failed (\(loop.readyCount) of \(total) "
-                    + "authenticated), the first: \(first)")
+                throw RunError(
+                    message: "connecting: \(loop.failures.count) failed (\(loop.readyCount) of \(total) "
+                        + "authenticated), the first: \(first)")
             }
             while opened < total, opened - loop.readyCount < IdleRun.inFlight {
                 let source = sources.isEmpty ? nil : sources[opened % sources.count]
                 do {
                     try loop.connect(to: address, from: source, uid: "idle\(opened)", pair: opened, isCaller: false)
                 } catch {
-                    throw RunError(message: "connection \(opened + 1) of \(total)"
-                        + (source.map { " from \($0.host)" } ?? "") + ": \(error)")
+                    throw RunError(
+                        message: "connection \(opened + 1) of \(total)"
+                            + (source.map { " from \($0.host)" } ?? "") + ": \(error)")
                 }
                 opened += 1
             }
             if monotonicNanos() > deadline {
-                throw RunError(message: "connecting: \(loop.readyCount) of \(total) authenticated after "
-                    + "\(TextFormat.number(options.connectTimeout, digits: 0)) s")
+                throw RunError(
+                    message: "connecting: \(loop.readyCount) of \(total) authenticated after "
+                        + "\(TextFormat.number(options.connectTimeout, digits: 0)) s")
             }
             loop.poll(timeoutMS: 10)
         }

@@ -21,34 +21,47 @@ struct MaxReport {
             "ringbench calls --max: \(options.pairs) pairs, \(format(options.stepDuration)) s steps from "
                 + "\(whole(options.rate.rounded())) calls/s; a step passes with no failed call, no missed slot "
                 + "and setup p99 < \(TextFormat.number(bound, digits: bound == bound.rounded() ? 0 : 3)) ms",
-            TextFormat.row(withDatabase(["step", "offered/s", "completed/s", "failed", "missed", "setup p99 ms",
-                                         "server µs/call", "RSS MiB", "client CPU %", "result"], "db µs/call"), widths),
+            TextFormat.row(
+                withDatabase(
+                    [
+                        "step", "offered/s", "completed/s", "failed", "missed", "setup p99 ms",
+                        "server µs/call", "RSS MiB", "client CPU %", "result",
+                    ], "db µs/call"), widths),
         ]
         for (index, step) in search.steps.enumerated() {
             let report = step.report
-            lines.append(TextFormat.row(withDatabase([
-                "\(index + 1)", whole(report.rate), format(report.achievedRate), "\(report.results.failed)",
-                "\(report.results.missedSlots)", TextFormat.number(report.setupP99Milliseconds, digits: 3),
-                report.serverCPUPerCall.map(format) ?? "-", report.after.map { "\($0.rssKiB / 1024)" } ?? "-",
-                format(report.clientCPUPercent), step.passed ? "pass" : "fail",
-            ], report.databaseCPUPerCall.map(format) ?? "-"), widths))
+            lines.append(
+                TextFormat.row(
+                    withDatabase(
+                        [
+                            "\(index + 1)", whole(report.rate), format(report.achievedRate), "\(report.results.failed)",
+                            "\(report.results.missedSlots)", TextFormat.number(report.setupP99Milliseconds, digits: 3),
+                            report.serverCPUPerCall.map(format) ?? "-",
+                            report.after.map { "\($0.rssKiB / 1024)" } ?? "-",
+                            format(report.clientCPUPercent), step.passed ? "pass" : "fail",
+                        ], report.databaseCPUPerCall.map(format) ?? "-"), widths))
         }
         guard let best = search.best else {
-            lines.append("max        none: no step passed (the lowest rate tried was "
-                + "\(whole(search.steps.map(\.report.rate).min() ?? options.rate)) calls/s)")
+            lines.append(
+                "max        none: no step passed (the lowest rate tried was "
+                    + "\(whole(search.steps.map(\.report.rate).min() ?? options.rate)) calls/s)")
             for step in search.steps.suffix(1) { lines += step.report.detailLines() }
             return lines.joined(separator: "\n")
         }
         let report = search.steps[best].report
-        lines.append("max        \(whole(report.rate)) calls/s (step \(best + 1)): "
-            + "\(report.results.completed) calls in \(format(report.duration)) s")
+        lines.append(
+            "max        \(whole(report.rate)) calls/s (step \(best + 1)): "
+                + "\(report.results.completed) calls in \(format(report.duration)) s")
         if search.limitedByPairs {
-            lines.append("           limited by --pairs \(options.pairs), which offer at most \(whole(pairLimit)) calls/s "
-                + "at this p99 bound: raise --pairs to search higher")
+            lines.append(
+                "           limited by --pairs \(options.pairs), which offer at most \(whole(pairLimit)) calls/s "
+                    + "at this p99 bound: raise --pairs to search higher")
         }
         var failures: [String: Int] = [:]
         for step in search.steps { failures.merge(step.report.results.failures, uniquingKeysWith: +) }
-        for (code, count) in failures.sorted(by: { $0.key < $1.key }) { lines.append("  failed in all steps \(code): \(count)") }
+        for (code, count) in failures.sorted(by: { $0.key < $1.key }) {
+            lines.append("  failed in all steps \(code): \(count)")
+        }
         lines += report.detailLines()
         if let half = search.half {
             let ring: String = Report.percentiles(half.results.ring).map { TextFormat.number($0, digits: 3) }
@@ -56,8 +69,9 @@ struct MaxReport {
             var cpu: String = half.serverCPUPerCall.map { "\(format($0)) µs CPU/call" } ?? "server CPU unknown"
             if let database = half.databaseCPUPerCall { cpu += ", database \(format(database)) µs CPU/call" }
             let counts = "\(half.results.completed) completed, \(half.results.failed) failed"
-            lines.append("half max   \(whole(half.rate)) calls/s for \(format(half.duration)) s: \(counts), "
-                + "ring p50/p90/p99/max \(ring) ms, \(cpu)")
+            lines.append(
+                "half max   \(whole(half.rate)) calls/s for \(format(half.duration)) s: \(counts), "
+                    + "ring p50/p90/p99/max \(ring) ms, \(cpu)")
         }
         return lines.joined(separator: "\n")
     }

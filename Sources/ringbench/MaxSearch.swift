@@ -43,8 +43,10 @@ struct MaxSearch {
     func search() throws -> SearchResult {
         let found = try findMax()
         guard let best = found.best else { return found }
-        let half = try measure(rate: max(1, (found.steps[best].report.rate / 2).rounded()),
-                               duration: 2 * options.stepDuration).report
+        let half = try measure(
+            rate: max(1, (found.steps[best].report.rate / 2).rounded()),
+            duration: 2 * options.stepDuration
+        ).report
         return SearchResult(steps: found.steps, best: found.best, limitedByPairs: found.limitedByPairs, half: half)
     }
 
@@ -61,10 +63,11 @@ struct MaxSearch {
             steps.append(step)
             if step.passed { passing = rate } else { failing = rate }
             switch (passing, failing) {
-            case let (low?, high?):
+            case (let low?, let high?):
                 let middle = ((low + high) / 2).rounded()
                 guard bisections < MaxSearch.maxBisections, (high - low) / low > MaxSearch.resolution,
-                      middle > low, middle < high else { return result(steps, best: low, limitedByPairs) }
+                    middle > low, middle < high
+                else { return result(steps, best: low, limitedByPairs) }
                 bisections += 1
                 rate = middle
             case (_?, nil):
@@ -89,10 +92,12 @@ struct MaxSearch {
     /// One step at `rate` (for `duration`, by default a step's), with the
     /// server sampled before and after.
     private func measure(rate: Double, duration: Double? = nil) throws -> SearchStep {
-        let report = try Report.measure(run, pairs: options.pairs, rate: rate, duration: duration ?? options.stepDuration,
-                                        meters: Meters(options))
+        let report = try Report.measure(
+            run, pairs: options.pairs, rate: rate, duration: duration ?? options.stepDuration,
+            meters: Meters(options))
         let results = report.results
-        let passed = results.completed > 0 && results.failed == 0 && results.missedSlots == 0
+        let passed =
+            results.completed > 0 && results.failed == 0 && results.missedSlots == 0
             && results.connectionErrors.isEmpty && report.setupP99Milliseconds < options.maxP99Milliseconds
         return SearchStep(report: report, passed: passed)
     }

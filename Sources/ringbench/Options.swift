@@ -18,22 +18,22 @@ struct ServerOptions {
 
     /// The usage lines of the shared options.
     static let usage = """
-      --server URL        a running ringd (default ws://127.0.0.1:8787; wss:// for TLS,
-                          whose certificate is not checked: the server is measured)
-      --spawn PATH        start this ringd binary on a free port with a temporary store
-                          and raised limits, measure it, stop it
-      --tls               with --spawn: serve TLS alone, on a generated certificate
-      --compress          offer permessage-deflate (with --spawn: turn ws.compression on);
-                          the server compresses messages from its threshold up
-      --server-pid PID    measure this server's CPU and RSS from /proc (implied by --spawn);
-                          repeatable with calls: the processes' CPU and RSS are summed
-      --server-cpus LIST  pin the spawned server (taskset -c LIST)
-      --server-env K=V    with --spawn: set K to V in the server's environment, replacing
-                          ringbench's own setting of K (repeatable), e.g.
-                          RINGD_WEBHOOKS_ENDPOINTS='[...]' or RINGD_STORE_PATH=FILE
-      --client-cpus LIST  pin ringbench itself (sched_setaffinity), e.g. 0 or 0,2-3
-      --json              one JSON object instead of the table
-    """
+          --server URL        a running ringd (default ws://127.0.0.1:8787; wss:// for TLS,
+                              whose certificate is not checked: the server is measured)
+          --spawn PATH        start this ringd binary on a free port with a temporary store
+                              and raised limits, measure it, stop it
+          --tls               with --spawn: serve TLS alone, on a generated certificate
+          --compress          offer permessage-deflate (with --spawn: turn ws.compression on);
+                              the server compresses messages from its threshold up
+          --server-pid PID    measure this server's CPU and RSS from /proc (implied by --spawn);
+                              repeatable with calls: the processes' CPU and RSS are summed
+          --server-cpus LIST  pin the spawned server (taskset -c LIST)
+          --server-env K=V    with --spawn: set K to V in the server's environment, replacing
+                              ringbench's own setting of K (repeatable), e.g.
+                              RINGD_WEBHOOKS_ENDPOINTS='[...]' or RINGD_STORE_PATH=FILE
+          --client-cpus LIST  pin ringbench itself (sched_setaffinity), e.g. 0 or 0,2-3
+          --json              one JSON object instead of the table
+        """
 
     /// Takes `flag` (and its value) when it is a shared option; false when it is not one.
     mutating func parse(_ flag: String, _ arguments: inout Arguments) throws(UsageError) -> Bool {
@@ -79,7 +79,8 @@ struct ServerEndpoint: Equatable {
         }
         var authority = url.dropFirst(scheme.count)
         if let slash = authority.firstIndex(of: "/") { authority = authority[..<slash] }
-        guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]) else {
+        guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...])
+        else {
             throw UsageError("\(flag) needs a port: \(url)")
         }
         self.init(host: String(authority[..<colon]).trimmingBrackets(), port: port, tls: scheme == "wss://")
@@ -115,7 +116,7 @@ struct Arguments {
 
     /// The process id after `flag`.
     mutating func pid(_ flag: String) throws(UsageError) -> Int32 {
-        Int32(try integer(flag, 1...Int(Int32.max)))
+        Int32(try integer(flag, 1 ... Int(Int32.max)))
     }
 
     /// The whole number in `range` after `flag`.

@@ -46,8 +46,10 @@ final class Peer {
     /// lost connection interrupted), if any.
     var activeCall: Call?
 
-    init(fd: Int32, index: Int, uid: String, pair: Int, isCaller: Bool, deviceId: String? = nil, tls: TLSSession?,
-         offer: PerMessageDeflateParameters?) {
+    init(
+        fd: Int32, index: Int, uid: String, pair: Int, isCaller: Bool, deviceId: String? = nil, tls: TLSSession?,
+        offer: PerMessageDeflateParameters?
+    ) {
         (self.fd, self.index, self.uid, self.pair, self.isCaller, self.tls) = (fd, index, uid, pair, isCaller, tls)
         self.deviceId = deviceId
         handshake = WebSocketClientHandshake(offer: offer)

@@ -1,6 +1,7 @@
 import SignalSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// CPU time and memory of a process, from /proc.
@@ -38,7 +39,8 @@ struct ProcessSample {
         // After the command: state is field 3, ppid 4, utime 14, stime 15,
         // cutime 16, cstime 17 (1-based).
         guard fields.count > 14, let parent = Int32(fields[1]), let user = Double(fields[11]),
-              let system = Double(fields[12]), let childUser = Double(fields[13]), let childSystem = Double(fields[14]) else {
+            let system = Double(fields[12]), let childUser = Double(fields[13]), let childSystem = Double(fields[14])
+        else {
             throw RunError(message: "unexpected /proc/\(pid)/stat")
         }
         let tick = 1e6 / Double(sysconf(Int32(_SC_CLK_TCK)))

@@ -54,7 +54,10 @@ final class Reconnector {
     /// `peer` dropped, or its connect failed: the next attempt waits twice
     /// as long as the last one did (the first not at all).
     func lost(_ peer: Peer, now: UInt64) {
-        let entry = lost[peer.index].map { Lost(since: $0.since, delay: min(max($0.delay * 2, Self.firstDelay), Self.maxDelay)) }
+        let entry =
+            lost[peer.index].map {
+                Lost(since: $0.since, delay: min(max($0.delay * 2, Self.firstDelay), Self.maxDelay))
+            }
             ?? Lost(since: now, delay: 0)
         let due = now + entry.delay
         lost[peer.index] = Lost(since: entry.since, delay: entry.delay, due: due)

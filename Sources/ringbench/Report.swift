@@ -19,8 +19,9 @@ struct Report {
         let results = run.run(rate: rate, duration: duration)
         let after = try meters.sampleServers()
         let databaseAfter = try meters.sampleDatabase()
-        return Report(pairs: pairs, rate: rate, duration: duration, results: results, before: before, after: after,
-                      databaseBefore: databaseBefore, databaseAfter: databaseAfter)
+        return Report(
+            pairs: pairs, rate: rate, duration: duration, results: results, before: before, after: after,
+            databaseBefore: databaseBefore, databaseAfter: databaseAfter)
     }
 
     /// Latency percentiles in milliseconds: p50, p90, p99, max.
@@ -79,10 +80,13 @@ struct Report {
                 + "  missed slots \(results.missedSlots)",
             "throughput \(format(achievedRate)) calls/s completed",
         ]
-        for (code, count) in results.failures.sorted(by: { $0.key < $1.key }) { lines.append("  failed    \(code): \(count)") }
+        for (code, count) in results.failures.sorted(by: { $0.key < $1.key }) {
+            lines.append("  failed    \(code): \(count)")
+        }
         if let counts = results.reconnect {
-            lines.append("reconnect  refused connects \(counts.refusedConnects)  reconnects \(counts.reconnects)"
-                + "  interrupted calls \(counts.interruptedCalls)  retried \(counts.retriedCalls)")
+            lines.append(
+                "reconnect  refused connects \(counts.refusedConnects)  reconnects \(counts.reconnects)"
+                    + "  interrupted calls \(counts.interruptedCalls)  retried \(counts.retriedCalls)")
         }
         if results.failures["ERR_RATE_LIMITED"] != nil {
             lines.append("  (raise RINGD_LIMITS_REQUESTS_PER_SECOND and RINGD_LIMITS_REQUEST_BURST on the server)")
@@ -94,23 +98,28 @@ struct Report {
     func detailLines() -> [String] {
         var lines = ["latency ms       p50       p90       p99       max"]
         for (name, samples) in series {
-            let values = Report.percentiles(samples).map { TextFormat.pad(TextFormat.number($0, digits: 3), 10) }.joined()
+            let values = Report.percentiles(samples).map { TextFormat.pad(TextFormat.number($0, digits: 3), 10) }
+                .joined()
             lines.append(TextFormat.pad(name, 11, left: true) + values)
         }
         if let perCall = serverCPUPerCall, let after {
-            let each = serverCPUPerCallByProcess.map { parts in
-                " (\(parts.count) processes: " + parts.map { TextFormat.number($0) }.joined(separator: " + ") + ")"
-            } ?? ""
-            lines.append("server     \(TextFormat.number(perCall)) µs CPU per call\(each), RSS \(after.rssKiB / 1024) MiB"
-                + (each.isEmpty ? "" : " in all"))
+            let each =
+                serverCPUPerCallByProcess.map { parts in
+                    " (\(parts.count) processes: " + parts.map { TextFormat.number($0) }.joined(separator: " + ") + ")"
+                } ?? ""
+            lines.append(
+                "server     \(TextFormat.number(perCall)) µs CPU per call\(each), RSS \(after.rssKiB / 1024) MiB"
+                    + (each.isEmpty ? "" : " in all"))
         }
         if let perCall = databaseCPUPerCall, let databaseAfter {
-            lines.append("database   \(TextFormat.number(perCall)) µs CPU per call (\(databaseAfter.processes) processes)")
+            lines.append(
+                "database   \(TextFormat.number(perCall)) µs CPU per call (\(databaseAfter.processes) processes)")
         }
         lines.append("client     \(TextFormat.number(clientCPUPercent)) % of one CPU during the load")
         if let bytes = wireBytesPerCall {
-            lines.append("wire       \(TextFormat.number(bytes.received, digits: 0)) bytes in, "
-                + "\(TextFormat.number(bytes.sent, digits: 0)) bytes out per call (clients' sockets)")
+            lines.append(
+                "wire       \(TextFormat.number(bytes.received, digits: 0)) bytes in, "
+                    + "\(TextFormat.number(bytes.sent, digits: 0)) bytes out per call (clients' sockets)")
         }
         for error in results.connectionErrors.prefix(5) { lines.append("connection \(error)") }
         return lines
@@ -126,7 +135,8 @@ struct Report {
             "\"pairs\":\(pairs)", "\"rate\":\(rate)", "\"duration\":\(duration)",
             "\"attempted\":\(results.attempted)", "\"completed\":\(results.completed)", "\"failed\":\(results.failed)",
             "\"missedSlots\":\(results.missedSlots)", "\"callsPerSecond\":\(TextFormat.number(achievedRate))",
-            "\"failures\":{" + results.failures.sorted(by: { $0.key < $1.key }).map { "\"\($0.key)\":\($0.value)" }
+            "\"failures\":{"
+                + results.failures.sorted(by: { $0.key < $1.key }).map { "\"\($0.key)\":\($0.value)" }
                 .joined(separator: ",") + "}",
         ]
         for (name, samples) in series {
@@ -139,7 +149,9 @@ struct Report {
             fields.append("\"serverRssKiB\":\(after.rssKiB)")
         }
         if let parts = serverCPUPerCallByProcess {
-            fields.append("\"serverCpuMicrosPerCallByProcess\":[" + parts.map { TextFormat.number($0) }.joined(separator: ",") + "]")
+            fields.append(
+                "\"serverCpuMicrosPerCallByProcess\":[" + parts.map { TextFormat.number($0) }.joined(separator: ",")
+                    + "]")
         }
         if let perCall = databaseCPUPerCall, let databaseAfter {
             fields.append("\"databaseCpuMicrosPerCall\":\(TextFormat.number(perCall))")
@@ -152,8 +164,10 @@ struct Report {
         }
         fields.append("\"connectionErrors\":\(results.connectionErrors.count)")
         if let counts = results.reconnect {
-            fields += ["\"refusedConnects\":\(counts.refusedConnects)", "\"reconnects\":\(counts.reconnects)",
-                       "\"interruptedCalls\":\(counts.interruptedCalls)", "\"retriedCalls\":\(counts.retriedCalls)"]
+            fields += [
+                "\"refusedConnects\":\(counts.refusedConnects)", "\"reconnects\":\(counts.reconnects)",
+                "\"interruptedCalls\":\(counts.interruptedCalls)", "\"retriedCalls\":\(counts.retriedCalls)",
+            ]
         }
         return fields
     }

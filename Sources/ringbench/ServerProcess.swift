@@ -1,7 +1,8 @@
 import SignalCrypto
 import SignalSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A ringd started by `--spawn`: on a free port, with a temporary store, an
@@ -85,8 +86,10 @@ final class SpawnedServer {
     private static func writeCertificate(into directory: String) throws -> [String] {
         let generated = try SelfSignedCertificate.generate()
         var entries: [String] = []
-        for (name, pem, variable) in [("cert.pem", generated.certificatePEM, "RINGD_TLS_CERTIFICATE"),
-                                      ("key.pem", generated.privateKeyPEM, "RINGD_TLS_PRIVATE_KEY")] {
+        for (name, pem, variable) in [
+            ("cert.pem", generated.certificatePEM, "RINGD_TLS_CERTIFICATE"),
+            ("key.pem", generated.privateKeyPEM, "RINGD_TLS_PRIVATE_KEY"),
+        ] {
             let path = "\(directory)/\(name)"
             guard let file = fopen(path, "w") else { throw RunError(message: "cannot write \(path)") }
             fputs(pem, file)
@@ -102,7 +105,9 @@ final class SpawnedServer {
         waitpid(pid, nil, 0)
         guard let listing = opendir(directory) else { return }
         while let entry = readdir(listing) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name != "." && name != ".." { unlink("\(directory)/\(name)") }
         }
         closedir(listing)

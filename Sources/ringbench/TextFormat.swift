@@ -3,7 +3,7 @@ enum TextFormat {
     /// `value` with exactly `digits` decimals (no locale, no exponent).
     static func number(_ value: Double, digits: Int = 1) -> String {
         var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
+        for _ in 0 ..< digits { scale *= 10 }
         let rounded = (value * scale).rounded() / scale
         let whole = Int(rounded)
         guard digits > 0 else { return "\(whole)" }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `ringbench calls` drives ringd with caller/callee pairs at a fixed rate
@@ -8,12 +8,12 @@ import Glibc
 /// memory per connection.
 enum Ringbench {
     static let usage = """
-    ringbench: ringd's load generator
+        ringbench: ringd's load generator
 
-    \(CallOptions.usage)
+        \(CallOptions.usage)
 
-    \(IdleOptions.usage)
-    """
+        \(IdleOptions.usage)
+        """
 
     static func main() -> Int32 {
         let arguments = Array(CommandLine.arguments.dropFirst())
@@ -56,8 +56,9 @@ enum Ringbench {
                 print(options.server.json ? report.json() : report.table())
                 return report.search.best == nil ? 1 : 0
             }
-            let report = try Report.measure(run, pairs: options.pairs, rate: options.rate, duration: options.duration,
-                                            meters: Meters(options))
+            let report = try Report.measure(
+                run, pairs: options.pairs, rate: options.rate, duration: options.duration,
+                meters: Meters(options))
             print(options.server.json ? report.json() : report.table())
             return report.results.completed > 0 ? 0 : 1
         } catch {
@@ -72,8 +73,9 @@ enum Ringbench {
         defer { server?.stop() }
         do {
             let limit = "RINGD_LIMITS_MAX_CONNECTIONS=\(max(100_000, options.connections + 1000))"
-            server = try prepare(&options.server, descriptors: options.descriptorsNeeded,
-                                 for: "\(options.connections) connections", overrides: [limit])
+            server = try prepare(
+                &options.server, descriptors: options.descriptorsNeeded,
+                for: "\(options.connections) connections", overrides: [limit])
             let results = try IdleRun(options: options).measure()
             let report = IdleReport(results: results)
             print(options.server.json ? report.json() : report.table())
@@ -87,18 +89,23 @@ enum Ringbench {
     /// Pins ringbench, raises its descriptor limit to fit `descriptors`, and
     /// for `--spawn` starts the server (with `overrides`, then `--server-env`'s
     /// entries, in its environment) and points `server` at it.
-    private static func prepare(_ server: inout ServerOptions, descriptors: Int, for what: String,
-                                overrides: [String] = []) throws -> SpawnedServer? {
+    private static func prepare(
+        _ server: inout ServerOptions, descriptors: Int, for what: String,
+        overrides: [String] = []
+    ) throws -> SpawnedServer? {
         if let cpus = server.clientCPUs { try CPUSet(cpus).pinCurrentProcess() }
         try DescriptorLimit.raise(toFit: descriptors, for: what)
         guard let path = server.spawnPath else { return nil }
         let compression = server.compress ? ["RINGD_WS_COMPRESSION=true"] : []
         // Every benchmark client comes from one address, and many connect
         // before they authenticate.
-        let perAddress = ["RINGD_LIMITS_CONNECTIONS_PER_ADDRESS=10000000",
-                          "RINGD_LIMITS_MAX_UNAUTHENTICATED_CONNECTIONS=10000000"]
-        let spawned = try SpawnedServer(path: path, cpus: server.serverCPUs, tls: server.tls,
-                                        overrides: overrides + perAddress + compression + server.serverEnvironment)
+        let perAddress = [
+            "RINGD_LIMITS_CONNECTIONS_PER_ADDRESS=10000000",
+            "RINGD_LIMITS_MAX_UNAUTHENTICATED_CONNECTIONS=10000000",
+        ]
+        let spawned = try SpawnedServer(
+            path: path, cpus: server.serverCPUs, tls: server.tls,
+            overrides: overrides + perAddress + compression + server.serverEnvironment)
         server.serverPIDs = [spawned.pid]
         try server.parseServer(spawned.url)
         return spawned

@@ -66,8 +66,9 @@ final class Answerer {
             Keyboard.start(keyMode: keyMode) { inbox.post(.key($0)) }
             keys = keyMode ? " · keys: a accept, r reject, b busy, h hang up" : " · type a, r, b or h and Enter"
         }
-        session.console.report("waiting for calls as \(client.uid) · device \(client.deviceId)\(keys) · Ctrl-C quits",
-                               event: "waiting", [("uid", .string(client.uid)), ("deviceId", .string(client.deviceId))])
+        session.console.report(
+            "waiting for calls as \(client.uid) · device \(client.deviceId)\(keys) · Ctrl-C quits",
+            event: "waiting", [("uid", .string(client.uid)), ("deviceId", .string(client.deviceId))])
         if let activeCall = client.initialActiveCall, let outcome = receive(activeCall) {
             if let code = finished(outcome) { return code }
         }

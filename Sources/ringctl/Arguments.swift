@@ -50,7 +50,8 @@ private let globalOptions: Set<String> = [
 
 /// The options that take a value (`--name VALUE` or `--name=VALUE`).
 private let valueOptions: Set<String> = [
-    "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--ca-file", "--accept-after", "--hangup-after",
+    "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--ca-file", "--accept-after",
+    "--hangup-after",
     "--type", "--timeout", "--metadata", "--status", "--direction", "--with", "--limit", "--ttl", "--topic",
     "--environment",
 ]
@@ -84,8 +85,10 @@ struct Arguments: Sendable {
             } else if argument.hasPrefix("-") && argument.count > 1 {
                 let parts = argument.split(separator: "=", maxSplits: 1)
                 let name = String(parts[0])
-                guard name.hasPrefix("--"), globalOptions.contains(name) || valueOptions.contains(name)
-                        || Subcommand.allCases.contains(where: { $0.options.contains(name) }) else {
+                guard name.hasPrefix("--"),
+                    globalOptions.contains(name) || valueOptions.contains(name)
+                        || Subcommand.allCases.contains(where: { $0.options.contains(name) })
+                else {
                     problems.append("unknown option \(name)")
                     continue
                 }

@@ -39,7 +39,8 @@ struct CallRequest: Sendable {
         let range = RingTimeout.millisecondsRange
         let milliseconds = (seconds * 1000).rounded()
         guard milliseconds >= Double(range.lowerBound) && milliseconds <= Double(range.upperBound) else {
-            throw arguments.usage("--timeout needs a number of seconds from 0.05 to 300, not \"\(arguments.value("--timeout") ?? "")\"")
+            throw arguments.usage(
+                "--timeout needs a number of seconds from 0.05 to 300, not \"\(arguments.value("--timeout") ?? "")\"")
         }
         let whole = Int64(milliseconds)
         return whole % 1000 == 0 ? .seconds(Int(whole / 1000)) : .milliseconds(whole)
@@ -70,8 +71,9 @@ final class Caller {
         session.start()
         let placed: (call: Call, ringing: Int)
         do throws(ClientError) {
-            placed = try await session.client.initiateCall(to: request.receiver, type: request.type,
-                                                           timeout: request.timeout, metadata: request.metadata)
+            placed = try await session.client.initiateCall(
+                to: request.receiver, type: request.type,
+                timeout: request.timeout, metadata: request.metadata)
         } catch {
             session.console.fail(Failure(error, server: session.server))
             return .failure

@@ -33,8 +33,9 @@ struct Outcome: Sendable, Equatable {
 
     /// A call ringing on this device was accepted on another device of the user.
     static func answeredElsewhere(_ call: Call) -> Outcome {
-        Outcome(name: "answered_elsewhere", summary: "answered on another device (\(call.acceptedBy ?? "unknown"))",
-                exitCode: .success)
+        Outcome(
+            name: "answered_elsewhere", summary: "answered on another device (\(call.acceptedBy ?? "unknown"))",
+            exitCode: .success)
     }
 
     /// The connection to ringd was lost and did not come back.
@@ -54,7 +55,8 @@ struct Outcome: Sendable, Equatable {
         case .unanswered:
             return "no answer after \(TimeText.timeout(milliseconds: call.timeoutMs))"
         case .cancelled:
-            return call.endReason == .cancelled ? "cancelled by \(call.endedBy ?? call.initiator)" : "cancelled · \(reason)"
+            return call.endReason == .cancelled
+                ? "cancelled by \(call.endedBy ?? call.initiator)" : "cancelled · \(reason)"
         case .initiated, .ongoing:
             return call.status.rawValue
         }
@@ -74,8 +76,9 @@ struct Outcome: Sendable, Equatable {
 extension Console {
     /// A call rings this device.
     func incoming(_ call: Call) {
-        report("incoming \(call.callType.rawValue) call from \(call.initiator) · session \(call.sessionId) — [a]ccept [r]eject [b]usy",
-               event: "incoming", [("call", call.json)])
+        report(
+            "incoming \(call.callType.rawValue) call from \(call.initiator) · session \(call.sessionId) — [a]ccept [r]eject [b]usy",
+            event: "incoming", [("call", call.json)])
         if let metadata = call.metadata { say("  metadata \(metadata.serialized)") }
     }
 
@@ -83,18 +86,24 @@ extension Console {
     /// once (the user is in another call), or it came and went while the
     /// device was away (heard when it resumed).
     func missed(_ call: Call) {
-        report("missed \(call.callType.rawValue) call from \(call.initiator) (\(call.status.rawValue)) · session \(call.sessionId)",
-               event: "missed", [("call", call.json)])
+        report(
+            "missed \(call.callType.rawValue) call from \(call.initiator) (\(call.status.rawValue)) · session \(call.sessionId)",
+            event: "missed", [("call", call.json)])
     }
 
     /// The user's call rings `devices` devices of the callee.
     func ringing(_ call: Call, devices: Int) {
-        if devices == 0 { say("\(call.receiver) has no device online; ringing until the timeout (\(TimeText.timeout(milliseconds: call.timeoutMs)))") }
+        if devices == 0 {
+            say(
+                "\(call.receiver) has no device online; ringing until the timeout (\(TimeText.timeout(milliseconds: call.timeoutMs)))"
+            )
+        }
         if isTerminal {
             status(ringingLine(call, elapsedSeconds: 0))
         }
-        report(isTerminal ? nil : ringingLine(call, elapsedSeconds: nil), event: "ringing",
-               [("call", call.json), ("ringing", .integer(Int64(devices)))])
+        report(
+            isTerminal ? nil : ringingLine(call, elapsedSeconds: nil), event: "ringing",
+            [("call", call.json), ("ringing", .integer(Int64(devices)))])
     }
 
     /// `ringing bob · session <id>`, with the seconds rung when given.
@@ -104,13 +113,18 @@ extension Console {
 
     /// The call connected (printed the same on both sides).
     func connected(_ call: Call) {
-        report("connected · session \(call.sessionId)", event: "connected",
-               [("sessionId", .string(call.sessionId)), ("call", call.json)])
+        report(
+            "connected · session \(call.sessionId)", event: "connected",
+            [("sessionId", .string(call.sessionId)), ("call", call.json)])
     }
 
     /// The call is over for this device.
     func ended(_ outcome: Outcome, _ call: Call?) {
-        report(outcome.summary, event: "ended", [("outcome", .string(outcome.name)), ("call", call?.json ?? .null),
-                                                 ("exitCode", .integer(Int64(outcome.exitCode.rawValue)))])
+        report(
+            outcome.summary, event: "ended",
+            [
+                ("outcome", .string(outcome.name)), ("call", call?.json ?? .null),
+                ("exitCode", .integer(Int64(outcome.exitCode.rawValue))),
+            ])
     }
 }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalProtocol
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Everything ringctl writes: lines for people or, with `--json`, one JSON
 /// object per line on stdout; errors as one line on stderr. Each line leaves
@@ -62,8 +63,12 @@ final class Console: Sendable {
             Self.write("ringctl: \(failure.line)\n", to: STDERR_FILENO)
         }
         guard asEvent else { return }
-        report(nil, event: "error", [("code", .string(failure.code)), ("message", .string(failure.message)),
-                                     ("exitCode", .integer(Int64(failure.exitCode.rawValue)))])
+        report(
+            nil, event: "error",
+            [
+                ("code", .string(failure.code)), ("message", .string(failure.message)),
+                ("exitCode", .integer(Int64(failure.exitCode.rawValue))),
+            ])
     }
 
     /// Writes `ringctl: warning: text` on stderr, in JSON mode too.

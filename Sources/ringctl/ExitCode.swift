@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The exit statuses of ringctl, as `ringctl --help` documents them.

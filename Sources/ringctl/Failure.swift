@@ -23,17 +23,18 @@ struct Failure: Error, Sendable {
     /// A failure reported by the client library, talking to ringd at `server`
     /// (comma-separated when several).
     init(_ error: ClientError, server: String) {
-        let line: String? = switch (error.code, error.httpStatus) {
-        // Of several servers, only the last failed to connect: the message
-        // holds why each of the others failed, which may be something else.
-        case (.connectFailed, _) where server.contains(","):
-            "cannot reach ringd at \(server) — is it running? (make run) — \(error.message)"
-        case (.connectFailed, _): "cannot reach ringd at \(server) — is it running? (make run)"
-        case (.http, let status?): "HTTP \(status) from ringd: \(error.message)"
-        case (.tlsFailed, _) where error.message.contains("did not verify"):
-            "\(error.message) — trust its CA with --ca-file PATH (make cert writes data/tls-cert.pem)"
-        default: nil
-        }
+        let line: String? =
+            switch (error.code, error.httpStatus) {
+            // Of several servers, only the last failed to connect: the message
+            // holds why each of the others failed, which may be something else.
+            case (.connectFailed, _) where server.contains(","):
+                "cannot reach ringd at \(server) — is it running? (make run) — \(error.message)"
+            case (.connectFailed, _): "cannot reach ringd at \(server) — is it running? (make run)"
+            case (.http, let status?): "HTTP \(status) from ringd: \(error.message)"
+            case (.tlsFailed, _) where error.message.contains("did not verify"):
+                "\(error.message) — trust its CA with --ca-file PATH (make cert writes data/tls-cert.pem)"
+            default: nil
+            }
         self.init(code: error.code.rawValue, message: error.message, line: line)
     }
 

@@ -64,8 +64,10 @@ final class Inbox: Sendable {
 /// Runs `work` but waits at most `seconds` for it; nil if it did not finish
 /// in time (it then goes on in the background, unwatched). When the work
 /// finishes first, the timer is cancelled rather than left to run out.
-func bounded<Value: Sendable>(seconds: Double,
-                              _ work: @escaping @Sendable () async throws(ClientError) -> Value) async -> Result<Value, ClientError>? {
+func bounded<Value: Sendable>(
+    seconds: Double,
+    _ work: @escaping @Sendable () async throws(ClientError) -> Value
+) async -> Result<Value, ClientError>? {
     await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, ClientError>?, Never>) in
         let once = ResumeOnce(continuation)
         let timer = Task {

@@ -13,7 +13,9 @@ enum Keyboard {
                 if keyMode {
                     action(for: byte).map(post)
                 } else if byte == UInt8(ascii: "\n") {
-                    let typed = line.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\t") }
+                    let typed = line.filter {
+                        $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\t")
+                    }
                     if typed.count == 1 { action(for: typed[0]).map(post) }
                     line = []
                 } else {

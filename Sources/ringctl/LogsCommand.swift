@@ -56,7 +56,8 @@ enum LogsCommand {
             filter.cursor = next
         } while request.all && next != nil
         await client.close()
-        console.report(nil, event: "logs", [("count", .integer(Int64(logs.count))), ("next", next.map(JSONValue.string) ?? .null)])
+        console.report(
+            nil, event: "logs", [("count", .integer(Int64(logs.count))), ("next", next.map(JSONValue.string) ?? .null)])
         guard !console.json else { return }
         guard !logs.isEmpty else { return console.say("no calls") }
         for line in table(logs) { console.say(line) }

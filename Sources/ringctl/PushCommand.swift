@@ -31,8 +31,9 @@ struct PushRequest {
             environment = parsed
         }
         do throws(SignalError) {
-            registration = try PushRegistration(platform: platform, token: arguments.positional(1) ?? "",
-                                                topic: arguments.value("--topic"), environment: environment)
+            registration = try PushRegistration(
+                platform: platform, token: arguments.positional(1) ?? "",
+                topic: arguments.value("--topic"), environment: environment)
         } catch {
             throw arguments.usage(error.message)
         }
@@ -48,14 +49,19 @@ enum PushCommand {
         do throws(ClientError) {
             if let registration = request.registration {
                 let token = try await client.registerPushToken(registration)
-                console.report("push token of \(device) set (\(token.registration.platform.rawValue))", event: "pushToken",
-                               [("pushToken", token.json)])
+                console.report(
+                    "push token of \(device) set (\(token.registration.platform.rawValue))", event: "pushToken",
+                    [("pushToken", token.json)])
             } else {
                 let removed = try await client.unregisterPushToken()
-                console.report(removed ? "push token of \(device) removed" : "\(device) had no push token",
-                               event: "pushTokenRemoved", [("uid", .string(client.uid)),
-                                                           ("deviceId", .string(client.deviceId)),
-                                                           ("removed", .bool(removed))])
+                console.report(
+                    removed ? "push token of \(device) removed" : "\(device) had no push token",
+                    event: "pushTokenRemoved",
+                    [
+                        ("uid", .string(client.uid)),
+                        ("deviceId", .string(client.deviceId)),
+                        ("removed", .bool(removed)),
+                    ])
             }
         } catch {
             await client.close()

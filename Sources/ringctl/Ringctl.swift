@@ -40,32 +40,38 @@ enum Ringctl {
         switch command {
         case .answer:
             let request = try AnswerRequest(arguments)
-            return await follow(try await settings.connect(for: command, reconnect: true), settings, console) { session in
+            return await follow(try await settings.connect(for: command, reconnect: true), settings, console) {
+                session in
                 await Answerer(session: session, request: request).run()
             }
         case .call:
             let request = try CallRequest(arguments)
-            return await follow(try await settings.connect(for: command, reconnect: true), settings, console) { session in
+            return await follow(try await settings.connect(for: command, reconnect: true), settings, console) {
+                session in
                 await Caller(session: session, request: request).run()
             }
         case .logs:
             try await LogsCommand.run(try LogsRequest(arguments), settings: settings, console: console)
         case .token:
             let ttl = try arguments.integer("--ttl", in: 1 ... 31_536_000)
-            try await AdminCommands.token(uid: try arguments.uid(), ttlSeconds: ttl, settings: settings, console: console)
+            try await AdminCommands.token(
+                uid: try arguments.uid(), ttlSeconds: ttl, settings: settings, console: console)
         case .revoke:
             try await AdminCommands.revoke(uid: try arguments.uid(), settings: settings, console: console)
         case .status:
             try await AdminCommands.status(settings: settings, console: console)
         case .push:
-            try await PushCommand.run(try PushRequest(arguments, settings: settings), settings: settings, console: console)
+            try await PushCommand.run(
+                try PushRequest(arguments, settings: settings), settings: settings, console: console)
         }
         return .success
     }
 
     /// Runs a call or answer session on `client` and closes the connection after it.
-    private static func follow(_ client: SignalClient, _ settings: Settings, _ console: Console,
-                               _ body: (Session) async -> ExitCode) async -> ExitCode {
+    private static func follow(
+        _ client: SignalClient, _ settings: Settings, _ console: Console,
+        _ body: (Session) async -> ExitCode
+    ) async -> ExitCode {
         let session = Session(client: client, console: console, server: settings.server)
         let code = await body(session)
         await session.close()

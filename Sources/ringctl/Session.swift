@@ -79,7 +79,10 @@ struct Session: Sendable {
             return .failure(Failure(error, server: server))
         case nil:
             let seconds = Int(Self.confirmationSeconds)
-            return .failure(Failure(code: ClientErrorCode.timeout.rawValue, message: "ringd did not confirm the \(action.name) within \(seconds) s"))
+            return .failure(
+                Failure(
+                    code: ClientErrorCode.timeout.rawValue,
+                    message: "ringd did not confirm the \(action.name) within \(seconds) s"))
         }
     }
 
@@ -87,9 +90,13 @@ struct Session: Sendable {
     func latest(_ call: Call) async -> Call? {
         let filter = CallLogFilter(limit: 20, with: call.otherParty(of: client.uid))
         let client = client
-        guard case .success(let page)? = await bounded(seconds: Self.confirmationSeconds, { () async throws(ClientError) in
-            try await client.getCallLogs(filter)
-        }) else { return nil }
+        guard
+            case .success(let page)? = await bounded(
+                seconds: Self.confirmationSeconds,
+                { () async throws(ClientError) in
+                    try await client.getCallLogs(filter)
+                })
+        else { return nil }
         return page.logs.first { $0.call.sessionId == call.sessionId }?.call
     }
 
@@ -102,8 +109,9 @@ struct Session: Sendable {
 
     /// Reports that the connection dropped and the client is reconnecting.
     func reportReconnecting(_ error: ClientError) {
-        console.report("lost the connection to ringd (\(error.message)); reconnecting …", event: "reconnecting",
-                       [("code", .string(error.code.rawValue)), ("message", .string(error.message))])
+        console.report(
+            "lost the connection to ringd (\(error.message)); reconnecting …", event: "reconnecting",
+            [("code", .string(error.code.rawValue)), ("message", .string(error.message))])
     }
 
     /// Reports that the client is connected again, to which server when
@@ -113,8 +121,12 @@ struct Session: Sendable {
         var line = "reconnected"
         if client.endpoints.count > 1 { line += " to \(endpoint.webSocketURL)" }
         if let activeCall, activeCall.status == .ongoing { line += " · connected · session \(activeCall.sessionId)" }
-        console.report(line, event: "reconnected", [("activeCall", activeCall?.json ?? .null),
-                                                    ("server", .string(endpoint.webSocketURL))])
+        console.report(
+            line, event: "reconnected",
+            [
+                ("activeCall", activeCall?.json ?? .null),
+                ("server", .string(endpoint.webSocketURL)),
+            ])
     }
 
     /// Reports what the other device in the call relayed (`signal`): its
@@ -122,10 +134,13 @@ struct Session: Sendable {
     /// terminal), the whole payload with `--json`.
     func reportSignal(_ signal: PeerSignal) {
         let kind = signal.payload["kind"]?.stringValue ?? signal.payload["type"]?.stringValue
-        console.report("signal from \(signal.uid) (\(signal.deviceId))" + (kind.map { ": \($0)" } ?? ""), event: "signal",
-                       [("sessionId", .string(signal.sessionId)),
-                        ("from", .object([("uid", .string(signal.uid)), ("deviceId", .string(signal.deviceId))])),
-                        ("payload", signal.payload)])
+        console.report(
+            "signal from \(signal.uid) (\(signal.deviceId))" + (kind.map { ": \($0)" } ?? ""), event: "signal",
+            [
+                ("sessionId", .string(signal.sessionId)),
+                ("from", .object([("uid", .string(signal.uid)), ("deviceId", .string(signal.deviceId))])),
+                ("payload", signal.payload),
+            ])
     }
 
     /// Reports that the connection is gone for good: one line on stderr and,

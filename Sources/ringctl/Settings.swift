@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalClient
 import SignalCrypto
 import SignalProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where and as whom ringctl talks to ringd. Each setting comes from its flag,
 /// else its `RINGCTL_…` environment variable, else the default of the shipped
@@ -59,7 +60,8 @@ struct Settings: Sendable {
         if arguments.flag("--insecure") {
             if arguments.value("--ca-file") != nil { throw arguments.usage("give --ca-file or --insecure, not both") }
             tlsVerification = .none
-            warning = endpoints.contains(where: \.isSecure)
+            warning =
+                endpoints.contains(where: \.isSecure)
                 ? "--insecure: the server's certificate is not checked; anyone on the path can read and change this session"
                 : nil
         } else {
@@ -72,8 +74,10 @@ struct Settings: Sendable {
     }
 
     /// Flags beat variables: `--token`, then `--as`, then `RINGCTL_TOKEN`, then `RINGCTL_UID`.
-    private static func credentials(_ arguments: Arguments,
-                                    environment: (String) -> String?) throws(Failure) -> Credentials? {
+    private static func credentials(
+        _ arguments: Arguments,
+        environment: (String) -> String?
+    ) throws(Failure) -> Credentials? {
         let token = arguments.value("--token")
         let uid = arguments.value("--as")
         if token != nil && uid != nil { throw arguments.usage("give --as or --token, not both") }
@@ -103,8 +107,9 @@ struct Settings: Sendable {
     /// Connects to ringd with the user's credentials, which `command` requires.
     func connect(for command: Subcommand, reconnect: Bool) async throws(Failure) -> SignalClient {
         guard let credentials else {
-            throw Failure.usage("\(command.rawValue) needs a user: --as UID (or RINGCTL_UID), or --token TOKEN",
-                                command: command)
+            throw Failure.usage(
+                "\(command.rawValue) needs a user: --as UID (or RINGCTL_UID), or --token TOKEN",
+                command: command)
         }
         return try await connect(as: credentials, reconnect: reconnect)
     }
@@ -127,15 +132,18 @@ struct Settings: Sendable {
     /// (``ClientError/isWorthAnotherRESTEndpoint``: unreachable, or HTTP 503):
     /// any other HTTP error is the answer, and a token minted twice, once on
     /// a node that then died, does no harm.
-    func rest<Answer>(_ request: (RestClient) async throws(ClientError) -> Answer)
-        async throws(Failure) -> (answer: Answer, endpoint: ServerEndpoint) {
+    func rest<Answer>(
+        _ request: (RestClient) async throws(ClientError) -> Answer
+    )
+        async throws(Failure) -> (answer: Answer, endpoint: ServerEndpoint)
+    {
         var failures: [(endpoint: ServerEndpoint, error: ClientError)] = []
         for endpoint in endpoints {
             var client = RestClient(endpoint: endpoint, apiKey: apiKey)
             client.tlsVerification = tlsVerification
             do throws(ClientError) {
                 return (try await request(client), endpoint)
-            } catch where error.isWorthAnotherRESTEndpoint {
+            } catch  where error.isWorthAnotherRESTEndpoint {
                 failures.append((endpoint, error))
             } catch {
                 throw Failure(error, server: server)

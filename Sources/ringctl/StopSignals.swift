@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// SIGINT, SIGTERM and SIGHUP never kill ringctl abruptly: they are blocked in
 /// every thread and taken by `sigwait` on the main thread. The first goes to the

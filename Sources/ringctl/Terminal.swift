@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Key-at-a-time input from the terminal on stdin: canonical mode and echo
 /// off (Ctrl-C still raises SIGINT), and the saved settings put back on every
@@ -34,10 +35,12 @@ enum Terminal {
 
     /// Puts the saved settings back, once; does nothing if none are saved.
     static func restore() {
-        guard var original = saved.withLock({ settings in
-            defer { settings = nil }
-            return settings
-        }) else { return }
+        guard
+            var original = saved.withLock({ settings in
+                defer { settings = nil }
+                return settings
+            })
+        else { return }
         tcsetattr(STDIN_FILENO, TCSANOW, &original)
     }
 }

@@ -1,56 +1,57 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalProtocol
 import SignalServer
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 let usage = """
-usage: ringd [--config PATH] [--ephemeral]
-       ringd gen-cert [--config PATH] [--days N] [--force]
-       ringd states [--format markdown|json]
-       ringd migrate-store [--config PATH] [--from SQLITE] [--to POSTGRES]
+    usage: ringd [--config PATH] [--ephemeral]
+           ringd gen-cert [--config PATH] [--days N] [--force]
+           ringd states [--format markdown|json]
+           ringd migrate-store [--config PATH] [--from SQLITE] [--to POSTGRES]
 
-Runs the ringing signaling server in the foreground until SIGINT or SIGTERM;
-SIGHUP reloads the TLS certificate and key.
-  --config PATH   configuration file (default: ./config.json, else
-                  /etc/ringd/config.json)
-  --ephemeral     keep the store in memory and write no file at all (for
-                  tests): calls, tokens and the token secret last as long as
-                  the process; reads no configuration file but the one
-                  --config names (else the defaults); listens on a free port
-                  unless listen.port (that file, RINGD_LISTEN_PORT) names one
-  --version       print the version and exit
-  --help          show this help
+    Runs the ringing signaling server in the foreground until SIGINT or SIGTERM;
+    SIGHUP reloads the TLS certificate and key.
+      --config PATH   configuration file (default: ./config.json, else
+                      /etc/ringd/config.json)
+      --ephemeral     keep the store in memory and write no file at all (for
+                      tests): calls, tokens and the token secret last as long as
+                      the process; reads no configuration file but the one
+                      --config names (else the defaults); listens on a free port
+                      unless listen.port (that file, RINGD_LISTEN_PORT) names one
+      --version       print the version and exit
+      --help          show this help
 
-gen-cert writes a self-signed certificate for localhost, 127.0.0.1 and ::1
-(tls-cert.pem, and tls-key.pem with mode 0600) into the data directory, the
-directory of store.path (default data/); --days sets its lifetime (default
-365), --force replaces existing files.
+    gen-cert writes a self-signed certificate for localhost, 127.0.0.1 and ::1
+    (tls-cert.pem, and tls-key.pem with mode 0600) into the data directory, the
+    directory of store.path (default data/); --days sets its lifetime (default
+    365), --force replaces existing files.
 
-states prints the call state machine's transition table (docs/STATES.md):
-for each state of a call and each input, the next state, the reply, who
-hears of it and the timers, found by running the machine on a manual clock.
-It reads no configuration and opens no store; --format json prints an array
-of row objects.
+    states prints the call state machine's transition table (docs/STATES.md):
+    for each state of a call and each input, the next state, the reply, who
+    hears of it and the timers, found by running the machine on a manual clock.
+    It reads no configuration and opens no store; --format json prints an array
+    of row objects.
 
-migrate-store copies a stopped single node's SQLite store (--from, default
-store.path) into the PostgreSQL database of a cluster that has no calls yet
-(--to, a libpq connection string such as 'host=/run/postgresql dbname=ringd',
-default store.url), in one transaction: every call at its position, live
-calls ended with server_restart, the revocations, the push tokens, the
-webhook outbox and the generated token secret. The
-configuration (--config PATH, else as for serving) is read only for what
---from or --to leave out. See docs/MIGRATE-STORE.md.
+    migrate-store copies a stopped single node's SQLite store (--from, default
+    store.path) into the PostgreSQL database of a cluster that has no calls yet
+    (--to, a libpq connection string such as 'host=/run/postgresql dbname=ringd',
+    default store.url), in one transaction: every call at its position, live
+    calls ended with server_restart, the revocations, the push tokens, the
+    webhook outbox and the generated token secret. The
+    configuration (--config PATH, else as for serving) is read only for what
+    --from or --to leave out. See docs/MIGRATE-STORE.md.
 
-Every configuration key can be overridden by an environment variable:
-RINGD_ plus the key in upper snake case, e.g. RINGD_LISTEN_PORT=0.
-Once listening, ringd prints one line per listener on stdout:
-listening ws://HOST:PORT (plain) and listening wss://HOST:PORT (TLS).
+    Every configuration key can be overridden by an environment variable:
+    RINGD_ plus the key in upper snake case, e.g. RINGD_LISTEN_PORT=0.
+    Once listening, ringd prints one line per listener on stdout:
+    listening ws://HOST:PORT (plain) and listening wss://HOST:PORT (TLS).
 
-Under systemd, ringd serves the sockets socket activation passes (LISTEN_FDS;
-one named tls serves TLS) in place of the configured ports, and reports
-READY=1, STOPPING=1 and, with WatchdogSec=, WATCHDOG=1 (NOTIFY_SOCKET).
-"""
+    Under systemd, ringd serves the sockets socket activation passes (LISTEN_FDS;
+    one named tls serves TLS) in place of the configured ports, and reports
+    READY=1, STOPPING=1 and, with WatchdogSec=, WATCHDOG=1 (NOTIFY_SOCKET).
+    """
 
 var configPath: String?
 /// Where ringd looks for its configuration without --config, in order: the
@@ -108,7 +109,9 @@ do {
         config = try ConfigLoader.loadEphemeral(path: configFile, environment: environmentVariables())
     } else {
         guard let configFile else {
-            Daemon.printError("ringd: no configuration file: neither \(configSearchPath.joined(separator: " nor ")) exists (pass --config PATH, or --ephemeral for the defaults)")
+            Daemon.printError(
+                "ringd: no configuration file: neither \(configSearchPath.joined(separator: " nor ")) exists (pass --config PATH, or --ephemeral for the defaults)"
+            )
             exit(1)
         }
         config = try ConfigLoader.load(path: configFile, environment: environmentVariables())
@@ -119,15 +122,21 @@ do {
 }
 if generateCertificate {
     guard let directory = config.dataDirectory else {
-        Daemon.printError("ringd: gen-cert: store.path is \"\(config.storePath)\", an in-memory store with no data directory to write the certificate into; set store.path to a file")
+        Daemon.printError(
+            "ringd: gen-cert: store.path is \"\(config.storePath)\", an in-memory store with no data directory to write the certificate into; set store.path to a file"
+        )
         exit(1)
     }
     do {
-        let (files, written) = try DevelopmentCertificate.write(into: directory, days: certificateDays,
-                                                                replace: replaceCertificate)
-        let what = written ? "wrote \(files.certificatePath) and \(files.privateKeyPath) (localhost, 127.0.0.1, ::1; \(certificateDays) days)"
+        let (files, written) = try DevelopmentCertificate.write(
+            into: directory, days: certificateDays,
+            replace: replaceCertificate)
+        let what =
+            written
+            ? "wrote \(files.certificatePath) and \(files.privateKeyPath) (localhost, 127.0.0.1, ::1; \(certificateDays) days)"
             : "kept the existing \(files.certificatePath) and \(files.privateKeyPath) (pass --force to replace them)"
-        print("""
+        print(
+            """
             \(what)
             serve TLS with:  RINGD_TLS_CERTIFICATE=\(files.certificatePath) RINGD_TLS_PRIVATE_KEY=\(files.privateKeyPath) RINGD_TLS_PORT=8443 make run
             connect with:    ringctl --server wss://localhost:8443 --ca-file \(files.certificatePath) …

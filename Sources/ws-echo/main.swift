@@ -1,24 +1,25 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalProtocol
 import SignalServer
 
-let usage = """
-usage: ws-echo [--host HOST] [--port PORT] [--max-message-bytes N] [--threads N]
-               [--compression] [--compression-threshold N] [--context-takeover]
+#if canImport(Glibc)
+    import Glibc
+#endif
 
-A WebSocket echo server on ringd's WebSocket layer, for conformance suites:
-every text and binary message is sent back unchanged, on every path.
-  --host HOST              listen address (default 127.0.0.1)
-  --port PORT              listen port (default 9001; 0 picks a free one)
-  --max-message-bytes N    largest message accepted (default 67108864)
-  --threads N              event loops (default: one per CPU)
-  --compression            accept permessage-deflate offers (RFC 7692)
-  --compression-threshold N  compress echoed messages of N bytes or more (default 0: all)
-  --context-takeover       keep compression contexts between messages (default: no
-                           context takeover both ways, as ringd's default)
-"""
+let usage = """
+    usage: ws-echo [--host HOST] [--port PORT] [--max-message-bytes N] [--threads N]
+                   [--compression] [--compression-threshold N] [--context-takeover]
+
+    A WebSocket echo server on ringd's WebSocket layer, for conformance suites:
+    every text and binary message is sent back unchanged, on every path.
+      --host HOST              listen address (default 127.0.0.1)
+      --port PORT              listen port (default 9001; 0 picks a free one)
+      --max-message-bytes N    largest message accepted (default 67108864)
+      --threads N              event loops (default: one per CPU)
+      --compression            accept permessage-deflate offers (RFC 7692)
+      --compression-threshold N  compress echoed messages of N bytes or more (default 0: all)
+      --context-takeover       keep compression contexts between messages (default: no
+                               context takeover both ways, as ringd's default)
+    """
 
 /// Echoes every message back on the connection it came from.
 final class EchoResponder: WebSocketResponder {

@@ -1,7 +1,7 @@
 import SignalClient
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Calls between real clients", .prompt)
 struct CallFlowTests {
@@ -12,8 +12,9 @@ struct CallFlowTests {
             let bob = try await ringd.connect("bob", device: "phone")
             let aliceStreams = ClientStreams(alice), bobStreams = ClientStreams(bob)
 
-            let (call, ringing) = try await alice.initiateCall(to: "bob", type: .video, timeout: 30,
-                                                               metadata: .object([("topic", .string("standup"))]))
+            let (call, ringing) = try await alice.initiateCall(
+                to: "bob", type: .video, timeout: 30,
+                metadata: .object([("topic", .string("standup"))]))
             #expect(call.status == .initiated)
             #expect(call.initiator == "alice" && call.receiver == "bob")
             #expect(call.metadata == .object([("topic", .string("standup"))]))
@@ -68,18 +69,27 @@ struct CallFlowTests {
         try await withRingd { ringd in
             let alice = try await ringd.connect("alice", device: "laptop")
             let bob = try await ringd.connect("bob", device: "phone")
-            #expect(try await clientError { try await alice.initiateCall(to: "alice", type: .audio) }.code == .server(.callingSelf))
+            #expect(
+                try await clientError { try await alice.initiateCall(to: "alice", type: .audio) }.code
+                    == .server(.callingSelf))
             let call = try await alice.initiateCall(to: "bob", type: .audio).call
             #expect(try await clientError { try await alice.acceptCall(call.sessionId) }.code == .server(.notReceiver))
-            #expect(try await clientError { try await alice.initiateCall(to: "carol", type: .audio) }.code == .server(.callBusySelf))
+            #expect(
+                try await clientError { try await alice.initiateCall(to: "carol", type: .audio) }.code
+                    == .server(.callBusySelf))
             #expect(try await clientError { try await bob.cancelCall(call.sessionId) }.code == .server(.notInitiator))
             #expect(try await clientError { try await bob.endCall(call.sessionId) }.code == .server(.notStarted))
-            #expect(try await clientError { try await bob.acceptCall("0123456789abcdef0123456789abcdef") }.code
-                == .server(.sessionNotFound))
-            let validation = try await clientError { try await alice.initiateCall(to: "carol", type: .audio, timeout: 0) }
+            #expect(
+                try await clientError { try await bob.acceptCall("0123456789abcdef0123456789abcdef") }.code
+                    == .server(.sessionNotFound))
+            let validation = try await clientError {
+                try await alice.initiateCall(to: "carol", type: .audio, timeout: 0)
+            }
             #expect(validation.code == .server(.validation))
             #expect(validation.message.contains("timeout"))
-            let milliseconds = try await clientError { try await alice.initiateCall(to: "carol", type: .audio, timeout: .milliseconds(20)) }
+            let milliseconds = try await clientError {
+                try await alice.initiateCall(to: "carol", type: .audio, timeout: .milliseconds(20))
+            }
             #expect(milliseconds.code == .server(.validation) && milliseconds.message.contains("timeoutMs"))
             await alice.close()
             await bob.close()
@@ -127,7 +137,9 @@ struct CallFlowTests {
             #expect(missed.logs.count == 3)
             #expect(missed.logs.allSatisfy { $0.missed })
             #expect(try await bob.getCallLogs(CallLogFilter(direction: .outgoing)).logs.isEmpty)
-            #expect(try await clientError { try await bob.getCallLogs(CallLogFilter(limit: 0)) }.code == .server(.validation))
+            #expect(
+                try await clientError { try await bob.getCallLogs(CallLogFilter(limit: 0)) }.code
+                    == .server(.validation))
             await alice.close()
             await bob.close()
         }
@@ -167,12 +179,14 @@ struct CallFlowTests {
             let phoneStreams = ClientStreams(phone), tabletStreams = ClientStreams(tablet)
             let call = try await alice.initiateCall(to: "bob", type: .audio).call
             _ = try await phoneStreams.nextCall()
-            #expect(await tabletStreams.notifications.next() == .incomingCallReceived(try await tabletStreams.nextCall()))
+            #expect(
+                await tabletStreams.notifications.next() == .incomingCallReceived(try await tabletStreams.nextCall()))
             _ = try await phone.acceptCall(call.sessionId)
             let elsewhere = try await tabletStreams.nextCall()
             #expect(elsewhere.status == .ongoing && elsewhere.acceptedBy == "phone")
             #expect(await tabletStreams.notifications.next() == .incomingCallCancelled(elsewhere))
-            #expect(try await clientError { try await tablet.acceptCall(call.sessionId) }.code == .server(.alreadyJoined))
+            #expect(
+                try await clientError { try await tablet.acceptCall(call.sessionId) }.code == .server(.alreadyJoined))
             await alice.close()
             await phone.close()
             await tablet.close()

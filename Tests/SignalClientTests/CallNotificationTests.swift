@@ -1,13 +1,14 @@
 import SignalClient
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 @Suite("CallNotification mapping", .prompt)
 struct CallNotificationTests {
     private func call(_ status: CallStatus, acceptedBy: String? = nil) -> Call {
-        Call(sessionId: "s", callType: .audio, status: status, initiator: "alice", receiver: "bob",
-             initiatedAt: 1, acceptedBy: acceptedBy, timeoutMs: 45_000)
+        Call(
+            sessionId: "s", callType: .audio, status: status, initiator: "alice", receiver: "bob",
+            initiatedAt: 1, acceptedBy: acceptedBy, timeoutMs: 45_000)
     }
 
     private func map(_ call: Call, _ uid: String, _ device: String = "d1") -> CallNotification? {
@@ -29,8 +30,9 @@ struct CallNotificationTests {
         #expect(map(accepted, "bob", "phone") == nil)
     }
 
-    @Test("rejected and busy: rejected for the initiator, stop ringing for the receiver's other devices",
-          arguments: [CallStatus.rejected, .busy])
+    @Test(
+        "rejected and busy: rejected for the initiator, stop ringing for the receiver's other devices",
+        arguments: [CallStatus.rejected, .busy])
     func rejected(_ status: CallStatus) {
         let declined = call(status)
         #expect(map(declined, "alice") == .outgoingCallRejected(declined))

@@ -1,8 +1,8 @@
 import SignalClient
 import SignalCompression
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 @Suite("permessage-deflate in the client", .prompt)
 struct CompressionTests {
@@ -10,8 +10,9 @@ struct CompressionTests {
     static let credentials = Credentials.authKey(uid: "alice", key: "k")
 
     private func connect(_ server: ScriptedServer, options: ConnectOptions = options) async throws -> SignalClient {
-        try await SignalClient.connect(to: ServerEndpoint(host: "127.0.0.1", port: server.port),
-                                       credentials: Self.credentials, options: options)
+        try await SignalClient.connect(
+            to: ServerEndpoint(host: "127.0.0.1", port: server.port),
+            credentials: Self.credentials, options: options)
     }
 
     @Test("the offer is sent only when asked for")
@@ -30,11 +31,13 @@ struct CompressionTests {
         }
     }
 
-    @Test("an answer that breaks RFC 7692 fails the handshake", arguments: [
-        "permessage-deflate; server_max_window_bits=16", "permessage-deflate; client_max_window_bits=8",
-        "permessage-deflate; unknown", "permessage-deflate; client_no_context_takeover; client_no_context_takeover",
-        "x-other", "permessage-deflate, permessage-deflate",
-    ])
+    @Test(
+        "an answer that breaks RFC 7692 fails the handshake",
+        arguments: [
+            "permessage-deflate; server_max_window_bits=16", "permessage-deflate; client_max_window_bits=8",
+            "permessage-deflate; unknown", "permessage-deflate; client_no_context_takeover; client_no_context_takeover",
+            "x-other", "permessage-deflate, permessage-deflate",
+        ])
     func badAnswers(_ answer: String) async throws {
         let server = try ScriptedServer { peer in
             try peer.upgrade(extensions: answer)
@@ -63,17 +66,23 @@ struct CompressionTests {
             try peer.answerAuth()
             let request = try peer.nextJSON()
             received.set(request)
-            var compressor = MessageCompressor(PerMessageDeflateDirection(windowBits: 15, contextTakeover: false), cache: nil)
-            let result = JSONValue.object([("type", .string("result")), ("id", request["id"] ?? .null), ("ok", .bool(true)),
-                                           ("data", .object([("call", .null)]))])
-            try peer.send(WebSocketFrameEncoder.frame(.text, payload: try compressor.compress(Array(result.serialized.utf8)),
-                                                      reservedBits: WebSocketFrameHeader.rsv1))
+            var compressor = MessageCompressor(
+                PerMessageDeflateDirection(windowBits: 15, contextTakeover: false), cache: nil)
+            let result = JSONValue.object([
+                ("type", .string("result")), ("id", request["id"] ?? .null), ("ok", .bool(true)),
+                ("data", .object([("call", .null)])),
+            ])
+            try peer.send(
+                WebSocketFrameEncoder.frame(
+                    .text, payload: try compressor.compress(Array(result.serialized.utf8)),
+                    reservedBits: WebSocketFrameHeader.rsv1))
             guard case .close = try peer.next() else { throw ScriptedPeer.Failure() }
         }
         let client = try await connect(server)
         let metadata = JSONValue.string(String(repeating: "standup ", count: 80))
         let error = try await clientError {
-            try await client.initiateCall(to: "bob", type: .audio, timeout: 30, metadata: .object([("topic", metadata)]))
+            try await client.initiateCall(
+                to: "bob", type: .audio, timeout: 30, metadata: .object([("topic", metadata)]))
         }
         // The scripted result is not a call: the request was read (inflated) and answered (compressed).
         #expect(error.code == .protocolViolation)
@@ -84,17 +93,22 @@ struct CompressionTests {
 
     @Test("a signaling flow through a real ringd with compression on")
     func realServer() async throws {
-        try await withRingd({ $0.compression = true; $0.compressionThresholdBytes = 0 }) { ringd in
+        try await withRingd({
+            $0.compression = true; $0.compressionThresholdBytes = 0
+        }) { ringd in
             let endpoint = ringd.endpoint
-            let alice = try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: "alice", key: RingdFixture.authKey),
-                                                       options: ConnectOptions(deviceId: "laptop", compression: true))
-            let bob = try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: "bob", key: RingdFixture.authKey),
-                                                     options: ConnectOptions(deviceId: "phone", compression: true))
+            let alice = try await SignalClient.connect(
+                to: endpoint, credentials: .authKey(uid: "alice", key: RingdFixture.authKey),
+                options: ConnectOptions(deviceId: "laptop", compression: true))
+            let bob = try await SignalClient.connect(
+                to: endpoint, credentials: .authKey(uid: "bob", key: RingdFixture.authKey),
+                options: ConnectOptions(deviceId: "phone", compression: true))
             #expect(alice.usesCompression && bob.usesCompression)
             let bobStreams = ClientStreams(bob)
             let topic = JSONValue.string(String(repeating: "quarterly planning ", count: 40))
-            let (call, _) = try await alice.initiateCall(to: "bob", type: .video, timeout: 30,
-                                                         metadata: .object([("topic", topic)]))
+            let (call, _) = try await alice.initiateCall(
+                to: "bob", type: .video, timeout: 30,
+                metadata: .object([("topic", topic)]))
             let rung = try await bobStreams.nextCall()
             #expect(rung.sessionId == call.sessionId)
             #expect(rung.metadata == .object([("topic", topic)]))

@@ -1,9 +1,10 @@
 import Foundation
-@testable import SignalClient
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalClient
 
 @Suite("Connecting, authenticating and the REST API", .prompt)
 struct ConnectTests {
@@ -42,8 +43,9 @@ struct ConnectTests {
             let minted = try await ringd.rest.mintToken(uid: "bob", ttlSeconds: 600)
             #expect(minted.token.hasPrefix("v1."))
             #expect(minted.expiresAt > Int64(Date().timeIntervalSince1970 * 1000))
-            let client = try await SignalClient.connect(to: ringd.endpoint, credentials: .token(minted.token),
-                                                        options: ConnectOptions(deviceId: "phone"))
+            let client = try await SignalClient.connect(
+                to: ringd.endpoint, credentials: .token(minted.token),
+                options: ConnectOptions(deviceId: "phone"))
             #expect(client.uid == "bob")
             #expect(client.deviceId == "phone")
             await client.close()
@@ -100,7 +102,8 @@ struct ConnectTests {
         try await withRingd { ringd in
             let endpoint = ServerEndpoint(host: ringd.endpoint.host, port: ringd.endpoint.port, path: "/nope")
             let error = try await clientError {
-                try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: "alice", key: RingdFixture.authKey))
+                try await SignalClient.connect(
+                    to: endpoint, credentials: .authKey(uid: "alice", key: RingdFixture.authKey))
             }
             #expect(error.code == .handshakeFailed)
             #expect(error.httpStatus == 404)
@@ -115,8 +118,9 @@ struct ConnectTests {
         let endpoint = ServerEndpoint(host: "127.0.0.1", port: listener.port)
         let started = Date()
         let error = try await clientError {
-            try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: "alice", key: "k"),
-                                           options: ConnectOptions(connectTimeout: 0.3))
+            try await SignalClient.connect(
+                to: endpoint, credentials: .authKey(uid: "alice", key: "k"),
+                options: ConnectOptions(connectTimeout: 0.3))
         }
         #expect(error.code == .timeout)
         #expect(Date().timeIntervalSince(started) < 3)
@@ -156,7 +160,9 @@ struct ConnectTests {
             #expect(error.code == .http)
             #expect(error.httpStatus == 401)
             #expect(error.message == "unknown API key")
-            let revokeError = try await clientError { try await RestClient(endpoint: ringd.endpoint, apiKey: nil).revokeTokens(uid: "a") }
+            let revokeError = try await clientError {
+                try await RestClient(endpoint: ringd.endpoint, apiKey: nil).revokeTokens(uid: "a")
+            }
             #expect(revokeError.httpStatus == 401)
         }
     }

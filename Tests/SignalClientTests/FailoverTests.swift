@@ -1,9 +1,11 @@
-@testable import SignalClient
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalClient
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A client given several endpoints (nodes of one cluster): the first
@@ -27,16 +29,20 @@ struct FailoverTests {
         try ScriptedServer { peer in
             try peer.upgrade()
             let auth = try peer.nextJSON()
-            try peer.sendJSON(.object([("type", .string("result")), ("id", auth["id"] ?? .null), ("ok", .bool(false)),
-                                       ("error", .object([("code", .string(code.rawValue)), ("message", .string(message))]))]))
+            try peer.sendJSON(
+                .object([
+                    ("type", .string("result")), ("id", auth["id"] ?? .null), ("ok", .bool(false)),
+                    ("error", .object([("code", .string(code.rawValue)), ("message", .string(message))])),
+                ]))
             guard case .close = try peer.next() else { throw ScriptedPeer.Failure() }
         }
     }
 
     /// `uid`/`device` connected to `endpoints` with reconnect on.
     static func connect(_ uid: String, device: String, to endpoints: [ServerEndpoint]) async throws -> SignalClient {
-        try await SignalClient.connect(to: endpoints, credentials: .authKey(uid: uid, key: RingdFixture.authKey),
-                                       options: ConnectOptions(deviceId: device, reconnect: true))
+        try await SignalClient.connect(
+            to: endpoints, credentials: .authKey(uid: uid, key: RingdFixture.authKey),
+            options: ConnectOptions(deviceId: device, reconnect: true))
     }
 
     /// The endpoint of `client`'s latest connection. The first connect
@@ -55,12 +61,16 @@ struct FailoverTests {
     }
 
     /// The next two events, which must be `.reconnecting` then `.reconnected`; returns the latter's values.
-    static func reconnected(_ streams: ClientStreams, sourceLocation: SourceLocation = #_sourceLocation) async throws
-        -> (lost: ClientError, activeCall: Call?, endpoint: ServerEndpoint) {
+    static func reconnected(
+        _ streams: ClientStreams, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws
+        -> (lost: ClientError, activeCall: Call?, endpoint: ServerEndpoint)
+    {
         let lost = await streams.events.next(), back = await streams.events.next(timeout: 10)
         guard case .reconnecting(let error)? = lost, case .reconnected(let activeCall, let endpoint)? = back else {
-            Issue.record("expected .reconnecting then .reconnected, got \(String(describing: lost)), \(String(describing: back))",
-                         sourceLocation: sourceLocation)
+            Issue.record(
+                "expected .reconnecting then .reconnected, got \(String(describing: lost)), \(String(describing: back))",
+                sourceLocation: sourceLocation)
             throw ExpectationFailure()
         }
         return (error, activeCall, endpoint)
@@ -113,40 +123,45 @@ struct FailoverTests {
         }
         #expect(error.code == .connectFailed)
         #expect(error.message.hasPrefix("every server failed: "))
-        #expect(error.message.contains(first.endpoint.webSocketURL) && error.message.contains(second.endpoint.webSocketURL))
+        #expect(
+            error.message.contains(first.endpoint.webSocketURL) && error.message.contains(second.endpoint.webSocketURL))
         #expect(try await clientError { try await Self.connect("alice", device: "laptop", to: []) }.code == .badURL)
     }
 
     @Test("when its server stops, the client moves to the next one and asks it to resume")
     func movesToNextServer() async throws {
-        try await withRingd { first in try await withRingd { second in
-            let alice = try await Self.connect("alice", device: "laptop", to: [first.endpoint, second.endpoint])
-            let streams = ClientStreams(alice)
-            #expect(Self.connectedEndpoint(of: alice) == first.endpoint)
-            // A call puts the device's position (its seq) beyond anything the second store gave out.
-            let call = try await alice.initiateCall(to: "bob", type: .audio).call
-            #expect(call.seq > 0)
+        try await withRingd { first in
+            try await withRingd { second in
+                let alice = try await Self.connect("alice", device: "laptop", to: [first.endpoint, second.endpoint])
+                let streams = ClientStreams(alice)
+                #expect(Self.connectedEndpoint(of: alice) == first.endpoint)
+                // A call puts the device's position (its seq) beyond anything the second store gave out.
+                let call = try await alice.initiateCall(to: "bob", type: .audio).call
+                #expect(call.seq > 0)
 
-            await first.stop()
-            let back = try await Self.reconnected(streams)
-            #expect(back.lost.closeCode == WebSocketCloseCode.goingAway.rawValue)
-            #expect(back.endpoint == second.endpoint && Self.connectedEndpoint(of: alice) == second.endpoint)
-            // The second store never gave out the first one's positions: no resume, and no call there.
-            #expect(Self.resume(of: alice) == ResumeOutcome(resumed: false, calls: []))
-            #expect(back.activeCall == nil)
-            #expect(alice.deviceId == "laptop")
-            #expect(try await alice.getActiveCall() == nil)
-            await alice.close()
-        } }
+                await first.stop()
+                let back = try await Self.reconnected(streams)
+                #expect(back.lost.closeCode == WebSocketCloseCode.goingAway.rawValue)
+                #expect(back.endpoint == second.endpoint && Self.connectedEndpoint(of: alice) == second.endpoint)
+                // The second store never gave out the first one's positions: no resume, and no call there.
+                #expect(Self.resume(of: alice) == ResumeOutcome(resumed: false, calls: []))
+                #expect(back.activeCall == nil)
+                #expect(alice.deviceId == "laptop")
+                #expect(try await alice.getActiveCall() == nil)
+                await alice.close()
+            }
+        }
     }
 
     @Test("reconnects cycle through the endpoints and resume the ongoing call on each")
     func cyclesThroughEndpoints() async throws {
         try await withRingd { ringd in
-            let one = try TCPProxy(forwardingTo: ringd.endpoint.port), two = try TCPProxy(forwardingTo: ringd.endpoint.port)
+            let one = try TCPProxy(forwardingTo: ringd.endpoint.port),
+                two = try TCPProxy(forwardingTo: ringd.endpoint.port)
             defer { one.stop(); two.stop() }
             let alice = try await ringd.connect("alice", device: "laptop")
-            let bob = try await Self.connect("bob", device: "phone", to: [Self.endpoint(of: one), Self.endpoint(of: two)])
+            let bob = try await Self.connect(
+                "bob", device: "phone", to: [Self.endpoint(of: one), Self.endpoint(of: two)])
             let bobStreams = ClientStreams(bob)
             let call = try await alice.initiateCall(to: "bob", type: .video).call
             _ = try await bobStreams.nextCall()
@@ -172,10 +187,12 @@ struct FailoverTests {
     @Test("what changed while every endpoint was away arrives from the one that comes back, before .reconnected")
     func resumesOnTheEndpointThatComesBack() async throws {
         try await withRingd { ringd in
-            let one = try TCPProxy(forwardingTo: ringd.endpoint.port), two = try TCPProxy(forwardingTo: ringd.endpoint.port)
+            let one = try TCPProxy(forwardingTo: ringd.endpoint.port),
+                two = try TCPProxy(forwardingTo: ringd.endpoint.port)
             defer { one.stop(); two.stop() }
             let alice = try await ringd.connect("alice", device: "laptop")
-            let bob = try await Self.connect("bob", device: "phone", to: [Self.endpoint(of: one), Self.endpoint(of: two)])
+            let bob = try await Self.connect(
+                "bob", device: "phone", to: [Self.endpoint(of: one), Self.endpoint(of: two)])
             let bobStreams = ClientStreams(bob)
             let call = try await alice.initiateCall(to: "bob", type: .audio).call
             _ = try await bobStreams.nextCall()

@@ -1,20 +1,28 @@
 import SignalClient
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Servers that misbehave", .prompt)
 struct MisbehavingServerTests {
-    @Test("an unanswered request times out with CLIENT_TIMEOUT; its late result is ignored and the connection stays usable")
+    @Test(
+        "an unanswered request times out with CLIENT_TIMEOUT; its late result is ignored and the connection stays usable"
+    )
     func requestTimeout() async throws {
         let server = try ScriptedServer { peer in
             try peer.acceptAuth()
             let first = try peer.nextJSON()
             let second = try peer.nextJSON()
-            try peer.sendJSON(.object([("type", .string("result")), ("id", first["id"] ?? .null), ("ok", .bool(true)),
-                                       ("data", .object([("call", .null)]))]))
-            try peer.sendJSON(.object([("type", .string("result")), ("id", second["id"] ?? .null), ("ok", .bool(false)),
-                                       ("error", .object([("code", .string("ERR_INTERNAL")), ("message", .string("x"))]))]))
+            try peer.sendJSON(
+                .object([
+                    ("type", .string("result")), ("id", first["id"] ?? .null), ("ok", .bool(true)),
+                    ("data", .object([("call", .null)])),
+                ]))
+            try peer.sendJSON(
+                .object([
+                    ("type", .string("result")), ("id", second["id"] ?? .null), ("ok", .bool(false)),
+                    ("error", .object([("code", .string("ERR_INTERNAL")), ("message", .string("x"))])),
+                ]))
             guard case .close = try peer.next() else { throw ScriptedPeer.Failure() }
         }
         let client = try await SignalClient.connect(
@@ -36,8 +44,9 @@ struct MisbehavingServerTests {
             guard case .close = try peer.next() else { throw ScriptedPeer.Failure() }
         }
         let error = try await clientError {
-            try await SignalClient.connect(to: ServerEndpoint(host: "127.0.0.1", port: server.port),
-                                           credentials: .token("t"), options: ConnectOptions(requestTimeout: 0.3))
+            try await SignalClient.connect(
+                to: ServerEndpoint(host: "127.0.0.1", port: server.port),
+                credentials: .token("t"), options: ConnectOptions(requestTimeout: 0.3))
         }
         #expect(error.code == .timeout)
         await server.waitUntilDone()
@@ -52,8 +61,9 @@ struct MisbehavingServerTests {
             guard case .close(let code?, _) = try peer.next() else { throw ScriptedPeer.Failure() }
             closeCode.set(code)
         }
-        let client = try await SignalClient.connect(to: ServerEndpoint(host: "127.0.0.1", port: server.port),
-                                                    credentials: .authKey(uid: "alice", key: "k"))
+        let client = try await SignalClient.connect(
+            to: ServerEndpoint(host: "127.0.0.1", port: server.port),
+            credentials: .authKey(uid: "alice", key: "k"))
         let streams = ClientStreams(client)
         let error = try await streams.nextDisconnect()
         #expect(error.code == .protocolViolation)
@@ -74,8 +84,9 @@ struct MisbehavingServerTests {
             }
             guard case .close = try peer.next() else { throw ScriptedPeer.Failure() }
         }
-        let client = try await SignalClient.connect(to: ServerEndpoint(host: "127.0.0.1", port: server.port),
-                                                    credentials: .authKey(uid: "bob", key: "k"))
+        let client = try await SignalClient.connect(
+            to: ServerEndpoint(host: "127.0.0.1", port: server.port),
+            credentials: .authKey(uid: "bob", key: "k"))
         let streams = ClientStreams(client)
         #expect(try await streams.nextCall().status == .initiated)
         #expect(try await streams.nextCall().status == .ongoing)
@@ -98,8 +109,9 @@ struct MisbehavingServerTests {
         // The scripted server must answer the first ping within the
         // interval: room for a loaded machine, which once took over 0.2 s.
         options.keepAliveInterval = 0.5
-        let client = try await SignalClient.connect(to: ServerEndpoint(host: "127.0.0.1", port: server.port),
-                                                    credentials: .authKey(uid: "alice", key: "k"), options: options)
+        let client = try await SignalClient.connect(
+            to: ServerEndpoint(host: "127.0.0.1", port: server.port),
+            credentials: .authKey(uid: "alice", key: "k"), options: options)
         let streams = ClientStreams(client)
         let error = try await streams.nextDisconnect()
         #expect(error.code == .closed)
@@ -109,10 +121,12 @@ struct MisbehavingServerTests {
     }
 
     private static func call(status: String) -> JSONValue {
-        .object([("sessionId", .string("s1")), ("callType", .string("audio")), ("receiverType", .string("user")),
-                 ("status", .string(status)), ("initiator", .object([("uid", .string("alice"))])),
-                 ("receiver", .object([("uid", .string("bob"))])), ("initiatedAt", .integer(1)),
-                 ("acceptedAt", .null), ("endedAt", .null), ("durationMs", .null), ("acceptedBy", .null),
-                 ("endedBy", .null), ("endReason", .null), ("timeout", .integer(45)), ("metadata", .null)])
+        .object([
+            ("sessionId", .string("s1")), ("callType", .string("audio")), ("receiverType", .string("user")),
+            ("status", .string(status)), ("initiator", .object([("uid", .string("alice"))])),
+            ("receiver", .object([("uid", .string("bob"))])), ("initiatedAt", .integer(1)),
+            ("acceptedAt", .null), ("endedAt", .null), ("durationMs", .null), ("acceptedBy", .null),
+            ("endedBy", .null), ("endReason", .null), ("timeout", .integer(45)), ("metadata", .null),
+        ])
     }
 }

@@ -1,7 +1,8 @@
-@testable import SignalClient
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalClient
 
 @Suite("Replacement, lost connections and reconnecting", .prompt)
 struct ReconnectTests {
@@ -67,7 +68,8 @@ struct ReconnectTests {
             let call = try await alice.initiateCall(to: "bob", type: .audio).call
             alice.dropConnectionForTesting()
             guard case .reconnecting? = await streams.events.next(),
-                  case .reconnected(let activeCall, _)? = await streams.events.next() else {
+                case .reconnected(let activeCall, _)? = await streams.events.next()
+            else {
                 Issue.record("expected .reconnecting then .reconnected")
                 return
             }

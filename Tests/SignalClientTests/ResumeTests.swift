@@ -1,7 +1,8 @@
-@testable import SignalClient
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalClient
 
 /// A device that comes back resumes after the last change it saw: what it
 /// missed arrives as call events before `.reconnected`, nothing twice. The
@@ -11,9 +12,10 @@ import TestSupport
 struct ResumeTests {
     /// `uid` connected through `proxy` with reconnect on.
     static func connect(_ uid: String, device: String, through proxy: TCPProxy) async throws -> SignalClient {
-        try await SignalClient.connect(to: ServerEndpoint(host: "127.0.0.1", port: proxy.port, isSecure: false),
-                                       credentials: .authKey(uid: uid, key: RingdFixture.authKey),
-                                       options: ConnectOptions(deviceId: device, reconnect: true))
+        try await SignalClient.connect(
+            to: ServerEndpoint(host: "127.0.0.1", port: proxy.port, isSecure: false),
+            credentials: .authKey(uid: uid, key: RingdFixture.authKey),
+            options: ConnectOptions(deviceId: device, reconnect: true))
     }
 
     /// Cuts `client`'s connection and keeps it away until `whileAway` is done.

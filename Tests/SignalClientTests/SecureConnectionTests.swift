@@ -2,20 +2,23 @@ import SignalClient
 import SignalCrypto
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 @Suite("wss:// and https:// against a real ringd, OpenSSL on both sides", .prompt)
 struct SecureConnectionTests {
     /// Runs `body` against a server with `files` as its certificate, TLS
     /// alone on the port unless `sideBySide`.
-    private func withSecureRingd(_ files: CertificateFiles, sideBySide: Bool = false,
-                                 _ body: (RingdFixture) async throws -> Void) async throws {
-        try await withRingd({ config in
-            config.tlsCertificatePath = files.certificatePath
-            config.tlsPrivateKeyPath = files.privateKeyPath
-            config.tlsPort = sideBySide ? 0 : nil
-        }, body)
+    private func withSecureRingd(
+        _ files: CertificateFiles, sideBySide: Bool = false,
+        _ body: (RingdFixture) async throws -> Void
+    ) async throws {
+        try await withRingd(
+            { config in
+                config.tlsCertificatePath = files.certificatePath
+                config.tlsPrivateKeyPath = files.privateKeyPath
+                config.tlsPort = sideBySide ? 0 : nil
+            }, body)
     }
 
     @Test("a call over wss://: ring, accept, end, both sides on one session; https:// health")
@@ -53,10 +56,12 @@ struct SecureConnectionTests {
         }) { ringd in
             var options = ConnectOptions(compression: true)
             options.tlsVerification = files.trusted
-            let alice = try await SignalClient.connect(to: ringd.endpoint, credentials: .authKey(uid: "alice", key: RingdFixture.authKey),
-                                                       options: options)
-            let bob = try await SignalClient.connect(to: ringd.endpoint, credentials: .authKey(uid: "bob", key: RingdFixture.authKey),
-                                                     options: options)
+            let alice = try await SignalClient.connect(
+                to: ringd.endpoint, credentials: .authKey(uid: "alice", key: RingdFixture.authKey),
+                options: options)
+            let bob = try await SignalClient.connect(
+                to: ringd.endpoint, credentials: .authKey(uid: "bob", key: RingdFixture.authKey),
+                options: options)
             #expect(alice.usesCompression && bob.usesCompression)
             let bobStreams = ClientStreams(bob)
             let metadata = JSONValue.object([("agenda", .string(String(repeating: "quarterly planning ", count: 100)))])
@@ -93,7 +98,9 @@ struct SecureConnectionTests {
                 }
                 for _ in 0 ..< 200 {
                     group.addTask {
-                        let error = try await clientError { try await alice.initiateCall(to: "alice", type: .audio, metadata: metadata) }
+                        let error = try await clientError {
+                            try await alice.initiateCall(to: "alice", type: .audio, metadata: metadata)
+                        }
                         #expect(error.code == .server(.callingSelf))
                     }
                 }
@@ -114,8 +121,9 @@ struct SecureConnectionTests {
             #expect(ringd.server.listeners.map(\.isSecure) == [false, true])
             let plain = try await ringd.connect("alice")
             #expect(!plain.usesCompression, "not offered, not agreed")
-            let tls = try await ringd.connect("bob", endpoint: ServerEndpoint(host: "127.0.0.1", port: secure.port, isSecure: true),
-                                              verification: files.trusted)
+            let tls = try await ringd.connect(
+                "bob", endpoint: ServerEndpoint(host: "127.0.0.1", port: secure.port, isSecure: true),
+                verification: files.trusted)
             let bobStreams = ClientStreams(tls)
             let call = try await plain.initiateCall(to: "bob", type: .video).call
             #expect(try await bobStreams.nextCall().sessionId == call.sessionId)
@@ -176,7 +184,9 @@ struct SecureConnectionTests {
     func tlsOnPlainPort() async throws {
         try await withRingd { ringd in
             let secure = ServerEndpoint(host: "127.0.0.1", port: ringd.endpoint.port, isSecure: true)
-            let error = try await clientError { try await ringd.connect("alice", endpoint: secure, verification: .none) }
+            let error = try await clientError {
+                try await ringd.connect("alice", endpoint: secure, verification: .none)
+            }
             #expect(error.code == .tlsFailed)
             #expect(error.message.contains("does not speak TLS"))
         }

@@ -1,7 +1,7 @@
 import SignalClient
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Signals between real clients", .prompt)
 struct SignalRelayClientTests {
@@ -22,7 +22,8 @@ struct SignalRelayClientTests {
             let offer = JSONValue.object([("kind", .string("offer")), ("sdp", .string("v=0"))])
             #expect(try await alice.signal(call.sessionId, payload: offer))
             for index in 0 ..< 3 {
-                #expect(try await alice.signal(call.sessionId, payload: .object([("candidate", .integer(Int64(index)))])))
+                #expect(
+                    try await alice.signal(call.sessionId, payload: .object([("candidate", .integer(Int64(index)))])))
             }
             let expected = [offer] + (0 ..< 3).map { JSONValue.object([("candidate", .integer(Int64($0)))]) }
             for payload in expected {
@@ -30,7 +31,8 @@ struct SignalRelayClientTests {
                     Issue.record("expected a signal")
                     return
                 }
-                #expect(signal == PeerSignal(sessionId: call.sessionId, uid: "alice", deviceId: "laptop", payload: payload))
+                #expect(
+                    signal == PeerSignal(sessionId: call.sessionId, uid: "alice", deviceId: "laptop", payload: payload))
             }
             #expect(try await bob.signal(call.sessionId, payload: .object([("kind", .string("answer"))])))
             guard case .signal(let answer)? = await aliceStreams.events.next() else {

@@ -1,15 +1,16 @@
 import CZlib
 import SignalCompression
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 @Suite("permessage-deflate: round trips", .blocking)
 struct DeflateRoundTripTests {
     @Test func theRFCExamplesInflate() throws {
         // RFC 7692 §7.2.3.1 and §7.2.3.2: "Hello", then "Hello" again referring to the first.
         var decompressor = MessageDecompressor(contextTakeover: true, cache: nil)
-        let stream = compressedFrames(.text, [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00])
+        let stream =
+            compressedFrames(.text, [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00])
             + compressedFrames(.text, [0xF2, 0x00, 0x11, 0x00, 0x00])
         let run = readDeflated([stream], decompressor: &decompressor)
         #expect(run.error == nil)
@@ -30,18 +31,20 @@ struct DeflateRoundTripTests {
             #expect(run.error == nil)
             #expect(run.events == [.message(WebSocketMessage(kind: .binary, payload: payload))])
         }
-        #expect(sizes[0] == 1) // an empty message is one 00 byte
+        #expect(sizes[0] == 1)  // an empty message is one 00 byte
         // The same text again is smaller only when the context is kept.
         #expect((sizes[3] < sizes[2]) == contextTakeover)
     }
 
     @Test("every window size round-trips", arguments: Array(9 ... 15))
     func windowSizes(bits: Int) throws {
-        var compressor = MessageCompressor(PerMessageDeflateDirection(windowBits: bits, contextTakeover: true), cache: nil)
+        var compressor = MessageCompressor(
+            PerMessageDeflateDirection(windowBits: bits, contextTakeover: true), cache: nil)
         var decompressor = MessageDecompressor(contextTakeover: true, cache: nil)
         let payload = signalingText(1, size: 40_000) + noise(3_000, seed: 3) + signalingText(1, size: 40_000)
         for _ in 0 ..< 2 {
-            let run = readDeflated([compressedFrames(.binary, try compressor.compress(payload))], decompressor: &decompressor)
+            let run = readDeflated(
+                [compressedFrames(.binary, try compressor.compress(payload))], decompressor: &decompressor)
             #expect(run.events == [.message(WebSocketMessage(kind: .binary, payload: payload))])
         }
     }
@@ -52,7 +55,8 @@ struct DeflateRoundTripTests {
 
     @Test("fragmented and byte-by-byte", arguments: [1, 2, 7, 300])
     func fragments(count: Int) throws {
-        var compressor = MessageCompressor(PerMessageDeflateDirection(windowBits: 15, contextTakeover: false), cache: nil)
+        var compressor = MessageCompressor(
+            PerMessageDeflateDirection(windowBits: 15, contextTakeover: false), cache: nil)
         let payload = Array("héllo wörld € 😀 ".utf8) + signalingText(3, size: 3_000)
         let frames = compressedFrames(.text, try compressor.compress(payload), fragments: count)
         for chunks in [[frames], frames.map { [$0] }] {
@@ -81,8 +85,12 @@ struct DeflateRoundTripTests {
         #expect(a.heldBytes > 0 && b.heldBytes > 0)
         readerA.append(contentsOf: first.dropFirst(first.count / 2))
         readerB.append(contentsOf: second.dropFirst(second.count / 2))
-        #expect(try readerA.next(inflater: &a) == .message(WebSocketMessage(kind: .binary, payload: signalingText(1, size: 2_000))))
-        #expect(try readerB.next(inflater: &b) == .message(WebSocketMessage(kind: .binary, payload: signalingText(2, size: 2_000))))
+        #expect(
+            try readerA.next(inflater: &a)
+                == .message(WebSocketMessage(kind: .binary, payload: signalingText(1, size: 2_000))))
+        #expect(
+            try readerB.next(inflater: &b)
+                == .message(WebSocketMessage(kind: .binary, payload: signalingText(2, size: 2_000))))
         #expect(a.heldBytes == 0 && b.heldBytes == 0)
         #expect(compressor.heldBytes == 0)
     }
@@ -97,11 +105,15 @@ struct FinalBlockTests {
     /// `00 00 FF FF` is removed, as RFC 7692 sends it.
     private func deflateRaw(_ data: [UInt8], dictionary: [UInt8] = [], final: Bool) throws -> [UInt8] {
         var stream = z_stream()
-        #expect(deflateInit2_(&stream, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
-                              Int32(MemoryLayout<z_stream>.size)) == Z_OK)
+        #expect(
+            deflateInit2_(
+                &stream, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK)
         defer { deflateEnd(&stream) }
         if !dictionary.isEmpty {
-            #expect(dictionary.withUnsafeBufferPointer { deflateSetDictionary(&stream, $0.baseAddress, uInt($0.count)) } == Z_OK)
+            #expect(
+                dictionary.withUnsafeBufferPointer { deflateSetDictionary(&stream, $0.baseAddress, uInt($0.count)) }
+                    == Z_OK)
         }
         var input = data
         var output = [UInt8](repeating: 0, count: data.count + 1024)
@@ -122,7 +134,8 @@ struct FinalBlockTests {
     @Test func theRFCFinalBlockExampleInflates() {
         var decompressor = MessageDecompressor(contextTakeover: true, cache: nil)
         let hello: [UInt8] = [0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00]
-        let run = readDeflated([compressedFrames(.text, hello) + compressedFrames(.text, hello)], decompressor: &decompressor)
+        let run = readDeflated(
+            [compressedFrames(.text, hello) + compressedFrames(.text, hello)], decompressor: &decompressor)
         #expect(run.error == nil)
         #expect(run.events == [.message(.text("Hello")), .message(.text("Hello"))])
     }
@@ -135,9 +148,13 @@ struct FinalBlockTests {
         let second = try deflateRaw(text, dictionary: text, final: false)
         #expect(second.count < first.count / 2, "the second message refers back to the first")
         var decompressor = MessageDecompressor(contextTakeover: true, cache: nil)
-        let run = readDeflated([compressedFrames(.text, first) + compressedFrames(.text, second)], decompressor: &decompressor)
+        let run = readDeflated(
+            [compressedFrames(.text, first) + compressedFrames(.text, second)], decompressor: &decompressor)
         #expect(run.error == nil)
-        #expect(run.events == [.message(WebSocketMessage(kind: .text, payload: text)),
-                               .message(WebSocketMessage(kind: .text, payload: text))])
+        #expect(
+            run.events == [
+                .message(WebSocketMessage(kind: .text, payload: text)),
+                .message(WebSocketMessage(kind: .text, payload: text)),
+            ])
     }
 }

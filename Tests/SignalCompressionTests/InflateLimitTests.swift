@@ -1,7 +1,7 @@
 import SignalCompression
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 @Suite("permessage-deflate: the inflated-size cap", .blocking)
 struct InflateLimitTests {
@@ -15,8 +15,9 @@ struct InflateLimitTests {
         #expect(Self.bomb.count > 0 && Self.bomb.count < 16 * 1024)
         for fragments in [1, 5] {
             var decompressor = MessageDecompressor(contextTakeover: false, cache: nil)
-            let run = readDeflated([compressedFrames(.binary, Self.bomb, fragments: fragments)], decompressor: &decompressor,
-                                   maxMessageBytes: 65_536)
+            let run = readDeflated(
+                [compressedFrames(.binary, Self.bomb, fragments: fragments)], decompressor: &decompressor,
+                maxMessageBytes: 65_536)
             #expect(run.error?.closeCode == .messageTooBig)
             #expect(run.events.isEmpty)
         }
@@ -36,8 +37,9 @@ struct InflateLimitTests {
         let deflater = try DeflateStream(windowBits: 15, memLevel: 8)
         let payload = signalingText(0, size: 65_536)
         var decompressor = MessageDecompressor(contextTakeover: false, cache: nil)
-        let run = readDeflated([compressedFrames(.binary, try deflater.compressMessage(payload))], decompressor: &decompressor,
-                               maxMessageBytes: 65_536)
+        let run = readDeflated(
+            [compressedFrames(.binary, try deflater.compressMessage(payload))], decompressor: &decompressor,
+            maxMessageBytes: 65_536)
         #expect(run.error == nil)
         #expect(run.events == [.message(WebSocketMessage(kind: .binary, payload: payload))])
     }
@@ -56,8 +58,9 @@ struct CompressionMemoryTests {
         let direction = PerMessageDeflateDirection(windowBits: 15, contextTakeover: false)
         var compressor = MessageCompressor(direction, cache: cache)
         var decompressor = MessageDecompressor(contextTakeover: false, cache: cache)
-        let run = readDeflated([compressedFrames(.binary, try compressor.compress(signalingText(0, size: 4_000)))],
-                               decompressor: &decompressor)
+        let run = readDeflated(
+            [compressedFrames(.binary, try compressor.compress(signalingText(0, size: 4_000)))],
+            decompressor: &decompressor)
         #expect(run.events.count == 1)
         #expect(compressor.heldBytes == 0)
         #expect(decompressor.heldBytes == 0)
@@ -69,15 +72,17 @@ struct CompressionMemoryTests {
         let direction = PerMessageDeflateDirection(windowBits: 15, contextTakeover: true)
         var compressor = MessageCompressor(direction, cache: nil)
         var decompressor = MessageDecompressor(contextTakeover: true, cache: nil)
-        _ = readDeflated([compressedFrames(.binary, try compressor.compress(signalingText(0, size: 4_000)))],
-                         decompressor: &decompressor)
+        _ = readDeflated(
+            [compressedFrames(.binary, try compressor.compress(signalingText(0, size: 4_000)))],
+            decompressor: &decompressor)
         // Compressor: 2^17 window and prev + 2^15 (memLevel 6) + state; decompressor: 32 KB window + state.
         #expect(compressor.heldBytes > 163_840 && compressor.heldBytes < 175_000)
         #expect(decompressor.heldBytes > 32_768 && decompressor.heldBytes < 45_000)
     }
 
     @Test func aSmallerAgreedWindowShrinksTheCompressor() throws {
-        var compressor = MessageCompressor(PerMessageDeflateDirection(windowBits: 10, contextTakeover: true), cache: nil)
+        var compressor = MessageCompressor(
+            PerMessageDeflateDirection(windowBits: 10, contextTakeover: true), cache: nil)
         _ = try compressor.compress([1, 2, 3])
         #expect(compressor.heldBytes < 48_000)
     }

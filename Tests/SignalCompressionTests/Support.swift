@@ -7,7 +7,8 @@ func signalingText(_ index: Int, size: Int) -> [UInt8] {
     var text = ""
     var item = index
     while text.utf8.count < size {
-        text += "{\"type\":\"call\",\"call\":{\"sessionId\":\"s-\(item)\",\"status\":\"ringing\",\"receiverId\":\"bob\"}},"
+        text +=
+            "{\"type\":\"call\",\"call\":{\"sessionId\":\"s-\(item)\",\"status\":\"ringing\",\"receiverId\":\"bob\"}},"
         item += 1
     }
     return Array(text.utf8.prefix(size))
@@ -30,9 +31,10 @@ func compressedFrames(_ opcode: WebSocketOpcode, _ payload: [UInt8], fragments: 
     var first = true
     repeat {
         let end = min(payload.count, start + size)
-        frames += WebSocketFrameEncoder.frame(first ? opcode : .continuation, payload: Array(payload[start ..< end]),
-                                              fin: end == payload.count, reservedBits: first ? WebSocketFrameHeader.rsv1 : 0,
-                                              maskKey: WebSocketMaskKey(1, 2, 3, 4))
+        frames += WebSocketFrameEncoder.frame(
+            first ? opcode : .continuation, payload: Array(payload[start ..< end]),
+            fin: end == payload.count, reservedBits: first ? WebSocketFrameHeader.rsv1 : 0,
+            maskKey: WebSocketMaskKey(1, 2, 3, 4))
         first = false
         start = end
     } while start < payload.count
@@ -41,8 +43,10 @@ func compressedFrames(_ opcode: WebSocketOpcode, _ payload: [UInt8], fragments: 
 
 /// Feeds `chunks` to a server reader with permessage-deflate and `decompressor`;
 /// returns the events until the first error, and the error.
-func readDeflated(_ chunks: [[UInt8]], decompressor: inout MessageDecompressor,
-                  maxMessageBytes: Int = 1 << 20) -> (events: [WebSocketMessageReader.Event], error: WebSocketProtocolError?) {
+func readDeflated(
+    _ chunks: [[UInt8]], decompressor: inout MessageDecompressor,
+    maxMessageBytes: Int = 1 << 20
+) -> (events: [WebSocketMessageReader.Event], error: WebSocketProtocolError?) {
     var reader = WebSocketMessageReader(role: .server, maxMessageBytes: maxMessageBytes, perMessageDeflate: true)
     var events: [WebSocketMessageReader.Event] = []
     for chunk in chunks {

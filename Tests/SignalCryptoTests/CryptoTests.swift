@@ -1,6 +1,6 @@
 import SignalCrypto
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.blocking) struct CryptoTests {
     private func hex(_ bytes: [UInt8]) -> String {
@@ -21,14 +21,16 @@ import TestSupport
     /// An empty key and message still give a 32-byte MAC (a checked HMAC()
     /// call, not a zeroed buffer): the value from `openssl mac -digest SHA256 HMAC`.
     @Test func hmacSHA256OfEmptyKeyAndMessage() throws {
-        #expect(hex(try Crypto.hmacSHA256(key: [], message: []))
-            == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
+        #expect(
+            hex(try Crypto.hmacSHA256(key: [], message: []))
+                == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
     }
 
     /// FIPS 180-2, appendix B.1.
     @Test func sha256OfKnownInputs() throws {
-        #expect(hex(try Crypto.sha256(Array("abc".utf8)))
-            == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            hex(try Crypto.sha256(Array("abc".utf8)))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
     /// RFC 6455, section 1.3.
@@ -47,7 +49,9 @@ import TestSupport
     @Test func secretDigestsMatchOnlyTheSameBytes() throws {
         let secret = try SecretDigest(Array("ringd-dev-api-key".utf8))
         #expect(secret.matches(try SecretDigest(Array("ringd-dev-api-key".utf8))))
-        for other in ["ringd-dev-api-ke", "ringd-dev-api-key\0", "", "ringd-dev-api-kez", String(repeating: "k", count: 4096)] {
+        for other in [
+            "ringd-dev-api-ke", "ringd-dev-api-key\0", "", "ringd-dev-api-kez", String(repeating: "k", count: 4096),
+        ] {
             #expect(!secret.matches(try SecretDigest(Array(other.utf8))), "\(other.prefix(20))")
         }
         #expect(try SecretDigest([]).matches(try SecretDigest([])))

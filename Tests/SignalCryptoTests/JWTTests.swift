@@ -1,8 +1,8 @@
 import Foundation
 import SignalCrypto
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 /// ES256 and RS256 signatures and JWTs, which keys are accepted, and a check
 /// of both signature directions against the `openssl` command.
@@ -86,7 +86,9 @@ import TestSupport
 
     /// As a .p8 file may come: without a final newline, with CRLF line ends.
     @Test func pemWithoutFinalNewlineOrWithCRLF() throws {
-        for pem in [String(Fixture.p256PKCS8.dropLast()), Fixture.p256PKCS8.split(separator: "\n").joined(separator: "\r\n")] {
+        for pem in [
+            String(Fixture.p256PKCS8.dropLast()), Fixture.p256PKCS8.split(separator: "\n").joined(separator: "\r\n"),
+        ] {
             #expect(try SigningKey(pem: pem).publicKeyPEM == Fixture.p256PublicKey)
         }
     }
@@ -148,8 +150,10 @@ import TestSupport
 
     @Test func rs256JWTWithoutKeyId() throws {
         let key = try SigningKey(pem: Fixture.rsa2048Traditional)
-        let claims = JSONValue.object([("iss", .string("push@example.iam.gserviceaccount.com")),
-                                       ("scope", .string("https://www.googleapis.com/auth/firebase.messaging"))])
+        let claims = JSONValue.object([
+            ("iss", .string("push@example.iam.gserviceaccount.com")),
+            ("scope", .string("https://www.googleapis.com/auth/firebase.messaging")),
+        ])
         let token = try JSONWebToken.sign(claims: claims, keyId: nil, key: key)
         let decoded = try #require(JSONWebToken.decode(token))
         #expect(decoded.header == .object([("alg", .string("RS256")), ("typ", .string("JWT"))]))
@@ -169,9 +173,11 @@ import TestSupport
         let token = try JSONWebToken.sign(claims: .object([]), keyId: "K", key: try SigningKey(pem: Fixture.p256PKCS8))
         let parts = token.split(separator: ".").map(String.init)
         let notObject = Base64.encodeURL(Array("[1]".utf8))
-        for bad in ["", "..", parts[0] + "." + parts[1], token + ".x", parts[0] + "=." + parts[1] + "." + parts[2],
-                    notObject + "." + parts[1] + "." + parts[2], parts[0] + "." + notObject + "." + parts[2],
-                    parts[0] + ".e30." + parts[2] + "*"] {
+        for bad in [
+            "", "..", parts[0] + "." + parts[1], token + ".x", parts[0] + "=." + parts[1] + "." + parts[2],
+            notObject + "." + parts[1] + "." + parts[2], parts[0] + "." + notObject + "." + parts[2],
+            parts[0] + ".e30." + parts[2] + "*",
+        ] {
             #expect(JSONWebToken.decode(bad) == nil, "\(bad)")
         }
     }
@@ -184,7 +190,9 @@ import TestSupport
             for index in 0 ..< 8 {
                 group.addTask {
                     let input = message + [UInt8(index)]
-                    return (0 ..< 25).allSatisfy { _ in (try? key.sign(input)).map { key.verify($0, of: input) } ?? false }
+                    return (0 ..< 25).allSatisfy { _ in
+                        (try? key.sign(input)).map { key.verify($0, of: input) } ?? false
+                    }
                 }
             }
             return await group.reduce(into: []) { $0.append($1) }
@@ -202,26 +210,33 @@ import TestSupport
         let directory = try TemporaryDirectory(prefix: "ringd-jwt")
         defer { directory.remove() }
         let key = try SigningKey(pem: Fixture.p256PKCS8)
-        let token = try JSONWebToken.sign(claims: .object([("iss", .string("TEAM123456"))]), keyId: "ABC123DEFG", key: key)
+        let token = try JSONWebToken.sign(
+            claims: .object([("iss", .string("TEAM123456"))]), keyId: "ABC123DEFG", key: key)
         let decoded = try #require(JSONWebToken.decode(token))
         try write(key.publicKeyPEM, directory.file("pub.pem"))
         try write(Fixture.p256PKCS8, directory.file("key.pem"))
         try Data(decoded.signingInput).write(to: URL(fileURLWithPath: directory.file("input")))
         try Data(Self.der(fromRaw: decoded.signature)).write(to: URL(fileURLWithPath: directory.file("sig.der")))
-        let verified = try Self.run(["dgst", "-sha256", "-verify", directory.file("pub.pem"),
-                                     "-signature", directory.file("sig.der"), directory.file("input")])
+        let verified = try Self.run([
+            "dgst", "-sha256", "-verify", directory.file("pub.pem"),
+            "-signature", directory.file("sig.der"), directory.file("input"),
+        ])
         #expect(verified.status == 0, "\(verified.output)")
         #expect(verified.output.contains("Verified OK"))
 
         var wrong = decoded.signature
         wrong[10] ^= 1
         try Data(Self.der(fromRaw: wrong)).write(to: URL(fileURLWithPath: directory.file("wrong.der")))
-        let refused = try Self.run(["dgst", "-sha256", "-verify", directory.file("pub.pem"),
-                                    "-signature", directory.file("wrong.der"), directory.file("input")])
+        let refused = try Self.run([
+            "dgst", "-sha256", "-verify", directory.file("pub.pem"),
+            "-signature", directory.file("wrong.der"), directory.file("input"),
+        ])
         #expect(refused.status != 0)
 
-        let signed = try Self.run(["dgst", "-sha256", "-sign", directory.file("key.pem"),
-                                   "-out", directory.file("cli.der"), directory.file("input")])
+        let signed = try Self.run([
+            "dgst", "-sha256", "-sign", directory.file("key.pem"),
+            "-out", directory.file("cli.der"), directory.file("input"),
+        ])
         #expect(signed.status == 0, "\(signed.output)")
         let cliSignature = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.file("cli.der"))))
         let raw = try #require(Self.raw(fromDER: cliSignature))
@@ -237,8 +252,10 @@ import TestSupport
         try write(key.publicKeyPEM, directory.file("pub.pem"))
         try Data(message).write(to: URL(fileURLWithPath: directory.file("input")))
         try Data(try key.sign(message)).write(to: URL(fileURLWithPath: directory.file("sig")))
-        let verified = try Self.run(["dgst", "-sha256", "-verify", directory.file("pub.pem"),
-                                     "-signature", directory.file("sig"), directory.file("input")])
+        let verified = try Self.run([
+            "dgst", "-sha256", "-verify", directory.file("pub.pem"),
+            "-signature", directory.file("sig"), directory.file("input"),
+        ])
         #expect(verified.status == 0, "\(verified.output)")
     }
 

@@ -53,14 +53,18 @@ func byteByByte(_ bytes: [UInt8]) -> [[UInt8]] { bytes.map { [$0] } }
 let testMaskKey = WebSocketMaskKey(0x37, 0xFA, 0x21, 0x3D)
 
 /// A frame as a client sends it (masked), for decoders with role `.server`.
-func clientFrame(_ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true,
-                 reservedBits: UInt8 = 0, key: WebSocketMaskKey = testMaskKey) -> [UInt8] {
+func clientFrame(
+    _ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true,
+    reservedBits: UInt8 = 0, key: WebSocketMaskKey = testMaskKey
+) -> [UInt8] {
     WebSocketFrameEncoder.frame(opcode, payload: payload, fin: fin, reservedBits: reservedBits, maskKey: key)
 }
 
 /// A frame as a server sends it (unmasked), for decoders with role `.client`.
-func serverFrame(_ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true,
-                 reservedBits: UInt8 = 0) -> [UInt8] {
+func serverFrame(
+    _ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true,
+    reservedBits: UInt8 = 0
+) -> [UInt8] {
     WebSocketFrameEncoder.frame(opcode, payload: payload, fin: fin, reservedBits: reservedBits)
 }
 
@@ -123,7 +127,7 @@ func runDecoder(_ chunks: [[UInt8]], role: WebSocketRole, allowedReservedBits: U
                     run.violations.append("payload without a header")
                     continue
                 }
-                open = nil // keeps `frame.payload` uniquely referenced: no copy per chunk
+                open = nil  // keeps `frame.payload` uniquely referenced: no copy per chunk
                 if part.isEmpty && frame.header.payloadLength != 0 {
                     run.violations.append("empty payload chunk for a non-empty frame")
                 }
@@ -133,7 +137,8 @@ func runDecoder(_ chunks: [[UInt8]], role: WebSocketRole, allowedReservedBits: U
                 }
                 if isFrameEnd {
                     if frame.payload.count != frame.header.payloadLength {
-                        run.violations.append("frame ended early: \(frame.payload.count) of \(frame.header.payloadLength)")
+                        run.violations.append(
+                            "frame ended early: \(frame.payload.count) of \(frame.header.payloadLength)")
                     }
                     run.frames.append(frame)
                     open = nil

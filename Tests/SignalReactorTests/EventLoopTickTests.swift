@@ -1,8 +1,9 @@
 import Dispatch
-@testable import SignalReactor
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalReactor
 
 /// ``EventLoop/atTickEnd(_:)``: once per registration, after the work of the
 /// pass that registered it, and again for actions registered by those actions.

@@ -1,8 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-@testable import SignalReactor
 import Testing
+
+@testable import SignalReactor
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// ``OutboundBuffer`` with many tiny chunks written a little at a time: what
 /// arrives is what was queued, in order, and written chunks do not pile up in
@@ -22,8 +24,10 @@ import Testing
         var expected: [UInt8] = []
         for index in 0 ..< count {
             // Two-byte chunks like pongs, with a third byte now and then.
-            let chunk = index % 7 == 0 ? [UInt8(truncatingIfNeeded: index), 0x8A, 0]
-                                       : [UInt8(truncatingIfNeeded: index), 0x8A]
+            let chunk =
+                index % 7 == 0
+                ? [UInt8(truncatingIfNeeded: index), 0x8A, 0]
+                : [UInt8(truncatingIfNeeded: index), 0x8A]
             buffer.append(chunk)
             expected.append(contentsOf: chunk)
         }

@@ -1,6 +1,6 @@
 import SignalSystem
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.blocking) struct DeadlineTests {
     @Test func addingAndMeasuring() {

@@ -1,8 +1,9 @@
 import SignalSystem
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite(.blocking) struct SocketAddressTests {

@@ -12,8 +12,10 @@ public struct CertificateFiles: Sendable {
 
     /// A certificate for localhost, 127.0.0.1 and ::1 unless `names` says
     /// otherwise, valid from `validFrom` to `validUntil` seconds from now.
-    public init(names: [String] = SelfSignedCertificate.localhostNames, validFrom: Int = -60,
-                validUntil: Int = 3600) throws {
+    public init(
+        names: [String] = SelfSignedCertificate.localhostNames, validFrom: Int = -60,
+        validUntil: Int = 3600
+    ) throws {
         directory = try TemporaryDirectory(prefix: "ringd-tls")
         self.names = names
         try replace(validFrom: validFrom, validUntil: validUntil)
@@ -21,8 +23,9 @@ public struct CertificateFiles: Sendable {
 
     /// Writes a new certificate and key over the old files.
     public func replace(validFrom: Int = -60, validUntil: Int = 3600) throws {
-        let generated = try SelfSignedCertificate.generate(subjectAltNames: names, validFrom: validFrom,
-                                                           validUntil: validUntil)
+        let generated = try SelfSignedCertificate.generate(
+            subjectAltNames: names, validFrom: validFrom,
+            validUntil: validUntil)
         try generated.certificatePEM.write(toFile: certificatePath, atomically: true, encoding: .utf8)
         try generated.privateKeyPEM.write(toFile: privateKeyPath, atomically: true, encoding: .utf8)
     }

@@ -13,8 +13,10 @@ public struct DedicatedThreadTrait: SuiteTrait, TestTrait, TestScoping {
 
     public var isRecursive: Bool { true }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         await limit?.acquire()
         defer { limit?.release() }
         try await withTaskExecutorPreference(executor) { try await function() }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A socket bound to a port of 127.0.0.1 the kernel picks; the caller

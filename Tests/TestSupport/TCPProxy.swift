@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A loopback TCP forwarder between clients and a server, for tests that
@@ -32,7 +33,9 @@ public final class TCPProxy: Sendable {
         guard fd >= 0 else { throw ProxyError("socket: errno \(errno)") }
         var address = Self.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 64) == 0 else {
             close(fd)
@@ -126,7 +129,9 @@ public final class TCPProxy: Sendable {
             guard count > 0 else { break }
             var offset = 0
             while offset < count {
-                let written = buffer.withUnsafeBytes { send(destination, $0.baseAddress! + offset, count - offset, Int32(MSG_NOSIGNAL)) }
+                let written = buffer.withUnsafeBytes {
+                    send(destination, $0.baseAddress! + offset, count - offset, Int32(MSG_NOSIGNAL))
+                }
                 if written < 0 && errno == EINTR { continue }
                 guard written > 0 else { break }
                 offset += written

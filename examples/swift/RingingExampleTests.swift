@@ -17,8 +17,9 @@ struct RingingExampleTests {
 
     /// A device of `uid` connected with the development key.
     func device(_ uid: String, _ deviceId: String) async throws -> SignalClient {
-        try await SignalClient.connect(to: ringd.endpoint, credentials: .authKey(uid: uid, key: EphemeralRingd.authKey),
-                                       options: ConnectOptions(deviceId: deviceId))
+        try await SignalClient.connect(
+            to: ringd.endpoint, credentials: .authKey(uid: uid, key: EphemeralRingd.authKey),
+            options: ConnectOptions(deviceId: deviceId))
     }
 
     @Test("every device of the callee rings, and the other one stops when one answers")

@@ -12,8 +12,9 @@ public struct MessageReaderRun: Equatable {
         _ chunks: [ArraySlice<UInt8>], role: WebSocketRole, maxMessageBytes: Int, perMessageDeflate: Bool,
         inflater: inout Inflater
     ) {
-        var reader = WebSocketMessageReader(role: role, maxMessageBytes: maxMessageBytes,
-                                            perMessageDeflate: perMessageDeflate)
+        var reader = WebSocketMessageReader(
+            role: role, maxMessageBytes: maxMessageBytes,
+            perMessageDeflate: perMessageDeflate)
         for chunk in chunks {
             reader.append(contentsOf: chunk)
             do {
@@ -34,8 +35,9 @@ public struct MessageReaderRun: Equatable {
     private static func check(_ event: WebSocketMessageReader.Event, maxMessageBytes: Int) {
         switch event {
         case .message(let message):
-            require(message.payload.count <= maxMessageBytes,
-                         "a \(message.payload.count)-byte message passed the \(maxMessageBytes)-byte limit")
+            require(
+                message.payload.count <= maxMessageBytes,
+                "a \(message.payload.count)-byte message passed the \(maxMessageBytes)-byte limit")
             if message.kind == .text {
                 require(UTF8Validator.isValid(message.payload), "a text message is not UTF-8")
             }

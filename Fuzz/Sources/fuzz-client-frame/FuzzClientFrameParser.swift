@@ -10,7 +10,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     do {
         frame = try ClientFrame.parse(inputBytes(data, size))
     } catch {
-        if let id = error.id { require(ClientFrame.idBytes.contains(id.utf8.count), "a refusal kept the invalid id \(id)") }
+        if let id = error.id {
+            require(ClientFrame.idBytes.contains(id.utf8.count), "a refusal kept the invalid id \(id)")
+        }
         return 0
     }
     let encoded = frame.encoded

@@ -44,15 +44,17 @@ func checked(_ request: HTTPRequest) -> ParsedRequest {
     require(request.body.count <= maxBodyBytes, "a \(request.body.count)-byte body passed the limit")
     let headers = request.headers.map { "\($0.name): \($0.value)" }
     // Scalars, not UTF-8 bytes: each invalid byte decodes to one U+FFFD of three.
-    let headBytes = request.method.unicodeScalars.count + request.target.unicodeScalars.count
+    let headBytes =
+        request.method.unicodeScalars.count + request.target.unicodeScalars.count
         + request.headers.reduce(0) { $0 + $1.name.unicodeScalars.count + $1.value.unicodeScalars.count }
     require(headBytes <= maxHeaderBytes, "a head of at least \(headBytes) bytes passed the limit")
     // What routing reads from every request.
     _ = request.path
     _ = request.query
     _ = request.keepAlive
-    return ParsedRequest(method: request.method, target: request.target, minorVersion: request.minorVersion,
-                         headers: headers, body: request.body)
+    return ParsedRequest(
+        method: request.method, target: request.target, minorVersion: request.minorVersion,
+        headers: headers, body: request.body)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

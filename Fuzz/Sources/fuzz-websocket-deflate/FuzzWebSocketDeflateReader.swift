@@ -14,11 +14,13 @@ import SignalProtocol
 let limits = [125, 1000, 4096, 65536]
 
 func run(_ chunks: [ArraySlice<UInt8>], options: UInt8) -> MessageReaderRun {
-    var inflater: MessageDecompressor? = MessageDecompressor(contextTakeover: options & 8 != 0,
-                                                             cache: options & 16 != 0 ? CompressionStreamCache() : nil)
-    return MessageReaderRun(chunks, role: options & 1 == 0 ? .server : .client,
-                            maxMessageBytes: limits[Int(options >> 1) & 3], perMessageDeflate: true,
-                            inflater: &inflater)
+    var inflater: MessageDecompressor? = MessageDecompressor(
+        contextTakeover: options & 8 != 0,
+        cache: options & 16 != 0 ? CompressionStreamCache() : nil)
+    return MessageReaderRun(
+        chunks, role: options & 1 == 0 ? .server : .client,
+        maxMessageBytes: limits[Int(options >> 1) & 3], perMessageDeflate: true,
+        inflater: &inflater)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -28,7 +30,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let stream = input.dropFirst(2)
     let whole = run([stream], options: input[1])
     let split = run(chunks(stream, size: chunkSize(input[0])), options: input[1])
-    require(whole.events == split.events && (whole.error == nil) == (split.error == nil),
-                 "the split changed the outcome: \(whole) vs \(split)")
+    require(
+        whole.events == split.events && (whole.error == nil) == (split.error == nil),
+        "the split changed the outcome: \(whole) vs \(split)")
     return 0
 }

@@ -17,10 +17,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let limit = limits[Int(options >> 1) & 3]
     let stream = input.dropFirst(2)
     var inflater = WebSocketNoInflation()
-    let whole = MessageReaderRun([stream], role: role, maxMessageBytes: limit, perMessageDeflate: false,
-                                 inflater: &inflater)
-    let split = MessageReaderRun(chunks(stream, size: chunkSize(input[0])), role: role, maxMessageBytes: limit,
-                                 perMessageDeflate: false, inflater: &inflater)
+    let whole = MessageReaderRun(
+        [stream], role: role, maxMessageBytes: limit, perMessageDeflate: false,
+        inflater: &inflater)
+    let split = MessageReaderRun(
+        chunks(stream, size: chunkSize(input[0])), role: role, maxMessageBytes: limit,
+        perMessageDeflate: false, inflater: &inflater)
     require(whole == split, "the split changed the outcome: \(whole) vs \(split)")
     return 0
 }

@@ -51,9 +51,9 @@ public enum Base64 {
 
     private static func sextet(_ byte: UInt8) -> UInt8? {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return byte - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): return byte - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "A") ... UInt8(ascii: "Z"): return byte - UInt8(ascii: "A")
+        case UInt8(ascii: "a") ... UInt8(ascii: "z"): return byte - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0") ... UInt8(ascii: "9"): return byte - UInt8(ascii: "0") + 52
         case UInt8(ascii: "+"): return 62
         case UInt8(ascii: "/"): return 63
         default: return nil
@@ -62,14 +62,15 @@ public enum Base64 {
 
     /// The unpadded base64url text (RFC 4648 §5) of `bytes`, for tokens and cursors.
     public static func encodeURL<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
-        String(encode(bytes).compactMap { character -> Character? in
-            switch character {
-            case "+": return "-"
-            case "/": return "_"
-            case "=": return nil
-            default: return character
-            }
-        })
+        String(
+            encode(bytes).compactMap { character -> Character? in
+                switch character {
+                case "+": return "-"
+                case "/": return "_"
+                case "=": return nil
+                default: return character
+                }
+            })
     }
 
     /// The bytes of unpadded base64url `text`; nil unless it is canonical.

@@ -13,7 +13,7 @@ public enum HTTPToken {
         let byte = UInt8(value)
         switch byte {
         case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"),
-             UInt8(ascii: "0") ... UInt8(ascii: "9"):
+            UInt8(ascii: "0") ... UInt8(ascii: "9"):
             return true
         default:
             return symbols.utf8.contains(byte)

@@ -61,7 +61,7 @@ struct JSONParser {
         case UInt8(ascii: "t"): return try literal("true", .bool(true))
         case UInt8(ascii: "f"): return try literal("false", .bool(false))
         case UInt8(ascii: "n"): return try literal("null", .null)
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        case UInt8(ascii: "-"), UInt8(ascii: "0") ... UInt8(ascii: "9"): return try parseNumber()
         default: throw error("unexpected character")
         }
     }
@@ -209,9 +209,9 @@ struct JSONParser {
             let byte = bytes[index]
             let digit: UInt8
             switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            case UInt8(ascii: "0") ... UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a") ... UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A") ... UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
             default: throw error("invalid hex digit in \\u escape")
             }
             value = value << 4 | UInt32(digit)
@@ -240,7 +240,9 @@ struct JSONParser {
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             isInteger = false
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid exponent") }
             skipDigits()
         }

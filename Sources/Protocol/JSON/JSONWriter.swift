@@ -60,7 +60,8 @@ extension JSONValue {
         var string = string
         string.withUTF8 { bytes in
             var runStart = 0
-            for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            for (index, byte) in bytes.enumerated()
+            where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart ..< index]))
                 runStart = index + 1
                 switch byte {
@@ -69,7 +70,10 @@ extension JSONValue {
                 case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
                 case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
                 case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-                default: out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+                default:
+                    out.append(contentsOf: [
+                        0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)],
+                    ])
                 }
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))

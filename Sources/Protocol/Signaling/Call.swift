@@ -34,10 +34,12 @@ public struct Call: Hashable, Sendable {
     /// changes. A device that saw it can resume after it.
     public var seq: Int64
 
-    public init(sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
-                initiatorDevice: String? = nil, initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil,
-                acceptedBy: String? = nil, endedBy: String? = nil, endReason: EndReason? = nil, timeoutMs: Int64,
-                metadata: JSONValue? = nil, seq: Int64 = 0) {
+    public init(
+        sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
+        initiatorDevice: String? = nil, initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil,
+        acceptedBy: String? = nil, endedBy: String? = nil, endReason: EndReason? = nil, timeoutMs: Int64,
+        metadata: JSONValue? = nil, seq: Int64 = 0
+    ) {
         self.sessionId = sessionId
         self.callType = callType
         self.status = status

@@ -63,9 +63,10 @@ extension CallLog {
 
     public init(json: JSONValue) throws(SignalError) {
         let fields = JSONFields(json)
-        self.init(call: try Call(json: json),
-                  direction: try fields.enumeration("direction", CallDirection.self),
-                  missed: try fields.bool("missed"))
+        self.init(
+            call: try Call(json: json),
+            direction: try fields.enumeration("direction", CallDirection.self),
+            missed: try fields.bool("missed"))
     }
 }
 
@@ -130,7 +131,9 @@ public struct JSONFields {
     }
 
     /// An optional string from a fixed set.
-    public func optionalEnumeration<E: RawRepresentable & CaseIterable>(_ name: String, _ type: E.Type) throws(SignalError) -> E?
+    public func optionalEnumeration<E: RawRepresentable & CaseIterable>(
+        _ name: String, _ type: E.Type
+    ) throws(SignalError) -> E?
     where E.RawValue == String {
         guard has(name) else { return nil }
         return try enumeration(name, type)

@@ -40,12 +40,15 @@ public enum CallActor: Hashable, Sendable {
 extension Call {
     /// A new call from `initiator` to `receiver` at `now`: ringing, or
     /// already `busy` when the receiver is in another live call.
-    public static func placed(sessionId: String, from initiator: String, device: String? = nil, to receiver: String,
-                              callType: CallType, timeoutMs: Int64, metadata: JSONValue?, receiverBusy: Bool,
-                              at now: Int64) -> Call {
-        var call = Call(sessionId: sessionId, callType: callType, status: .initiated, initiator: initiator,
-                        receiver: receiver, initiatorDevice: device, initiatedAt: now, timeoutMs: timeoutMs,
-                        metadata: metadata)
+    public static func placed(
+        sessionId: String, from initiator: String, device: String? = nil, to receiver: String,
+        callType: CallType, timeoutMs: Int64, metadata: JSONValue?, receiverBusy: Bool,
+        at now: Int64
+    ) -> Call {
+        var call = Call(
+            sessionId: sessionId, callType: callType, status: .initiated, initiator: initiator,
+            receiver: receiver, initiatorDevice: device, initiatedAt: now, timeoutMs: timeoutMs,
+            metadata: metadata)
         if receiverBusy {
             call.status = .busy
             call.endedAt = now
@@ -94,19 +97,23 @@ extension Call {
         case .loseConnection(let uid):
             switch status {
             case .ongoing: next.finish(as: .ended, reason: .connectionLost, by: actor, at: now)
-            case .initiated where uid == initiator: next.finish(as: .cancelled, reason: .connectionLost, by: actor, at: now)
+            case .initiated where uid == initiator:
+                next.finish(as: .cancelled, reason: .connectionLost, by: actor, at: now)
             default: throw SignalError(.terminated, "a callee without devices is rung until the ring timeout")
             }
         case .shutDown, .restart:
-            next.finish(as: status == .ongoing ? .ended : .cancelled,
-                        reason: transition == .shutDown ? .serverShutdown : .serverRestart, by: actor, at: now)
+            next.finish(
+                as: status == .ongoing ? .ended : .cancelled,
+                reason: transition == .shutDown ? .serverShutdown : .serverRestart, by: actor, at: now)
         }
         return next
     }
 
     /// Ends a ringing call; an ongoing one must be hung up instead.
-    private mutating func finishRinging(as status: CallStatus, reason: EndReason, by actor: CallActor,
-                                        at now: Int64) throws(SignalError) {
+    private mutating func finishRinging(
+        as status: CallStatus, reason: EndReason, by actor: CallActor,
+        at now: Int64
+    ) throws(SignalError) {
         guard self.status == .initiated else { throw SignalError(.callOngoing, "the call is ongoing; end it instead") }
         finish(as: status, reason: reason, by: actor, at: now)
     }

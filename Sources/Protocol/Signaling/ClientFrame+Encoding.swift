@@ -26,13 +26,21 @@ extension ClientRequest {
             }
             if let deviceId { members.append(("deviceId", .string(deviceId))) }
             if let resume {
-                members.append(("resume", .object([("deviceId", .string(resume.deviceId)),
-                                                   ("afterSeq", .integer(resume.afterSeq))])))
+                members.append(
+                    (
+                        "resume",
+                        .object([
+                            ("deviceId", .string(resume.deviceId)),
+                            ("afterSeq", .integer(resume.afterSeq)),
+                        ])
+                    ))
             }
             return members
         case .initiateCall(let receiverId, let callType, let timeout, let metadata):
-            var members: [(key: String, value: JSONValue)] = [("receiverId", .string(receiverId)),
-                                                               ("callType", .string(callType.rawValue))]
+            var members: [(key: String, value: JSONValue)] = [
+                ("receiverId", .string(receiverId)),
+                ("callType", .string(callType.rawValue)),
+            ]
             if let timeout { members.append(timeout.member) }
             if let metadata { members.append(("metadata", metadata)) }
             return members

@@ -47,8 +47,11 @@ public struct ClientFrame: Hashable, Sendable {
             throw ParseError(id: nil, error: SignalError(.badRequest, "a frame must be a JSON object"))
         }
         guard let id = json["id"]?.stringValue, idBytes.contains(id.utf8.count) else {
-            throw ParseError(id: nil, error: SignalError(.badRequest,
-                                                         "id must be a string of \(idBytes.lowerBound) to \(idBytes.upperBound) bytes of UTF-8"))
+            throw ParseError(
+                id: nil,
+                error: SignalError(
+                    .badRequest,
+                    "id must be a string of \(idBytes.lowerBound) to \(idBytes.upperBound) bytes of UTF-8"))
         }
         guard let type = json["type"]?.stringValue else {
             throw ParseError(id: id, error: SignalError(.badRequest, "type must be a string"))
@@ -80,8 +83,9 @@ public struct ClientFrame: Hashable, Sendable {
             if fields.has("authToken") {
                 return .auth(.token(try fields.string("authToken")), deviceId: deviceId, resume: resume)
             }
-            return .auth(.authKey(uid: try fields.string("uid"), key: try fields.string("authKey")), deviceId: deviceId,
-                         resume: resume)
+            return .auth(
+                .authKey(uid: try fields.string("uid"), key: try fields.string("authKey")), deviceId: deviceId,
+                resume: resume)
         case .initiateCall:
             let receiver = try fields.string("receiverId")
             guard Identifier.isValid(receiver) else {
@@ -89,8 +93,9 @@ public struct ClientFrame: Hashable, Sendable {
             }
             let timeout = try RingTimeout.parse(fields)
             let metadata = try metadata(fields)
-            return .initiateCall(receiverId: receiver, callType: try fields.enumeration("callType", CallType.self),
-                                 timeout: timeout, metadata: metadata)
+            return .initiateCall(
+                receiverId: receiver, callType: try fields.enumeration("callType", CallType.self),
+                timeout: timeout, metadata: metadata)
         case .acceptCall:
             return .acceptCall(sessionId: try fields.string("sessionId"))
         case .rejectCall:
@@ -112,8 +117,9 @@ public struct ClientFrame: Hashable, Sendable {
         case .unregisterPushToken:
             return .unregisterPushToken
         case .signal:
-            return .signal(sessionId: try fields.string("sessionId"),
-                           payload: try object(fields, "payload", maxBytes: maxSignalPayloadBytes))
+            return .signal(
+                sessionId: try fields.string("sessionId"),
+                payload: try object(fields, "payload", maxBytes: maxSignalPayloadBytes))
         case .getIceServers:
             return .getIceServers
         }
@@ -125,7 +131,9 @@ public struct ClientFrame: Hashable, Sendable {
         guard fields.has("resume") else { return nil }
         let resume = try fields.nested("resume")
         let deviceId = try resume.string("deviceId")
-        guard Identifier.isValid(deviceId) else { throw SignalError(.validation, "resume.deviceId must be \(Identifier.rule)") }
+        guard Identifier.isValid(deviceId) else {
+            throw SignalError(.validation, "resume.deviceId must be \(Identifier.rule)")
+        }
         let afterSeq = try resume.integer("afterSeq")
         guard afterSeq >= 0 else { throw SignalError(.validation, "resume.afterSeq must be an integer of 0 or more") }
         return ResumePoint(deviceId: deviceId, afterSeq: afterSeq)

@@ -20,8 +20,10 @@ public struct CallLogFilter: Hashable, Sendable {
     /// The page sizes accepted.
     public static let limitRange = 1 ... 100
 
-    public init(limit: Int = defaultLimit, cursor: String? = nil, callType: CallType? = nil, status: CallStatus? = nil,
-                missedOnly: Bool = false, direction: CallDirection? = nil, with: String? = nil) {
+    public init(
+        limit: Int = defaultLimit, cursor: String? = nil, callType: CallType? = nil, status: CallStatus? = nil,
+        missedOnly: Bool = false, direction: CallDirection? = nil, with: String? = nil
+    ) {
         self.limit = limit
         self.cursor = cursor
         self.callType = callType

@@ -33,7 +33,8 @@ public struct IceServer: Hashable, Sendable {
         let fields = JSONFields(json)
         switch json["urls"] {
         case .string(let url)?: urls = [url]
-        case .array(let items)?: urls = items.compactMap(\.stringValue)
+        case .array(let items)?:
+            urls = items.compactMap(\.stringValue)
             guard urls.count == items.count else { throw SignalError(.validation, "urls must be strings") }
         default: throw SignalError(.validation, "urls must be a URL or a list of URLs")
         }

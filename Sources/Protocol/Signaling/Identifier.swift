@@ -6,15 +6,16 @@ public enum Identifier {
     /// Whether `text` is a valid uid or device id.
     public static func isValid(_ text: String) -> Bool {
         let bytes = text.utf8
-        return (1 ... 100).contains(bytes.count) && bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "-"), UInt8(ascii: "@"):
-                return true
-            default:
-                return false
+        return (1 ... 100).contains(bytes.count)
+            && bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "a") ... UInt8(ascii: "z"),
+                    UInt8(ascii: "0") ... UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                    UInt8(ascii: "-"), UInt8(ascii: "@"):
+                    return true
+                default:
+                    return false
+                }
             }
-        }
     }
 }

@@ -34,24 +34,36 @@ public struct PushRegistration: Hashable, Sendable {
     public static let topicLength = 1 ... 155
 
     /// A registration after validation; throws `ERR_VALIDATION` naming what is wrong.
-    public init(platform: PushPlatform, token: String, topic: String? = nil,
-                environment: PushEnvironment? = nil) throws(SignalError) {
+    public init(
+        platform: PushPlatform, token: String, topic: String? = nil,
+        environment: PushEnvironment? = nil
+    ) throws(SignalError) {
         switch platform {
         case .apnsVoip:
             let digits = token.utf8
             guard Self.apnsTokenHexDigits.contains(digits.count), digits.count % 2 == 0,
-                  digits.allSatisfy(Self.isHexDigit) else {
-                throw SignalError(.validation, "an apns-voip token must be an even number of \(Self.apnsTokenHexDigits.lowerBound) to \(Self.apnsTokenHexDigits.upperBound) hex digits")
+                digits.allSatisfy(Self.isHexDigit)
+            else {
+                throw SignalError(
+                    .validation,
+                    "an apns-voip token must be an even number of \(Self.apnsTokenHexDigits.lowerBound) to \(Self.apnsTokenHexDigits.upperBound) hex digits"
+                )
             }
             if let topic {
                 guard Self.topicLength.contains(topic.utf8.count), topic.utf8.allSatisfy(Self.isTopicByte) else {
-                    throw SignalError(.validation, "topic must be an app's bundle id: \(Self.topicLength.upperBound) characters at most of A-Z a-z 0-9 . -")
+                    throw SignalError(
+                        .validation,
+                        "topic must be an app's bundle id: \(Self.topicLength.upperBound) characters at most of A-Z a-z 0-9 . -"
+                    )
                 }
             }
             self.token = token.lowercased()
         case .fcm:
             guard Self.fcmTokenLength.contains(token.utf8.count), token.utf8.allSatisfy(Self.isFCMTokenByte) else {
-                throw SignalError(.validation, "an fcm token must be \(Self.fcmTokenLength.lowerBound) to \(Self.fcmTokenLength.upperBound) characters of A-Z a-z 0-9 : _ - .")
+                throw SignalError(
+                    .validation,
+                    "an fcm token must be \(Self.fcmTokenLength.lowerBound) to \(Self.fcmTokenLength.upperBound) characters of A-Z a-z 0-9 : _ - ."
+                )
             }
             guard topic == nil, environment == nil else {
                 throw SignalError(.validation, "topic and environment apply to apns-voip tokens only")
@@ -66,14 +78,17 @@ public struct PushRegistration: Hashable, Sendable {
     /// Parses the members of a `registerPushToken` frame or a REST body.
     public init(fields: JSONFields) throws(SignalError) {
         let platform = try fields.enumeration("platform", PushPlatform.self)
-        try self.init(platform: platform, token: try fields.string("token"), topic: try fields.optionalString("topic"),
-                      environment: try fields.optionalEnumeration("environment", PushEnvironment.self))
+        try self.init(
+            platform: platform, token: try fields.string("token"), topic: try fields.optionalString("topic"),
+            environment: try fields.optionalEnumeration("environment", PushEnvironment.self))
     }
 
     /// The members a client sends.
     public var members: [(key: String, value: JSONValue)] {
-        var members: [(key: String, value: JSONValue)] = [("platform", .string(platform.rawValue)),
-                                                          ("token", .string(token))]
+        var members: [(key: String, value: JSONValue)] = [
+            ("platform", .string(platform.rawValue)),
+            ("token", .string(token)),
+        ]
         if let topic { members.append(("topic", .string(topic))) }
         if let environment { members.append(("environment", .string(environment.rawValue))) }
         return members
@@ -81,8 +96,8 @@ public struct PushRegistration: Hashable, Sendable {
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-             UInt8(ascii: "A")...UInt8(ascii: "F"):
+        case UInt8(ascii: "0") ... UInt8(ascii: "9"), UInt8(ascii: "a") ... UInt8(ascii: "f"),
+            UInt8(ascii: "A") ... UInt8(ascii: "F"):
             return true
         default:
             return false
@@ -91,8 +106,8 @@ public struct PushRegistration: Hashable, Sendable {
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "A")...UInt8(ascii: "Z"):
+        case UInt8(ascii: "0") ... UInt8(ascii: "9"), UInt8(ascii: "a") ... UInt8(ascii: "z"),
+            UInt8(ascii: "A") ... UInt8(ascii: "Z"):
             return true
         default:
             return false
@@ -104,7 +119,8 @@ public struct PushRegistration: Hashable, Sendable {
     }
 
     private static func isFCMTokenByte(_ byte: UInt8) -> Bool {
-        isAlphanumeric(byte) || [UInt8(ascii: ":"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: ".")].contains(byte)
+        isAlphanumeric(byte)
+            || [UInt8(ascii: ":"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: ".")].contains(byte)
     }
 }
 
@@ -126,13 +142,15 @@ public struct RegisteredPushToken: Hashable, Sendable {
 
     /// The wire form: `{"uid","deviceId","platform","token","topic"?,"environment"?,"updatedAt"}`.
     public var json: JSONValue {
-        .object([("uid", .string(uid)), ("deviceId", .string(deviceId))] + registration.members
-            + [("updatedAt", .integer(updatedAt))])
+        .object(
+            [("uid", .string(uid)), ("deviceId", .string(deviceId))] + registration.members
+                + [("updatedAt", .integer(updatedAt))])
     }
 
     public init(json: JSONValue) throws(SignalError) {
         let fields = JSONFields(json)
-        self.init(uid: try fields.string("uid"), deviceId: try fields.string("deviceId"),
-                  registration: try PushRegistration(fields: fields), updatedAt: try fields.integer("updatedAt"))
+        self.init(
+            uid: try fields.string("uid"), deviceId: try fields.string("deviceId"),
+            registration: try PushRegistration(fields: fields), updatedAt: try fields.integer("updatedAt"))
     }
 }

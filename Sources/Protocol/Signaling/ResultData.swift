@@ -44,7 +44,9 @@ public enum ResultData: Hashable, Sendable {
         case .activeCall(let call):
             return .object([("call", call?.json ?? .null)])
         case .callLogs(let page):
-            return .object([("logs", .array(page.logs.map(\.json))), ("next", page.next.map(JSONValue.string) ?? .null)])
+            return .object([
+                ("logs", .array(page.logs.map(\.json))), ("next", page.next.map(JSONValue.string) ?? .null),
+            ])
         case .pushToken(let token):
             return .object([("pushToken", token.json)])
         case .pushTokenRemoved(let removed):
@@ -52,8 +54,10 @@ public enum ResultData: Hashable, Sendable {
         case .signalled(let delivered):
             return .object([("delivered", .bool(delivered))])
         case .iceServers(let list):
-            return .object([("iceServers", .array(list.iceServers.map(\.json))),
-                            ("expiresAt", list.expiresAt.map(JSONValue.integer) ?? .null)])
+            return .object([
+                ("iceServers", .array(list.iceServers.map(\.json))),
+                ("expiresAt", list.expiresAt.map(JSONValue.integer) ?? .null),
+            ])
         }
     }
 
@@ -65,23 +69,30 @@ public enum ResultData: Hashable, Sendable {
         case .auth:
             var resume: ResumeOutcome?
             if fields.has("resumed") {
-                guard case .array(let entries)? = json["calls"] else { throw SignalError(.validation, "calls must be an array") }
+                guard case .array(let entries)? = json["calls"] else {
+                    throw SignalError(.validation, "calls must be an array")
+                }
                 var calls: [Call] = []
                 for entry in entries { calls.append(try Call(json: entry)) }
                 resume = ResumeOutcome(resumed: try fields.bool("resumed"), calls: calls)
             }
-            self = .authenticated(Authentication(uid: try fields.nested("user").string("uid"),
-                                                 deviceId: try fields.string("deviceId"),
-                                                 activeCall: try Self.optionalCall(json["activeCall"], "activeCall"),
-                                                 seq: try fields.optionalInteger("seq") ?? 0, resume: resume))
+            self = .authenticated(
+                Authentication(
+                    uid: try fields.nested("user").string("uid"),
+                    deviceId: try fields.string("deviceId"),
+                    activeCall: try Self.optionalCall(json["activeCall"], "activeCall"),
+                    seq: try fields.optionalInteger("seq") ?? 0, resume: resume))
         case .initiateCall:
-            self = .initiated(try Call(json: try fields.nested("call").value), ringing: Int(try fields.integer("ringing")))
+            self = .initiated(
+                try Call(json: try fields.nested("call").value), ringing: Int(try fields.integer("ringing")))
         case .acceptCall, .rejectCall, .cancelCall, .endCall:
             self = .call(try Call(json: try fields.nested("call").value))
         case .getActiveCall:
             self = .activeCall(try Self.optionalCall(json["call"], "call"))
         case .getCallLogs:
-            guard case .array(let entries)? = json["logs"] else { throw SignalError(.validation, "logs must be an array") }
+            guard case .array(let entries)? = json["logs"] else {
+                throw SignalError(.validation, "logs must be an array")
+            }
             var logs: [CallLog] = []
             logs.reserveCapacity(entries.count)
             for entry in entries { logs.append(try CallLog(json: entry)) }

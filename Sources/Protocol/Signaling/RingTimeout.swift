@@ -45,14 +45,18 @@ public enum RingTimeout: Hashable, Sendable, ExpressibleByIntegerLiteral {
             return nil
         case (let seconds?, nil):
             guard secondsRange.contains(seconds) else {
-                throw SignalError(.validation, "timeout must be an integer from \(secondsRange.lowerBound) to "
-                    + "\(secondsRange.upperBound) seconds")
+                throw SignalError(
+                    .validation,
+                    "timeout must be an integer from \(secondsRange.lowerBound) to "
+                        + "\(secondsRange.upperBound) seconds")
             }
             return .seconds(Int(seconds))
         case (nil, let milliseconds?):
             guard millisecondsRange.contains(milliseconds) else {
-                throw SignalError(.validation, "timeoutMs must be an integer from \(millisecondsRange.lowerBound) to "
-                    + "\(millisecondsRange.upperBound) milliseconds")
+                throw SignalError(
+                    .validation,
+                    "timeoutMs must be an integer from \(millisecondsRange.lowerBound) to "
+                        + "\(millisecondsRange.upperBound) milliseconds")
             }
             return .milliseconds(milliseconds)
         case (_?, _?):

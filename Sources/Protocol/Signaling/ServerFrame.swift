@@ -12,19 +12,30 @@ public enum ServerFrame: Hashable, Sendable {
     public var json: JSONValue {
         switch self {
         case .result(let id, .success(let data)):
-            return .object([("type", .string("result")), ("id", id.map(JSONValue.string) ?? .null),
-                            ("ok", .bool(true)), ("data", data)])
+            return .object([
+                ("type", .string("result")), ("id", id.map(JSONValue.string) ?? .null),
+                ("ok", .bool(true)), ("data", data),
+            ])
         case .result(let id, .failure(let error)):
-            return .object([("type", .string("result")), ("id", id.map(JSONValue.string) ?? .null),
-                            ("ok", .bool(false)),
-                            ("error", .object([("code", .string(error.code.rawValue)),
-                                               ("message", .string(error.message))]))])
+            return .object([
+                ("type", .string("result")), ("id", id.map(JSONValue.string) ?? .null),
+                ("ok", .bool(false)),
+                (
+                    "error",
+                    .object([
+                        ("code", .string(error.code.rawValue)),
+                        ("message", .string(error.message)),
+                    ])
+                ),
+            ])
         case .call(let call):
             return .object([("type", .string("call")), ("call", call.json)])
         case .signal(let signal):
-            return .object([("type", .string("signal")), ("sessionId", .string(signal.sessionId)),
-                            ("from", .object([("uid", .string(signal.uid)), ("deviceId", .string(signal.deviceId))])),
-                            ("payload", signal.payload)])
+            return .object([
+                ("type", .string("signal")), ("sessionId", .string(signal.sessionId)),
+                ("from", .object([("uid", .string(signal.uid)), ("deviceId", .string(signal.deviceId))])),
+                ("payload", signal.payload),
+            ])
         }
     }
 
@@ -55,16 +66,22 @@ public enum ServerFrame: Hashable, Sendable {
             self = .call(try Call(json: try fields.nested("call").value))
         case "signal":
             let from = try fields.nested("from")
-            self = .signal(PeerSignal(sessionId: try fields.string("sessionId"), uid: try from.string("uid"),
-                                      deviceId: try from.string("deviceId"), payload: try fields.nested("payload").value))
+            self = .signal(
+                PeerSignal(
+                    sessionId: try fields.string("sessionId"), uid: try from.string("uid"),
+                    deviceId: try from.string("deviceId"), payload: try fields.nested("payload").value))
         case "result":
             let id = try fields.optionalString("id")
             if try fields.bool("ok") {
                 self = .result(id: id, .success(json["data"] ?? .null))
             } else {
                 let error = try fields.nested("error")
-                self = .result(id: id, .failure(SignalError(SignalErrorCode(rawValue: try error.string("code")),
-                                                            try error.string("message"))))
+                self = .result(
+                    id: id,
+                    .failure(
+                        SignalError(
+                            SignalErrorCode(rawValue: try error.string("code")),
+                            try error.string("message"))))
             }
         case let other:
             throw SignalError(.unknownType, "unknown frame type \"\(other)\"")

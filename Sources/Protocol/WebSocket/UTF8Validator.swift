@@ -73,13 +73,13 @@ public struct UTF8Validator: Sendable {
             return false
         case .boundary:
             switch byte {
-            case 0x00...0x7F: return true
-            case 0xC2...0xDF: state = .inside(remaining: 1, lower: 0x80, upper: 0xBF)
+            case 0x00 ... 0x7F: return true
+            case 0xC2 ... 0xDF: state = .inside(remaining: 1, lower: 0x80, upper: 0xBF)
             case 0xE0: state = .inside(remaining: 2, lower: 0xA0, upper: 0xBF)
-            case 0xE1...0xEC, 0xEE...0xEF: state = .inside(remaining: 2, lower: 0x80, upper: 0xBF)
+            case 0xE1 ... 0xEC, 0xEE ... 0xEF: state = .inside(remaining: 2, lower: 0x80, upper: 0xBF)
             case 0xED: state = .inside(remaining: 2, lower: 0x80, upper: 0x9F)
             case 0xF0: state = .inside(remaining: 3, lower: 0x90, upper: 0xBF)
-            case 0xF1...0xF3: state = .inside(remaining: 3, lower: 0x80, upper: 0xBF)
+            case 0xF1 ... 0xF3: state = .inside(remaining: 3, lower: 0x80, upper: 0xBF)
             case 0xF4: state = .inside(remaining: 3, lower: 0x80, upper: 0x8F)
             default: return false
             }

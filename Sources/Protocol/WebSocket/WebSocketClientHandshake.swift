@@ -9,7 +9,8 @@ public struct WebSocketClientHandshake: Sendable {
     /// A handshake with a fresh random key.
     public init(offer: PerMessageDeflateParameters?) {
         var generator = SystemRandomNumberGenerator()
-        self.init(key: Base64.encode((0 ..< 16).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }), offer: offer)
+        self.init(
+            key: Base64.encode((0 ..< 16).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }), offer: offer)
     }
 
     public init(key: String, offer: PerMessageDeflateParameters?) {
@@ -19,7 +20,8 @@ public struct WebSocketClientHandshake: Sendable {
 
     /// The upgrade request for `path` on `host` (the `Host` header's value).
     public func request(path: String, host: String) -> [UInt8] {
-        let request = "GET \(path) HTTP/1.1\r\n"
+        let request =
+            "GET \(path) HTTP/1.1\r\n"
             + "Host: \(host)\r\n"
             + "Upgrade: websocket\r\n"
             + "Connection: Upgrade\r\n"
@@ -34,8 +36,10 @@ public struct WebSocketClientHandshake: Sendable {
     /// `Sec-WebSocket-Accept` value `key` calls for (SHA-1 lives outside
     /// this module). Returns the agreed permessage-deflate parameters, nil
     /// without compression.
-    public func validate(_ head: HTTPResponseHead,
-                         accept: String) throws(WebSocketHandshakeError) -> PerMessageDeflateParameters? {
+    public func validate(
+        _ head: HTTPResponseHead,
+        accept: String
+    ) throws(WebSocketHandshakeError) -> PerMessageDeflateParameters? {
         guard head.status == 101 else { throw .refused(status: head.status, reason: head.reason) }
         guard head.tokens("Upgrade").contains("websocket") else {
             throw .invalid("the 101 response lacks Upgrade: websocket")
@@ -47,7 +51,8 @@ public struct WebSocketClientHandshake: Sendable {
             throw .invalid("the server's Sec-WebSocket-Accept does not match the key")
         }
         do {
-            return try PerMessageDeflateNegotiation.validate(response: head.values("Sec-WebSocket-Extensions"), offer: offer)
+            return try PerMessageDeflateNegotiation.validate(
+                response: head.values("Sec-WebSocket-Extensions"), offer: offer)
         } catch {
             throw .invalid("the server's Sec-WebSocket-Extensions answer is invalid: \(error.message)")
         }

@@ -37,7 +37,7 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     /// applications). 1004–1006, 1015 and everything else are invalid.
     public var isValidOnWire: Bool {
         switch rawValue {
-        case 1000...1003, 1007...1014, 3000...4999: return true
+        case 1000 ... 1003, 1007 ... 1014, 3000 ... 4999: return true
         default: return false
         }
     }

@@ -139,8 +139,9 @@ public struct WebSocketFrameDecoder: Sendable {
             cursor += 4
         }
         readIndex = cursor
-        return WebSocketFrameHeader(fin: fin, reservedBits: reserved, opcode: opcode,
-                                    maskKey: key, payloadLength: Int(length))
+        return WebSocketFrameHeader(
+            fin: fin, reservedBits: reserved, opcode: opcode,
+            maskKey: key, payloadLength: Int(length))
     }
 
     /// Drops decoded bytes; frees the buffer whenever it is fully consumed so an

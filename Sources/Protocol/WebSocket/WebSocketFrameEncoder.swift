@@ -2,10 +2,13 @@
 public enum WebSocketFrameEncoder {
     /// A whole frame as bytes: header plus payload, the payload masked when
     /// `maskKey` is given (client to server).
-    public static func frame(_ opcode: WebSocketOpcode, payload: [UInt8], fin: Bool = true,
-                             reservedBits: UInt8 = 0, maskKey: WebSocketMaskKey? = nil) -> [UInt8] {
-        let header = WebSocketFrameHeader(fin: fin, reservedBits: reservedBits, opcode: opcode,
-                                          maskKey: maskKey, payloadLength: payload.count)
+    public static func frame(
+        _ opcode: WebSocketOpcode, payload: [UInt8], fin: Bool = true,
+        reservedBits: UInt8 = 0, maskKey: WebSocketMaskKey? = nil
+    ) -> [UInt8] {
+        let header = WebSocketFrameHeader(
+            fin: fin, reservedBits: reservedBits, opcode: opcode,
+            maskKey: maskKey, payloadLength: payload.count)
         var out: [UInt8] = []
         out.reserveCapacity(header.encodedSize + payload.count)
         header.encode(into: &out)
@@ -20,12 +23,16 @@ public enum WebSocketFrameEncoder {
     }
 
     /// The header alone, for sending it and an unmasked payload in one `writev`.
-    public static func header(_ opcode: WebSocketOpcode, payloadLength: Int, fin: Bool = true,
-                              reservedBits: UInt8 = 0) -> [UInt8] {
+    public static func header(
+        _ opcode: WebSocketOpcode, payloadLength: Int, fin: Bool = true,
+        reservedBits: UInt8 = 0
+    ) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(10)
-        WebSocketFrameHeader(fin: fin, reservedBits: reservedBits, opcode: opcode,
-                             payloadLength: payloadLength).encode(into: &out)
+        WebSocketFrameHeader(
+            fin: fin, reservedBits: reservedBits, opcode: opcode,
+            payloadLength: payloadLength
+        ).encode(into: &out)
         return out
     }
 

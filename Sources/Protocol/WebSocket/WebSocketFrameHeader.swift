@@ -12,8 +12,9 @@ public struct WebSocketMaskKey: Hashable, Sendable {
     public static func random() -> WebSocketMaskKey {
         var generator = SystemRandomNumberGenerator()
         let value = generator.next() as UInt32
-        return WebSocketMaskKey(UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
-                                UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 24))
+        return WebSocketMaskKey(
+            UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
+            UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 24))
     }
 
     /// The key byte applied at payload offset `offset`.
@@ -52,8 +53,10 @@ public struct WebSocketFrameHeader: Hashable, Sendable {
     /// The payload length in bytes.
     public var payloadLength: Int
 
-    public init(fin: Bool = true, reservedBits: UInt8 = 0, opcode: WebSocketOpcode,
-                maskKey: WebSocketMaskKey? = nil, payloadLength: Int) {
+    public init(
+        fin: Bool = true, reservedBits: UInt8 = 0, opcode: WebSocketOpcode,
+        maskKey: WebSocketMaskKey? = nil, payloadLength: Int
+    ) {
         self.fin = fin
         self.reservedBits = reservedBits
         self.opcode = opcode

@@ -6,8 +6,9 @@ public protocol WebSocketMessageInflating {
     /// Inflates the next compressed bytes of the current message, appending
     /// the output to `output`. Throws 1009 as soon as `output` would grow past
     /// `limit` bytes (without allocating beyond it), 1007 for corrupt data.
-    mutating func inflate(_ compressed: [UInt8], into output: inout [UInt8],
-                          limit: Int) throws(WebSocketProtocolError)
+    mutating func inflate(
+        _ compressed: [UInt8], into output: inout [UInt8],
+        limit: Int) throws(WebSocketProtocolError)
 
     /// Ends the current message: inflates the implied `00 00 FF FF` tail,
     /// appending any last output under the same rules, and drops the
@@ -21,8 +22,10 @@ public protocol WebSocketMessageInflating {
 public struct WebSocketNoInflation: WebSocketMessageInflating {
     public init() {}
 
-    public func inflate(_ compressed: [UInt8], into output: inout [UInt8],
-                        limit: Int) throws(WebSocketProtocolError) {
+    public func inflate(
+        _ compressed: [UInt8], into output: inout [UInt8],
+        limit: Int
+    ) throws(WebSocketProtocolError) {
         throw WebSocketProtocolError(.protocolError, "compressed message without permessage-deflate")
     }
 
@@ -35,8 +38,10 @@ public struct WebSocketNoInflation: WebSocketMessageInflating {
 /// permessage-deflate: nil fails a compressed message as
 /// ``WebSocketNoInflation`` does.
 extension Optional: WebSocketMessageInflating where Wrapped: WebSocketMessageInflating {
-    public mutating func inflate(_ compressed: [UInt8], into output: inout [UInt8],
-                                 limit: Int) throws(WebSocketProtocolError) {
+    public mutating func inflate(
+        _ compressed: [UInt8], into output: inout [UInt8],
+        limit: Int
+    ) throws(WebSocketProtocolError) {
         guard case .some(var inflater) = self else {
             return try WebSocketNoInflation().inflate(compressed, into: &output, limit: limit)
         }

@@ -81,10 +81,12 @@ public struct WebSocketMessageReader: Sendable {
     /// A reader for the given end of the connection; `perMessageDeflate`
     /// when the extension was negotiated (RSV1 is then allowed).
     public init(role: WebSocketRole, maxMessageBytes: Int, perMessageDeflate: Bool = false) {
-        decoder = WebSocketFrameDecoder(role: role, allowedReservedBits: perMessageDeflate ? WebSocketFrameHeader.rsv1 : 0)
+        decoder = WebSocketFrameDecoder(
+            role: role, allowedReservedBits: perMessageDeflate ? WebSocketFrameHeader.rsv1 : 0)
         self.maxMessageBytes = maxMessageBytes
         let doubled = maxMessageBytes.multipliedReportingOverflow(by: 2)
-        maxCompressedBytes = doubled.overflow || doubled.partialValue > Int.max - 1024 ? Int.max : doubled.partialValue + 1024
+        maxCompressedBytes =
+            doubled.overflow || doubled.partialValue > Int.max - 1024 ? Int.max : doubled.partialValue + 1024
     }
 
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
@@ -145,8 +147,9 @@ public struct WebSocketMessageReader: Sendable {
             throw WebSocketProtocolError(.protocolError, "new message started before the previous one ended")
         case (let opcode, .none):
             compressedBytes = compressedFlag ? 0 : nil
-            message = .assembling(kind: opcode == .text ? .text : .binary, payload: [], utf8: UTF8Validator(),
-                                  compressedBytes: compressedBytes)
+            message = .assembling(
+                kind: opcode == .text ? .text : .binary, payload: [], utf8: UTF8Validator(),
+                compressedBytes: compressedBytes)
         }
         let limit = compressedBytes == nil ? maxMessageBytes : maxCompressedBytes
         if header.payloadLength > limit - received {

@@ -29,7 +29,8 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
     /// error queue, which it empties so that they are not blamed on a later call.
     static func fromQueue(_ code: Code, _ message: String) -> CryptoError {
         let reasons = TLSError.drainQueue()
-        return CryptoError(code: code, message: reasons.isEmpty ? message : "\(message): \(reasons.joined(separator: "; "))")
+        return CryptoError(
+            code: code, message: reasons.isEmpty ? message : "\(message): \(reasons.joined(separator: "; "))")
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

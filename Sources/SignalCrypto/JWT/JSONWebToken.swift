@@ -14,8 +14,10 @@ public enum JSONWebToken {
         guard claims.objectMembers != nil else {
             throw CryptoError(code: .sign, message: "the claims of a JWT must be a JSON object")
         }
-        var header: [(key: String, value: JSONValue)] = [("alg", .string(key.algorithm.rawValue)),
-                                                         ("typ", .string("JWT"))]
+        var header: [(key: String, value: JSONValue)] = [
+            ("alg", .string(key.algorithm.rawValue)),
+            ("typ", .string("JWT")),
+        ]
         if let keyId { header.append(("kid", .string(keyId))) }
         let signingInput = encode(.object(header)) + "." + encode(claims)
         let signature = try key.sign(Array(signingInput.utf8))
@@ -25,15 +27,19 @@ public enum JSONWebToken {
     /// The parts of a compact JWT, or nil unless it has three canonical
     /// base64url parts whose first two are JSON objects. Checks no signature:
     /// pass `signature` and `signingInput` to ``SigningKey/verify(_:of:)``.
-    public static func decode(_ token: String)
-        -> (header: JSONValue, claims: JSONValue, signature: [UInt8], signingInput: [UInt8])? {
+    public static func decode(
+        _ token: String
+    )
+        -> (header: JSONValue, claims: JSONValue, signature: [UInt8], signingInput: [UInt8])?
+    {
         let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3,
-              let headerBytes = Base64.decodeURL(String(decoding: parts[0], as: UTF8.self)),
-              let claimsBytes = Base64.decodeURL(String(decoding: parts[1], as: UTF8.self)),
-              let signature = Base64.decodeURL(String(decoding: parts[2], as: UTF8.self)),
-              let header = try? JSONValue.parse(headerBytes), header.objectMembers != nil,
-              let claims = try? JSONValue.parse(claimsBytes), claims.objectMembers != nil else {
+            let headerBytes = Base64.decodeURL(String(decoding: parts[0], as: UTF8.self)),
+            let claimsBytes = Base64.decodeURL(String(decoding: parts[1], as: UTF8.self)),
+            let signature = Base64.decodeURL(String(decoding: parts[2], as: UTF8.self)),
+            let header = try? JSONValue.parse(headerBytes), header.objectMembers != nil,
+            let claims = try? JSONValue.parse(claimsBytes), claims.objectMembers != nil
+        else {
             return nil
         }
         let signingInput = Array(token.utf8.prefix(parts[0].count + 1 + parts[1].count))

@@ -14,10 +14,11 @@ extension SigningKey {
         guard EVP_PKEY_keygen_init(context) == 1 else {
             throw CryptoError.fromQueue(.generate, "cannot generate an \(type) key")
         }
-        let parameterized = switch algorithm {
-        case .es256: EVP_PKEY_CTX_set_group_name(context, "P-256") == 1
-        case .rs256: EVP_PKEY_CTX_set_rsa_keygen_bits(context, minimumRSABits) > 0
-        }
+        let parameterized =
+            switch algorithm {
+            case .es256: EVP_PKEY_CTX_set_group_name(context, "P-256") == 1
+            case .rs256: EVP_PKEY_CTX_set_rsa_keygen_bits(context, minimumRSABits) > 0
+            }
         var key: OpaquePointer?
         guard parameterized, EVP_PKEY_generate(context, &key) == 1, let key else {
             throw CryptoError.fromQueue(.generate, "cannot generate a key for \(algorithm.rawValue)")

@@ -53,8 +53,9 @@ extension SigningKey {
         guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else { return false }
         return encoded.withUnsafeBufferPointer { signatureBytes in
             message.withUnsafeBufferPointer { input in
-                EVP_DigestVerify(context, signatureBytes.baseAddress, signatureBytes.count,
-                                 input.baseAddress, input.count) == 1
+                EVP_DigestVerify(
+                    context, signatureBytes.baseAddress, signatureBytes.count,
+                    input.baseAddress, input.count) == 1
             }
         }
     }

@@ -94,14 +94,16 @@ public final class SigningKey: @unchecked Sendable {
             var nid = OBJ_sn2nid(curve)
             if nid == NID_undef { nid = EC_curve_nist2nid(curve) }
             guard nid == NID_X9_62_prime256v1 else {
-                throw CryptoError(code: .key, message: "the EC key is on \(curve), not P-256 (prime256v1); ES256 needs P-256")
+                throw CryptoError(
+                    code: .key, message: "the EC key is on \(curve), not P-256 (prime256v1); ES256 needs P-256")
             }
             return .es256
         case EVP_PKEY_RSA:
             let bits = EVP_PKEY_get_bits(key)
             guard bits >= minimumRSABits else {
-                throw CryptoError(code: .key,
-                                  message: "the RSA key has \(bits) bits; RS256 needs at least \(minimumRSABits)")
+                throw CryptoError(
+                    code: .key,
+                    message: "the RSA key has \(bits) bits; RS256 needs at least \(minimumRSABits)")
             }
             return .rs256
         default:

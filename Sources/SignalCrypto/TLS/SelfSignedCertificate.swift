@@ -16,23 +16,26 @@ public struct SelfSignedCertificate: Sendable {
     /// `subjectAltNames` (OpenSSL syntax: `DNS:…`, `IP:…`), valid from
     /// `validFrom` to `validUntil` seconds relative to now (negative values
     /// lie in the past, which tests use for expired certificates).
-    public static func generate(subjectAltNames: [String] = localhostNames,
-                                validFrom: Int = -60,
-                                validUntil: Int = 365 * 24 * 3600) throws(TLSError) -> SelfSignedCertificate {
+    public static func generate(
+        subjectAltNames: [String] = localhostNames,
+        validFrom: Int = -60,
+        validUntil: Int = 365 * 24 * 3600
+    ) throws(TLSError) -> SelfSignedCertificate {
         ERR_clear_error()
         let key = try generateKey()
         defer { EVP_PKEY_free(key) }
         guard let certificate = X509_new() else { throw failure("cannot create a certificate") }
         defer { X509_free(certificate) }
         guard X509_set_version(certificate, 2) == 1,
-              setRandomSerial(certificate),
-              X509_gmtime_adj(X509_getm_notBefore(certificate), validFrom) != nil,
-              X509_gmtime_adj(X509_getm_notAfter(certificate), validUntil) != nil,
-              X509_set_pubkey(certificate, key) == 1,
-              let name = X509_get_subject_name(certificate),
-              X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, "localhost", -1, -1, 0) == 1,
-              X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, "ringd development", -1, -1, 0) == 1,
-              X509_set_issuer_name(certificate, name) == 1 else {
+            setRandomSerial(certificate),
+            X509_gmtime_adj(X509_getm_notBefore(certificate), validFrom) != nil,
+            X509_gmtime_adj(X509_getm_notAfter(certificate), validUntil) != nil,
+            X509_set_pubkey(certificate, key) == 1,
+            let name = X509_get_subject_name(certificate),
+            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, "localhost", -1, -1, 0) == 1,
+            X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, "ringd development", -1, -1, 0) == 1,
+            X509_set_issuer_name(certificate, name) == 1
+        else {
             throw failure("cannot fill in the certificate")
         }
         var extensions = [
@@ -58,8 +61,9 @@ public struct SelfSignedCertificate: Sendable {
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1,
-              EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
-              EVP_PKEY_generate(context, &key) == 1, let key else {
+            EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
+            EVP_PKEY_generate(context, &key) == 1, let key
+        else {
             throw failure("cannot generate a P-256 key")
         }
         return key
@@ -79,7 +83,9 @@ public struct SelfSignedCertificate: Sendable {
             throw failure("cannot add the certificate extension \"\(value)\"")
         }
         defer { X509_EXTENSION_free(ext) }
-        guard X509_add_ext(certificate, ext, -1) == 1 else { throw failure("cannot add the certificate extension \"\(value)\"") }
+        guard X509_add_ext(certificate, ext, -1) == 1 else {
+            throw failure("cannot add the certificate extension \"\(value)\"")
+        }
     }
 
     /// What `write` puts into a memory buffer, as text.

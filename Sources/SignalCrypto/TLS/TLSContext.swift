@@ -53,8 +53,10 @@ public final class TLSContext: @unchecked Sendable {
     /// A server context serving the PEM certificate chain at `certificatePath`
     /// with the PEM private key at `privateKeyPath`, speaking at least
     /// `minimumVersion` and selecting ALPN `http/1.1`. Errors name the file.
-    public static func server(certificatePath: String, privateKeyPath: String,
-                              minimumVersion: TLSVersion = .tls12) throws(TLSError) -> TLSContext {
+    public static func server(
+        certificatePath: String, privateKeyPath: String,
+        minimumVersion: TLSVersion = .tls12
+    ) throws(TLSError) -> TLSContext {
         let context = try TLSContext(server: true)
         try context.setMinimumVersion(minimumVersion)
         try readable(certificatePath, what: "certificate")
@@ -63,9 +65,11 @@ public final class TLSContext: @unchecked Sendable {
             throw TLSError.fromQueue(TLSError.configurationCode, "\(certificatePath): not a usable PEM certificate")
         }
         guard SSL_CTX_use_PrivateKey_file(context.pointer, privateKeyPath, SSL_FILETYPE_PEM) == 1,
-              SSL_CTX_check_private_key(context.pointer) == 1 else {
+            SSL_CTX_check_private_key(context.pointer) == 1
+        else {
             let reasons = TLSError.drainQueue()
-            let problem = reasons.contains("key values mismatch")
+            let problem =
+                reasons.contains("key values mismatch")
                 ? "the private key does not match the certificate \(certificatePath)"
                 : (["not a usable PEM private key"] + reasons).joined(separator: ": ")
             throw TLSError(code: TLSError.configurationCode, message: "\(privateKeyPath): \(problem)")
@@ -76,8 +80,10 @@ public final class TLSContext: @unchecked Sendable {
 
     /// A client context verifying servers as `verification` says, speaking at
     /// least `minimumVersion` and offering ALPN `http/1.1`.
-    public static func client(verification: TLSVerification,
-                              minimumVersion: TLSVersion = .tls12) throws(TLSError) -> TLSContext {
+    public static func client(
+        verification: TLSVerification,
+        minimumVersion: TLSVersion = .tls12
+    ) throws(TLSError) -> TLSContext {
         let context = try TLSContext(server: false)
         try context.setMinimumVersion(minimumVersion)
         switch verification {
@@ -89,7 +95,8 @@ public final class TLSContext: @unchecked Sendable {
         case .caFile(let path):
             try readable(path, what: "CA file")
             guard SSL_CTX_load_verify_locations(context.pointer, path, nil) == 1 else {
-                throw TLSError.fromQueue(TLSError.configurationCode, "\(path): no usable PEM certificate in the CA file")
+                throw TLSError.fromQueue(
+                    TLSError.configurationCode, "\(path): no usable PEM certificate in the CA file")
             }
             SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER, nil)
         case .none:

@@ -26,7 +26,8 @@ public struct TLSError: Error, Sendable, Hashable, CustomStringConvertible {
     /// which it empties.
     static func fromQueue(_ code: String, _ message: String) -> TLSError {
         let reasons = drainQueue()
-        return TLSError(code: code, message: reasons.isEmpty ? message : "\(message): \(reasons.joined(separator: "; "))")
+        return TLSError(
+            code: code, message: reasons.isEmpty ? message : "\(message): \(reasons.joined(separator: "; "))")
     }
 
     /// Takes every entry off this thread's OpenSSL error queue, as reason texts.

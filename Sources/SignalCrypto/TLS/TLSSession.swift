@@ -1,6 +1,7 @@
 import COpenSSL
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One TLS connection over memory buffers: the owner moves ciphertext between
@@ -76,12 +77,14 @@ public final class TLSSession {
     /// Replaces drained buffers that grew beyond ``idleBufferLimit``.
     private func releaseDrainedBuffers() {
         if BIO_ctrl_pending(input) == 0, ringd_bio_mem_capacity(input) > Self.idleBufferLimit,
-           let fresh = Self.memoryBuffer() {
+            let fresh = Self.memoryBuffer()
+        {
             SSL_set0_rbio(ssl, fresh)
             input = fresh
         }
         if BIO_ctrl_pending(output) == 0, ringd_bio_mem_capacity(output) > Self.idleBufferLimit,
-           let fresh = Self.memoryBuffer() {
+            let fresh = Self.memoryBuffer()
+        {
             SSL_set0_wbio(ssl, fresh)
             output = fresh
         }
@@ -194,7 +197,8 @@ public final class TLSSession {
             if !isServer, SSL_get_verify_mode(ssl) & SSL_VERIFY_PEER != 0, verify != X509_V_OK {
                 ERR_clear_error()
                 let reason = String(cString: X509_verify_cert_error_string(verify))
-                throw TLSError(code: TLSError.verificationCode, message: "the server's certificate did not verify: \(reason)")
+                throw TLSError(
+                    code: TLSError.verificationCode, message: "the server's certificate did not verify: \(reason)")
             }
             let code = step == "handshake" ? TLSError.handshakeCode : TLSError.protocolCode
             throw TLSError.fromQueue(code, "TLS \(step) failed")

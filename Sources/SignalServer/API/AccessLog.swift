@@ -28,7 +28,9 @@ enum AccessLog {
         let level: Log.Level = quietPaths.contains(path) ? .debug : .info
         guard Log.isEnabled(level) else { return }
         let milliseconds = (Deadline.now().seconds(since: started) * 1000 * 10).rounded() / 10
-        let fields: Log.Fields = [("method", method), ("path", path), ("status", String(status)), ("ms", String(milliseconds))]
+        let fields: Log.Fields = [
+            ("method", method), ("path", path), ("status", String(status)), ("ms", String(milliseconds)),
+        ]
         // The fields say it all: text reads `request method=GET path=… status=200 ms=0.4`.
         // A client can make refusals as fast as it likes: those are throttled per status.
         if status >= 400 {

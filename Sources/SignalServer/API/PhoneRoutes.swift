@@ -13,7 +13,9 @@ enum PhoneRoutes {
     }
 
     private static func serve(_ name: String) -> HTTPRoute {
-        guard let file = PhoneAssets.files[name] else { return .respond(.error(.notFound, "no file \(name) in the phone")) }
+        guard let file = PhoneAssets.files[name] else {
+            return .respond(.error(.notFound, "no file \(name) in the phone"))
+        }
         return .respond(HTTPResponse(status: .ok, headers: headers(file), body: file.body))
     }
 
@@ -26,8 +28,11 @@ enum PhoneRoutes {
             ("Cache-Control", "no-cache"),
             ("X-Content-Type-Options", "nosniff"),
             ("Referrer-Policy", "no-referrer"),
-            ("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
-                + "media-src 'self' blob: mediastream:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+            (
+                "Content-Security-Policy",
+                "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
+                    + "media-src 'self' blob: mediastream:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+            ),
         ])
     }
 }

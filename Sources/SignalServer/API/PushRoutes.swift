@@ -39,8 +39,10 @@ enum PushRoutes {
 
     /// 400 for the client's mistakes, 500 for the server's, the protocol's code either way.
     private static func response(_ error: SignalError) -> HTTPResponse {
-        .json(error.code == .validation ? .badRequest : .internalServerError,
-              .object([("error", .object([("code", .string(error.code.rawValue)), ("message", .string(error.message))]))]))
+        .json(
+            error.code == .validation ? .badRequest : .internalServerError,
+            .object([("error", .object([("code", .string(error.code.rawValue)), ("message", .string(error.message))]))])
+        )
     }
 
     private static func invalid(uid: String, deviceId: String? = nil) -> HTTPRoute? {
@@ -51,8 +53,10 @@ enum PushRoutes {
         return nil
     }
 
-    private static func register(_ request: HTTPRequest, uid: String, deviceId: String,
-                                 _ service: SignalingService) -> HTTPRoute {
+    private static func register(
+        _ request: HTTPRequest, uid: String, deviceId: String,
+        _ service: SignalingService
+    ) -> HTTPRoute {
         if let invalid = invalid(uid: uid, deviceId: deviceId) { return invalid }
         guard let body = try? JSONValue.parse(request.body), body.objectMembers != nil else {
             return .respond(.error(.badRequest, "the body must be a JSON object"))

@@ -28,8 +28,10 @@ enum RestRoutes {
         }
     }
 
-    static func authorized(_ request: HTTPRequest, _ service: SignalingService,
-                                   _ route: () -> HTTPRoute) -> HTTPRoute {
+    static func authorized(
+        _ request: HTTPRequest, _ service: SignalingService,
+        _ route: () -> HTTPRoute
+    ) -> HTTPRoute {
         guard let key = request.headers["X-Api-Key"] else {
             return .respond(.error(.unauthorized, "send an API key in the X-Api-Key header"))
         }
@@ -38,7 +40,8 @@ enum RestRoutes {
     }
 
     private static func invalidUID(_ uid: String) -> HTTPRoute? {
-        Identifier.isValid(uid) ? nil
+        Identifier.isValid(uid)
+            ? nil
             : .respond(.error(.badRequest, "uid must be \(Identifier.rule)"))
     }
 
@@ -59,9 +62,13 @@ enum RestRoutes {
         guard let minted = try? service.tokens.mint(uid: uid, ttlSeconds: ttl, now: service.now) else {
             return .respond(.error(.internalServerError, "the token could not be signed"))
         }
-        return .respond(.json(.created, .object([
-            ("uid", .string(uid)), ("authToken", .string(minted.token)), ("expiresAt", .integer(minted.expiresAt)),
-        ])))
+        return .respond(
+            .json(
+                .created,
+                .object([
+                    ("uid", .string(uid)), ("authToken", .string(minted.token)),
+                    ("expiresAt", .integer(minted.expiresAt)),
+                ])))
     }
 
     private static func revokeTokens(uid: String, _ service: SignalingService) -> HTTPRoute {

@@ -38,7 +38,8 @@ enum TestRoutes {
         table.add("POST", "/v1/test/clock/advance") { request, _ in
             authorized(request, control) {
                 guard let ms = body(request)?["ms"]?.integerValue, (0 ... maxAdvanceMillis).contains(ms) else {
-                    return .respond(.error(.badRequest, "the body must be {\"ms\": an integer from 0 to \(maxAdvanceMillis)}"))
+                    return .respond(
+                        .error(.badRequest, "the body must be {\"ms\": an integer from 0 to \(maxAdvanceMillis)}"))
                 }
                 return perform(control) { () throws(TestControlError) in
                     let fired = try control.advance(by: ms)
@@ -51,8 +52,11 @@ enum TestRoutes {
         }
         table.add("POST", "/v1/test/store/fail") { request, _ in
             authorized(request, control) {
-                guard let commits = body(request)?["commits"]?.integerValue, (0 ... maxFailingCommits).contains(commits) else {
-                    return .respond(.error(.badRequest, "the body must be {\"commits\": an integer from 0 to \(maxFailingCommits)}"))
+                guard let commits = body(request)?["commits"]?.integerValue, (0 ... maxFailingCommits).contains(commits)
+                else {
+                    return .respond(
+                        .error(.badRequest, "the body must be {\"commits\": an integer from 0 to \(maxFailingCommits)}")
+                    )
                 }
                 return perform(control) { () throws(TestControlError) in
                     try control.failCommits(Int(commits))
@@ -64,8 +68,12 @@ enum TestRoutes {
             authorized(request, control) {
                 perform(control) { () throws(TestControlError) in
                     let report = try control.crash()
-                    return .json(.ok, .object([("restored", .integer(Int64(report.restored))),
-                                               ("ended", .integer(Int64(report.ended)))]))
+                    return .json(
+                        .ok,
+                        .object([
+                            ("restored", .integer(Int64(report.restored))),
+                            ("ended", .integer(Int64(report.ended))),
+                        ]))
                 }
             }
         }
@@ -91,7 +99,9 @@ enum TestRoutes {
         }
     }
 
-    private static func authorized(_ request: HTTPRequest, _ control: TestControl, _ route: () -> HTTPRoute) -> HTTPRoute {
+    private static func authorized(
+        _ request: HTTPRequest, _ control: TestControl, _ route: () -> HTTPRoute
+    ) -> HTTPRoute {
         guard let key = request.headers["X-Test-Key"] else {
             return .respond(.error(.unauthorized, "send the test key (testing.key) in the X-Test-Key header"))
         }
@@ -100,8 +110,10 @@ enum TestRoutes {
     }
 
     /// Runs `operation` on the control's queue and answers from there.
-    private static func perform(_ control: TestControl,
-                                _ operation: @escaping @Sendable () throws(TestControlError) -> HTTPResponse) -> HTTPRoute {
+    private static func perform(
+        _ control: TestControl,
+        _ operation: @escaping @Sendable () throws(TestControlError) -> HTTPResponse
+    ) -> HTTPRoute {
         .later { sink in
             control.queue.async {
                 do throws(TestControlError) {
@@ -114,18 +126,30 @@ enum TestRoutes {
     }
 
     private static func response(for error: TestControlError) -> HTTPResponse {
-        let status: HTTPStatus = switch error.code {
-        case .notFound: .notFound
-        case .conflict: .conflict
-        case .unavailable: .serviceUnavailable
-        case .storeFailed: .internalServerError
-        }
-        return .json(status, .object([("error", .object([("code", .string(error.code.rawValue)),
-                                                         ("message", .string(error.message))]))]))
+        let status: HTTPStatus =
+            switch error.code {
+            case .notFound: .notFound
+            case .conflict: .conflict
+            case .unavailable: .serviceUnavailable
+            case .storeFailed: .internalServerError
+            }
+        return .json(
+            status,
+            .object([
+                (
+                    "error",
+                    .object([
+                        ("code", .string(error.code.rawValue)),
+                        ("message", .string(error.message)),
+                    ])
+                )
+            ]))
     }
 
-    private static func device(_ request: HTTPRequest, _ parameters: PathParameters,
-                               _ control: TestControl) -> HTTPRoute {
+    private static func device(
+        _ request: HTTPRequest, _ parameters: PathParameters,
+        _ control: TestControl
+    ) -> HTTPRoute {
         let uid = parameters["uid"] ?? "", deviceId = parameters["deviceId"] ?? ""
         guard Identifier.isValid(uid), Identifier.isValid(deviceId) else {
             return .respond(.error(.badRequest, "uid and deviceId must be \(Identifier.rule)"))
@@ -140,7 +164,9 @@ enum TestRoutes {
             var milliseconds: Int64?
             if !request.body.isEmpty {
                 guard let ms = body(request)?["ms"]?.integerValue, (1 ... maxHoldMillis).contains(ms) else {
-                    return .respond(.error(.badRequest, "the body must be empty (until released) or {\"ms\": 1 to \(maxHoldMillis)}"))
+                    return .respond(
+                        .error(
+                            .badRequest, "the body must be empty (until released) or {\"ms\": 1 to \(maxHoldMillis)}"))
                 }
                 milliseconds = ms
             }
@@ -165,18 +191,27 @@ enum TestRoutes {
             limit = try queryInteger(request, "limit")
             guard (1 ... Int64(maxTransitions)).contains(limit ?? 1) else { throw BadQuery() }
         } catch {
-            return .respond(.error(.badRequest, "afterSeq must be an integer from 0, limit one from 1 to \(maxTransitions)"))
+            return .respond(
+                .error(.badRequest, "afterSeq must be an integer from 0, limit one from 1 to \(maxTransitions)"))
         }
-        let page = control.tap.entries(sessionId: request.queryValue("sessionId"), uid: request.queryValue("uid"),
-                                       afterSeq: after ?? 0, limit: Int(limit ?? Int64(maxTransitions)))
-        return .respond(.json(.ok, .object([("transitions", .array(page.entries.map(\.json))),
-                                            ("next", .integer(page.next))])))
+        let page = control.tap.entries(
+            sessionId: request.queryValue("sessionId"), uid: request.queryValue("uid"),
+            afterSeq: after ?? 0, limit: Int(limit ?? Int64(maxTransitions)))
+        return .respond(
+            .json(
+                .ok,
+                .object([
+                    ("transitions", .array(page.entries.map(\.json))),
+                    ("next", .integer(page.next)),
+                ])))
     }
 
     private static func clock(_ control: TestControl) -> JSONValue {
         let now = control.clock.now()
-        return .object([("mode", .string(control.clock.mode.rawValue)), ("wall", .integer(now.wall)),
-                        ("monotonic", .integer(now.monotonic))])
+        return .object([
+            ("mode", .string(control.clock.mode.rawValue)), ("wall", .integer(now.wall)),
+            ("monotonic", .integer(now.monotonic)),
+        ])
     }
 
     private static func body(_ request: HTTPRequest) -> JSONValue? {

@@ -29,9 +29,17 @@ enum WebhookRoutes {
                     let answer: @Sendable (Result<Webhooks.OutboxDepth, StoreError>) -> Void = { result in
                         switch result {
                         case .success(let depth):
-                            sink.send(.json(.ok, .object([("pending", .integer(Int64(depth.pending))),
-                                                          ("backlog", .bool(depth.backlog)),
-                                                          ("oldestPendingCreatedAt", depth.oldestCreatedAt.map(JSONValue.integer) ?? .null)])))
+                            sink.send(
+                                .json(
+                                    .ok,
+                                    .object([
+                                        ("pending", .integer(Int64(depth.pending))),
+                                        ("backlog", .bool(depth.backlog)),
+                                        (
+                                            "oldestPendingCreatedAt",
+                                            depth.oldestCreatedAt.map(JSONValue.integer) ?? .null
+                                        ),
+                                    ])))
                         case .failure(let error):
                             // The cluster's database: another node may reach it.
                             sink.send(.error(.serviceUnavailable, "the store failed: \(error.code)"))
@@ -88,8 +96,13 @@ enum WebhookRoutes {
             store.webhookDeliveries(asked) { result in
                 switch result {
                 case .success(let page):
-                    sink.send(.json(.ok, .object([("deliveries", .array(page.deliveries.map(json))),
-                                                  ("next", page.next.map(JSONValue.string) ?? .null)])))
+                    sink.send(
+                        .json(
+                            .ok,
+                            .object([
+                                ("deliveries", .array(page.deliveries.map(json))),
+                                ("next", page.next.map(JSONValue.string) ?? .null),
+                            ])))
                 case .failure(let error) where error.code == .badCursor:
                     sink.send(.error(.badRequest, error.message))
                 case .failure(let error):
@@ -99,14 +112,17 @@ enum WebhookRoutes {
         }
     }
 
-    private static func retry(id: String?, _ request: HTTPRequest, _ service: SignalingService,
-                              _ webhooks: Webhooks?) -> HTTPRoute {
+    private static func retry(
+        id: String?, _ request: HTTPRequest, _ service: SignalingService,
+        _ webhooks: Webhooks?
+    ) -> HTTPRoute {
         guard let webhooks else { return .respond(.error(.notFound, "no webhook endpoint is enabled")) }
         var target: (endpoint: String, seq: Int64)?
         if let id {
             let parts = id.split(separator: "_")
             guard parts.count == 3, parts[0] == "dlv", let seq = Int64(parts[1]),
-                  let endpoint = webhooks.dispatcher.endpointURLs.first(where: { tag($0) == parts[2] }) else {
+                let endpoint = webhooks.dispatcher.endpointURLs.first(where: { tag($0) == parts[2] })
+            else {
                 return .respond(.error(.notFound, "no delivery \(id)"))
             }
             target = (endpoint, seq)
@@ -126,7 +142,9 @@ enum WebhookRoutes {
                     } else if let delivery = retried.first {
                         sink.send(.json(.ok, json(delivery)))
                     } else {
-                        sink.send(.error(.conflict, "delivery \(id ?? "") has not failed (or does not exist); nothing to retry"))
+                        sink.send(
+                            .error(
+                                .conflict, "delivery \(id ?? "") has not failed (or does not exist); nothing to retry"))
                     }
                 case .failure(let error):
                     sink.send(.error(.internalServerError, "the store failed: \(error.code)"))
@@ -144,13 +162,16 @@ enum WebhookRoutes {
         }
         return .later { sink in
             webhooks.dispatcher.sendTest(to: endpoint) { result in
-                let answer: JSONValue = switch result {
-                case .status(let status):
-                    .object([("delivered", .bool((200 ..< 300).contains(status))), ("status", .integer(Int64(status))),
-                             ("error", .null)])
-                case .failure(let message):
-                    .object([("delivered", .bool(false)), ("status", .null), ("error", .string(message))])
-                }
+                let answer: JSONValue =
+                    switch result {
+                    case .status(let status):
+                        .object([
+                            ("delivered", .bool((200 ..< 300).contains(status))), ("status", .integer(Int64(status))),
+                            ("error", .null),
+                        ])
+                    case .failure(let message):
+                        .object([("delivered", .bool(false)), ("status", .null), ("error", .string(message))])
+                    }
                 sink.send(.json(.ok, answer))
             }
         }

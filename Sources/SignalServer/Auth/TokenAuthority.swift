@@ -22,7 +22,9 @@ public final class TokenAuthority: Sendable {
     /// It is issued strictly after the user's last revocation, so a token
     /// minted in the same millisecond as a revocation still works. Throws
     /// ``CryptoError/Code/digest`` when the signature cannot be made.
-    public func mint(uid: String, ttlSeconds: Int64, now: Int64) throws(CryptoError) -> (token: String, expiresAt: Int64) {
+    public func mint(
+        uid: String, ttlSeconds: Int64, now: Int64
+    ) throws(CryptoError) -> (token: String, expiresAt: Int64) {
         let issuedAt = max(now, (revocations.withLock { $0[uid] } ?? now - 1) + 1)
         let expiresAt = now + ttlSeconds * 1000
         let payload = JSONValue.object([
@@ -39,8 +41,9 @@ public final class TokenAuthority: Sendable {
     public func verify(_ token: String, now: Int64) -> Result<String, SignalError> {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "v1",
-              let payloadBytes = Base64.decodeURL(String(parts[1])),
-              let signature = Base64.decodeURL(String(parts[2])) else {
+            let payloadBytes = Base64.decodeURL(String(parts[1])),
+            let signature = Base64.decodeURL(String(parts[2]))
+        else {
             return .failure(SignalError(.authFailed, "malformed token"))
         }
         guard let expected = try? sign(Array("v1.\(parts[1])".utf8)) else {
@@ -52,7 +55,8 @@ public final class TokenAuthority: Sendable {
             return .failure(SignalError(.authFailed, "token signature does not verify"))
         }
         guard let payload = try? JSONValue.parse(payloadBytes), let uid = payload["sub"]?.stringValue,
-              let issuedAt = payload["iat"]?.integerValue, let expiresAt = payload["exp"]?.integerValue else {
+            let issuedAt = payload["iat"]?.integerValue, let expiresAt = payload["exp"]?.integerValue
+        else {
             return .failure(SignalError(.authFailed, "malformed token payload"))
         }
         guard now < expiresAt else { return .failure(SignalError(.authFailed, "token expired")) }

@@ -1,7 +1,8 @@
 import SignalProtocol
 import SignalSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The HMAC key for tokens: `auth.tokenSecret` when configured, otherwise a
@@ -47,8 +48,11 @@ public enum TokenSecret {
         let path = directory + "/" + fileName
         try refuseIfShared(path)
         guard let text = FileContents.read(path) else { return nil }
-        guard let secret = decodeHex(String(decoding: text, as: UTF8.self).trimmingWhitespace()
-            .filter { !$0.isNewline }), secret.count >= 16 else {
+        guard
+            let secret = decodeHex(
+                String(decoding: text, as: UTF8.self).trimmingWhitespace()
+                    .filter { !$0.isNewline }), secret.count >= 16
+        else {
             throw ConfigError("\(path): not a hex-encoded secret; delete it to generate a new one")
         }
         return secret
@@ -75,9 +79,10 @@ public enum TokenSecret {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return }
         let mode = String(info.st_mode & 0o777, radix: 8)
-        throw ConfigError("\(path): mode 0\(mode) gives group or others access to the token secret, which signs every "
-            + "token; run `chmod 600 \(path)` to keep it, or delete it to generate a new one (every token "
-            + "issued so far then stops working)")
+        throw ConfigError(
+            "\(path): mode 0\(mode) gives group or others access to the token secret, which signs every "
+                + "token; run `chmod 600 \(path)` to keep it, or delete it to generate a new one (every token "
+                + "issued so far then stops working)")
     }
 
     static func decodeHex(_ text: String) -> [UInt8]? {

@@ -11,7 +11,8 @@ extension ClusterBroadcast {
     }
 
     static func pushStopped(_ call: Call) -> String {
-        JSONValue.object([("pushStopped", .string(call.sessionId)), ("status", .string(call.status.rawValue))]).serialized
+        JSONValue.object([("pushStopped", .string(call.sessionId)), ("status", .string(call.status.rawValue))])
+            .serialized
     }
 
     /// Acts on a push broadcast (anything else is left alone), reading
@@ -21,17 +22,21 @@ extension ClusterBroadcast {
     /// the ring it stops was handed over by the worker's job that committed
     /// it, right after its COMMIT, so a stop queued behind that job cannot
     /// overtake it, however soon another node committed the stop.
-    static func handlePush(_ document: JSONValue, for service: SignalingService, of node: ClusterNode,
-                           on connection: PostgresConnection) {
+    static func handlePush(
+        _ document: JSONValue, for service: SignalingService, of node: ClusterNode,
+        on connection: PostgresConnection
+    ) {
         if case .array(let members)? = document["pushTokens"] {
             let uids = members.compactMap(\.stringValue)
             do throws(StoreError) {
                 service.pushTokens.replace(tokensOf: Set(uids), with: try connection.pushTokens(of: uids))
             } catch {
-                Log.warning("push: the tokens of \(uids.joined(separator: ", ")) changed and cannot be read: \(error.message)")
+                Log.warning(
+                    "push: the tokens of \(uids.joined(separator: ", ")) changed and cannot be read: \(error.message)")
             }
         } else if let sessionId = document["pushStopped"]?.stringValue,
-                  let status = document["status"]?.stringValue.flatMap(CallStatus.init(rawValue:)) {
+            let status = document["status"]?.stringValue.flatMap(CallStatus.init(rawValue:))
+        {
             guard let pushes = service.pushes else { return }
             node.read { _ in pushes.stopped(sessionId: sessionId, status: status) }
         }

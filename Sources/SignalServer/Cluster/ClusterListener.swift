@@ -79,7 +79,9 @@ final class ClusterListener: Sendable {
                     if now >= nextReap { nextReap = now + leaseMillis / 3 }
                     nextTimers = now + Self.timerRoundMillis
                 }
-                for notification in try open.notifications(waitingMillis: Int32(max(1, min(nextTimers, nextLease) - now))) {
+                for notification in try open.notifications(
+                    waitingMillis: Int32(max(1, min(nextTimers, nextLease) - now)))
+                {
                     handle(notification, node: node, on: open)
                 }
             } catch {
@@ -97,21 +99,26 @@ final class ClusterListener: Sendable {
     /// missed notifications, and other nodes take the old number's devices away.
     private func attach(_ node: ClusterNode, on old: PostgresConnection?) -> (PostgresConnection?, Int64) {
         do throws(PostgresError) {
-            let connection = if let old { old } else {
-                try PostgresConnection.clusterSession(url: url, leaseSeconds: settings.leaseSeconds)
-            }
+            let connection =
+                if let old { old } else {
+                    try PostgresConnection.clusterSession(url: url, leaseSeconds: settings.leaseSeconds)
+                }
             try connection.execute("UNLISTEN *")
             try connection.execute("LISTEN \(ClusterChannel.all)")
             if let webhooks = node.webhooks, webhooks.isLeading { try webhooks.listen(on: connection) }
             // Read after listening, so no revocation or token falls between
             // the two; a failed read fails the attach, which starts over.
             if let tokens = node.service?.tokens {
-                for (uid, at) in try Self.reading("revocations", connection.revocations) { tokens.revoke(uid: uid, at: at) }
+                for (uid, at) in try Self.reading("revocations", connection.revocations) {
+                    tokens.revoke(uid: uid, at: at)
+                }
             }
             if let registry = node.service?.pushTokens {
-                registry.replace(tokensOf: nil, with: try Self.reading("push tokens") { () throws(StoreError) in
-                    try connection.pushTokens()
-                })
+                registry.replace(
+                    tokensOf: nil,
+                    with: try Self.reading("push tokens") { () throws(StoreError) in
+                        try connection.pushTokens()
+                    })
             }
             let number = try connection.registerNode(name: node.name)
             try connection.execute("LISTEN \(ClusterChannel.node(number))")
@@ -125,7 +132,9 @@ final class ClusterListener: Sendable {
     }
 
     /// What `read` answers; its failure as the attach's error.
-    private static func reading<Value>(_ what: String, _ read: () throws(StoreError) -> Value) throws(PostgresError) -> Value {
+    private static func reading<Value>(
+        _ what: String, _ read: () throws(StoreError) -> Value
+    ) throws(PostgresError) -> Value {
         do {
             return try read()
         } catch {

@@ -23,15 +23,19 @@ extension ClusterNode {
     }
 
     /// Runs `transaction` now (on the worker), retrying deadlocks; the error if it did not commit.
-    func run(_ transaction: ClusterTransaction, on db: PostgresConnection, for service: SignalingService) -> StoreError? {
+    func run(_ transaction: ClusterTransaction, on db: PostgresConnection, for service: SignalingService) -> StoreError?
+    {
         for attempt in 1 ... Self.attempts {
             do throws(StoreError) {
-                let outcome = try transaction.run(on: db, settings: service.machineSettings, now: service.clock.now(),
-                                                  node: number, webhooks: webhooks, frame: service.resultFrame)
-                if !outcome.changes.isEmpty { for consumer in service.consumers { consumer.committed(outcome.changes) } }
+                let outcome = try transaction.run(
+                    on: db, settings: service.machineSettings, now: service.clock.now(),
+                    node: number, webhooks: webhooks, frame: service.resultFrame)
+                if !outcome.changes.isEmpty {
+                    for consumer in service.consumers { consumer.committed(outcome.changes) }
+                }
                 for ring in outcome.rings { service.pushes?.ring(ring.call, connected: ring.connected) }
                 return nil
-            } catch where error.code == .retry && attempt < Self.attempts {
+            } catch  where error.code == .retry && attempt < Self.attempts {
                 continue
             } catch {
                 return error
@@ -53,7 +57,9 @@ extension ClusterNode {
         worker.submit { [self] db in
             defer { maintenanceQueued.store(false, ordering: .releasing) }
             guard let db, let service, number != 0 else { return }
-            for device in failedDisconnects.withLock({ pending in defer { pending = [] }; return pending }) {
+            for device in failedDisconnects.withLock({ pending in
+                defer { pending = [] }; return pending
+            }) {
                 if run(disconnect(device), on: db, for: service) != nil { disconnectLater(device) }
             }
             if leases { reapLapsedNodes(on: db, now: service.clock.wall()) }
@@ -91,11 +97,14 @@ extension ClusterNode {
     func reap(_ node: Int64, lapsedAt: Int64?, limit: Int, on db: PostgresConnection) {
         guard let service else { return }
         let devices = (try? db.devices(onNode: node, limit: limit)) ?? []
-        if !devices.isEmpty { Log.warning("cluster node \(node) is dead; disconnecting \(devices.count) of its devices") }
+        if !devices.isEmpty {
+            Log.warning("cluster node \(node) is dead; disconnecting \(devices.count) of its devices")
+        }
         for device in devices {
             if let error = run(disconnect(device, since: lapsedAt), on: db, for: service) {
-                Log.warning("disconnecting \(device.uid)/\(device.deviceId) of node \(node) failed (tried again later): "
-                    + error.message)
+                Log.warning(
+                    "disconnecting \(device.uid)/\(device.deviceId) of node \(node) failed (tried again later): "
+                        + error.message)
             }
         }
         if devices.count < limit { _ = try? db.removeNode(node) }
@@ -107,7 +116,8 @@ extension ClusterNode {
     private func disconnect(_ device: Device, since: Int64? = nil) -> ClusterTransaction {
         ClusterTransaction(description: .disconnect(device)) { machine, now in
             guard let since, since < now.wall else { return machine.disconnect(device, now: now) }
-            return machine.disconnect(device, now: SignalingTime(wall: since, monotonic: now.monotonic - (now.wall - since)))
+            return machine.disconnect(
+                device, now: SignalingTime(wall: since, monotonic: now.monotonic - (now.wall - since)))
         }
     }
 
@@ -119,8 +129,10 @@ extension ClusterNode {
 
     /// Runs `body` on the worker, after what is queued, and completes with
     /// its answer, or a failure when the database cannot be reached.
-    func read<T>(_ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T,
-                 completion: @escaping @Sendable (Result<T, StoreError>) -> Void) {
+    func read<T>(
+        _ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T,
+        completion: @escaping @Sendable (Result<T, StoreError>) -> Void
+    ) {
         worker.submit(body, completion: completion)
     }
 }

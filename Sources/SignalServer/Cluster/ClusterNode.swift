@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalProtocol
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// This ringd's part in a cluster (docs/CLUSTER.md): the worker that runs
 /// its transitions as PostgreSQL transactions, the listener that hears
@@ -55,7 +56,8 @@ public final class ClusterNode: Sendable {
     /// This host's name and the process id.
     static var defaultName: String {
         var host = [CChar](repeating: 0, count: 256)
-        let name = gethostname(&host, host.count - 1) == 0
+        let name =
+            gethostname(&host, host.count - 1) == 0
             ? String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown host"
         return "\(name) pid \(getpid())"
     }
@@ -115,7 +117,8 @@ public final class ClusterNode: Sendable {
         let number = self.number
         if number != 0 {
             worker.submit { [self] db in
-                guard let db, (try? db.execute("UPDATE nodes SET dead = true WHERE node_id = $1", [String(number)])) != nil
+                guard let db,
+                    (try? db.execute("UPDATE nodes SET dead = true WHERE node_id = $1", [String(number)])) != nil
                 else { return }
                 reap(number, lapsedAt: nil, limit: .max, on: db)
             }

@@ -52,7 +52,8 @@ extension ConfigLoader {
             throw ConfigError("\(source): \"store.backend\" postgres needs \"store.url\" (a libpq connection string)")
         }
         if config.testing.enabled {
-            throw ConfigError("\(source): \"testing.enabled\" drives one node's clock; it cannot run with \"store.backend\" postgres")
+            throw ConfigError(
+                "\(source): \"testing.enabled\" drives one node's clock; it cannot run with \"store.backend\" postgres")
         }
     }
 }

@@ -38,9 +38,11 @@ struct ClusterTransaction {
     /// read under the locks names another user, the transaction rolls back
     /// and starts again with that user too, rather than lock out of order
     /// and wait in a cycle.
-    func run(on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64,
-             webhooks: ClusterWebhooks?,
-             frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]) throws(StoreError) -> Outcome {
+    func run(
+        on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64,
+        webhooks: ClusterWebhooks?,
+        frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
+    ) throws(StoreError) -> Outcome {
         let first = try reportingPostgresErrors { () throws(PostgresError) in try initialUsers(db) }
         var wanted = first.union(Self.parties(of: try db.liveCalls(ofAny: first.sorted())))
         for _ in 0 ..< Self.lockRounds {
@@ -54,12 +56,15 @@ struct ClusterTransaction {
                     wanted = needed
                     continue
                 }
-                let outcome = try decide(on: db, users: wanted, calls: calls, settings: settings, now: now, node: node,
-                                         webhooks: webhooks, frame: frame)
+                let outcome = try decide(
+                    on: db, users: wanted, calls: calls, settings: settings, now: now, node: node,
+                    webhooks: webhooks, frame: frame)
                 guard !db.transactionFailed else {
                     throw StoreError(.database, "a statement of the transaction failed; it was rolled back")
                 }
-                try reportingPostgresErrors { () throws(PostgresError) in try db.execute(outcome == nil ? "ROLLBACK" : "COMMIT") }
+                try reportingPostgresErrors { () throws(PostgresError) in
+                    try db.execute(outcome == nil ? "ROLLBACK" : "COMMIT")
+                }
                 return outcome ?? Outcome()
             } catch {
                 _ = try? db.execute("ROLLBACK")
@@ -75,30 +80,36 @@ struct ClusterTransaction {
 
     /// Steps 2 to 4 inside the transaction, the users' locks held; nil when
     /// there is nothing to commit (a timer another node fired first).
-    private func decide(on db: PostgresConnection, users locked: Set<String>, calls: [Call], settings: SignalingSettings,
-                        now: SignalingTime, node: Int64, webhooks: ClusterWebhooks?,
-                        frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]) throws(StoreError) -> Outcome? {
+    private func decide(
+        on db: PostgresConnection, users locked: Set<String>, calls: [Call], settings: SignalingSettings,
+        now: SignalingTime, node: Int64, webhooks: ClusterWebhooks?,
+        frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
+    ) throws(StoreError) -> Outcome? {
         let (devices, graces, seq) = try reportingPostgresErrors { () throws(PostgresError) in
             (try db.presence(of: locked), try db.graceGenerations(of: locked), try db.nextSeq())
         }
         if case .timer(let timer) = description {
-            guard try reportingPostgresErrors({ () throws(PostgresError) in try db.takeTimer(timer, dueBy: now.wall) }) else { return nil }
+            guard try reportingPostgresErrors({ () throws(PostgresError) in try db.takeTimer(timer, dueBy: now.wall) })
+            else { return nil }
         }
         var machine = CallStateMachine(settings: settings)
         let positions = PostgresConnection.positionsPerTransition
-        machine.seed(calls: calls, devices: devices, graceGenerations: graces, after: seq - 1,
-                     reservedThrough: seq + positions - 1, now: now)
+        machine.seed(
+            calls: calls, devices: devices, graceGenerations: graces, after: seq - 1,
+            reservedThrough: seq + positions - 1, now: now)
         let output = input(&machine, now)
         guard output.changes.count <= positions else {
-            throw StoreError(.database,
-                             "a transition made \(output.changes.count) changes; a cluster transition makes at most \(positions)")
+            throw StoreError(
+                .database,
+                "a transition made \(output.changes.count) changes; a cluster transition makes at most \(positions)")
         }
         for change in output.changes { try db.save(change.after) }
         try reportingPostgresErrors { () throws(PostgresError) in
             // The outbox: an event exists exactly when its change commits.
             try webhooks?.record(output.changes, on: db)
             try writePresence(before: devices, after: machine.devices, users: locked, node: node, on: db)
-            try writeTimers(output.actions, graces: graces, after: machine.graceGenerations, users: locked, now: now, on: db)
+            try writeTimers(
+                output.actions, graces: graces, after: machine.graceGenerations, users: locked, now: now, on: db)
         }
         var messages: [Int64: NodeMessage] = [:]
         for action in output.actions {
@@ -148,8 +159,10 @@ struct ClusterTransaction {
     /// Presence rows as the machine left the devices. A device arriving
     /// here needs this node alive: a node another one declared dead (it
     /// stalled past its lease) must not take devices until it registered again.
-    private func writePresence(before: [String: [String: DeviceAddress]], after: [String: [String: DeviceAddress]],
-                               users: Set<String>, node: Int64, on db: PostgresConnection) throws(PostgresError) {
+    private func writePresence(
+        before: [String: [String: DeviceAddress]], after: [String: [String: DeviceAddress]],
+        users: Set<String>, node: Int64, on db: PostgresConnection
+    ) throws(PostgresError) {
         for uid in users.sorted() {
             let old = before[uid] ?? [:], new = after[uid] ?? [:]
             for (deviceId, address) in new.sorted(by: { $0.key < $1.key }) where old[deviceId] != address {
@@ -166,8 +179,10 @@ struct ClusterTransaction {
 
     /// Timer rows: what the machine scheduled or cancelled, and the grace
     /// periods it ended without a word (a device came back).
-    private func writeTimers(_ actions: [SignalingAction], graces: [String: UInt64], after: [String: UInt64],
-                             users: Set<String>, now: SignalingTime, on db: PostgresConnection) throws(PostgresError) {
+    private func writeTimers(
+        _ actions: [SignalingAction], graces: [String: UInt64], after: [String: UInt64],
+        users: Set<String>, now: SignalingTime, on db: PostgresConnection
+    ) throws(PostgresError) {
         for uid in users.sorted() where graces[uid] != nil && after[uid] == nil {
             try db.deleteTimer(kind: "grace", subject: uid)
         }
@@ -185,8 +200,10 @@ struct ClusterTransaction {
     }
 
     /// Adds what `action` sends to the messages of the nodes it concerns.
-    private func add(_ action: SignalingAction, to messages: inout [Int64: NodeMessage], on db: PostgresConnection,
-                     now: SignalingTime, frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]) throws(StoreError) {
+    private func add(
+        _ action: SignalingAction, to messages: inout [Int64: NodeMessage], on db: PostgresConnection,
+        now: SignalingTime, frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
+    ) throws(StoreError) {
         switch action {
         case .reply(let address, let id, let reply):
             messages[address.node, default: NodeMessage()].send(frame(id, reply.map(\.json)), to: [address])
@@ -211,13 +228,15 @@ struct ClusterTransaction {
                 try db.execute(db.transactionFailed ? "ROLLBACK TO SAVEPOINT resume" : "RELEASE SAVEPOINT resume")
             }
             answer.resume = SignalingService.outcome(after: seq, read, handedOut: authentication.seq, now: now.wall)
-            messages[address.node, default: NodeMessage()].send(frame(id, .success(ResultData.authenticated(answer).json)),
-                                                                 to: [address])
+            messages[address.node, default: NodeMessage()].send(
+                frame(id, .success(ResultData.authenticated(answer).json)),
+                to: [address])
         case .resolveSession(let address, let id, let sessionId, let uid):
-            let error = switch Result(catching: { () throws(StoreError) in try db.call(sessionId: sessionId) }) {
-            case .success(let stored): SignalError.notLive(sessionId, stored: stored, askedBy: uid)
-            case .failure(let failure): failure.signalError
-            }
+            let error =
+                switch Result(catching: { () throws(StoreError) in try db.call(sessionId: sessionId) }) {
+                case .success(let stored): SignalError.notLive(sessionId, stored: stored, askedBy: uid)
+                case .failure(let failure): failure.signalError
+                }
             messages[address.node, default: NodeMessage()].send(frame(id, .failure(error)), to: [address])
         case .schedule, .cancel, .push, .pushStopped:
             break

@@ -72,7 +72,9 @@ final class ClusterWebhooks: Sendable {
         let dispatcher = webhooks.dispatcher
         let room = max(0, dispatcher.memoryLimit - dispatcher.depth.pending)
         store.pendingWebhookDeliveries(from: 0, limit: room) { [self] result in
-            if case .success(let deliveries) = result, store.term == term { dispatcher.claimed(deliveries, limit: room) }
+            if case .success(let deliveries) = result, store.term == term {
+                dispatcher.claimed(deliveries, limit: room)
+            }
             let again = claims.withLock { claims in
                 defer { claims = (queued: false, again: false) }
                 return claims.again
@@ -110,15 +112,19 @@ final class ClusterWebhookStore: WebhookStore {
     }
 
     /// Claims for the term (`seq` is not needed: the claims say what the term holds).
-    func pendingWebhookDeliveries(from seq: Int64, limit: Int,
-                                  completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void) {
+    func pendingWebhookDeliveries(
+        from seq: Int64, limit: Int,
+        completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void
+    ) {
         run(completion) { [self] db throws(StoreError) in
             guard let term, limit > 0 else { return [] }
             return try db.claimWebhookDeliveries(term: term, limit: limit)
         }
     }
 
-    func saveWebhookAttempt(_ delivery: WebhookDelivery, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+    func saveWebhookAttempt(
+        _ delivery: WebhookDelivery, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+    ) {
         run(completion) { [self] db throws(StoreError) in
             guard let term else { return }
             try db.saveWebhookAttempt(delivery, term: term)
@@ -126,22 +132,29 @@ final class ClusterWebhookStore: WebhookStore {
     }
 
     /// Only the leader prunes: one node's job, not every node's.
-    func pruneWebhookDeliveries(before cutoff: Int64, limit: Int,
-                                completion: @escaping @Sendable (Result<Int, StoreError>) -> Void) {
+    func pruneWebhookDeliveries(
+        before cutoff: Int64, limit: Int,
+        completion: @escaping @Sendable (Result<Int, StoreError>) -> Void
+    ) {
         run(completion) { [self] db throws(StoreError) in
             guard term != nil else { return 0 }
             return try db.pruneWebhookDeliveries(before: cutoff, limit: limit)
         }
     }
 
-    func webhookDeliveries(_ query: WebhookDeliveryQuery,
-                           completion: @escaping @Sendable (Result<(deliveries: [WebhookDelivery], next: String?), StoreError>) -> Void) {
+    func webhookDeliveries(
+        _ query: WebhookDeliveryQuery,
+        completion: @escaping @Sendable (Result<(deliveries: [WebhookDelivery], next: String?), StoreError>) -> Void
+    ) {
         run(completion) { db throws(StoreError) in try db.webhookDeliveries(query) }
     }
 
-    func retryWebhookDeliveries(endpoint: String?, seq: Int64?, now: Int64,
-                                completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void) {
-        run(completion) { db throws(StoreError) in try db.retryWebhookDeliveries(endpoint: endpoint, seq: seq, now: now) }
+    func retryWebhookDeliveries(
+        endpoint: String?, seq: Int64?, now: Int64,
+        completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void
+    ) {
+        run(completion) { db throws(StoreError) in try db.retryWebhookDeliveries(endpoint: endpoint, seq: seq, now: now)
+        }
     }
 
     /// How many deliveries are pending in the whole cluster, and the oldest one's creation time.
@@ -149,8 +162,10 @@ final class ClusterWebhookStore: WebhookStore {
         run(completion) { db throws(StoreError) in try db.pendingWebhookDepth() }
     }
 
-    private func run<T>(_ completion: @escaping @Sendable (Result<T, StoreError>) -> Void,
-                        _ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T) {
+    private func run<T>(
+        _ completion: @escaping @Sendable (Result<T, StoreError>) -> Void,
+        _ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T
+    ) {
         worker.submit(body, completion: completion)
     }
 }

@@ -44,10 +44,14 @@ final class ClusterWorker: Sendable {
 
     /// Queues `body` and completes with its answer, or with a
     /// ``StoreErrorCode/database`` failure when the database cannot be reached.
-    func submit<T>(_ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T,
-                   completion: @escaping @Sendable (Result<T, StoreError>) -> Void) {
+    func submit<T>(
+        _ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T,
+        completion: @escaping @Sendable (Result<T, StoreError>) -> Void
+    ) {
         submit { db in
-            guard let db else { return completion(.failure(StoreError(.database, "the cluster's database cannot be reached"))) }
+            guard let db else {
+                return completion(.failure(StoreError(.database, "the cluster's database cannot be reached")))
+            }
             completion(Result { () throws(StoreError) in try body(db) })
         }
     }

@@ -49,13 +49,15 @@ struct NodeMessage: Sendable, Equatable {
     /// (addresses on the receiving node); nil for a body this build cannot read.
     static func deliveries(from body: String) -> [(DeviceAddress, Delivery)]? {
         guard let document = try? JSONValue.parse(body), case .array(let frameValues)? = document["frames"],
-              case .array(let entries)? = document["to"] else { return nil }
+            case .array(let entries)? = document["to"]
+        else { return nil }
         let frames = frameValues.map { $0.stringValue.map { Array($0.utf8) } }
         var deliveries: [(DeviceAddress, Delivery)] = []
         for entry in entries {
             guard case .array(let fields) = entry, fields.count >= 3, case .integer(let loop) = fields[0],
-                  case .integer(let connection) = fields[1], case .integer(let third) = fields[2],
-                  loop >= 0, connection >= 0 else { return nil }
+                case .integer(let connection) = fields[1], case .integer(let third) = fields[2],
+                loop >= 0, connection >= 0
+            else { return nil }
             let address = DeviceAddress(loop: Int(loop), connection: UInt64(connection))
             if fields.count == 4 {
                 guard let code = UInt16(exactly: third), let reason = fields[3].stringValue else { return nil }

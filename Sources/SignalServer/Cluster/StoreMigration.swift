@@ -1,8 +1,9 @@
 import Foundation
 import SignalProtocol
 import SignalSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Why `ringd migrate-store` failed or refused, for the operator: what it
@@ -48,11 +49,12 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
     public var description: String {
         let seconds = String(format: "%.2f", Double(milliseconds) / 1000)
         let secretPath = FileSystem.parentDirectory(of: source) + "/" + TokenSecret.fileName
-        let secret = switch tokenSecret {
-        case .copied: "copied from \(secretPath) (tokens the node issued stay valid)"
-        case .alreadyThere: "\(secretPath) already is PostgreSQL's"
-        case .noneKept: "none in \(secretPath) (give every node the auth.tokenSecret the single node had)"
-        }
+        let secret =
+            switch tokenSecret {
+            case .copied: "copied from \(secretPath) (tokens the node issued stay valid)"
+            case .alreadyThere: "\(secretPath) already is PostgreSQL's"
+            case .noneKept: "none in \(secretPath) (give every node the auth.tokenSecret the single node had)"
+            }
         return """
             migrated \(source) into PostgreSQL in one transaction, \(seconds) s
               calls:            \(calls)\(endedLiveCalls > 0 ? " (\(endedLiveCalls) live: ended with server_restart)" : "")
@@ -85,8 +87,10 @@ public enum StoreMigrator {
     /// before it writes anything, a store another ringd serves, and a
     /// database that holds calls or another token secret, or where a node
     /// may be serving.
-    public static func migrate(from sqlitePath: String, to url: String,
-                               now: Int64 = WallClock.milliseconds()) throws(StoreMigrationError) -> StoreMigrationSummary {
+    public static func migrate(
+        from sqlitePath: String, to url: String,
+        now: Int64 = WallClock.milliseconds()
+    ) throws(StoreMigrationError) -> StoreMigrationSummary {
         let started = ContinuousClock.now
         guard sqlitePath != CallStore.inMemoryPath else {
             throw StoreMigrationError("\(CallStore.inMemoryPath) is a store in memory: there is no file to migrate")
@@ -96,8 +100,9 @@ public enum StoreMigrator {
         let lock: StoreLock
         do throws(StoreError) {
             lock = try StoreLock(storePath: sqlitePath)
-        } catch where error.code == .inUse {
-            throw StoreMigrationError("\(error.message): stop it first; a store that is served changes while it is copied")
+        } catch  where error.code == .inUse {
+            throw StoreMigrationError(
+                "\(error.message): stop it first; a store that is served changes while it is copied")
         } catch {
             throw StoreMigrationError("locking \(sqlitePath): \(error.message)")
         }
@@ -139,10 +144,12 @@ public enum StoreMigrator {
             summary.pushTokens = try copyPushTokens(from: source, into: target)
             summary.webhookDeliveries = try copyWebhookDeliveries(from: source, into: target)
             try step("continuing PostgreSQL's change sequence") { () throws(PostgresError) in
-                try target.execute("SELECT setval('change_seq', greatest($1::bigint, (SELECT last_value FROM change_seq)))",
-                                   [String(summary.highestPosition)])
+                try target.execute(
+                    "SELECT setval('change_seq', greatest($1::bigint, (SELECT last_value FROM change_seq)))",
+                    [String(summary.highestPosition)])
             }
-            try step("committing the PostgreSQL transaction") { () throws(PostgresError) in try target.execute("COMMIT") }
+            try step("committing the PostgreSQL transaction") { () throws(PostgresError) in try target.execute("COMMIT")
+            }
         } catch {
             _ = try? target.execute("ROLLBACK")
             throw error
@@ -157,8 +164,11 @@ public enum StoreMigrator {
     /// rows or presence for them, so copied as live they would ring and
     /// block their parties forever. Their changes take the positions after
     /// `position`, like the changes of that start; keyed by session id.
-    private static func endLiveCalls(_ calls: [Call], after position: Int64, now: Int64)
-        throws(StoreMigrationError) -> [String: Call] {
+    private static func endLiveCalls(
+        _ calls: [Call], after position: Int64, now: Int64
+    )
+        throws(StoreMigrationError) -> [String: Call]
+    {
         var machine = CallStateMachine(settings: SignalingSettings())
         machine.continueSequence(after: position)
         let output = machine.restart(with: calls, now: SignalingTime(wall: now, monotonic: 0))
@@ -177,22 +187,27 @@ public enum StoreMigrator {
     private static func refuseUnlessEmpty(_ target: PostgresConnection, now: Int64) throws(StoreMigrationError) {
         let (node, holdsCalls) = try step("checking PostgreSQL") { () throws(PostgresError) in
             try target.execute("LOCK TABLE calls IN EXCLUSIVE MODE")
-            let node = try target.execute("""
+            let node = try target.execute(
+                """
                 SELECT name, renewed_at FROM nodes WHERE renewed_at > $1 ORDER BY renewed_at DESC LIMIT 1
                 """, [String(now - longestLeaseMillis)])
             let calls = try target.execute("SELECT EXISTS (SELECT 1 FROM calls)")
-            return (node.count > 0 ? (name: node.string(0, 0) ?? "?", renewedAt: node.int64(0, 1) ?? now) : nil,
-                    calls.string(0, 0) == "t")
+            return (
+                node.count > 0 ? (name: node.string(0, 0) ?? "?", renewedAt: node.int64(0, 1) ?? now) : nil,
+                calls.string(0, 0) == "t"
+            )
         }
         if let node {
-            throw StoreMigrationError("""
+            throw StoreMigrationError(
+                """
                 cluster node "\(node.name)" renewed its lease \(max(0, now - node.renewedAt) / 1000) s ago: stop every \
                 node before migrating (a node reads the token secret and revocations only at its start); a node that \
                 crashed counts until its lease is \(longestLeaseMillis / 60_000) minutes old
                 """)
         }
         if holdsCalls {
-            throw StoreMigrationError("""
+            throw StoreMigrationError(
+                """
                 PostgreSQL already holds calls: migrate-store only fills a database without any (the copied calls keep \
                 their positions, which the cluster's own would collide with)
                 """)
@@ -202,17 +217,22 @@ public enum StoreMigrator {
     /// Stores the node's generated secret as the one every node shares, so
     /// the node's tokens stay valid; refuses when PostgreSQL has another,
     /// which a node generated at its first start and may have signed with.
-    private static func store(_ secret: [UInt8]?, into target: PostgresConnection)
-        throws(StoreMigrationError) -> StoreMigrationSummary.TokenSecretOutcome {
+    private static func store(
+        _ secret: [UInt8]?, into target: PostgresConnection
+    )
+        throws(StoreMigrationError) -> StoreMigrationSummary.TokenSecretOutcome
+    {
         guard let secret else { return .noneKept }
         let stored = try step("reading PostgreSQL's token secret") { () throws(PostgresError) in
-            let rows = try target.execute("SELECT value FROM cluster_settings WHERE name = $1",
-                                          [PostgresConnection.tokenSecretSetting])
+            let rows = try target.execute(
+                "SELECT value FROM cluster_settings WHERE name = $1",
+                [PostgresConnection.tokenSecretSetting])
             return rows.count > 0 ? rows.string(0, 0) : nil
         }
         if let stored {
             guard PostgresConnection.tokenSecret(stored: stored) == secret else {
-                throw StoreMigrationError("""
+                throw StoreMigrationError(
+                    """
                     PostgreSQL's cluster_settings holds another token secret (a cluster node generated it): with it, \
                     the tokens the single node issued stop working. If no token the cluster issued must stay valid, \
                     delete it (DELETE FROM cluster_settings WHERE name = '\(PostgresConnection.tokenSecretSetting)') and migrate again
@@ -221,16 +241,19 @@ public enum StoreMigrator {
             return .alreadyThere
         }
         try step("storing the token secret") { () throws(PostgresError) in
-            try target.execute("INSERT INTO cluster_settings (name, value) VALUES ($1, $2)",
-                               [PostgresConnection.tokenSecretSetting, TokenSecret.hex(secret)])
+            try target.execute(
+                "INSERT INTO cluster_settings (name, value) VALUES ($1, $2)",
+                [PostgresConnection.tokenSecretSetting, TokenSecret.hex(secret)])
         }
         return .copied
     }
 
     /// Copies every call in seq order, a batch per INSERT, the live ones as
     /// `ended` has them; returns how many.
-    private static func copyCalls(from source: StoreConnection, into target: PostgresConnection,
-                                  replacing ended: [String: Call]) throws(StoreMigrationError) -> Int {
+    private static func copyCalls(
+        from source: StoreConnection, into target: PostgresConnection,
+        replacing ended: [String: Call]
+    ) throws(StoreMigrationError) -> Int {
         var copied = 0
         var after: Int64 = 0
         while true {
@@ -250,15 +273,21 @@ public enum StoreMigrator {
     }
 
     /// Copies the revocations; one already in PostgreSQL keeps the later time.
-    private static func copyRevocations(from source: StoreConnection, into target: PostgresConnection)
-        throws(StoreMigrationError) -> Int {
+    private static func copyRevocations(
+        from source: StoreConnection, into target: PostgresConnection
+    )
+        throws(StoreMigrationError) -> Int
+    {
         let revocations = try step("reading revocations") { () throws(StoreError) in try source.revocations() }
         let rows: [[String?]] = revocations.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] }
         for start in stride(from: 0, to: rows.count, by: batchSize) {
             try step("copying revocations into PostgreSQL") { () throws(PostgresError) in
-                try target.insert("INSERT INTO revocations (uid, revoked_at)",
-                                  rows: Array(rows[start ..< min(start + batchSize, rows.count)]),
-                                  then: "ON CONFLICT (uid) DO UPDATE SET revoked_at = greatest(revocations.revoked_at, excluded.revoked_at)")
+                try target.insert(
+                    "INSERT INTO revocations (uid, revoked_at)",
+                    rows: Array(rows[start ..< min(start + batchSize, rows.count)]),
+                    then:
+                        "ON CONFLICT (uid) DO UPDATE SET revoked_at = greatest(revocations.revoked_at, excluded.revoked_at)"
+                )
             }
         }
         return rows.count
@@ -266,14 +295,18 @@ public enum StoreMigrator {
 
     /// Copies the push tokens. A device or token a cluster node registered
     /// already keeps that newer registration.
-    private static func copyPushTokens(from source: StoreConnection, into target: PostgresConnection)
-        throws(StoreMigrationError) -> Int {
+    private static func copyPushTokens(
+        from source: StoreConnection, into target: PostgresConnection
+    )
+        throws(StoreMigrationError) -> Int
+    {
         let tokens = try step("reading push tokens") { () throws(StoreError) in try source.pushTokens() }
         let rows = tokens.map(PostgresConnection.parameters(of:))
         for start in stride(from: 0, to: rows.count, by: batchSize) {
             try step("copying push tokens into PostgreSQL") { () throws(PostgresError) in
-                try target.insert("INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at)",
-                                  rows: Array(rows[start ..< min(start + batchSize, rows.count)]), then: "ON CONFLICT DO NOTHING")
+                try target.insert(
+                    "INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at)",
+                    rows: Array(rows[start ..< min(start + batchSize, rows.count)]), then: "ON CONFLICT DO NOTHING")
             }
         }
         return rows.count
@@ -281,12 +314,17 @@ public enum StoreMigrator {
 
     /// Every row of the webhook outbox, a page at a time: pending ones
     /// become the cluster's to send, settled ones stay listed.
-    private static func copyWebhookDeliveries(from source: StoreConnection, into target: PostgresConnection)
-        throws(StoreMigrationError) -> Int {
+    private static func copyWebhookDeliveries(
+        from source: StoreConnection, into target: PostgresConnection
+    )
+        throws(StoreMigrationError) -> Int
+    {
         var query = WebhookDeliveryQuery(limit: 100)
         var count = 0
         repeat {
-            let page = try step("reading webhook deliveries") { () throws(StoreError) in try source.webhookDeliveries(query) }
+            let page = try step("reading webhook deliveries") { () throws(StoreError) in
+                try source.webhookDeliveries(query)
+            }
             try step("copying webhook deliveries into PostgreSQL") { () throws(PostgresError) in
                 try target.insert(page.deliveries)
             }
@@ -298,16 +336,20 @@ public enum StoreMigrator {
 
     /// Runs `body`, reporting its failure as what was being done and why.
     @discardableResult
-    private static func step<Value, Failure: Error>(_ what: String, _ body: () throws(Failure) -> Value)
-        throws(StoreMigrationError) -> Value {
+    private static func step<Value, Failure: Error>(
+        _ what: String, _ body: () throws(Failure) -> Value
+    )
+        throws(StoreMigrationError) -> Value
+    {
         do throws(Failure) {
             return try body()
         } catch {
-            let reason = switch error {
-            case let error as StoreError: error.message
-            case let error as PostgresError: error.message
-            default: "\(error)"
-            }
+            let reason =
+                switch error {
+                case let error as StoreError: error.message
+                case let error as PostgresError: error.message
+                default: "\(error)"
+                }
             throw StoreMigrationError("\(what): \(reason)")
         }
     }
@@ -318,7 +360,8 @@ extension StoreConnection {
     /// seq (``Call/seq`` is the position of its latest change).
     func calls(after seq: Int64, limit: Int) throws(StoreError) -> [(call: Call, seq: Int64)] {
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement("""
+            let statement = try database.statement(
+                """
                 SELECT \(Self.callColumns), seq FROM calls WHERE seq > ?1 ORDER BY seq LIMIT ?2
                 """)
             try statement.bind(seq, at: 1)

@@ -33,18 +33,26 @@ extension ConfigLoader {
         }
     }
 
-    static func integer(_ path: String, _ field: WritableKeyPath<ServerConfig, Int> & Sendable, _ range: ClosedRange<Int>) -> Key {
+    static func integer(
+        _ path: String, _ field: WritableKeyPath<ServerConfig, Int> & Sendable, _ range: ClosedRange<Int>
+    ) -> Key {
         Key(path: path, expectation: "an integer from \(range.lowerBound) to \(range.upperBound)") { config, value in
-            guard let number = value.integerValue, number >= range.lowerBound, number <= range.upperBound else { return false }
+            guard let number = value.integerValue, number >= range.lowerBound, number <= range.upperBound else {
+                return false
+            }
             config[keyPath: field] = Int(number)
             return true
         }
     }
 
-    static func seconds(_ path: String, _ field: WritableKeyPath<ServerConfig, Double> & Sendable,
-                        _ range: ClosedRange<Double> = 0.01 ... 86400) -> Key {
+    static func seconds(
+        _ path: String, _ field: WritableKeyPath<ServerConfig, Double> & Sendable,
+        _ range: ClosedRange<Double> = 0.01 ... 86400
+    ) -> Key {
         func shown(_ bound: Double) -> String { bound == bound.rounded() ? String(Int(bound)) : String(bound) }
-        return Key(path: path, expectation: "a number of seconds from \(shown(range.lowerBound)) to \(shown(range.upperBound))") {
+        return Key(
+            path: path, expectation: "a number of seconds from \(shown(range.lowerBound)) to \(shown(range.upperBound))"
+        ) {
             config, value in
             let number: Double
             switch value {

@@ -1,8 +1,9 @@
 import SignalCrypto
 import SignalProtocol
 import SignalSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads a configuration file and `RINGD_*` environment overrides into a
@@ -10,174 +11,185 @@ import Glibc
 /// name the file and the key.
 public enum ConfigLoader {
     /// Every key the configuration accepts.
-    static let keys: [Key] = [
-        Key(path: "listen.host", expectation: "a non-empty host name or address") { config, value in
-            guard let host = value.stringValue, !host.isEmpty else { return false }
-            config.host = host
-            return true
-        },
-        integer("listen.port", \.port, 0 ... 65535),
-        integer("threads", \.threads, 0 ... 256),
-        Key(path: "logLevel", expectation: "one of error, warning, info, debug") { config, value in
-            guard let name = value.stringValue, let level = Log.Level(name: name) else { return false }
-            config.logLevel = level
-            return true
-        },
-        Key(path: "log.format", expectation: "text or json") { config, value in
-            guard let format = value.stringValue.flatMap(Log.Format.init(rawValue:)) else { return false }
-            config.logFormat = format
-            return true
-        },
-        integer("http.maxBodyBytes", \.maxRequestBodyBytes, 0 ... 64 * 1024 * 1024),
-        seconds("ws.handshakeTimeoutSeconds", \.handshakeTimeout),
-        integer("ws.maxMessageBytes", \.maxMessageBytes, 125 ... 64 * 1024 * 1024),
-        seconds("ws.pingIntervalSeconds", \.pingInterval),
-        seconds("ws.pingTimeoutSeconds", \.pingTimeout),
-        boolean("ws.compression", \.compression),
-        integer("ws.compressionThresholdBytes", \.compressionThresholdBytes, 0 ... 64 * 1024 * 1024),
-        boolean("ws.compressionContextTakeover", \.compressionContextTakeover),
-        integer("limits.maxConnections", \.maxConnections, 1 ... 10_000_000),
-        integer("limits.connectionsPerAddress", \.connectionsPerAddress, 1 ... 10_000_000),
-        integer("limits.maxUnauthenticatedConnections", \.maxUnauthenticatedConnections, 1 ... 10_000_000),
-        integer("limits.devicesPerUser", \.devicesPerUser, 1 ... 1000),
-        integer("limits.requestsPerSecond", \.requestsPerSecond, 1 ... 1_000_000),
-        integer("limits.requestBurst", \.requestBurst, 1 ... 1_000_000),
-        keyList("auth.authKeys", \.authKeys),
-        keyList("auth.apiKeys", \.apiKeys),
-        boolean("auth.allowDevelopmentKeys", \.allowDevelopmentKeys),
-        Key(path: "auth.tokenSecret", expectation: "a string of at least 16 bytes, or null", isSecret: true) { config, value in
-            switch value {
-            case .null: config.tokenSecret = nil
-            case .string(let secret) where secret.utf8.count >= 16: config.tokenSecret = secret
-            default: return false
-            }
-            return true
-        },
-        seconds("auth.timeoutSeconds", \.authTimeout),
-        boolean("testing.enabled", \.testing.enabled),
-        Key(path: "testing.key", expectation: "a string of at least 16 bytes, or null", isSecret: true) { config, value in
-            switch value {
-            case .null: config.testing.key = nil
-            case .string(let key) where key.utf8.count >= 16: config.testing.key = key
-            default: return false
-            }
-            return true
-        },
-        Key(path: "store.path", expectation: "a non-empty path") { config, value in
-            guard let path = value.stringValue, !path.isEmpty else { return false }
-            config.storePath = path
-            return true
-        },
-        Key(path: "store.synchronous", expectation: "normal or full") { config, value in
-            guard let mode = value.stringValue, mode == "normal" || mode == "full" else { return false }
-            config.storeSynchronousFull = mode == "full"
-            return true
-        },
-        integer("calls.ringTimeoutSeconds", \.ringTimeout, 1 ... 300),
-        seconds("calls.reconnectGraceSeconds", \.reconnectGrace),
-        Key(path: "calls.onRestart", expectation: "resume or end") { config, value in
-            guard let policy = value.stringValue.flatMap(RestartPolicy.init(rawValue:)) else { return false }
-            config.onRestart = policy
-            return true
-        },
-        seconds("calls.restartGraceSeconds", \.restartGrace),
-        integer("limits.outboundSoftLimitBytes", \.outboundSoftLimit, 1024 ... 1 << 30),
-        integer("limits.outboundHardLimitBytes", \.outboundHardLimit, 1024 ... 1 << 30),
-        optionalPath("tls.certificate", \.tlsCertificatePath),
-        optionalPath("tls.privateKey", \.tlsPrivateKeyPath),
-        Key(path: "webhooks.endpoints", expectation: "a list of {\"url\": http(s) URL, \"secrets\": [\"whsec_<base64 of 24 to 64 bytes>\", …], "
-                + "\"events\": [trigger, …] or null, \"enabled\": true or false}, each URL once", isSecret: true,
-            apply: { config, value in
-                guard case .success(let endpoints) = WebhookSettings.endpoints(from: value) else { return false }
-                config.webhooks.endpoints = endpoints
+    static let keys: [Key] =
+        [
+            Key(path: "listen.host", expectation: "a non-empty host name or address") { config, value in
+                guard let host = value.stringValue, !host.isEmpty else { return false }
+                config.host = host
                 return true
             },
-            explain: { value in
-                guard case .failure(let error) = WebhookSettings.endpoints(from: value) else { return nil }
-                return error.message
-            }),
-        seconds("webhooks.timeoutSeconds", \.webhooks.timeout),
-        integer("webhooks.maxAttempts", \.webhooks.maxAttempts, 1 ... 1000),
-        integer("webhooks.concurrency", \.webhooks.concurrency, 1 ... 1000),
-        integer("webhooks.maxEventsInMemory", \.webhooks.maxEventsInMemory, 2 ... 10_000_000),
-        Key(path: "webhooks.retrySeconds", expectation: "a non-empty list of seconds from 0.01 to 86400") { config, value in
-            guard let seconds = secondsList(value, 0.01 ... 86400) else { return false }
-            config.webhooks.retrySeconds = seconds
-            return true
-        },
-        optionalPath("webhooks.caFile", \.webhooks.caFile),
-        Key(path: "webhooks.retentionHours", expectation: "a number of hours from 1 to 8760") { config, value in
-            let hours: Double
-            switch value {
-            case .integer(let whole): hours = Double(whole)
-            case .double(let fraction): hours = fraction
-            default: return false
-            }
-            guard hours >= 1 && hours <= 8760 else { return false }
-            config.webhooks.retentionHours = hours
-            return true
-        },
-        Key(path: "push.mode", expectation: "offline or all") { config, value in
-            guard let mode = value.stringValue.flatMap(PushMode.init(rawValue:)) else { return false }
-            config.push.mode = mode
-            return true
-        },
-        optionalPath("push.apns.keyFile", \.push.apns.keyFile),
-        optionalText("push.apns.keyId", \.push.apns.keyId),
-        optionalText("push.apns.teamId", \.push.apns.teamId),
-        optionalText("push.apns.bundleId", \.push.apns.bundleId),
-        url("push.apns.productionURL", \.push.apns.productionURL),
-        url("push.apns.sandboxURL", \.push.apns.sandboxURL),
-        optionalPath("push.fcm.serviceAccountFile", \.push.fcm.serviceAccountFile),
-        url("push.fcm.baseURL", \.push.fcm.baseURL),
-        Key(path: "push.fcm.tokenURL", expectation: "an http(s) URL, or null") { config, value in
-            if value == .null {
-                config.push.fcm.tokenURL = nil
+            integer("listen.port", \.port, 0 ... 65535),
+            integer("threads", \.threads, 0 ... 256),
+            Key(path: "logLevel", expectation: "one of error, warning, info, debug") { config, value in
+                guard let name = value.stringValue, let level = Log.Level(name: name) else { return false }
+                config.logLevel = level
                 return true
-            }
-            guard let text = value.stringValue, isURL(text) else { return false }
-            config.push.fcm.tokenURL = text
-            return true
-        },
-        seconds("push.timeoutSeconds", \.push.timeout),
-        Key(path: "push.retrySeconds", expectation: "a non-empty list of seconds from 0.01 to 3600") { config, value in
-            guard let seconds = secondsList(value, 0.01 ... 3600) else { return false }
-            config.push.retrySeconds = seconds
-            return true
-        },
-        optionalPath("push.caFile", \.push.caFile),
-        integer("push.maxTokensPerUser", \.push.maxTokensPerUser, 1 ... 1000),
-        integer("push.connectionsPerHost", \.push.connectionsPerHost, 1 ... 64),
-        Key(path: "tls.port", expectation: "an integer from 0 to 65535, or null") { config, value in
-            switch value {
-            case .null: config.tlsPort = nil
-            case .integer(let port) where (0 ... 65535).contains(port): config.tlsPort = Int(port)
-            default: return false
-            }
-            return true
-        },
-        Key(path: "metrics.listen", expectation: "\"host:port\", or null") { config, value in
-            switch value {
-            case .null: config.metricsListen = nil
-            case .string(let text):
-                guard let address = HostPort(text) else { return false }
-                config.metricsListen = address
-            default: return false
-            }
-            return true
-        },
-        Key(path: "tls.minVersion", expectation: "\"1.2\" or \"1.3\"") { config, value in
-            guard let text = value.stringValue, let version = TLSVersion(rawValue: text) else { return false }
-            config.tlsMinimumVersion = version
-            return true
-        },
-    ] + webRTCKeys + clusterKeys
+            },
+            Key(path: "log.format", expectation: "text or json") { config, value in
+                guard let format = value.stringValue.flatMap(Log.Format.init(rawValue:)) else { return false }
+                config.logFormat = format
+                return true
+            },
+            integer("http.maxBodyBytes", \.maxRequestBodyBytes, 0 ... 64 * 1024 * 1024),
+            seconds("ws.handshakeTimeoutSeconds", \.handshakeTimeout),
+            integer("ws.maxMessageBytes", \.maxMessageBytes, 125 ... 64 * 1024 * 1024),
+            seconds("ws.pingIntervalSeconds", \.pingInterval),
+            seconds("ws.pingTimeoutSeconds", \.pingTimeout),
+            boolean("ws.compression", \.compression),
+            integer("ws.compressionThresholdBytes", \.compressionThresholdBytes, 0 ... 64 * 1024 * 1024),
+            boolean("ws.compressionContextTakeover", \.compressionContextTakeover),
+            integer("limits.maxConnections", \.maxConnections, 1 ... 10_000_000),
+            integer("limits.connectionsPerAddress", \.connectionsPerAddress, 1 ... 10_000_000),
+            integer("limits.maxUnauthenticatedConnections", \.maxUnauthenticatedConnections, 1 ... 10_000_000),
+            integer("limits.devicesPerUser", \.devicesPerUser, 1 ... 1000),
+            integer("limits.requestsPerSecond", \.requestsPerSecond, 1 ... 1_000_000),
+            integer("limits.requestBurst", \.requestBurst, 1 ... 1_000_000),
+            keyList("auth.authKeys", \.authKeys),
+            keyList("auth.apiKeys", \.apiKeys),
+            boolean("auth.allowDevelopmentKeys", \.allowDevelopmentKeys),
+            Key(path: "auth.tokenSecret", expectation: "a string of at least 16 bytes, or null", isSecret: true) {
+                config, value in
+                switch value {
+                case .null: config.tokenSecret = nil
+                case .string(let secret) where secret.utf8.count >= 16: config.tokenSecret = secret
+                default: return false
+                }
+                return true
+            },
+            seconds("auth.timeoutSeconds", \.authTimeout),
+            boolean("testing.enabled", \.testing.enabled),
+            Key(path: "testing.key", expectation: "a string of at least 16 bytes, or null", isSecret: true) {
+                config, value in
+                switch value {
+                case .null: config.testing.key = nil
+                case .string(let key) where key.utf8.count >= 16: config.testing.key = key
+                default: return false
+                }
+                return true
+            },
+            Key(path: "store.path", expectation: "a non-empty path") { config, value in
+                guard let path = value.stringValue, !path.isEmpty else { return false }
+                config.storePath = path
+                return true
+            },
+            Key(path: "store.synchronous", expectation: "normal or full") { config, value in
+                guard let mode = value.stringValue, mode == "normal" || mode == "full" else { return false }
+                config.storeSynchronousFull = mode == "full"
+                return true
+            },
+            integer("calls.ringTimeoutSeconds", \.ringTimeout, 1 ... 300),
+            seconds("calls.reconnectGraceSeconds", \.reconnectGrace),
+            Key(path: "calls.onRestart", expectation: "resume or end") { config, value in
+                guard let policy = value.stringValue.flatMap(RestartPolicy.init(rawValue:)) else { return false }
+                config.onRestart = policy
+                return true
+            },
+            seconds("calls.restartGraceSeconds", \.restartGrace),
+            integer("limits.outboundSoftLimitBytes", \.outboundSoftLimit, 1024 ... 1 << 30),
+            integer("limits.outboundHardLimitBytes", \.outboundHardLimit, 1024 ... 1 << 30),
+            optionalPath("tls.certificate", \.tlsCertificatePath),
+            optionalPath("tls.privateKey", \.tlsPrivateKeyPath),
+            Key(
+                path: "webhooks.endpoints",
+                expectation: "a list of {\"url\": http(s) URL, \"secrets\": [\"whsec_<base64 of 24 to 64 bytes>\", …], "
+                    + "\"events\": [trigger, …] or null, \"enabled\": true or false}, each URL once", isSecret: true,
+                apply: { config, value in
+                    guard case .success(let endpoints) = WebhookSettings.endpoints(from: value) else { return false }
+                    config.webhooks.endpoints = endpoints
+                    return true
+                },
+                explain: { value in
+                    guard case .failure(let error) = WebhookSettings.endpoints(from: value) else { return nil }
+                    return error.message
+                }),
+            seconds("webhooks.timeoutSeconds", \.webhooks.timeout),
+            integer("webhooks.maxAttempts", \.webhooks.maxAttempts, 1 ... 1000),
+            integer("webhooks.concurrency", \.webhooks.concurrency, 1 ... 1000),
+            integer("webhooks.maxEventsInMemory", \.webhooks.maxEventsInMemory, 2 ... 10_000_000),
+            Key(path: "webhooks.retrySeconds", expectation: "a non-empty list of seconds from 0.01 to 86400") {
+                config, value in
+                guard let seconds = secondsList(value, 0.01 ... 86400) else { return false }
+                config.webhooks.retrySeconds = seconds
+                return true
+            },
+            optionalPath("webhooks.caFile", \.webhooks.caFile),
+            Key(path: "webhooks.retentionHours", expectation: "a number of hours from 1 to 8760") { config, value in
+                let hours: Double
+                switch value {
+                case .integer(let whole): hours = Double(whole)
+                case .double(let fraction): hours = fraction
+                default: return false
+                }
+                guard hours >= 1 && hours <= 8760 else { return false }
+                config.webhooks.retentionHours = hours
+                return true
+            },
+            Key(path: "push.mode", expectation: "offline or all") { config, value in
+                guard let mode = value.stringValue.flatMap(PushMode.init(rawValue:)) else { return false }
+                config.push.mode = mode
+                return true
+            },
+            optionalPath("push.apns.keyFile", \.push.apns.keyFile),
+            optionalText("push.apns.keyId", \.push.apns.keyId),
+            optionalText("push.apns.teamId", \.push.apns.teamId),
+            optionalText("push.apns.bundleId", \.push.apns.bundleId),
+            url("push.apns.productionURL", \.push.apns.productionURL),
+            url("push.apns.sandboxURL", \.push.apns.sandboxURL),
+            optionalPath("push.fcm.serviceAccountFile", \.push.fcm.serviceAccountFile),
+            url("push.fcm.baseURL", \.push.fcm.baseURL),
+            Key(path: "push.fcm.tokenURL", expectation: "an http(s) URL, or null") { config, value in
+                if value == .null {
+                    config.push.fcm.tokenURL = nil
+                    return true
+                }
+                guard let text = value.stringValue, isURL(text) else { return false }
+                config.push.fcm.tokenURL = text
+                return true
+            },
+            seconds("push.timeoutSeconds", \.push.timeout),
+            Key(path: "push.retrySeconds", expectation: "a non-empty list of seconds from 0.01 to 3600") {
+                config, value in
+                guard let seconds = secondsList(value, 0.01 ... 3600) else { return false }
+                config.push.retrySeconds = seconds
+                return true
+            },
+            optionalPath("push.caFile", \.push.caFile),
+            integer("push.maxTokensPerUser", \.push.maxTokensPerUser, 1 ... 1000),
+            integer("push.connectionsPerHost", \.push.connectionsPerHost, 1 ... 64),
+            Key(path: "tls.port", expectation: "an integer from 0 to 65535, or null") { config, value in
+                switch value {
+                case .null: config.tlsPort = nil
+                case .integer(let port) where (0 ... 65535).contains(port): config.tlsPort = Int(port)
+                default: return false
+                }
+                return true
+            },
+            Key(path: "metrics.listen", expectation: "\"host:port\", or null") { config, value in
+                switch value {
+                case .null: config.metricsListen = nil
+                case .string(let text):
+                    guard let address = HostPort(text) else { return false }
+                    config.metricsListen = address
+                default: return false
+                }
+                return true
+            },
+            Key(path: "tls.minVersion", expectation: "\"1.2\" or \"1.3\"") { config, value in
+                guard let text = value.stringValue, let version = TLSVersion(rawValue: text) else { return false }
+                config.tlsMinimumVersion = version
+                return true
+            },
+        ] + webRTCKeys + clusterKeys
 
     /// Loads `path` (a missing file is an error) and then the environment,
     /// over `base` (the defaults unless `ringd --ephemeral` says otherwise).
-    public static func load(path: String, environment: [String: String],
-                            base: ServerConfig = ServerConfig()) throws(ConfigError) -> ServerConfig {
-        guard let bytes = FileContents.read(path) else { throw ConfigError("\(path): cannot read the configuration file") }
+    public static func load(
+        path: String, environment: [String: String],
+        base: ServerConfig = ServerConfig()
+    ) throws(ConfigError) -> ServerConfig {
+        guard let bytes = FileContents.read(path) else {
+            throw ConfigError("\(path): cannot read the configuration file")
+        }
         return try load(bytes: bytes, source: path, environment: environment, base: base)
     }
 
@@ -188,19 +200,22 @@ public enum ConfigLoader {
     public static func loadEphemeral(path: String?, environment: [String: String]) throws(ConfigError) -> ServerConfig {
         var base = ServerConfig()
         base.port = 0
-        var config = if let path {
-            try load(path: path, environment: environment, base: base)
-        } else {
-            try load(bytes: Array("{}".utf8), source: "the environment", environment: environment, base: base)
-        }
+        var config =
+            if let path {
+                try load(path: path, environment: environment, base: base)
+            } else {
+                try load(bytes: Array("{}".utf8), source: "the environment", environment: environment, base: base)
+            }
         config.storePath = CallStore.inMemoryPath
         return config
     }
 
     /// Loads a configuration file's `bytes` (`source` names it in messages)
     /// and then the environment, over `base`.
-    public static func load(bytes: [UInt8], source path: String, environment: [String: String],
-                            base: ServerConfig = ServerConfig()) throws(ConfigError) -> ServerConfig {
+    public static func load(
+        bytes: [UInt8], source path: String, environment: [String: String],
+        base: ServerConfig = ServerConfig()
+    ) throws(ConfigError) -> ServerConfig {
         let document: JSONValue
         do throws(JSONParseError) {
             document = try JSONValue.parse(bytes)
@@ -208,15 +223,21 @@ public enum ConfigLoader {
             let (line, column) = position(of: error.offset, in: bytes)
             throw ConfigError("\(path):\(line):\(column): invalid JSON: \(error.message)")
         }
-        guard document.objectMembers != nil else { throw ConfigError("\(path): the configuration must be a JSON object") }
+        guard document.objectMembers != nil else {
+            throw ConfigError("\(path): the configuration must be a JSON object")
+        }
         var config = base
         try apply(document, prefix: "", to: &config, source: path)
         let known = Set(keys.map(\.environmentName))
         // A misspelt variable would otherwise change nothing, silently.
         // RINGD_TESTS_… belong to the test suites, not to ringd.
-        if let unknown = environment.keys.filter({ $0.hasPrefix("RINGD_") && !$0.hasPrefix("RINGD_TESTS_") && !known.contains($0) })
-            .sorted().first {
-            throw ConfigError("\(unknown) matches no configuration key (RINGD_ plus a key in upper snake case, e.g. RINGD_LISTEN_PORT)")
+        if let unknown = environment.keys.filter({
+            $0.hasPrefix("RINGD_") && !$0.hasPrefix("RINGD_TESTS_") && !known.contains($0)
+        })
+        .sorted().first {
+            throw ConfigError(
+                "\(unknown) matches no configuration key (RINGD_ plus a key in upper snake case, e.g. RINGD_LISTEN_PORT)"
+            )
         }
         for key in keys {
             guard let text = environment[key.environmentName] else { continue }
@@ -242,8 +263,10 @@ public enum ConfigLoader {
         return (line, column)
     }
 
-    private static func apply(_ object: JSONValue, prefix: String, to config: inout ServerConfig,
-                              source: String) throws(ConfigError) {
+    private static func apply(
+        _ object: JSONValue, prefix: String, to config: inout ServerConfig,
+        source: String
+    ) throws(ConfigError) {
         for (name, value) in object.objectMembers ?? [] {
             let path = prefix.isEmpty ? name : "\(prefix).\(name)"
             if let key = keys.first(where: { $0.path == path }) {
@@ -271,17 +294,21 @@ public enum ConfigLoader {
             throw ConfigError("\(source): \"tls.port\" needs \"tls.certificate\" and \"tls.privateKey\"")
         }
         if let tlsPort = config.tlsPort, tlsPort != 0, tlsPort == config.port {
-            throw ConfigError("\(source): \"tls.port\" must differ from \"listen.port\" (leave it null to serve TLS alone)")
+            throw ConfigError(
+                "\(source): \"tls.port\" must differ from \"listen.port\" (leave it null to serve TLS alone)")
         }
         let apns = config.push.apns
         if (apns.keyFile != nil || apns.keyId != nil || apns.teamId != nil) && !apns.isConfigured {
-            throw ConfigError("\(source): \"push.apns.keyFile\", \"push.apns.keyId\" and \"push.apns.teamId\" must be set together")
+            throw ConfigError(
+                "\(source): \"push.apns.keyFile\", \"push.apns.keyId\" and \"push.apns.teamId\" must be set together")
         }
         if config.outboundHardLimit <= config.outboundSoftLimit {
-            throw ConfigError("\(source): \"limits.outboundHardLimitBytes\" must be greater than \"limits.outboundSoftLimitBytes\"")
+            throw ConfigError(
+                "\(source): \"limits.outboundHardLimitBytes\" must be greater than \"limits.outboundSoftLimitBytes\"")
         }
         if config.testing.enabled && config.testing.key == nil {
-            throw ConfigError("\(source): \"testing.enabled\" needs \"testing.key\" (the secret of the test API's X-Test-Key header)")
+            throw ConfigError(
+                "\(source): \"testing.enabled\" needs \"testing.key\" (the secret of the test API's X-Test-Key header)")
         }
         try validateWebRTC(config, source: source)
         try validateCluster(config, source: source)
@@ -302,9 +329,10 @@ public enum ConfigLoader {
             }
         }
         guard !found.isEmpty else { return }
-        throw ConfigError("\(source): \(found.joined(separator: " and ")), and \"listen.host\" \(config.host) is not "
-            + "loopback, so anyone who can reach it can use them: set auth.authKeys/auth.apiKeys to your own secrets "
-            + "(e.g. `openssl rand -hex 32` each), or auth.allowDevelopmentKeys: true for a trusted network")
+        throw ConfigError(
+            "\(source): \(found.joined(separator: " and ")), and \"listen.host\" \(config.host) is not "
+                + "loopback, so anyone who can reach it can use them: set auth.authKeys/auth.apiKeys to your own secrets "
+                + "(e.g. `openssl rand -hex 32` each), or auth.allowDevelopmentKeys: true for a trusted network")
     }
 
     /// Whether `host` reaches this machine only: `localhost`, 127.0.0.0/8 or

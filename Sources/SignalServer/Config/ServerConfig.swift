@@ -126,11 +126,13 @@ public struct ServerConfig: Sendable {
 
     /// The WebSocket part of the configuration.
     public var webSocket: WebSocketSettings {
-        WebSocketSettings(maxMessageBytes: maxMessageBytes, pingInterval: pingInterval, pingTimeout: pingTimeout,
-                          compression: compression
-                              ? WebSocketCompressionSettings(thresholdBytes: compressionThresholdBytes,
-                                                             contextTakeover: compressionContextTakeover)
-                              : nil)
+        WebSocketSettings(
+            maxMessageBytes: maxMessageBytes, pingInterval: pingInterval, pingTimeout: pingTimeout,
+            compression: compression
+                ? WebSocketCompressionSettings(
+                    thresholdBytes: compressionThresholdBytes,
+                    contextTakeover: compressionContextTakeover)
+                : nil)
     }
 
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -157,7 +159,7 @@ public enum RestartPolicy: String, Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `"host:port"` address of the configuration (`[::1]:9464` for IPv6).
@@ -173,7 +175,8 @@ public struct HostPort: Sendable, Equatable, CustomStringConvertible {
     /// Nil unless `text` is a non-empty host, a colon and a port from 0 to 65535.
     public init?(_ text: String) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-              (0 ... 65535).contains(port) else { return nil }
+            (0 ... 65535).contains(port)
+        else { return nil }
         var host = String(text[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty, !host.contains(" ") else { return nil }

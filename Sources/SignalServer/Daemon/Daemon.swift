@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalProtocol
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Runs a server as a foreground daemon: raises the descriptor limit, takes
 /// SIGINT/SIGTERM/SIGHUP on the main thread, prints a readiness line per
@@ -15,8 +16,10 @@ public enum Daemon {
     /// Returns the process exit status. `configFile`, the file `config` was
     /// read from, is named in the line that says where it listens, and so is
     /// a store in memory.
-    public static func run(config: ServerConfig, program: String, configFile: String? = nil,
-                           application makeApplication: () throws -> ServerApplication) -> Int32 {
+    public static func run(
+        config: ServerConfig, program: String, configFile: String? = nil,
+        application makeApplication: () throws -> ServerApplication
+    ) -> Int32 {
         Log.level = config.logLevel
         Log.format = config.logFormat
         signal(SIGPIPE, SIG_IGN)
@@ -37,8 +40,11 @@ public enum Daemon {
             return 1
         }
         let addresses = server.listeners.map { "\($0.address)\($0.isSecure ? " (TLS)" : "")" }
-        let source = (configFile.map { ", configuration \($0)" } ?? "") + (config.storeIsInMemory ? ", store in memory" : "")
-        Log.info("\(program) \(RingdVersion.current) listening on \(addresses.joined(separator: " and ")) with \(config.resolvedThreads) loop(s)\(source)")
+        let source =
+            (configFile.map { ", configuration \($0)" } ?? "") + (config.storeIsInMemory ? ", store in memory" : "")
+        Log.info(
+            "\(program) \(RingdVersion.current) listening on \(addresses.joined(separator: " and ")) with \(config.resolvedThreads) loop(s)\(source)"
+        )
         for listener in server.listeners {
             writeLine("listening \(listener.url)", to: STDOUT_FILENO)
         }
@@ -118,7 +124,8 @@ public enum Daemon {
         var limit = rlimit()
         let resource = Int32(RLIMIT_NOFILE.rawValue)
         guard (try? syscallExpectingResult("getrlimit") { getrlimit(resource, &limit) }) != nil,
-              limit.rlim_cur < limit.rlim_max else { return }
+            limit.rlim_cur < limit.rlim_max
+        else { return }
         limit.rlim_cur = limit.rlim_max
         _ = try? syscallExpectingResult("setrlimit") { setrlimit(resource, &limit) }
     }

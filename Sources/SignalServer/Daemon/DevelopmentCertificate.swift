@@ -1,6 +1,7 @@
 import SignalCrypto
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `ringd gen-cert`: a self-signed certificate and key for localhost
@@ -24,8 +25,9 @@ public enum DevelopmentCertificate {
     /// set (returning false): running it twice is not a mistake. One file
     /// without the other is, and throws.
     public static func write(into directory: String, days: Int, replace: Bool) throws -> (files: Files, written: Bool) {
-        let files = Files(certificatePath: directory + "/" + certificateName,
-                          privateKeyPath: directory + "/" + privateKeyName)
+        let files = Files(
+            certificatePath: directory + "/" + certificateName,
+            privateKeyPath: directory + "/" + privateKeyName)
         let present = [files.certificatePath, files.privateKeyPath].filter { (path: String) in access(path, F_OK) == 0 }
         if !replace && present.count == 2 { return (files, false) }
         if !replace, let lone = present.first {

@@ -1,6 +1,7 @@
 import CSystemd
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// ringd's side of systemd's notification protocol (`Type=notify`,

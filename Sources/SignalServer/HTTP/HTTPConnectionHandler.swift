@@ -40,8 +40,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func timedOut() {
         deadline = nil
         if parser.hasPartialRequest {
-            send(.error(.requestTimeout, "the request did not arrive within \(settings.handshakeTimeout)s"),
-                 keepAlive: false)
+            send(
+                .error(.requestTimeout, "the request did not arrive within \(settings.handshakeTimeout)s"),
+                keepAlive: false)
         } else {
             connection.closeAfterFlush()
         }
@@ -55,7 +56,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func processRequests() {
         do {
             while connection.state == .open, connection.handler === self, deferredKeepAlive == nil,
-                  let request = try parser.next() {
+                let request = try parser.next()
+            {
                 handle(request)
             }
         } catch {
@@ -85,8 +87,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
             case .failure(let error):
                 send(error.response, keepAlive: false)
             case .success(var response):
-                switch WebSocketHandshake.negotiateCompression(request, settings: settings.webSocket.compression,
-                                                               into: &response) {
+                switch WebSocketHandshake.negotiateCompression(
+                    request, settings: settings.webSocket.compression,
+                    into: &response)
+                {
                 case .failure(let error):
                     send(error.response, keepAlive: false)
                 case .success(let deflate):
@@ -108,11 +112,14 @@ final class HTTPConnectionHandler: ConnectionHandler {
         if deferredKeepAlive == nil { connection.holdReading(false) }
     }
 
-    private func upgrade(_ response: HTTPResponse, _ responder: WebSocketResponder, deflate: PerMessageDeflateParameters?) {
+    private func upgrade(
+        _ response: HTTPResponse, _ responder: WebSocketResponder, deflate: PerMessageDeflateParameters?
+    ) {
         if let timer = deadline { connection.loop.cancel(timer) }
         deadline = nil
         connection.write(response.serialized(keepAlive: true))
-        let socket = WebSocket(connection: connection, responder: responder, settings: settings.webSocket, deflate: deflate)
+        let socket = WebSocket(
+            connection: connection, responder: responder, settings: settings.webSocket, deflate: deflate)
         connection.handler = socket
         socket.start(buffered: parser.takeBufferedBytes())
     }

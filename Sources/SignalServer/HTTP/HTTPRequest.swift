@@ -25,8 +25,10 @@ public struct HTTPRequest: Sendable {
         guard let mark = target.firstIndex(of: "?") else { return [] }
         return target[target.index(after: mark)...].split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (Self.percentDecode(parts[0], plusIsSpace: true),
-                    parts.count > 1 ? Self.percentDecode(parts[1], plusIsSpace: true) : "")
+            return (
+                Self.percentDecode(parts[0], plusIsSpace: true),
+                parts.count > 1 ? Self.percentDecode(parts[1], plusIsSpace: true) : ""
+            )
         }
     }
 
@@ -46,7 +48,8 @@ public struct HTTPRequest: Sendable {
             if byte == UInt8(ascii: "+") && plusIsSpace {
                 out.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%"), bytes.count >= 2,
-                      let value = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16) {
+                let value = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16)
+            {
                 out.append(value)
                 bytes = bytes.dropFirst(2)
             } else {

@@ -127,9 +127,11 @@ public struct HTTPRequestParser: Sendable {
             methodChecked = (methodChecked ?? 0) + 1
             guard Self.isTokenByte(byte) else {
                 // 22 starts a TLS handshake record.
-                throw fail(.badRequest, buffer.first == 22
-                    ? "a TLS handshake on a plain-text port: use ws:// or http://"
-                    : "invalid method")
+                throw fail(
+                    .badRequest,
+                    buffer.first == 22
+                        ? "a TLS handshake on a plain-text port: use ws:// or http://"
+                        : "invalid method")
             }
         }
     }
@@ -181,7 +183,8 @@ public struct HTTPRequestParser: Sendable {
         guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw fail(.badRequest, "invalid request target") }
         let version = Array(parts[2])
         guard version.count == 8, version.starts(with: Array("HTTP/".utf8)), version[6] == UInt8(ascii: "."),
-              let major = Self.digit(version[5]), let minor = Self.digit(version[7]) else {
+            let major = Self.digit(version[5]), let minor = Self.digit(version[7])
+        else {
             throw fail(.badRequest, "malformed HTTP version")
         }
         // Checked before the target: a request in a version ringd does not
@@ -194,8 +197,9 @@ public struct HTTPRequestParser: Sendable {
         guard target.hasPrefix("/") || target == "*" || Self.isAbsoluteForm(target) else {
             throw fail(.badRequest, "request target must be in origin form (/path) or absolute form (http://host/path)")
         }
-        return HTTPRequest(method: String(decoding: parts[0], as: UTF8.self), target: Self.originForm(of: target),
-                           minorVersion: minor, headers: HTTPHeaders(), body: [])
+        return HTTPRequest(
+            method: String(decoding: parts[0], as: UTF8.self), target: Self.originForm(of: target),
+            minorVersion: minor, headers: HTTPHeaders(), body: [])
     }
 
     /// Whether `target` is an absolute-form `http` or `https` URI with a host
@@ -229,9 +233,13 @@ public struct HTTPRequestParser: Sendable {
         guard let first = line.first, first != 0x20, first != 0x09 else {
             throw fail(.badRequest, "obsolete line folding is not accepted")
         }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw fail(.badRequest, "header field without ':'") }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+            throw fail(.badRequest, "header field without ':'")
+        }
         let name = line[line.startIndex ..< colon]
-        guard !name.isEmpty, name.allSatisfy(Self.isTokenByte) else { throw fail(.badRequest, "invalid header field name") }
+        guard !name.isEmpty, name.allSatisfy(Self.isTokenByte) else {
+            throw fail(.badRequest, "invalid header field name")
+        }
         let value = line[(colon + 1)...]
         guard value.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
             throw fail(.badRequest, "invalid character in header field \(String(decoding: name, as: UTF8.self))")
@@ -246,8 +254,9 @@ public struct HTTPRequestParser: Sendable {
             }
             throw fail(.notImplemented, "Transfer-Encoding is not supported; send Content-Length")
         }
-        let lengths = Set(request.headers.values("Content-Length").flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingWhitespace() })
+        let lengths = Set(
+            request.headers.values("Content-Length").flatMap { $0.split(separator: ",") }
+                .map { $0.trimmingWhitespace() })
         guard let text = lengths.first else {
             if request.headers["Content-Length"] != nil { throw fail(.badRequest, "invalid Content-Length") }
             return 0

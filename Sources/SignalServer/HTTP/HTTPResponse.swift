@@ -13,7 +13,9 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 
-    public static func json(_ status: HTTPStatus, _ value: JSONValue, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+    public static func json(
+        _ status: HTTPStatus, _ value: JSONValue, headers: HTTPHeaders = HTTPHeaders()
+    ) -> HTTPResponse {
         var all = headers
         all.add("Content-Type", "application/json")
         var body: [UInt8] = []
@@ -23,9 +25,13 @@ public struct HTTPResponse: Sendable {
     }
 
     /// A JSON error body `{"error":{"code":…,"message":…}}` with the status's stable code.
-    public static func error(_ status: HTTPStatus, _ message: String, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        json(status, .object([("error", .object([("code", .string(status.errorCode)), ("message", .string(message))]))]),
-             headers: headers)
+    public static func error(
+        _ status: HTTPStatus, _ message: String, headers: HTTPHeaders = HTTPHeaders()
+    ) -> HTTPResponse {
+        json(
+            status,
+            .object([("error", .object([("code", .string(status.errorCode)), ("message", .string(message))]))]),
+            headers: headers)
     }
 
     /// The wire form. `Content-Length` is always sent except on 101 and 204;

@@ -1,4 +1,5 @@
 import SignalReactor
+
 /// What a request gets.
 public enum HTTPRoute {
     case respond(HTTPResponse)
@@ -68,7 +69,8 @@ public struct RouteTable {
             for (pattern, segment) in zip(segments, path) {
                 if pattern.hasPrefix("{") && pattern.hasSuffix("}") {
                     guard !segment.isEmpty else { return nil }
-                    parameters[String(pattern.dropFirst().dropLast())] = HTTPRequest.percentDecode(segment, plusIsSpace: false)
+                    parameters[String(pattern.dropFirst().dropLast())] = HTTPRequest.percentDecode(
+                        segment, plusIsSpace: false)
                 } else if pattern != segment {
                     return nil
                 }
@@ -82,8 +84,10 @@ public struct RouteTable {
     public init() {}
 
     /// Routes `method` on paths matching `pattern` to `handler`.
-    public mutating func add(_ method: String, _ pattern: String,
-                             _ handler: @escaping (HTTPRequest, PathParameters) -> HTTPRoute) {
+    public mutating func add(
+        _ method: String, _ pattern: String,
+        _ handler: @escaping (HTTPRequest, PathParameters) -> HTTPRoute
+    ) {
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: false)
         if let index = entries.firstIndex(where: { $0.segments == segments }) {
             entries[index].handlers.append((method, handler))
@@ -94,14 +98,17 @@ public struct RouteTable {
 
     public func route(_ request: HTTPRequest) -> HTTPRoute {
         let path = request.path.split(separator: "/", omittingEmptySubsequences: false)
-        guard let (entry, parameters) = entries.lazy.compactMap({ entry in entry.match(path).map { (entry, $0) } }).first
+        guard
+            let (entry, parameters) = entries.lazy.compactMap({ entry in entry.match(path).map { (entry, $0) } }).first
         else {
             return .respond(.error(.notFound, "no resource at \(request.path)"))
         }
         guard let match = entry.handlers.first(where: { $0.method == request.method }) else {
             let allowed = entry.handlers.map(\.method).joined(separator: ", ")
-            return .respond(.error(.methodNotAllowed, "\(request.path) allows \(allowed)",
-                                   headers: HTTPHeaders([("Allow", allowed)])))
+            return .respond(
+                .error(
+                    .methodNotAllowed, "\(request.path) allows \(allowed)",
+                    headers: HTTPHeaders([("Allow", allowed)])))
         }
         return match.handler(request, parameters)
     }

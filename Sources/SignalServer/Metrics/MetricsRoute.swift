@@ -6,8 +6,10 @@ import SignalProtocol
 /// else. Each source is read once per scrape (a lock held only to copy or
 /// count), then written out.
 enum MetricsRoute {
-    static func add(to table: inout RouteTable, stats: ServerStats, service: SignalingService, webhooks: Webhooks?,
-                    needsKey: Bool = true) {
+    static func add(
+        to table: inout RouteTable, stats: ServerStats, service: SignalingService, webhooks: Webhooks?,
+        needsKey: Bool = true
+    ) {
         table.add("GET", "/metrics") { request, _ in
             let respond = {
                 var headers = HTTPHeaders()
@@ -29,27 +31,36 @@ enum MetricsRoute {
         return text.text
     }
 
-    private static func writeServer(_ stats: ServerStats, _ service: SignalingService, into text: inout PrometheusText) {
-        text.single("ringd_connections_open", .gauge, "Connections open now (HTTP and WebSocket, plain and TLS).",
-                    Double(stats.openConnections))
-        text.single("ringd_connections_accepted_total", .counter, "Connections admitted since start.",
-                    Double(stats.acceptedConnections))
-        text.single("ringd_devices_authenticated", .gauge, "Authenticated signaling devices connected now.",
-                    Double(service.authenticatedDevices))
+    private static func writeServer(_ stats: ServerStats, _ service: SignalingService, into text: inout PrometheusText)
+    {
+        text.single(
+            "ringd_connections_open", .gauge, "Connections open now (HTTP and WebSocket, plain and TLS).",
+            Double(stats.openConnections))
+        text.single(
+            "ringd_connections_accepted_total", .counter, "Connections admitted since start.",
+            Double(stats.acceptedConnections))
+        text.single(
+            "ringd_devices_authenticated", .gauge, "Authenticated signaling devices connected now.",
+            Double(service.authenticatedDevices))
         let handshakes = stats.tlsHandshakes
         text.family("ringd_tls_handshakes_total", .counter, "TLS handshakes since start, by result.")
         text.sample("ringd_tls_handshakes_total", [("result", "ok")], Double(handshakes.completed))
         text.sample("ringd_tls_handshakes_total", [("result", "failed")], Double(handshakes.failed))
         let metrics = service.metrics
         text.family("ringd_request_errors_total", .counter, "Error results sent to signaling clients, by code.")
-        for (code, count) in metrics.errorTotals { text.sample("ringd_request_errors_total", [("code", code)], Double(count)) }
-        text.single("ringd_rate_limited_requests_total", .counter,
-                    "Signaling frames refused with ERR_RATE_LIMITED.", Double(metrics.rateLimited.value))
-        text.family("ringd_event_loop_lag_seconds", .histogram,
-                    "How late each event loop's once-a-second probe timer fired.")
+        for (code, count) in metrics.errorTotals {
+            text.sample("ringd_request_errors_total", [("code", code)], Double(count))
+        }
+        text.single(
+            "ringd_rate_limited_requests_total", .counter,
+            "Signaling frames refused with ERR_RATE_LIMITED.", Double(metrics.rateLimited.value))
+        text.family(
+            "ringd_event_loop_lag_seconds", .histogram,
+            "How late each event loop's once-a-second probe timer fired.")
         for (loop, histogram) in metrics.loopLagSeconds {
-            text.histogram("ringd_event_loop_lag_seconds", [("loop", String(loop))], bounds: histogram.bounds,
-                           histogram.snapshot)
+            text.histogram(
+                "ringd_event_loop_lag_seconds", [("loop", String(loop))], bounds: histogram.bounds,
+                histogram.snapshot)
         }
     }
 
@@ -61,34 +72,46 @@ enum MetricsRoute {
         }
         let metrics = service.metrics
         let transitions = metrics.transitionTotals.sorted {
-            ($0.key.status.rawValue, $0.key.reason?.rawValue ?? "") < ($1.key.status.rawValue, $1.key.reason?.rawValue ?? "")
+            ($0.key.status.rawValue, $0.key.reason?.rawValue ?? "") < (
+                $1.key.status.rawValue, $1.key.reason?.rawValue ?? ""
+            )
         }
-        text.family("ringd_call_transitions_total", .counter,
-                    "Committed call changes, by the status reached and the end reason (empty while live).")
+        text.family(
+            "ringd_call_transitions_total", .counter,
+            "Committed call changes, by the status reached and the end reason (empty while live).")
         for (key, count) in transitions {
-            text.sample("ringd_call_transitions_total", [("status", key.status.rawValue), ("reason", key.reason?.rawValue ?? "")],
-                        Double(count))
+            text.sample(
+                "ringd_call_transitions_total",
+                [("status", key.status.rawValue), ("reason", key.reason?.rawValue ?? "")],
+                Double(count))
         }
         text.family("ringd_call_ring_seconds", .histogram, "Initiated to accepted, for accepted calls.")
         text.histogram("ringd_call_ring_seconds", bounds: metrics.ringSeconds.bounds, metrics.ringSeconds.snapshot)
-        text.family("ringd_call_setup_seconds", .histogram,
-                    "Initiated to the commit of the acceptance (when the caller can be told), for accepted calls.")
+        text.family(
+            "ringd_call_setup_seconds", .histogram,
+            "Initiated to the commit of the acceptance (when the caller can be told), for accepted calls.")
         text.histogram("ringd_call_setup_seconds", bounds: metrics.setupSeconds.bounds, metrics.setupSeconds.snapshot)
     }
 
     private static func writeStore(_ stats: StoreStats, into text: inout PrometheusText) {
-        text.family("ringd_store_commit_seconds", .histogram, "Time a store batch with writes spent in its transaction.")
+        text.family(
+            "ringd_store_commit_seconds", .histogram, "Time a store batch with writes spent in its transaction.")
         text.histogram("ringd_store_commit_seconds", bounds: stats.commitSeconds.bounds, stats.commitSeconds.snapshot)
         text.family("ringd_store_batch_size", .histogram, "Jobs per store batch (group commit).")
         text.histogram("ringd_store_batch_size", bounds: stats.batchSize.bounds, stats.batchSize.snapshot)
-        text.family("ringd_store_batches_total", .counter,
-                    "Store batches run, by thread: an event loop at the end of its pass, or the writer thread.")
-        text.sample("ringd_store_batches_total", [("thread", "loop")], Double(stats.loopBatches.load(ordering: .relaxed)))
-        text.sample("ringd_store_batches_total", [("thread", "writer")],
-                    Double(stats.writerThreadBatches.load(ordering: .relaxed)))
+        text.family(
+            "ringd_store_batches_total", .counter,
+            "Store batches run, by thread: an event loop at the end of its pass, or the writer thread.")
+        text.sample(
+            "ringd_store_batches_total", [("thread", "loop")], Double(stats.loopBatches.load(ordering: .relaxed)))
+        text.sample(
+            "ringd_store_batches_total", [("thread", "writer")],
+            Double(stats.writerThreadBatches.load(ordering: .relaxed)))
     }
 
-    private static func writeOutbound(_ service: SignalingService, _ webhooks: Webhooks?, into text: inout PrometheusText) {
+    private static func writeOutbound(
+        _ service: SignalingService, _ webhooks: Webhooks?, into text: inout PrometheusText
+    ) {
         let pushes = service.pushTokens.totals
         text.family("ringd_push_outcomes_total", .counter, "Outcomes of pushes since start.")
         for outcome in PushOutcome.allCases {
@@ -96,12 +119,16 @@ enum MetricsRoute {
         }
         guard let webhooks else { return }
         let depth = webhooks.dispatcher.depth
-        text.single("ringd_webhook_outbox_pending", .gauge, "Webhook deliveries waiting in memory to be sent.", Double(depth.pending))
-        text.single("ringd_webhook_outbox_backlog", .gauge,
-                    "1 while more deliveries wait in the store than in memory.", depth.backlog ? 1 : 0)
+        text.single(
+            "ringd_webhook_outbox_pending", .gauge, "Webhook deliveries waiting in memory to be sent.",
+            Double(depth.pending))
+        text.single(
+            "ringd_webhook_outbox_backlog", .gauge,
+            "1 while more deliveries wait in the store than in memory.", depth.backlog ? 1 : 0)
         if let oldest = depth.oldestCreatedAt {
-            text.single("ringd_webhook_outbox_oldest_pending_timestamp_seconds", .gauge,
-                        "When the oldest webhook delivery held in memory was created.", Double(oldest) / 1000)
+            text.single(
+                "ringd_webhook_outbox_oldest_pending_timestamp_seconds", .gauge,
+                "When the oldest webhook delivery held in memory was created.", Double(oldest) / 1000)
         }
     }
 }

@@ -14,19 +14,20 @@ struct ProcessMetrics {
     /// Nil when `/proc` cannot be read (not Linux, or hidden).
     static func read() -> ProcessMetrics? {
         guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
-              let fields = Self.statFields(stat), fields.count > 21,
-              let userTicks = Double(fields[11]), let systemTicks = Double(fields[12]),
-              let startTicks = Double(fields[19]), let virtualBytes = Double(fields[20]),
-              let residentPages = Double(fields[21]),
-              let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
+            let fields = Self.statFields(stat), fields.count > 21,
+            let userTicks = Double(fields[11]), let systemTicks = Double(fields[12]),
+            let startTicks = Double(fields[19]), let virtualBytes = Double(fields[20]),
+            let residentPages = Double(fields[21]),
+            let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
         else { return nil }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
         // The directory listing holds its own descriptor for a moment: not one of ours.
-        return ProcessMetrics(cpuSeconds: (userTicks + systemTicks) / ticks, residentBytes: residentPages * pageSize,
-                              virtualBytes: virtualBytes, openFDs: Double(max(0, descriptors.count - 1)),
-                              maxFDs: Self.maxOpenFiles(),
-                              startTimeSeconds: Self.bootTime().map { $0 + startTicks / ticks })
+        return ProcessMetrics(
+            cpuSeconds: (userTicks + systemTicks) / ticks, residentBytes: residentPages * pageSize,
+            virtualBytes: virtualBytes, openFDs: Double(max(0, descriptors.count - 1)),
+            maxFDs: Self.maxOpenFiles(),
+            startTimeSeconds: Self.bootTime().map { $0 + startTicks / ticks })
     }
 
     /// The fields of `/proc/self/stat` after the command name (which may hold
@@ -55,14 +56,16 @@ struct ProcessMetrics {
     }
 
     func write(to text: inout PrometheusText) {
-        text.single("process_cpu_seconds_total", .counter, "Total user and system CPU time spent in seconds.", cpuSeconds)
+        text.single(
+            "process_cpu_seconds_total", .counter, "Total user and system CPU time spent in seconds.", cpuSeconds)
         text.single("process_resident_memory_bytes", .gauge, "Resident memory size in bytes.", residentBytes)
         text.single("process_virtual_memory_bytes", .gauge, "Virtual memory size in bytes.", virtualBytes)
         text.single("process_open_fds", .gauge, "Number of open file descriptors.", openFDs)
         if let maxFDs { text.single("process_max_fds", .gauge, "Maximum number of open file descriptors.", maxFDs) }
         if let startTimeSeconds {
-            text.single("process_start_time_seconds", .gauge, "Start time of the process since unix epoch in seconds.",
-                        startTimeSeconds)
+            text.single(
+                "process_start_time_seconds", .gauge, "Start time of the process since unix epoch in seconds.",
+                startTimeSeconds)
         }
     }
 }

@@ -28,8 +28,10 @@ struct PrometheusText {
     }
 
     /// One histogram's buckets (cumulative, ending with `+Inf`), sum and count.
-    mutating func histogram(_ name: String, _ labels: [(String, String)] = [], bounds: [Double],
-                            _ snapshot: Histogram.Snapshot) {
+    mutating func histogram(
+        _ name: String, _ labels: [(String, String)] = [], bounds: [Double],
+        _ snapshot: Histogram.Snapshot
+    ) {
         var cumulative = 0
         for (index, count) in snapshot.counts.enumerated() {
             cumulative += count

@@ -47,7 +47,8 @@ final class SignalingMetrics: CallChangeConsumer {
     static let knownCodes: [SignalErrorCode] = [
         .badRequest, .unknownType, .validation, .authRequired, .authFailed, .authTimeout, .alreadyAuthenticated,
         .tooManyDevices, .rateLimited, .callingSelf, .callBusySelf, .sessionNotFound, .notAParty, .notReceiver,
-        .notInitiator, .alreadyJoined, .notStarted, .callOngoing, .otherDevice, .terminated, .unavailable, .internalError,
+        .notInitiator, .alreadyJoined, .notStarted, .callOngoing, .otherDevice, .terminated, .unavailable,
+        .internalError,
     ]
 
     init(wall: @escaping @Sendable () -> Int64) {

@@ -82,8 +82,10 @@ final class CurlMulti {
     private func start(_ pending: OutboundQueue.Pending) {
         switch CurlTransfer.make(pending, settings: settings, share: share) {
         case .failure(let error):
-            pending.completion(OutboundResponse(status: nil, error: error,
-                                               elapsed: Deadline.now().seconds(since: pending.queuedAt)))
+            pending.completion(
+                OutboundResponse(
+                    status: nil, error: error,
+                    elapsed: Deadline.now().seconds(since: pending.queuedAt)))
         case .success(let transfer):
             let added = curl_multi_add_handle(multi, transfer.handle)
             guard added == CURLM_OK else {
@@ -132,7 +134,8 @@ final class CurlMulti {
         var left: Int32 = 0
         while let message = curl_multi_info_read(multi, &left) {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle,
-                  let transfer = transfers.removeValue(forKey: handle) else { continue }
+                let transfer = transfers.removeValue(forKey: handle)
+            else { continue }
             // Read everything from the message before removing the handle,
             // which frees it.
             let result = ringd_curl_msg_result(message)
@@ -158,9 +161,13 @@ final class CurlMulti {
         }
         transfers = [:]
         for pending in unstarted {
-            responses.append((OutboundResponse(status: nil, error: closed,
-                                              elapsed: Deadline.now().seconds(since: pending.queuedAt)),
-                              pending.completion))
+            responses.append(
+                (
+                    OutboundResponse(
+                        status: nil, error: closed,
+                        elapsed: Deadline.now().seconds(since: pending.queuedAt)),
+                    pending.completion
+                ))
         }
         curl_multi_cleanup(multi)
         if let share { curl_share_cleanup(share) }

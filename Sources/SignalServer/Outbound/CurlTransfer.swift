@@ -26,8 +26,10 @@ final class CurlTransfer {
     private(set) var body: [UInt8] = []
 
     /// A configured easy handle for `request`, or why there is none.
-    static func make(_ pending: OutboundQueue.Pending, settings: OutboundHTTPClient.Settings,
-                     share: UnsafeMutableRawPointer?) -> Result<CurlTransfer, OutboundError> {
+    static func make(
+        _ pending: OutboundQueue.Pending, settings: OutboundHTTPClient.Settings,
+        share: UnsafeMutableRawPointer?
+    ) -> Result<CurlTransfer, OutboundError> {
         guard let handle = curl_easy_init() else {
             return .failure(OutboundError(.other, "curl_easy_init failed"))
         }
@@ -50,8 +52,10 @@ final class CurlTransfer {
     }
 
     /// Sets every option; the first failure, if any.
-    private func configure(_ request: OutboundRequest, settings: OutboundHTTPClient.Settings,
-                           share: UnsafeMutableRawPointer?) -> OutboundError? {
+    private func configure(
+        _ request: OutboundRequest, settings: OutboundHTTPClient.Settings,
+        share: UnsafeMutableRawPointer?
+    ) -> OutboundError? {
         let scheme = request.url.prefix { $0 != ":" }.lowercased()
         guard scheme == "http" || scheme == "https" else {
             return OutboundError(.request, "not an http or https URL: \(request.url)")
@@ -97,10 +101,12 @@ final class CurlTransfer {
             ringd_curl_setopt_ptr(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque()),
         ]
         // Copied by libcurl: the body may hold NUL bytes, its size is set above.
-        codes.append(request.body.withUnsafeBytes { bytes in
-            ringd_curl_setopt_ptr(handle, CURLOPT_COPYPOSTFIELDS,
-                                  UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(errorBuffer)))
-        })
+        codes.append(
+            request.body.withUnsafeBytes { bytes in
+                ringd_curl_setopt_ptr(
+                    handle, CURLOPT_COPYPOSTFIELDS,
+                    UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(errorBuffer)))
+            })
         if scheme == "https" {
             // Wait for a connection being set up to the host, which ALPN may
             // make HTTP/2 (shared), rather than open another at once. Only
@@ -114,8 +120,9 @@ final class CurlTransfer {
         }
         if let share { codes.append(ringd_curl_setopt_ptr(handle, CURLOPT_SHARE, share)) }
         if let failed = codes.first(where: { $0 != CURLE_OK }) {
-            return OutboundError(.other, "curl_easy_setopt: \(Self.text(failed))",
-                                         curlCode: Int(failed.rawValue))
+            return OutboundError(
+                .other, "curl_easy_setopt: \(Self.text(failed))",
+                curlCode: Int(failed.rawValue))
         }
         return nil
     }
@@ -159,20 +166,27 @@ final class CurlTransfer {
         var error: OutboundError?
         if result != CURLE_OK {
             let detail = String(cString: errorBuffer)
-            error = OutboundError(Self.classify(result), detail.isEmpty ? Self.text(result) : detail,
-                                          curlCode: Int(result.rawValue))
+            error = OutboundError(
+                Self.classify(result), detail.isEmpty ? Self.text(result) : detail,
+                curlCode: Int(result.rawValue))
         }
-        let retryAfter = code > 0 ? ringd_curl_response_header(handle, "retry-after")
-            .flatMap { Double(String(cString: $0).trimmingWhitespace()) }.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } : nil
-        return OutboundResponse(status: code > 0 ? code : nil, error: error, elapsed: elapsed(),
-                               body: body, httpVersion: code > 0 ? Self.versionName(version) : nil,
-                               retryAfter: retryAfter)
+        let retryAfter =
+            code > 0
+            ? ringd_curl_response_header(handle, "retry-after")
+                .flatMap { Double(String(cString: $0).trimmingWhitespace()) }.flatMap {
+                    $0.isFinite && $0 >= 0 ? $0 : nil
+                } : nil
+        return OutboundResponse(
+            status: code > 0 ? code : nil, error: error, elapsed: elapsed(),
+            body: body, httpVersion: code > 0 ? Self.versionName(version) : nil,
+            retryAfter: retryAfter)
     }
 
     /// The response for a transfer past its ``deadline``.
     func timedOutResponse() -> OutboundResponse {
         var response = self.response(result: CURLE_OK)
-        let message = response.status == nil
+        let message =
+            response.status == nil
             ? "no answer within the \(timeout) s timeout (still waiting for a free connection to the host)"
             : "the answer did not complete within the \(timeout) s timeout"
         response.error = OutboundError(.timeout, message)
@@ -202,9 +216,9 @@ final class CurlTransfer {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .dns
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
-             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
-             CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+            CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
+            CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
             return .tls
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL, CURLE_BAD_FUNCTION_ARGUMENT:
             return .request
@@ -227,8 +241,10 @@ final class CurlTransfer {
 
 /// CURLOPT_WRITEFUNCTION: `context` is the unretained ``CurlTransfer``,
 /// alive while its handle is in the multi handle.
-private func curlTransferWrite(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                               _ context: UnsafeMutableRawPointer?) -> Int {
+private func curlTransferWrite(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ context: UnsafeMutableRawPointer?
+) -> Int {
     let length = size * count
     guard let context, let data else { return length }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()

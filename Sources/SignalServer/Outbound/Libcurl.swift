@@ -7,8 +7,9 @@ enum Libcurl {
     static let globalInitFailure: OutboundError? = {
         let result = curl_global_init(ringd_curl_global_default)
         guard result != CURLE_OK else { return nil }
-        return OutboundError(.other, "curl_global_init: \(String(cString: curl_easy_strerror(result)))",
-                                     curlCode: Int(result.rawValue))
+        return OutboundError(
+            .other, "curl_global_init: \(String(cString: curl_easy_strerror(result)))",
+            curlCode: Int(result.rawValue))
     }()
 
     /// What the linked libcurl was built with.
@@ -36,12 +37,13 @@ enum Libcurl {
         }
         let features = Int(data.features)
         let asynchronous = features & Int(CURL_VERSION_ASYNCHDNS) != 0
-        return Info(version: data.version.map { String(cString: $0) } ?? "?",
-                    tlsVersion: data.ssl_version.map { String(cString: $0) },
-                    http2Version: data.nghttp2_version.map { String(cString: $0) },
-                    asynchronousDNS: asynchronous,
-                    threadedResolver: asynchronous && data.ares == nil,
-                    http2: features & Int(CURL_VERSION_HTTP2) != 0,
-                    threadSafe: features & Int(CURL_VERSION_THREADSAFE) != 0)
+        return Info(
+            version: data.version.map { String(cString: $0) } ?? "?",
+            tlsVersion: data.ssl_version.map { String(cString: $0) },
+            http2Version: data.nghttp2_version.map { String(cString: $0) },
+            asynchronousDNS: asynchronous,
+            threadedResolver: asynchronous && data.ares == nil,
+            http2: features & Int(CURL_VERSION_HTTP2) != 0,
+            threadSafe: features & Int(CURL_VERSION_THREADSAFE) != 0)
     }()
 }

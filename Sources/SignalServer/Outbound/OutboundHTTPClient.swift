@@ -52,8 +52,9 @@ final class OutboundHTTPClient: Sendable {
     init(maxConnectionsPerHost: Int, caFile: String?, connectTimeout: Double = 10) throws(OutboundError) {
         if let caFile { try Self.checkCAFile(caFile) }
         if let failure = Libcurl.globalInitFailure { throw failure }
-        let settings = Settings(maxConnectionsPerHost: maxConnectionsPerHost, caFile: caFile,
-                                connectTimeout: connectTimeout)
+        let settings = Settings(
+            maxConnectionsPerHost: maxConnectionsPerHost, caFile: caFile,
+            connectTimeout: connectTimeout)
         let queue = self.queue, finished = self.finished
         let outcome = Mutex<Result<pthread_t, OutboundError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
@@ -96,8 +97,10 @@ final class OutboundHTTPClient: Sendable {
     func send(_ request: OutboundRequest, completion: @escaping @Sendable (OutboundResponse) -> Void) {
         let pending = OutboundQueue.Pending(request: request, completion: completion, queuedAt: .now())
         if !queue.submit(pending) {
-            completion(OutboundResponse(status: nil, error: OutboundError(.closed, "the outbound HTTP client is closed"),
-                                       elapsed: 0))
+            completion(
+                OutboundResponse(
+                    status: nil, error: OutboundError(.closed, "the outbound HTTP client is closed"),
+                    elapsed: 0))
         }
     }
 

@@ -31,8 +31,10 @@ enum APNsPush {
     /// The POST for `token`; `jwt` is the current provider token. The push
     /// expires when the call stops ringing, so a phone that comes back
     /// later is not rung for a call long over.
-    static func request(for call: Call, token: RegisteredPushToken, settings: PushSettings,
-                        jwt: String) -> OutboundRequest {
+    static func request(
+        for call: Call, token: RegisteredPushToken, settings: PushSettings,
+        jwt: String
+    ) -> OutboundRequest {
         let base = token.registration.environment == .sandbox ? settings.apns.sandboxURL : settings.apns.productionURL
         let headers = [
             ("authorization", "bearer \(jwt)"),
@@ -44,8 +46,9 @@ enum APNsPush {
             ("apns-collapse-id", call.sessionId),
             ("content-type", "application/json"),
         ]
-        return OutboundRequest(url: "\(base)/3/device/\(token.registration.token)", headers: headers,
-                               body: payload(for: call), timeout: settings.timeout, caFile: settings.caFile)
+        return OutboundRequest(
+            url: "\(base)/3/device/\(token.registration.token)", headers: headers,
+            body: payload(for: call), timeout: settings.timeout, caFile: settings.caFile)
     }
 
     /// `<bundle id>.voip`, from the token's topic or the configured bundle id.
@@ -67,7 +70,8 @@ enum APNsPush {
         case 200: return .sent
         case 410: return .purge(reason)
         case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic": return .purge(reason)
-        case 403 where reason == "ExpiredProviderToken" || reason == "InvalidProviderToken": return .renewCredentials(reason)
+        case 403 where reason == "ExpiredProviderToken" || reason == "InvalidProviderToken":
+            return .renewCredentials(reason)
         case 429, 500 ... 599: return .retry("\(status) \(reason)", after: response.retryAfter)
         default: return .failed("\(status) \(reason)")
         }

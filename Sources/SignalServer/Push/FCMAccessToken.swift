@@ -74,8 +74,10 @@ final class FCMAccessToken {
 
     /// Calls `use` with a valid token, at once when there is one; otherwise
     /// once `exchange` (which must call back on this queue) has got one.
-    func withToken(now: Int64, exchange: (OutboundRequest, @escaping (OutboundResponse) -> Void) -> Void,
-                   _ use: @escaping Waiter) {
+    func withToken(
+        now: Int64, exchange: (OutboundRequest, @escaping (OutboundResponse) -> Void) -> Void,
+        _ use: @escaping Waiter
+    ) {
         if let token, now < token.expiresAt - min(Self.renewAhead, (token.expiresAt - token.obtainedAt) / 2) {
             return use(.success(token.value))
         }
@@ -113,8 +115,9 @@ final class FCMAccessToken {
         }
         // The assertion is base64url, safe in a form as it is.
         let body = "grant_type=" + Self.encodedGrantType + "&assertion=" + assertion
-        return OutboundRequest(url: account.tokenURI, headers: [("content-type", "application/x-www-form-urlencoded")],
-                               body: Array(body.utf8), timeout: timeout, caFile: caFile)
+        return OutboundRequest(
+            url: account.tokenURI, headers: [("content-type", "application/x-www-form-urlencoded")],
+            body: Array(body.utf8), timeout: timeout, caFile: caFile)
     }
 
     /// Expiry is counted from when the exchange started, so a slow answer
@@ -137,7 +140,8 @@ final class FCMAccessToken {
         let json = try? JSONValue.parse(response.body)
         guard response.status == 200, let token = json?["access_token"]?.stringValue, !token.isEmpty else {
             let detail = json?["error_description"]?.stringValue ?? json?["error"]?.stringValue ?? response.bodyText
-            return .failure(PushError(.credentials, "the OAuth token exchange answered \(response.status ?? 0): \(detail)"))
+            return .failure(
+                PushError(.credentials, "the OAuth token exchange answered \(response.status ?? 0): \(detail)"))
         }
         // Google grants an hour; anything outside a minute to a day is not believed.
         return .success((token, min(86_400, max(60, json?["expires_in"]?.integerValue ?? 3600))))

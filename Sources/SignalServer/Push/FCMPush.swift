@@ -32,22 +32,30 @@ enum FCMPush {
             data.append(("status", .string(call.status.rawValue)))
             ttl = Int64(cancelTTLSeconds)
         }
-        let message: JSONValue = .object([("message", .object([
-            ("token", .string(token)),
-            ("data", .object(data)),
-            ("android", .object([("priority", .string("high")), ("ttl", .string("\(ttl)s"))])),
-        ]))])
+        let message: JSONValue = .object([
+            (
+                "message",
+                .object([
+                    ("token", .string(token)),
+                    ("data", .object(data)),
+                    ("android", .object([("priority", .string("high")), ("ttl", .string("\(ttl)s"))])),
+                ])
+            )
+        ])
         var bytes: [UInt8] = []
         message.write(into: &bytes)
         return bytes
     }
 
-    static func request(_ kind: Kind, for call: Call, token: RegisteredPushToken, project: String,
-                        accessToken: String, settings: PushSettings, now: Int64) -> OutboundRequest {
-        OutboundRequest(url: "\(settings.fcm.baseURL)/v1/projects/\(project)/messages:send",
-                        headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
-                        body: message(kind, for: call, token: token.registration.token, now: now),
-                        timeout: settings.timeout, caFile: settings.caFile)
+    static func request(
+        _ kind: Kind, for call: Call, token: RegisteredPushToken, project: String,
+        accessToken: String, settings: PushSettings, now: Int64
+    ) -> OutboundRequest {
+        OutboundRequest(
+            url: "\(settings.fcm.baseURL)/v1/projects/\(project)/messages:send",
+            headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
+            body: message(kind, for: call, token: token.registration.token, now: now),
+            timeout: settings.timeout, caFile: settings.caFile)
     }
 
     /// What FCM's answer means: its `error.status` and the `FcmError`

@@ -29,8 +29,10 @@ final class PushDispatcher: @unchecked Sendable {
 
     /// Reads the APNs key and the FCM service account; throws naming the
     /// setting when one is unusable.
-    init(settings: PushSettings, registry: PushTokenRegistry, store: PushTokenStore, client: OutboundHTTPClient,
-         wall: @escaping @Sendable () -> Int64) throws(PushError) {
+    init(
+        settings: PushSettings, registry: PushTokenRegistry, store: PushTokenStore, client: OutboundHTTPClient,
+        wall: @escaping @Sendable () -> Int64
+    ) throws(PushError) {
         self.settings = settings
         self.registry = registry
         self.store = store
@@ -38,16 +40,20 @@ final class PushDispatcher: @unchecked Sendable {
         self.wall = wall
         machine = PushMachine(settings: settings)
         apnsToken = settings.apns.isConfigured ? try APNsProviderToken(settings: settings.apns) : nil
-        fcmToken = settings.fcm.isConfigured
-            ? FCMAccessToken(account: try FCMServiceAccount(settings: settings.fcm), caFile: settings.caFile,
-                             timeout: settings.timeout) : nil
+        fcmToken =
+            settings.fcm.isConfigured
+            ? FCMAccessToken(
+                account: try FCMServiceAccount(settings: settings.fcm), caFile: settings.caFile,
+                timeout: settings.timeout) : nil
     }
 
     /// Gets the first FCM access token now, so that the first ring does not wait for it.
     func start() {
         queue.async { [self] in
             fcmToken?.withToken(now: wall(), exchange: exchange) { result in
-                if case .failure(let error) = result { Log.repeatedWarning("push-credentials", "push: \(error.message)") }
+                if case .failure(let error) = result {
+                    Log.repeatedWarning("push-credentials", "push: \(error.message)")
+                }
             }
         }
     }
@@ -115,15 +121,18 @@ final class PushDispatcher: @unchecked Sendable {
             guard let apnsToken else { return answered(attempt, .failed("APNs is not configured (push.apns)")) }
             let jwt: String
             do throws(PushError) {
-                jwt = attempt.renewCredentials ? try apnsToken.renew(refused: attempt.credential, now: now / 1000)
+                jwt =
+                    attempt.renewCredentials
+                    ? try apnsToken.renew(refused: attempt.credential, now: now / 1000)
                     : try apnsToken.jwt(now: now / 1000)
             } catch {
                 return answered(attempt, .failed(error.message))
             }
             var sent = attempt
             sent.credential = jwt
-            post(APNsPush.request(for: attempt.call, token: attempt.token, settings: settings, jwt: jwt), sent,
-                 answer: APNsPush.answer)
+            post(
+                APNsPush.request(for: attempt.call, token: attempt.token, settings: settings, jwt: jwt), sent,
+                answer: APNsPush.answer)
         case .fcm:
             guard let fcmToken else { return answered(attempt, .failed("FCM is not configured (push.fcm)")) }
             if attempt.renewCredentials { fcmToken.invalidate(attempt.credential) }
@@ -135,16 +144,20 @@ final class PushDispatcher: @unchecked Sendable {
                     var sent = attempt
                     sent.credential = accessToken
                     let kind: FCMPush.Kind = attempt.kind == .ring ? .incomingCall : .callCancelled
-                    post(FCMPush.request(kind, for: attempt.call, token: attempt.token,
-                                         project: fcmToken.account.projectId, accessToken: accessToken,
-                                         settings: settings, now: wall()), sent, answer: FCMPush.answer)
+                    post(
+                        FCMPush.request(
+                            kind, for: attempt.call, token: attempt.token,
+                            project: fcmToken.account.projectId, accessToken: accessToken,
+                            settings: settings, now: wall()), sent, answer: FCMPush.answer)
                 }
             }
         }
     }
 
-    private func post(_ request: OutboundRequest, _ attempt: PushMachine.Attempt,
-                      answer: @escaping @Sendable (OutboundResponse) -> PushAnswer) {
+    private func post(
+        _ request: OutboundRequest, _ attempt: PushMachine.Attempt,
+        answer: @escaping @Sendable (OutboundResponse) -> PushAnswer
+    ) {
         client.send(request) { [self] response in
             let meaning = answer(response)
             queue.async { [self] in answered(attempt, meaning) }
@@ -167,7 +180,9 @@ final class PushDispatcher: @unchecked Sendable {
             switch result {
             case .success(let removed):
                 registry.removed(device, only: token)
-                if removed { Log.info("push: removed the \(token.registration.platform.rawValue) token of \(device): \(reason)") }
+                if removed {
+                    Log.info("push: removed the \(token.registration.platform.rawValue) token of \(device): \(reason)")
+                }
             case .failure(let error):
                 Log.warning("push: could not remove the token of \(device): \(error)")
             }
@@ -176,8 +191,10 @@ final class PushDispatcher: @unchecked Sendable {
 
     private func record(_ outcome: PushOutcome, _ attempt: PushMachine.Attempt, _ detail: String?) {
         registry.record(outcome, for: attempt.device, at: wall(), error: outcome == .sent ? nil : detail)
-        Log.debug("push: \(attempt.kind == .ring ? "ring" : "cancel") of \(attempt.call.sessionId) to \(attempt.device) "
-            + "(\(attempt.token.registration.platform.rawValue)): \(outcome.rawValue)\(detail.map { ": \($0)" } ?? "")")
+        Log.debug(
+            "push: \(attempt.kind == .ring ? "ring" : "cancel") of \(attempt.call.sessionId) to \(attempt.device) "
+                + "(\(attempt.token.registration.platform.rawValue)): \(outcome.rawValue)\(detail.map { ": \($0)" } ?? "")"
+        )
     }
 
     /// Points the timer at the next retry, if one waits.

@@ -151,8 +151,9 @@ struct PushMachine {
     /// The service answered `sent` with `answer`.
     mutating func answered(_ sent: Attempt, _ answer: PushAnswer, now: Int64) -> [Action] {
         guard var ringing = calls[sent.call.sessionId], var target = ringing.targets[sent.device],
-              case .inFlight = target.stage, target.kind == sent.kind,
-              target.token.registration.token == sent.token.registration.token else { return [] }
+            case .inFlight = target.stage, target.kind == sent.kind,
+            target.token.registration.token == sent.token.registration.token
+        else { return [] }
         var actions: [Action] = []
         switch answer {
         case .sent:
@@ -170,8 +171,11 @@ struct PushMachine {
         case .renewCredentials(let reason) where !target.renewed && stillWanted(target, ringing, at: now):
             target.renewed = true
             actions.append(.outcome(.retried, sent, detail: reason))
-            actions.append(.send(Attempt(call: ringing.call, token: target.token, kind: target.kind, renewCredentials: true,
-                                         credential: sent.credential)))
+            actions.append(
+                .send(
+                    Attempt(
+                        call: ringing.call, token: target.token, kind: target.kind, renewCredentials: true,
+                        credential: sent.credential)))
         case .renewCredentials(let reason), .failed(let reason):
             target.stage = .done
             let stopped = target.kind == .ring && !stillWanted(target, ringing, at: now)
@@ -182,10 +186,11 @@ struct PushMachine {
             // Bounded by the ring timeout (at most 300 s) for a ring and by a
             // minute for a cancel, so that no wait the service asks for overflows.
             let due = now + Int64((min(delay, 3600) * 1000).rounded(.up))
-            let wanted = switch target.kind {
-            case .ring: stillWanted(target, ringing, at: due)
-            case .cancel: target.retries < Self.maxCancelAttempts
-            }
+            let wanted =
+                switch target.kind {
+                case .ring: stillWanted(target, ringing, at: due)
+                case .cancel: target.retries < Self.maxCancelAttempts
+                }
             if wanted {
                 target.stage = .waiting(until: due)
                 retries.push((sent.call.sessionId, sent.device), dueAt: due)
@@ -206,7 +211,8 @@ struct PushMachine {
         var actions: [Action] = []
         while let (key, dueAt) = retries.popDue(now: now) {
             guard var ringing = calls[key.sessionId], var target = ringing.targets[key.device],
-                  isWaiting(target, until: dueAt) else { continue }
+                isWaiting(target, until: dueAt)
+            else { continue }
             target.stage = .inFlight
             ringing.targets[key.device] = target
             calls[key.sessionId] = ringing

@@ -98,8 +98,12 @@ final class PushTokenRegistry: Sendable {
     func removed(_ device: PushDeviceKey, only registration: RegisteredPushToken? = nil) {
         state.withLock { state in
             guard let current = state.tokens[device.uid]?[device.deviceId] else { return }
-            if let registration, current.registration.token != registration.registration.token
-                || current.updatedAt > registration.updatedAt { return }
+            if let registration,
+                current.registration.token != registration.registration.token
+                    || current.updatedAt > registration.updatedAt
+            {
+                return
+            }
             state.drop(device)
         }
     }

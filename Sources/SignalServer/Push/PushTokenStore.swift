@@ -18,49 +18,57 @@ enum PushTokenStore: Sendable {
 
     /// Stores `token` as its device's, moving it from any device that held
     /// it, and keeps the user within `limit` tokens.
-    func save(_ token: RegisteredPushToken, limit: Int,
-              completion: @escaping @Sendable (Result<PushTokenSaved, StoreError>) -> Void) {
+    func save(
+        _ token: RegisteredPushToken, limit: Int,
+        completion: @escaping @Sendable (Result<PushTokenSaved, StoreError>) -> Void
+    ) {
         switch self {
         case .local(let store):
             store.savePushToken(token, limit: limit, completion: completion)
         case .cluster(let node):
-            node.read({ db throws(StoreError) in
-                try reportingPostgresErrors { () throws(PostgresError) in
-                    for attempt in 1 ... Self.clusterSaveAttempts {
-                        do throws(PostgresError) {
-                            return try db.transaction { () throws(PostgresError) in
-                                let saved = try db.savePushToken(token, limit: limit)
-                                try Self.broadcast(Set([token.uid] + saved.movedFrom.map(\.uid)), on: db)
-                                return saved
+            node.read(
+                { db throws(StoreError) in
+                    try reportingPostgresErrors { () throws(PostgresError) in
+                        for attempt in 1 ... Self.clusterSaveAttempts {
+                            do throws(PostgresError) {
+                                return try db.transaction { () throws(PostgresError) in
+                                    let saved = try db.savePushToken(token, limit: limit)
+                                    try Self.broadcast(Set([token.uid] + saved.movedFrom.map(\.uid)), on: db)
+                                    return saved
+                                }
+                            } catch
+                                where Self.clusterSaveRaces.contains(error.sqlState)
+                                && attempt < Self.clusterSaveAttempts
+                            {
+                                continue
                             }
-                        } catch where Self.clusterSaveRaces.contains(error.sqlState)
-                            && attempt < Self.clusterSaveAttempts {
-                            continue
                         }
+                        throw PostgresError(sqlState: nil, message: "the push token kept moving between devices")
                     }
-                    throw PostgresError(sqlState: nil, message: "the push token kept moving between devices")
-                }
-            }, completion: completion)
+                }, completion: completion)
         }
     }
 
     /// Removes the token of `device`; with `only`, only while it is that
     /// registration. Completes with whether the device had one.
-    func delete(of device: PushDeviceKey, only token: RegisteredPushToken? = nil,
-                completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
+    func delete(
+        of device: PushDeviceKey, only token: RegisteredPushToken? = nil,
+        completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void
+    ) {
         switch self {
         case .local(let store):
             store.deletePushToken(of: device, only: token, completion: completion)
         case .cluster(let node):
-            node.read({ db throws(StoreError) in
-                try reportingPostgresErrors { () throws(PostgresError) in
-                    try db.transaction { () throws(PostgresError) in
-                        let removed = try db.deletePushToken(of: device, only: token)
-                        if removed { try Self.broadcast([device.uid], on: db) }
-                        return removed
+            node.read(
+                { db throws(StoreError) in
+                    try reportingPostgresErrors { () throws(PostgresError) in
+                        try db.transaction { () throws(PostgresError) in
+                            let removed = try db.deletePushToken(of: device, only: token)
+                            if removed { try Self.broadcast([device.uid], on: db) }
+                            return removed
+                        }
                     }
-                }
-            }, completion: completion)
+                }, completion: completion)
         }
     }
 

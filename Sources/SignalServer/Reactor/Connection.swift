@@ -1,10 +1,11 @@
 import CShim
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalCrypto
 import SignalReactor
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The protocol currently spoken on a connection (HTTP, then maybe WebSocket).
 protocol ConnectionHandler: AnyObject {
@@ -93,8 +94,10 @@ final class Connection: Selectable {
     /// How long a closing connection may take to flush and see the peer's FIN.
     static let closeTimeout = 5.0
 
-    init(socket: FileDescriptor, peer: SocketAddress, loop: EventLoop, limits: BackpressureLimits,
-         tls: TLSSession? = nil, plaintextRefusal: PlaintextRefusal? = nil) {
+    init(
+        socket: FileDescriptor, peer: SocketAddress, loop: EventLoop, limits: BackpressureLimits,
+        tls: TLSSession? = nil, plaintextRefusal: PlaintextRefusal? = nil
+    ) {
         self.socket = socket
         self.peer = peer
         self.loop = loop
@@ -156,7 +159,10 @@ final class Connection: Selectable {
             flush()
         }
         if state == .open, queuedSize > limits.hardLimit {
-            Log.repeatedWarning("slow-peer", "dropped a connection: \(outbound.pendingBytes) bytes in \(outbound.chunkCount) chunks queued for a peer that does not read", [("remote", "\(peer)")])
+            Log.repeatedWarning(
+                "slow-peer",
+                "dropped a connection: \(outbound.pendingBytes) bytes in \(outbound.chunkCount) chunks queued for a peer that does not read",
+                [("remote", "\(peer)")])
             abort()
         }
     }

@@ -1,8 +1,9 @@
 import CSystemd
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A listening TCP socket the parent passed in (systemd socket activation,
 /// the `sd_listen_fds` protocol). The parent keeps its own copy, so the
@@ -34,9 +35,10 @@ struct InheritedSocket: Sendable, CustomStringConvertible {
     /// another loop took gets EAGAIN from accept4, which it treats as "none".
     func duplicate() throws(ListenError) -> FileDescriptor {
         do throws(SystemError) {
-            return FileDescriptor(try syscallExpectingResult("fcntl(F_DUPFD_CLOEXEC)") {
-                fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-            })
+            return FileDescriptor(
+                try syscallExpectingResult("fcntl(F_DUPFD_CLOEXEC)") {
+                    fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+                })
         } catch {
             throw ListenError(message: "inherited socket \(self): \(error)")
         }
@@ -62,7 +64,8 @@ public struct InheritedSockets: Sendable {
         let count = sd_listen_fds_with_names(1, &names)
         defer { free(names) }
         guard count >= 0 else {
-            throw ListenError(message: "sd_listen_fds failed: \(String(cString: strerror(-count))) (LISTEN_FDS, LISTEN_PID)")
+            throw ListenError(
+                message: "sd_listen_fds failed: \(String(cString: strerror(-count))) (LISTEN_FDS, LISTEN_PID)")
         }
         var sockets: [InheritedSocket] = []
         for index in 0 ..< Int(count) {
@@ -84,7 +87,8 @@ public struct InheritedSockets: Sendable {
         do throws(SystemError) {
             let flags = try syscallExpectingResult("fcntl(F_GETFL)") { fcntl(descriptor, F_GETFL) }
             _ = try syscallExpectingResult("fcntl(F_SETFL)") { fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
-            return InheritedSocket(descriptor: descriptor, name: name, address: try Listener.localAddress(of: descriptor))
+            return InheritedSocket(
+                descriptor: descriptor, name: name, address: try Listener.localAddress(of: descriptor))
         } catch {
             throw ListenError(message: "\(what): \(error)")
         }

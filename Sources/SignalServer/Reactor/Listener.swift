@@ -1,9 +1,10 @@
 import CShim
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalReactor
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where a listener's socket comes from.
 enum ListenTarget: Sendable {
@@ -32,8 +33,10 @@ final class Listener: Selectable {
 
     /// Listens on `target` (binding it, or on a duplicate of the inherited
     /// socket), calling `onAccept` for each new connection.
-    init(target: ListenTarget, loop: EventLoop,
-         onAccept: @escaping (FileDescriptor, SocketAddress) -> Void) throws {
+    init(
+        target: ListenTarget, loop: EventLoop,
+        onAccept: @escaping (FileDescriptor, SocketAddress) -> Void
+    ) throws {
         let fd: FileDescriptor
         switch target {
         case .address(let address):
@@ -76,9 +79,10 @@ final class Listener: Selectable {
     /// `sharingPort`); a failed bind names the address.
     private static func bound(to address: SocketAddress, sharingPort: Bool) throws(ListenError) -> FileDescriptor {
         do throws(SystemError) {
-            let fd = FileDescriptor(try syscallExpectingResult("socket") {
-                Glibc.socket(address.family, CSHIM_SOCK_STREAM, 0)
-            })
+            let fd = FileDescriptor(
+                try syscallExpectingResult("socket") {
+                    Glibc.socket(address.family, CSHIM_SOCK_STREAM, 0)
+                })
             var one: Int32 = 1
             let size = socklen_t(MemoryLayout<Int32>.size)
             _ = try syscallExpectingResult("setsockopt(SO_REUSEADDR)") {
@@ -95,7 +99,7 @@ final class Listener: Selectable {
             }
             _ = try binding.get()
             return fd
-        } catch where error.code == EADDRINUSE {
+        } catch  where error.code == EADDRINUSE {
             throw ListenError(message: "address \(address) already in use")
         } catch {
             throw ListenError(message: "cannot listen on \(address): \(error)")
@@ -139,7 +143,9 @@ final class Listener: Selectable {
         switch error.code {
         case EMFILE, ENFILE, ENOBUFS, ENOMEM:
             if !exhaustionLogged {
-                Log.repeatedWarning("descriptors", "out of descriptors, accepting in \(Self.descriptorExhaustionPause)s steps: \(error)")
+                Log.repeatedWarning(
+                    "descriptors", "out of descriptors, accepting in \(Self.descriptorExhaustionPause)s steps: \(error)"
+                )
                 exhaustionLogged = true
             }
             paused = true

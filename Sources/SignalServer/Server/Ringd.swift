@@ -27,18 +27,20 @@ public final class Ringd: ServerApplication {
     public init(config: ServerConfig) throws {
         // A cluster node keeps its calls in PostgreSQL; its embedded store
         // stays empty, in memory.
-        let cluster = config.cluster.isEnabled
+        let cluster =
+            config.cluster.isEnabled
             ? try ClusterNode(settings: config.cluster, name: ClusterNode.defaultName) : nil
         self.cluster = cluster
         let storePath = cluster == nil ? config.storePath : CallStore.inMemoryPath
         storeLock = storePath == CallStore.inMemoryPath ? nil : try StoreLock(storePath: storePath)
         let store = try CallStore(path: storePath, synchronousFull: config.storeSynchronousFull)
         // Nodes share the secret PostgreSQL keeps unless one is configured.
-        let secret = if let cluster, config.tokenSecret == nil {
-            cluster.sharedTokenSecret
-        } else {
-            try TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
-        }
+        let secret =
+            if let cluster, config.tokenSecret == nil {
+                cluster.sharedTokenSecret
+            } else {
+                try TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
+            }
         // A cluster node's revocations come from PostgreSQL once it attaches (ClusterListener).
         let tokens = TokenAuthority(secret: secret, revocations: cluster == nil ? try store.loadRevocations() : [:])
         let wall = SignalingClock.system.wall
@@ -48,9 +50,11 @@ public final class Ringd: ServerApplication {
         }
         // Webhooks bound their requests per endpoint themselves; the client's
         // per-host bound is there for push.
-        let outbound = needsOutbound
-            ? try OutboundHTTPClient(maxConnectionsPerHost: max(config.webhooks.concurrency, config.push.connectionsPerHost),
-                                     caFile: nil) : nil
+        let outbound =
+            needsOutbound
+            ? try OutboundHTTPClient(
+                maxConnectionsPerHost: max(config.webhooks.concurrency, config.push.connectionsPerHost),
+                caFile: nil) : nil
         self.outbound = outbound
         // A cluster's outbox is in its database; every node writes it, the leader sends it.
         let clusterWebhookStore = cluster.map { ClusterWebhookStore(worker: $0.worker) }
@@ -62,8 +66,9 @@ public final class Ringd: ServerApplication {
         let pushTokens = PushTokenRegistry(try store.loadPushTokens())
         let pushes = try outbound.flatMap { client throws(PushError) -> PushDispatcher? in
             guard config.push.isEnabled else { return nil }
-            return try PushDispatcher(settings: config.push, registry: pushTokens,
-                                      store: cluster.map(PushTokenStore.cluster) ?? .local(store), client: client, wall: wall)
+            return try PushDispatcher(
+                settings: config.push, registry: pushTokens,
+                store: cluster.map(PushTokenStore.cluster) ?? .local(store), client: client, wall: wall)
         }
         self.pushes = pushes
         let metrics = SignalingMetrics(wall: wall)
@@ -71,16 +76,18 @@ public final class Ringd: ServerApplication {
             config.testing.enabled ? try TestControl(key: key) : nil
         }
         self.testing = testing
-        service = SignalingService(config: config, store: store, tokens: tokens,
-                                   keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys),
-                                   clock: testing?.clock.signalingClock ?? .system,
-                                   consumers: (cluster == nil ? webhooks.map { [$0.outbox] } ?? [] : []) + [metrics],
-                                   pushTokens: pushTokens,
-                                   pushes: pushes, metrics: metrics, tap: testing?.tap, cluster: cluster)
+        service = SignalingService(
+            config: config, store: store, tokens: tokens,
+            keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys),
+            clock: testing?.clock.signalingClock ?? .system,
+            consumers: (cluster == nil ? webhooks.map { [$0.outbox] } ?? [] : []) + [metrics],
+            pushTokens: pushTokens,
+            pushes: pushes, metrics: metrics, tap: testing?.tap, cluster: cluster)
         if let testing {
             testing.attach(to: service)
-            Log.warning("the test API is on (testing.enabled): anyone with the test key can change the clock, "
-                        + "drop connections and erase every call; never enable it in production")
+            Log.warning(
+                "the test API is on (testing.enabled): anyone with the test key can change the clock, "
+                    + "drop connections and erase every call; never enable it in production")
         }
         pushes?.start()
         if let cluster {

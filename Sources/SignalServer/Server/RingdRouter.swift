@@ -21,7 +21,8 @@ public final class RingdRouter: HTTPRouter {
         }
         table.add("GET", "/v1/ws") { request, _ in
             if let cluster = service.cluster, cluster.number == 0 {
-                return .respond(.error(.serviceUnavailable, "this node has no connection to the cluster's database; try another"))
+                return .respond(
+                    .error(.serviceUnavailable, "this node has no connection to the cluster's database; try another"))
             }
             guard let authorization = request.headers["Authorization"] else {
                 return .webSocket(SignalingSession(loop: signaling, headerIdentity: nil))

@@ -1,7 +1,7 @@
 import SignalCrypto
 import SignalReactor
-import Synchronization
 import SignalSystem
+import Synchronization
 
 /// What a server runs: its routes, and its part in shutting down.
 public protocol ServerApplication: Sendable {
@@ -67,8 +67,9 @@ public final class Server: Sendable {
         defer { inherited.close() }
         var certificates: TLSCertificates?
         if let certificatePath = config.tlsCertificatePath, let privateKeyPath = config.tlsPrivateKeyPath {
-            certificates = try TLSCertificates(certificatePath: certificatePath, privateKeyPath: privateKeyPath,
-                                               minimumVersion: config.tlsMinimumVersion)
+            certificates = try TLSCertificates(
+                certificatePath: certificatePath, privateKeyPath: privateKeyPath,
+                minimumVersion: config.tlsMinimumVersion)
         }
         let requested = try Self.listenTargets(config: config, certificates: certificates, inherited: inherited)
         for case (.address(let address), _) in requested { try Listener.checkFree(address) }
@@ -78,9 +79,12 @@ public final class Server: Sendable {
         // Loop 0 binds first; the others reuse the ports it was given.
         let bound = Mutex<[SocketAddress]?>(nil)
         let metricsBound = Mutex<SocketAddress?>(nil)
-        group = try EventLoopGroup(count: config.resolvedThreads, onFailure: { index, error in
-            Log.error("event loop \(index): \(error)")
-        }) { loop in
+        group = try EventLoopGroup(
+            count: config.resolvedThreads,
+            onFailure: { index, error in
+                Log.error("event loop \(index): \(error)")
+            }
+        ) { loop in
             let context = ServerContext(loop: loop, config: config, stats: stats)
             let serverLoop = ServerLoop(context: context, router: application.makeRouter(context))
             let firstBound = bound.withLock { $0 }
@@ -92,7 +96,8 @@ public final class Server: Sendable {
             }
             bound.withLock { $0 = $0 ?? actual }
             if loop.index == 0, let metricsTarget, let metricsRouter = application.makeMetricsRouter(context) {
-                let address = try serverLoop.listen(on: .address(metricsTarget), certificates: nil, router: metricsRouter)
+                let address = try serverLoop.listen(
+                    on: .address(metricsTarget), certificates: nil, router: metricsRouter)
                 metricsBound.withLock { $0 = address }
             }
             loop.attach(serverLoop)
@@ -118,18 +123,24 @@ public final class Server: Sendable {
     /// what it serves (plain text, or TLS when TLS is configured without
     /// `tls.port`). A configured address no inherited socket replaces is
     /// bound as before.
-    static func listenTargets(config: ServerConfig, certificates: TLSCertificates?,
-                              inherited: InheritedSockets) throws -> [(ListenTarget, TLSCertificates?)] {
+    static func listenTargets(
+        config: ServerConfig, certificates: TLSCertificates?,
+        inherited: InheritedSockets
+    ) throws -> [(ListenTarget, TLSCertificates?)] {
         let tlsAlone = certificates != nil && config.tlsPort == nil
         let forListen = inherited.sockets.filter { tlsAlone || !$0.isTLS }
         let forTLS = inherited.sockets.filter { !tlsAlone && $0.isTLS }
         if certificates == nil, let socket = forTLS.first {
-            throw ListenError(message: "inherited socket \(socket) is named \(InheritedSocket.tlsName) but no TLS certificate is configured (tls.certificate)")
+            throw ListenError(
+                message:
+                    "inherited socket \(socket) is named \(InheritedSocket.tlsName) but no TLS certificate is configured (tls.certificate)"
+            )
         }
         var targets: [(ListenTarget, TLSCertificates?)] = []
         let listenCertificates = tlsAlone ? certificates : nil
         if forListen.isEmpty {
-            targets.append((.address(try SocketAddress.resolve(host: config.host, port: config.port)), listenCertificates))
+            targets.append(
+                (.address(try SocketAddress.resolve(host: config.host, port: config.port)), listenCertificates))
         } else {
             targets += forListen.map { (.inherited($0), listenCertificates) }
         }
@@ -158,7 +169,8 @@ public final class Server: Sendable {
     public var secureAddress: SocketAddress? { listeners.first(where: \.isSecure)?.address }
 
     /// Binds and starts serving the routers `makeRouter` makes.
-    public convenience init(config: ServerConfig, makeRouter: @escaping @Sendable (ServerContext) -> HTTPRouter) throws {
+    public convenience init(config: ServerConfig, makeRouter: @escaping @Sendable (ServerContext) -> HTTPRouter) throws
+    {
         try self.init(config: config, application: RouterApplication(makeRouterBody: makeRouter))
     }
 

@@ -1,4 +1,5 @@
 import SignalReactor
+
 /// What a router is given when the server creates it on a loop.
 public struct ServerContext {
     /// The loop the router serves.

@@ -20,11 +20,14 @@ final class ServerLoop {
 
     /// What a plaintext client on a TLS port is told.
     private static let plaintextRefusal = PlaintextRefusal(
-        response: HTTPResponse.error(.badRequest, "this port speaks TLS: use wss:// or https://").serialized(keepAlive: false))
+        response: HTTPResponse.error(.badRequest, "this port speaks TLS: use wss:// or https://").serialized(
+            keepAlive: false))
 
     /// Listens on `target`, with TLS when `certificates` are given, serving
     /// `router` (the loop's own unless told); returns the address actually bound.
-    func listen(on target: ListenTarget, certificates: TLSCertificates?, router: HTTPRouter? = nil) throws -> SocketAddress {
+    func listen(
+        on target: ListenTarget, certificates: TLSCertificates?, router: HTTPRouter? = nil
+    ) throws -> SocketAddress {
         let router = router ?? self.router
         let listener = try Listener(target: target, loop: context.loop) { [unowned self] socket, peer in
             self.accept(socket, peer, certificates: certificates, router: router)
@@ -34,17 +37,20 @@ final class ServerLoop {
         return listener.address
     }
 
-    private func accept(_ socket: FileDescriptor, _ peer: SocketAddress, certificates: TLSCertificates?,
-                        router: HTTPRouter) {
+    private func accept(
+        _ socket: FileDescriptor, _ peer: SocketAddress, certificates: TLSCertificates?,
+        router: HTTPRouter
+    ) {
         let config = context.config
         let address = peer.host
         let limits = (config.maxConnections, config.connectionsPerAddress, config.maxUnauthenticatedConnections)
         if case .failure(let reason) = context.stats.admit(from: address, limits: limits) {
-            let message = switch reason {
-            case .full: "too many connections"
-            case .addressFull: "too many connections from this address"
-            case .unauthenticatedFull: "too many connections waiting to authenticate"
-            }
+            let message =
+                switch reason {
+                case .full: "too many connections"
+                case .addressFull: "too many connections from this address"
+                case .unauthenticatedFull: "too many connections waiting to authenticate"
+                }
             Log.repeatedWarning("refused", "refused a connection: \(message)", [("remote", "\(peer)")])
             // A TLS peer cannot be told before its handshake; it sees the close.
             let refusal = Connection(socket: socket, peer: peer, loop: context.loop, limits: config.backpressure)
@@ -63,8 +69,9 @@ final class ServerLoop {
             socket.close()
             return
         }
-        let connection = Connection(socket: socket, peer: peer, loop: context.loop, limits: config.backpressure,
-                                    tls: session, plaintextRefusal: Self.plaintextRefusal)
+        let connection = Connection(
+            socket: socket, peer: peer, loop: context.loop, limits: config.backpressure,
+            tls: session, plaintextRefusal: Self.plaintextRefusal)
         do {
             try connection.start()
         } catch {

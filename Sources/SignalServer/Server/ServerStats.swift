@@ -35,8 +35,10 @@ public final class ServerStats: Sendable {
     /// Counts a new, unauthenticated connection from `address` if fewer than
     /// `limits.total` are open in all, fewer than `limits.perAddress` from
     /// that address and fewer than `limits.unauthenticated` unauthenticated.
-    func admit(from address: String,
-               limits: (total: Int, perAddress: Int, unauthenticated: Int)) -> Result<Void, Refusal> {
+    func admit(
+        from address: String,
+        limits: (total: Int, perAddress: Int, unauthenticated: Int)
+    ) -> Result<Void, Refusal> {
         let after = connections.wrappingAdd(1, ordering: .relaxed).newValue
         if after > limits.total {
             connections.wrappingSubtract(1, ordering: .relaxed)
@@ -108,12 +110,14 @@ public final class ServerStats: Sendable {
 
     /// The `GET /healthz` answer: status, version, uptime, open connections.
     public var healthResponse: HTTPResponse {
-        .json(.ok, .object([
-            ("status", .string("ok")),
-            ("version", .string(RingdVersion.current)),
-            ("uptimeSeconds", .integer(Int64(uptimeSeconds))),
-            ("connections", .integer(Int64(openConnections))),
-        ]))
+        .json(
+            .ok,
+            .object([
+                ("status", .string("ok")),
+                ("version", .string(RingdVersion.current)),
+                ("uptimeSeconds", .integer(Int64(uptimeSeconds))),
+                ("connections", .integer(Int64(openConnections))),
+            ]))
     }
 
     /// The `GET /readyz` answer: 200 while ready, else 503.

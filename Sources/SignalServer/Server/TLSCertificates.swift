@@ -17,15 +17,18 @@ public final class TLSCertificates: Sendable {
         self.certificatePath = certificatePath
         self.privateKeyPath = privateKeyPath
         self.minimumVersion = minimumVersion
-        current = Mutex(try TLSContext.server(certificatePath: certificatePath, privateKeyPath: privateKeyPath,
-                                              minimumVersion: minimumVersion))
+        current = Mutex(
+            try TLSContext.server(
+                certificatePath: certificatePath, privateKeyPath: privateKeyPath,
+                minimumVersion: minimumVersion))
     }
 
     /// Loads the files again; new connections use them from now on. On an
     /// error the previous certificate stays in use.
     public func reload() throws(TLSError) {
-        let context = try TLSContext.server(certificatePath: certificatePath, privateKeyPath: privateKeyPath,
-                                            minimumVersion: minimumVersion)
+        let context = try TLSContext.server(
+            certificatePath: certificatePath, privateKeyPath: privateKeyPath,
+            minimumVersion: minimumVersion)
         current.withLock { $0 = context }
     }
 

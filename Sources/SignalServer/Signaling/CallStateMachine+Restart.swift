@@ -12,8 +12,10 @@ extension CallStateMachine {
     /// `server_restart`. Nobody is connected yet, so the output is only the
     /// changes to commit, and the restart grace deadlines an earlier
     /// `resume` start left (`graceDeadlines`) dropped.
-    public mutating func restart(with calls: [Call], graceDeadlines: [String: Int64] = [:],
-                                 now: SignalingTime) -> SignalingOutput {
+    public mutating func restart(
+        with calls: [Call], graceDeadlines: [String: Int64] = [:],
+        now: SignalingTime
+    ) -> SignalingOutput {
         restartGraceDeadlines = graceDeadlines
         for call in calls { adopt(call, now: now) }
         var output = endEveryLiveCall(.restart, now: now)
@@ -30,7 +32,9 @@ extension CallStateMachine {
     /// so that restarting again never extends it, or else from `now`.
     /// Ringing calls are pushed again when pushes are on.
     /// Deadlines of parties without a live call any more are dropped.
-    public mutating func restore(_ calls: [Call], graceDeadlines: [String: Int64], now: SignalingTime) -> SignalingOutput {
+    public mutating func restore(
+        _ calls: [Call], graceDeadlines: [String: Int64], now: SignalingTime
+    ) -> SignalingOutput {
         var output = SignalingOutput()
         restartGraceDeadlines = graceDeadlines
         for call in calls { adopt(call, now: now) }

@@ -8,7 +8,8 @@ extension CallStateMachine {
         var output = SignalingOutput()
         switch timer {
         case .ring(let sessionId):
-            guard let call = liveCalls[sessionId], call.status == .initiated, let deadline = ringDeadlines[sessionId] else {
+            guard let call = liveCalls[sessionId], call.status == .initiated, let deadline = ringDeadlines[sessionId]
+            else {
                 return output
             }
             guard now.monotonic >= deadline else {

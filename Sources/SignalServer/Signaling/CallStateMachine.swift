@@ -65,11 +65,17 @@ public struct CallStateMachine: Sendable {
         var userDevices = devices[device.uid] ?? [:]
         if let previous = userDevices[device.deviceId] {
             if previous != device.address {
-                output.actions.append(.close(previous, code: .replaced, reason: "replaced by a new connection of this device"))
+                output.actions.append(
+                    .close(previous, code: .replaced, reason: "replaced by a new connection of this device"))
             }
         } else if userDevices.count >= settings.maxDevicesPerUser {
-            output.actions.append(.reply(device.address, id: requestId, .failure(SignalError(
-                .tooManyDevices, "\(device.uid) already has \(settings.maxDevicesPerUser) devices connected"))))
+            output.actions.append(
+                .reply(
+                    device.address, id: requestId,
+                    .failure(
+                        SignalError(
+                            .tooManyDevices, "\(device.uid) already has \(settings.maxDevicesPerUser) devices connected"
+                        ))))
             output.actions.append(.close(device.address, code: .notAuthenticated, reason: "too many devices"))
             return output
         }
@@ -77,10 +83,12 @@ public struct CallStateMachine: Sendable {
         devices[device.uid] = userDevices
         graceGenerations[device.uid] = nil
         endRestartGrace(of: device.uid, into: &output)
-        let authentication = Authentication(uid: device.uid, deviceId: device.deviceId, activeCall: liveCall(of: device.uid),
-                                            seq: lastSeq)
+        let authentication = Authentication(
+            uid: device.uid, deviceId: device.deviceId, activeCall: liveCall(of: device.uid),
+            seq: lastSeq)
         if let resumingAfter {
-            output.actions.append(.replyResuming(device.address, id: requestId, authentication, afterSeq: resumingAfter))
+            output.actions.append(
+                .replyResuming(device.address, id: requestId, authentication, afterSeq: resumingAfter))
         } else {
             output.actions.append(.reply(device.address, id: requestId, .success(.authenticated(authentication))))
         }
@@ -122,12 +130,16 @@ public struct CallStateMachine: Sendable {
 
     /// Starts a new grace period for `uid`, whose devices are all gone:
     /// the reconnect grace from `now`, or until the monotonic `deadline`.
-    mutating func startGrace(of uid: String, now: SignalingTime, until deadline: Int64? = nil,
-                             into output: inout SignalingOutput) {
+    mutating func startGrace(
+        of uid: String, now: SignalingTime, until deadline: Int64? = nil,
+        into output: inout SignalingOutput
+    ) {
         lastGraceGeneration += 1
         graceGenerations[uid] = lastGraceGeneration
-        output.actions.append(.schedule(.grace(uid: uid, generation: lastGraceGeneration),
-                                        at: deadline ?? now.monotonic + settings.reconnectGraceMillis))
+        output.actions.append(
+            .schedule(
+                .grace(uid: uid, generation: lastGraceGeneration),
+                at: deadline ?? now.monotonic + settings.reconnectGraceMillis))
     }
 
     /// `uid` came back or its call ended: its restart grace is over, in the store too.
@@ -142,8 +154,10 @@ public struct CallStateMachine: Sendable {
     /// queues the change for the store, and tells every device of both
     /// parties except `actor`. Returns the call as changed.
     @discardableResult
-    mutating func commit(_ change: CallChange, except actor: DeviceAddress?, now: SignalingTime,
-                         into output: inout SignalingOutput) -> Call {
+    mutating func commit(
+        _ change: CallChange, except actor: DeviceAddress?, now: SignalingTime,
+        into output: inout SignalingOutput
+    ) -> Call {
         var change = change
         lastSeq += 1
         change.after.seq = lastSeq
@@ -157,7 +171,9 @@ public struct CallStateMachine: Sendable {
                 let deadline = now.monotonic(atWall: call.ringDeadline)
                 ringDeadlines[call.sessionId] = deadline
                 output.actions.append(.schedule(.ring(sessionId: call.sessionId), at: deadline))
-                if settings.pushes { output.actions.append(.push(call, connected: connectedDeviceIds(of: call.receiver))) }
+                if settings.pushes {
+                    output.actions.append(.push(call, connected: connectedDeviceIds(of: call.receiver)))
+                }
             }
         } else if ringDeadlines.removeValue(forKey: call.sessionId) != nil {
             output.actions.append(.cancel(.ring(sessionId: call.sessionId)))
@@ -183,11 +199,14 @@ public struct CallStateMachine: Sendable {
     }
 
     /// Applies `transition` to the live call `call` and commits the change.
-    mutating func commit(_ transition: CallTransition, to call: Call, by actor: CallActor, except address: DeviceAddress?,
-                         now: SignalingTime, into output: inout SignalingOutput) throws(SignalError) -> Call {
+    mutating func commit(
+        _ transition: CallTransition, to call: Call, by actor: CallActor, except address: DeviceAddress?,
+        now: SignalingTime, into output: inout SignalingOutput
+    ) throws(SignalError) -> Call {
         let next = try call.applying(transition, by: actor, at: now.wall)
-        return commit(CallChange(before: call, after: next, transition: transition, actor: actor), except: address,
-                      now: now, into: &output)
+        return commit(
+            CallChange(before: call, after: next, transition: transition, actor: actor), except: address,
+            now: now, into: &output)
     }
 
     /// Takes `call`, live in the store, into the machine as it is.
@@ -219,8 +238,10 @@ public struct CallStateMachine: Sendable {
     /// their devices on every node and their grace periods. Positions after
     /// `seq` up to `reservedThrough` are the transaction's to hand out, and
     /// so are grace generations after `seq`, which no other transaction uses.
-    mutating func seed(calls: [Call], devices: [String: [String: DeviceAddress]], graceGenerations: [String: UInt64],
-                       after seq: Int64, reservedThrough: Int64, now: SignalingTime) {
+    mutating func seed(
+        calls: [Call], devices: [String: [String: DeviceAddress]], graceGenerations: [String: UInt64],
+        after seq: Int64, reservedThrough: Int64, now: SignalingTime
+    ) {
         for call in calls { adopt(call, now: now) }
         self.devices = devices
         self.graceGenerations = graceGenerations

@@ -1,4 +1,5 @@
 import SignalSystem
+
 /// A token bucket: `burst` requests at once, refilled at `rate` per second.
 struct RateLimiter {
     private let rate: Double

@@ -1,6 +1,7 @@
 import SignalSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The two clocks the signaling service reads (see ``SignalingTime``);
@@ -18,8 +19,9 @@ public struct SignalingClock: Sendable {
     }
 
     /// The system's clocks.
-    public static let system = SignalingClock(wall: WallClock.milliseconds,
-                                              monotonic: { Int64(Deadline.now().nanoseconds / 1_000_000) })
+    public static let system = SignalingClock(
+        wall: WallClock.milliseconds,
+        monotonic: { Int64(Deadline.now().nanoseconds / 1_000_000) })
 
     /// Now, on both clocks.
     func now() -> SignalingTime { SignalingTime(wall: wall(), monotonic: monotonic()) }

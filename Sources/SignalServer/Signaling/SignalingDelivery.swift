@@ -12,7 +12,8 @@ extension SignalingService {
         for action in actions {
             switch action {
             case .reply(let address, let id, let reply):
-                let result = failed ? .failure(SignalError(.internalError, "the store failed; try again")) : reply.map(\.json)
+                let result =
+                    failed ? .failure(SignalError(.internalError, "the store failed; try again")) : reply.map(\.json)
                 deliveries.append((address, .frame(resultFrame(id: id, result))))
             case .event(let call, let recipients) where !failed:
                 let frame = ServerFrame.call(call).encoded
@@ -41,10 +42,11 @@ extension SignalingService {
     /// Answers a request about a session that is not live, from the store.
     private func resolve(_ sessionId: String, for uid: String, replyTo address: DeviceAddress, id: String) {
         store.call(sessionId: sessionId) { [self] result in
-            let error = switch result {
-            case .success(let stored): SignalError.notLive(sessionId, stored: stored, askedBy: uid)
-            case .failure(let failure): failure.signalError
-            }
+            let error =
+                switch result {
+                case .success(let stored): SignalError.notLive(sessionId, stored: stored, askedBy: uid)
+                case .failure(let failure): failure.signalError
+                }
             deliver([(address, .frame(resultFrame(id: id, .failure(error))))])
         }
     }
@@ -72,11 +74,12 @@ extension SignalingService {
     }
 
     private func sendPendingWork() {
-        send(pendingWork.withLock { pending in
-            let taken = pending
-            pending = PendingWork()
-            return taken
-        })
+        send(
+            pendingWork.withLock { pending in
+                let taken = pending
+                pending = PendingWork()
+                return taken
+            })
     }
 
     /// One mailbox task per loop: its deliveries, and on loop 0 the timer changes.

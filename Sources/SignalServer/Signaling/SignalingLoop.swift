@@ -95,8 +95,10 @@ final class SignalingLoop {
     /// Takes the earliest pending timer due at or before `limit` (for an
     /// advance of the manual clock), leaving the others.
     func takeTimer(dueBy limit: Int64) -> (timer: SignalingTimer, due: Int64)? {
-        guard let (timer, pending) = timers.filter({ $0.value.due <= limit })
-            .min(by: { ($0.value.due, $0.value.order) < ($1.value.due, $1.value.order) }) else { return nil }
+        guard
+            let (timer, pending) = timers.filter({ $0.value.due <= limit })
+                .min(by: { ($0.value.due, $0.value.order) < ($1.value.due, $1.value.order) })
+        else { return nil }
         cancel(timer)
         return (timer, pending.due)
     }

@@ -10,10 +10,22 @@ extension SignalingService {
         let stopping = core.withLock { $0.stopping }
         switch kind {
         case .request(let address, let id) where stopping:
-            return deliver([(address, .frame(resultFrame(id: id, .failure(SignalError(.unavailable, "the server is shutting down")))))])
+            return deliver([
+                (
+                    address,
+                    .frame(resultFrame(id: id, .failure(SignalError(.unavailable, "the server is shutting down"))))
+                )
+            ])
         case .presence(let refusing?) where stopping:
-            return deliver([(refusing.0, .frame(resultFrame(id: refusing.1,
-                                                            .failure(SignalError(.unavailable, "the server is shutting down")))))])
+            return deliver([
+                (
+                    refusing.0,
+                    .frame(
+                        resultFrame(
+                            id: refusing.1,
+                            .failure(SignalError(.unavailable, "the server is shutting down"))))
+                )
+            ])
         default:
             break
         }
@@ -24,8 +36,10 @@ extension SignalingService {
             case .request(let address, let id):
                 deliver([(address, .frame(resultFrame(id: id, .failure(refusal))))])
             case .presence(let refusing?):
-                deliver([(refusing.0, .frame(resultFrame(id: refusing.1, .failure(refusal)))),
-                         (refusing.0, .close(code: .internalError, reason: "not registered in the cluster"))])
+                deliver([
+                    (refusing.0, .frame(resultFrame(id: refusing.1, .failure(refusal)))),
+                    (refusing.0, .close(code: .internalError, reason: "not registered in the cluster")),
+                ])
             case .presence(nil):
                 // Presence must not keep a device that left.
                 if case .disconnect(let device) = description { cluster.disconnectLater(device) }
@@ -36,8 +50,10 @@ extension SignalingService {
     }
 
     /// A page of `uid`'s call history.
-    func callLogs(for uid: String, query: CallLogFilter,
-                  completion: @escaping @Sendable (Result<CallLogPage, StoreError>) -> Void) {
+    func callLogs(
+        for uid: String, query: CallLogFilter,
+        completion: @escaping @Sendable (Result<CallLogPage, StoreError>) -> Void
+    ) {
         guard let cluster else { return store.callLogs(for: uid, query: query, completion: completion) }
         cluster.read({ db throws(StoreError) in try db.callLogs(for: uid, query: query) }, completion: completion)
     }
@@ -52,13 +68,14 @@ extension SignalingService {
     func revokeTokens(uid: String, at: Int64, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
         tokens.revoke(uid: uid, at: at)
         guard let cluster else { return store.saveRevocation(uid: uid, revokedAt: at, completion: completion) }
-        cluster.read({ db throws(StoreError) in
-            // Durable first; a failed broadcast fails the request, which the caller repeats.
-            try db.saveRevocation(uid: uid, revokedAt: at)
-            try reportingPostgresErrors { () throws(PostgresError) in
-                try ClusterBroadcast.send(ClusterBroadcast.revocation(uid: uid, at: at), on: db)
-            }
-        }, completion: completion)
+        cluster.read(
+            { db throws(StoreError) in
+                // Durable first; a failed broadcast fails the request, which the caller repeats.
+                try db.saveRevocation(uid: uid, revokedAt: at)
+                try reportingPostgresErrors { () throws(PostgresError) in
+                    try ClusterBroadcast.send(ClusterBroadcast.revocation(uid: uid, at: at), on: db)
+                }
+            }, completion: completion)
     }
 
     /// Closes every connection on every loop (a cluster node that lost

@@ -27,7 +27,8 @@ extension SignalingService {
             switch result {
             case .success(let calls):
                 let count = core.withLock { core in
-                    run({ machine, now in machine.rebuild(from: calls, now: now) }, .rebuild, on: &core.machine,
+                    run(
+                        { machine, now in machine.rebuild(from: calls, now: now) }, .rebuild, on: &core.machine,
                         wakeWriter: true)
                     core.recovering = false
                     if core.paused == nil { replayDeferred(&core) }

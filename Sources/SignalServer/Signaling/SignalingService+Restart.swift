@@ -18,19 +18,23 @@ extension SignalingService {
     public func start(from continuity: StoreContinuity) throws(StoreError) -> StartReport {
         let (output, live) = core.withLock { core in
             core.machine.continueSequence(after: continuity.lastSeq)
-            let output = switch config.onRestart {
-            case .resume:
-                core.machine.restore(continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines,
-                                     now: clock.now())
-            case .end:
-                core.machine.restart(with: continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines,
-                                     now: clock.now())
-            }
+            let output =
+                switch config.onRestart {
+                case .resume:
+                    core.machine.restore(
+                        continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines,
+                        now: clock.now())
+                case .end:
+                    core.machine.restart(
+                        with: continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines,
+                        now: clock.now())
+                }
             return (output, core.machine.liveCalls.count)
         }
         if !output.changes.isEmpty || !output.restartGrace.isEmpty {
-            try store.commitAndWait(output.changes, reservingSeq: output.seqReservation, restartGrace: output.restartGrace,
-                                    recording: recording(for: output.changes))
+            try store.commitAndWait(
+                output.changes, reservingSeq: output.seqReservation, restartGrace: output.restartGrace,
+                recording: recording(for: output.changes))
             if !output.changes.isEmpty { for consumer in consumers { consumer.committed(output.changes) } }
         }
         startActions.withLock { $0 = output.actions }

@@ -71,17 +71,21 @@ public final class SignalingService: Sendable {
     let startActions = Mutex<[SignalingAction]>([])
 
     /// A service over `store`, on the system's clocks unless told otherwise.
-    public convenience init(config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys,
-                            clock: SignalingClock = .system) {
+    public convenience init(
+        config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys,
+        clock: SignalingClock = .system
+    ) {
         self.init(config: config, store: store, tokens: tokens, keys: keys, clock: clock, consumers: [])
     }
 
     /// A service whose changes also go to `consumers`, and whose ringing
     /// calls go to `pushes`.
-    init(config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys, clock: SignalingClock,
-         consumers: [any CallChangeConsumer], pushTokens: PushTokenRegistry = PushTokenRegistry(),
-         pushes: PushDispatcher? = nil, metrics: SignalingMetrics? = nil, tap: TransitionTap? = nil,
-         cluster: ClusterNode? = nil) {
+    init(
+        config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys, clock: SignalingClock,
+        consumers: [any CallChangeConsumer], pushTokens: PushTokenRegistry = PushTokenRegistry(),
+        pushes: PushDispatcher? = nil, metrics: SignalingMetrics? = nil, tap: TransitionTap? = nil,
+        cluster: ClusterNode? = nil
+    ) {
         self.config = config
         self.store = store
         self.tokens = tokens
@@ -123,15 +127,20 @@ public final class SignalingService: Sendable {
     /// A device authenticated (on `loop`, its connection's), resuming after
     /// a position of the change sequence or not.
     func connect(_ device: Device, requestId: String?, resumingAfter seq: Int64? = nil, on loop: SignalingLoop) {
-        apply(.presence(refusing: (device.address, requestId)), .connect(device, requestId: requestId, resumingAfter: seq),
-              on: loop) { machine, _ in
+        apply(
+            .presence(refusing: (device.address, requestId)),
+            .connect(device, requestId: requestId, resumingAfter: seq),
+            on: loop
+        ) { machine, _ in
             machine.connect(device, requestId: requestId, resumingAfter: seq)
         }
     }
 
     /// A device's connection closed (on `loop`, its connection's).
     func disconnect(_ device: Device, on loop: SignalingLoop) {
-        apply(.presence(refusing: nil), .disconnect(device), on: loop) { machine, now in machine.disconnect(device, now: now) }
+        apply(.presence(refusing: nil), .disconnect(device), on: loop) { machine, now in
+            machine.disconnect(device, now: now)
+        }
     }
 
     /// A call request from an authenticated device (on `loop`, its connection's).
@@ -179,7 +188,6 @@ public final class SignalingService: Sendable {
         apply(.timer, .timer(timer)) { machine, now in machine.timerFired(timer, now: now) }
     }
 
-
     // MARK: Effects
 
     /// How an input is treated while the service stops or recovers.
@@ -197,13 +205,17 @@ public final class SignalingService: Sendable {
     /// inside the lock, so outputs commit in the order of the changes. An
     /// input from an event loop commits at the end of the loop's pass, with
     /// the other inputs of that pass.
-    func apply(_ kind: InputKind, _ description: TransitionInput, on loop: SignalingLoop? = nil,
-               _ input: @escaping Input) {
+    func apply(
+        _ kind: InputKind, _ description: TransitionInput, on loop: SignalingLoop? = nil,
+        _ input: @escaping Input
+    ) {
         if let cluster { return apply(kind, description, in: cluster, input) }
         let refusal: (DeviceAddress, String?, SignalError)? = core.withLock { core in
             switch kind {
             case .request(let address, let id) where core.stopping || core.recovering || core.paused != nil:
-                let reason = core.stopping ? "the server is shutting down"
+                let reason =
+                    core.stopping
+                    ? "the server is shutting down"
                     : core.paused ?? "the server is recovering from a store failure; try again"
                 return (address, id, SignalError(.unavailable, reason))
             case .presence(let refusing?) where core.stopping:
@@ -233,8 +245,10 @@ public final class SignalingService: Sendable {
 
     /// What the tap shows of a transition (nil without a tap), named while
     /// `machine` still knows who is at each address.
-    func transitionRecord(_ input: TransitionInput, _ output: SignalingOutput,
-                          _ machine: CallStateMachine) -> TransitionRecord? {
+    func transitionRecord(
+        _ input: TransitionInput, _ output: SignalingOutput,
+        _ machine: CallStateMachine
+    ) -> TransitionRecord? {
         guard tap != nil, !output.isEmpty else { return nil }
         return TransitionRecord(input: input, output: output, at: clock.wall()) { address in
             if let device = input.device, device.address == address { return (device.uid, device.deviceId) }
@@ -257,8 +271,10 @@ public final class SignalingService: Sendable {
         // A relay rests on the call being ongoing: if a change before it
         // was lost (the accept), the signal must not reach the peer.
         let relays = output.actions.contains { if case .signal = $0 { true } else { false } }
-        store.commit(changes, reservingSeq: output.seqReservation, restartGrace: output.restartGrace, wakeWriter: wakeWriter,
-                     followsEarlierChanges: relays, recording: recording(for: changes)) { [self] result in
+        store.commit(
+            changes, reservingSeq: output.seqReservation, restartGrace: output.restartGrace, wakeWriter: wakeWriter,
+            followsEarlierChanges: relays, recording: recording(for: changes)
+        ) { [self] result in
             switch result {
             case .failure(let error) where error.code == .closed:
                 // The store closed under a live service (the job was refused

@@ -43,7 +43,8 @@ final class SignalingSession: WebSocketResponder {
             return
         }
         let timer = socket.loop.schedule(after: service.config.authTimeout) { [weak self] in
-            self?.refuse(id: nil, SignalError(.authTimeout, "no auth frame within \(self?.service.config.authTimeout ?? 0)s"))
+            self?.refuse(
+                id: nil, SignalError(.authTimeout, "no auth frame within \(self?.service.config.authTimeout ?? 0)s"))
         }
         state = .awaitingAuth(timer)
     }
@@ -53,8 +54,9 @@ final class SignalingSession: WebSocketResponder {
         if message.kind == .text {
             parsed = Result { () throws(ClientFrame.ParseError) in try ClientFrame.parse(message.payload) }
         } else {
-            parsed = .failure(ClientFrame.ParseError(
-                id: nil, error: SignalError(.badRequest, "frames must be text frames holding JSON")))
+            parsed = .failure(
+                ClientFrame.ParseError(
+                    id: nil, error: SignalError(.badRequest, "frames must be text frames holding JSON")))
         }
         // Every frame of an authenticated connection counts, well-formed or not.
         if case .authenticated = state, !limiter.allow() {
@@ -82,7 +84,9 @@ final class SignalingSession: WebSocketResponder {
         case .authenticated(let device):
             switch frame.request {
             case .auth:
-                send(.result(id: frame.id, .failure(SignalError(.alreadyAuthenticated, "this connection is authenticated"))))
+                send(
+                    .result(
+                        id: frame.id, .failure(SignalError(.alreadyAuthenticated, "this connection is authenticated"))))
             case .getCallLogs(let filter):
                 service.callLogs(filter, id: frame.id, from: device)
             case .getIceServers:
@@ -145,7 +149,8 @@ final class SignalingSession: WebSocketResponder {
     private func authenticate(uid: String, deviceId: String?, requestId: String?, resumingAfter seq: Int64? = nil) {
         guard let address else { return }
         if case .awaitingAuth(let timer?) = state { socket?.loop.cancel(timer) }
-        let device = Device(uid: uid, deviceId: deviceId ?? "d-" + String(SessionID.random().prefix(16)), address: address)
+        let device = Device(
+            uid: uid, deviceId: deviceId ?? "d-" + String(SessionID.random().prefix(16)), address: address)
         state = .authenticated(device)
         socket?.markAuthenticated()
         service.connect(device, requestId: requestId, resumingAfter: seq, on: loopState)

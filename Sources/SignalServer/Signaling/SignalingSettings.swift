@@ -12,8 +12,10 @@ public struct SignalingSettings: Sendable {
     /// Whether ringing calls are pushed (``SignalingAction/push(_:connected:)``).
     public var pushes: Bool
 
-    public init(defaultRingTimeout: Int = 45, reconnectGraceMillis: Int64 = 10_000, maxDevicesPerUser: Int = 10,
-                restartGraceMillis: Int64 = 30_000, pushes: Bool = false) {
+    public init(
+        defaultRingTimeout: Int = 45, reconnectGraceMillis: Int64 = 10_000, maxDevicesPerUser: Int = 10,
+        restartGraceMillis: Int64 = 30_000, pushes: Bool = false
+    ) {
         self.defaultRingTimeout = defaultRingTimeout
         self.reconnectGraceMillis = reconnectGraceMillis
         self.maxDevicesPerUser = maxDevicesPerUser
@@ -25,8 +27,9 @@ public struct SignalingSettings: Sendable {
 extension SignalingSettings {
     /// What `config` sets: the ring timeout, both grace periods, the device limit.
     init(config: ServerConfig, pushes: Bool) {
-        self.init(defaultRingTimeout: config.ringTimeout, reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
-                  maxDevicesPerUser: config.devicesPerUser, restartGraceMillis: Int64(config.restartGrace * 1000),
-                  pushes: pushes)
+        self.init(
+            defaultRingTimeout: config.ringTimeout, reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
+            maxDevicesPerUser: config.devicesPerUser, restartGraceMillis: Int64(config.restartGrace * 1000),
+            pushes: pushes)
     }
 }

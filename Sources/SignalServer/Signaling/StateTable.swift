@@ -19,10 +19,12 @@ public enum StateTable {
                 var driver = try StateTableDriver.at(state)
                 let observed = input.run(&driver)
                 let next = observed.pairCall ?? driver.pairCall
-                rows.append(StateTableRow(state: state, input: input.name, actor: input.actor, next: next?.status,
-                                          newCall: next != nil && next?.sessionId != driver.pairSession,
-                                          reply: observed.reply, events: observed.events.sorted(),
-                                          timers: observed.timers, pushes: observed.pushes))
+                rows.append(
+                    StateTableRow(
+                        state: state, input: input.name, actor: input.actor, next: next?.status,
+                        newCall: next != nil && next?.sessionId != driver.pairSession,
+                        reply: observed.reply, events: observed.events.sorted(),
+                        timers: observed.timers, pushes: observed.pushes))
             }
         }
         return rows
@@ -60,14 +62,15 @@ enum StateTableActor: String, Hashable, Sendable {
 
     /// As the Markdown table shows it.
     var label: String {
-        let who = switch self {
-        case .caller: "caller"
-        case .callee: "callee"
-        case .calleeOtherDevice: "callee's other device"
-        case .calleeNewDevice: "callee's new device"
-        case .thirdParty: "third party"
-        case .server: "server"
-        }
+        let who =
+            switch self {
+            case .caller: "caller"
+            case .callee: "callee"
+            case .calleeOtherDevice: "callee's other device"
+            case .calleeNewDevice: "callee's new device"
+            case .thirdParty: "third party"
+            case .server: "server"
+            }
         return device.map { "\(who) (\($0))" } ?? who
     }
 }

@@ -33,8 +33,9 @@ struct StateTableDriver {
         var driver = StateTableDriver()
         for label in ["a1", "a2", "b1", "b2", "c1"] { driver.connect(label) }
         guard let state else { return driver }
-        let placed = driver.send(.initiateCall(receiverId: callee, callType: .audio, timeout: nil, metadata: nil),
-                                 from: "a1")
+        let placed = driver.send(
+            .initiateCall(receiverId: callee, callType: .audio, timeout: nil, metadata: nil),
+            from: "a1")
         driver.pairSession = placed.pairCall?.sessionId
         let session = driver.session
         switch state {
@@ -49,8 +50,9 @@ struct StateTableDriver {
         case .unanswered: driver.advance(by: driver.ringTimeoutMillis)
         }
         guard driver.pairCall?.status == state else {
-            throw StateTableError(description: "setting up a call \(state.rawValue) left it "
-                                  + (driver.pairCall?.status.rawValue ?? "missing"))
+            throw StateTableError(
+                description: "setting up a call \(state.rawValue) left it "
+                    + (driver.pairCall?.status.rawValue ?? "missing"))
         }
         return driver
     }
@@ -171,8 +173,9 @@ struct StateTableDriver {
             case .replyResuming(_, _, let authentication, _):
                 observed.reply = reply(.success(.authenticated(authentication)))
             case .resolveSession(_, _, let sessionId, let uid):
-                observed.reply = .error(SignalError.notLive(sessionId, stored: stored[sessionId], askedBy: uid).code,
-                                        fromStore: true)
+                observed.reply = .error(
+                    SignalError.notLive(sessionId, stored: stored[sessionId], askedBy: uid).code,
+                    fromStore: true)
             case .event(_, let recipients):
                 observed.events.formUnion(recipients.map(label))
             case .signal(_, let address):
@@ -203,10 +206,11 @@ struct StateTableDriver {
         case .success(.call(let call)), .success(.activeCall(let call?)):
             return .ok(call: call.status, ringing: nil, otherCall: !isPair(call))
         case .success(.authenticated(let authentication)):
-            return .ok(call: authentication.activeCall?.status, ringing: nil,
-                       otherCall: authentication.activeCall.map { !isPair($0) } ?? false)
+            return .ok(
+                call: authentication.activeCall?.status, ringing: nil,
+                otherCall: authentication.activeCall.map { !isPair($0) } ?? false)
         case .success(.activeCall(nil)), .success(.callLogs), .success(.pushToken), .success(.pushTokenRemoved),
-             .success(.signalled), .success(.iceServers):
+            .success(.signalled), .success(.iceServers):
             return .ok(call: nil, ringing: nil, otherCall: false)
         }
     }

@@ -77,10 +77,12 @@ extension StateTable {
             text += "| input | actor | next | reply | events to | timers | push |\n"
             text += "|---|---|---|---|---|---|---|\n"
             for row in rows where row.state == state {
-                let cells = ["`\(row.input)`", row.actor.label, next(row), reply(row.reply),
-                             row.events.isEmpty ? "—" : row.events.joined(separator: ", "),
-                             row.timers.isEmpty ? "—" : row.timers.map(timer).joined(separator: "; "),
-                             row.pushes.isEmpty ? "—" : row.pushes.map(\.rawValue).joined(separator: ", ")]
+                let cells = [
+                    "`\(row.input)`", row.actor.label, next(row), reply(row.reply),
+                    row.events.isEmpty ? "—" : row.events.joined(separator: ", "),
+                    row.timers.isEmpty ? "—" : row.timers.map(timer).joined(separator: "; "),
+                    row.pushes.isEmpty ? "—" : row.pushes.map(\.rawValue).joined(separator: ", "),
+                ]
                 text += "| " + cells.joined(separator: " | ") + " |\n"
             }
         }
@@ -174,15 +176,17 @@ extension StateTableReply {
 
 extension StateTableTimer {
     var json: JSONValue {
-        let (kind, change, millis): (Kind, String, Int64?) = switch self {
-        case .scheduled(let kind, let millis): (kind, "scheduled", millis)
-        case .cancelled(let kind): (kind, "cancelled", nil)
-        }
-        let (name, party): (String, StateTableParty?) = switch kind {
-        case .ring: ("ring", nil)
-        case .grace(let party): ("grace", party)
-        case .restartGrace(let party): ("restartGrace", party)
-        }
+        let (kind, change, millis): (Kind, String, Int64?) =
+            switch self {
+            case .scheduled(let kind, let millis): (kind, "scheduled", millis)
+            case .cancelled(let kind): (kind, "cancelled", nil)
+            }
+        let (name, party): (String, StateTableParty?) =
+            switch kind {
+            case .ring: ("ring", nil)
+            case .grace(let party): ("grace", party)
+            case .restartGrace(let party): ("restartGrace", party)
+            }
         return .object([
             ("timer", .string(name)),
             ("party", party.map { .string($0.rawValue) } ?? .null),

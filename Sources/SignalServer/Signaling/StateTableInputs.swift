@@ -42,7 +42,9 @@ struct StateTableInput: Sendable {
         request("endCall", by: .thirdParty) { .endCall(sessionId: $0) },
         request("signal", by: .caller) { .signal(sessionId: $0, payload: .object([("kind", .string("offer"))])) },
         request("signal", by: .callee) { .signal(sessionId: $0, payload: .object([("kind", .string("answer"))])) },
-        request("signal", by: .calleeOtherDevice) { .signal(sessionId: $0, payload: .object([("kind", .string("answer"))])) },
+        request("signal", by: .calleeOtherDevice) {
+            .signal(sessionId: $0, payload: .object([("kind", .string("answer"))]))
+        },
         request("signal", by: .thirdParty) { .signal(sessionId: $0, payload: .object([("kind", .string("offer"))])) },
         request("getActiveCall", by: .caller) { _ in .getActiveCall },
         request("getActiveCall", by: .thirdParty) { _ in .getActiveCall },
@@ -69,7 +71,8 @@ struct StateTableInput: Sendable {
             return driver.disconnect("b1")
         },
         StateTableInput(name: "ring timeout", actor: .server) { driver in
-            let deadline = driver.pairCall.map { driver.time.monotonic + $0.ringDeadline - driver.time.wall }
+            let deadline =
+                driver.pairCall.map { driver.time.monotonic + $0.ringDeadline - driver.time.wall }
                 ?? driver.time.monotonic + driver.ringTimeoutMillis
             return driver.fire(.ring(sessionId: driver.session), at: deadline)
         },
@@ -119,8 +122,10 @@ struct StateTableInput: Sendable {
     ]
 
     /// A request from the actor's device naming the call (its session id, or one that does not exist).
-    private static func request(_ name: String, by actor: StateTableActor,
-                                _ make: @escaping @Sendable (String) -> ClientRequest) -> StateTableInput {
+    private static func request(
+        _ name: String, by actor: StateTableActor,
+        _ make: @escaping @Sendable (String) -> ClientRequest
+    ) -> StateTableInput {
         StateTableInput(name: name, actor: actor) { driver in
             guard let device = actor.device else { return StateTableObservation() }
             return driver.send(make(driver.session), from: device)

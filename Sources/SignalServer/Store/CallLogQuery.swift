@@ -6,7 +6,10 @@ extension CallLogFilter {
     /// (``StoreErrorCode/badQuery``) or a bad cursor (``StoreErrorCode/badCursor``).
     func seqBound() throws(StoreError) -> Int64 {
         guard CallLogFilter.limitRange.contains(limit) else {
-            throw StoreError(.badQuery, "limit must be \(CallLogFilter.limitRange.lowerBound) to \(CallLogFilter.limitRange.upperBound), not \(limit)")
+            throw StoreError(
+                .badQuery,
+                "limit must be \(CallLogFilter.limitRange.lowerBound) to \(CallLogFilter.limitRange.upperBound), not \(limit)"
+            )
         }
         guard let cursor else { return Int64.max }
         return try CallLogCursor.decode(cursor)
@@ -59,7 +62,8 @@ extension StoreConnection {
             parts.append(Self.historyScan(party: "receiver", other: "initiator", peer: query.with != nil, query: query))
         }
         guard !parts.isEmpty else { return CallLogPage(logs: [], next: nil) }
-        let sql = parts.map { "SELECT * FROM (\($0))" }.joined(separator: " UNION ALL ")
+        let sql =
+            parts.map { "SELECT * FROM (\($0))" }.joined(separator: " UNION ALL ")
             + " ORDER BY \(Self.callColumnCount + 1) DESC LIMIT ?3"
 
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
@@ -75,12 +79,16 @@ extension StoreConnection {
         defer { statement.reset() }
         var logs: [CallLog] = []
         var lastSeq: Int64 = 0
-        while logs.count < query.limit, try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
+        while logs.count < query.limit,
+            try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row
+        {
             logs.append(CallLog(call: try Self.decodeCall(statement), for: uid))
             lastSeq = statement.int64(at: Self.callColumnCount)
         }
         var next: String?
-        if logs.count == query.limit, try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
+        if logs.count == query.limit,
+            try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row
+        {
             next = CallLogCursor.encode(lastSeq)
         }
         return CallLogPage(logs: logs, next: next)

@@ -39,9 +39,10 @@ struct CallRowValues {
                 throw StoreError(.corruptRow, "call \(sessionId) has unreadable metadata: \(error)")
             }
         }
-        return Call(sessionId: sessionId, callType: type, status: state, initiator: initiator, receiver: receiver,
-                    initiatorDevice: initiatorDevice, initiatedAt: initiatedAt, acceptedAt: acceptedAt, endedAt: endedAt,
-                    acceptedBy: acceptedBy, endedBy: endedBy, endReason: reason, timeoutMs: timeoutMs, metadata: parsed,
-                    seq: seq)
+        return Call(
+            sessionId: sessionId, callType: type, status: state, initiator: initiator, receiver: receiver,
+            initiatorDevice: initiatorDevice, initiatedAt: initiatedAt, acceptedAt: acceptedAt, endedAt: endedAt,
+            acceptedBy: acceptedBy, endedBy: endedBy, endReason: reason, timeoutMs: timeoutMs, metadata: parsed,
+            seq: seq)
     }
 }

@@ -5,7 +5,8 @@ extension StoreConnection {
     /// The `calls` columns a ``Call`` is decoded from, in the order
     /// ``decodeCall(_:)`` reads them (``callColumnCount`` of them). A call
     /// saved before `timeout_ms` existed rang for its whole seconds.
-    static let callColumns = "session_id, call_type, status, initiator, receiver, initiated_at, accepted_at, ended_at, "
+    static let callColumns =
+        "session_id, call_type, status, initiator, receiver, initiated_at, accepted_at, ended_at, "
         + "accepted_by, ended_by, end_reason, coalesce(timeout_ms, timeout * 1000), metadata, change_seq, initiator_device"
     /// How many columns ``callColumns`` names: a query selecting more reads them from this index on.
     static let callColumnCount: Int32 = 15
@@ -49,8 +50,10 @@ extension StoreConnection {
             try run(Self.updateCallSQL, with: call)
             if database.changes > 0 { return }
             try run(Self.insertCallSQL, with: call, inserting: true)
-        } catch where error.extendedCode == SQLiteError.constraintUnique {
-            throw StoreError(.callConflict, "call \(call.sessionId) is stored with other parties than \(call.initiator) and \(call.receiver)")
+        } catch  where error.extendedCode == SQLiteError.constraintUnique {
+            throw StoreError(
+                .callConflict,
+                "call \(call.sessionId) is stored with other parties than \(call.initiator) and \(call.receiver)")
         } catch {
             throw StoreError(error)
         }
@@ -97,7 +100,8 @@ extension StoreConnection {
 
     /// The calls still `initiated` or `ongoing`, oldest first.
     func liveCalls() throws(StoreError) -> [Call] {
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in try database.statement(Self.liveCallsSQL) }
+        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in try database.statement(Self.liveCallsSQL)
+        }
         defer { statement.reset() }
         var calls: [Call] = []
         while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
@@ -116,6 +120,7 @@ extension StoreConnection {
             receiver: receiver, initiatorDevice: row.string(at: 14), initiatedAt: row.int64(at: 5),
             acceptedAt: row.optionalInt64(at: 6), endedAt: row.optionalInt64(at: 7), acceptedBy: row.string(at: 8),
             endedBy: row.string(at: 9), endReason: row.string(at: 10), timeoutMs: row.int64(at: 11),
-            metadata: row.string(at: 12), seq: row.int64(at: 13)).decoded()
+            metadata: row.string(at: 12), seq: row.int64(at: 13)
+        ).decoded()
     }
 }

@@ -5,19 +5,26 @@ import SignalProtocol
 extension CallStore {
     /// Stores `token` as its device's, moving it from any device that held
     /// it, and keeps the user within `limit` tokens.
-    func savePushToken(_ token: RegisteredPushToken, limit: Int,
-                       completion: @escaping @Sendable (Result<PushTokenSaved, StoreError>) -> Void) {
-        submit(writes: true, { connection throws(StoreError) in try connection.save(token, limit: limit) },
-               completion: completion)
+    func savePushToken(
+        _ token: RegisteredPushToken, limit: Int,
+        completion: @escaping @Sendable (Result<PushTokenSaved, StoreError>) -> Void
+    ) {
+        submit(
+            writes: true, { connection throws(StoreError) in try connection.save(token, limit: limit) },
+            completion: completion)
     }
 
     /// Removes the token of `device`; with `only`, only while it is that
     /// registration. Completes with whether the device had one.
-    func deletePushToken(of device: PushDeviceKey, only token: RegisteredPushToken? = nil,
-                         completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
-        submit(writes: true, { connection throws(StoreError) in
-            try connection.deletePushToken(of: device, only: token)
-        }, completion: completion)
+    func deletePushToken(
+        of device: PushDeviceKey, only token: RegisteredPushToken? = nil,
+        completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void
+    ) {
+        submit(
+            writes: true,
+            { connection throws(StoreError) in
+                try connection.deletePushToken(of: device, only: token)
+            }, completion: completion)
     }
 
     /// Every stored token. Blocks until read (for start-up).

@@ -52,8 +52,9 @@ public final class CallStore: Sendable {
         let outcome = Mutex<Result<(StoreRunner, StoreCheckpointer?), StoreError>?>(nil)
         let stats = StoreStats()
         let thread = Thread {
-            Self.serve(path: path, synchronousFull: synchronousFull, queue: queue, stats: stats, opened: opened,
-                       outcome: outcome)
+            Self.serve(
+                path: path, synchronousFull: synchronousFull, queue: queue, stats: stats, opened: opened,
+                outcome: outcome)
             finished.signal()
         }
         thread.name = "ringd-store"
@@ -74,9 +75,11 @@ public final class CallStore: Sendable {
     /// store closes, stops the checkpointer. The connection is closed last,
     /// so its close checkpoints and removes the log. In memory there is no
     /// checkpointer: a second connection would open a database of its own.
-    private static func serve(path: String, synchronousFull: Bool, queue: StoreQueue, stats: StoreStats,
-                              opened: DispatchSemaphore,
-                              outcome: borrowing Mutex<Result<(StoreRunner, StoreCheckpointer?), StoreError>?>) {
+    private static func serve(
+        path: String, synchronousFull: Bool, queue: StoreQueue, stats: StoreStats,
+        opened: DispatchSemaphore,
+        outcome: borrowing Mutex<Result<(StoreRunner, StoreCheckpointer?), StoreError>?>
+    ) {
         let connection: StoreConnection
         let checkpointer: StoreCheckpointer?
         do throws(StoreError) {
@@ -128,31 +131,41 @@ public final class CallStore: Sendable {
     ///
     /// The counter of the change sequence is raised to `reservingSeq` and
     /// `restartGrace` is applied in the same transaction.
-    func commit(_ changes: [CallChange], reservingSeq: Int64? = nil, restartGrace: [RestartGraceChange] = [],
-                wakeWriter: Bool = true, followsEarlierChanges: Bool = false,
-                recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil,
-                completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+    func commit(
+        _ changes: [CallChange], reservingSeq: Int64? = nil, restartGrace: [RestartGraceChange] = [],
+        wakeWriter: Bool = true, followsEarlierChanges: Bool = false,
+        recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+    ) {
         let writes = !changes.isEmpty || reservingSeq != nil || !restartGrace.isEmpty
-        submit(writes: writes, chained: writes || followsEarlierChanges, wakeWriter: wakeWriter, { connection throws(StoreError) in
-            try Self.write(changes, reservingSeq: reservingSeq, restartGrace: restartGrace, recording: recording,
-                           on: connection)
-        }, completion: completion)
+        submit(
+            writes: writes, chained: writes || followsEarlierChanges, wakeWriter: wakeWriter,
+            { connection throws(StoreError) in
+                try Self.write(
+                    changes, reservingSeq: reservingSeq, restartGrace: restartGrace, recording: recording,
+                    on: connection)
+            }, completion: completion)
     }
 
     /// ``commit(_:reservingSeq:restartGrace:wakeWriter:recording:completion:)``,
     /// blocking until done (for start-up, before the server serves).
-    func commitAndWait(_ changes: [CallChange], reservingSeq: Int64? = nil, restartGrace: [RestartGraceChange] = [],
-                       recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil) throws(StoreError) {
+    func commitAndWait(
+        _ changes: [CallChange], reservingSeq: Int64? = nil, restartGrace: [RestartGraceChange] = [],
+        recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)? = nil
+    ) throws(StoreError) {
         let writes = !changes.isEmpty || reservingSeq != nil || !restartGrace.isEmpty
         try wait(writes: writes, chained: writes) { connection throws(StoreError) in
-            try Self.write(changes, reservingSeq: reservingSeq, restartGrace: restartGrace, recording: recording,
-                           on: connection)
+            try Self.write(
+                changes, reservingSeq: reservingSeq, restartGrace: restartGrace, recording: recording,
+                on: connection)
         }
     }
 
-    private static func write(_ changes: [CallChange], reservingSeq: Int64?, restartGrace: [RestartGraceChange],
-                              recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)?,
-                              on connection: StoreConnection) throws(StoreError) {
+    private static func write(
+        _ changes: [CallChange], reservingSeq: Int64?, restartGrace: [RestartGraceChange],
+        recording: (@Sendable (StoreConnection) throws(StoreError) -> Void)?,
+        on connection: StoreConnection
+    ) throws(StoreError) {
         for change in changes { try connection.save(change.after) }
         if let reservingSeq { try connection.reserveChangeSeq(through: reservingSeq) }
         for change in restartGrace { try connection.apply(change) }
@@ -161,20 +174,26 @@ public final class CallStore: Sendable {
 
     /// Reads the calls of `uid` changed after `seq` (at most `limit`), after
     /// every job queued before.
-    func changedCalls(of uid: String, after seq: Int64, limit: Int, wakeWriter: Bool = true,
-                      completion: @escaping @Sendable (Result<ChangedCalls, StoreError>) -> Void) {
-        submit(writes: false, wakeWriter: wakeWriter, { connection throws(StoreError) in
-            try connection.changedCalls(of: uid, after: seq, limit: limit)
-        }, completion: completion)
+    func changedCalls(
+        of uid: String, after seq: Int64, limit: Int, wakeWriter: Bool = true,
+        completion: @escaping @Sendable (Result<ChangedCalls, StoreError>) -> Void
+    ) {
+        submit(
+            writes: false, wakeWriter: wakeWriter,
+            { connection throws(StoreError) in
+                try connection.changedCalls(of: uid, after: seq, limit: limit)
+            }, completion: completion)
     }
 
     /// Starts the change chain afresh after a failed commit, once every
     /// commit queued before has failed or committed, and reads the calls the
     /// store holds as live then: what memory must be rebuilt from.
     func recoverChain(completion: @escaping @Sendable (Result<[Call], StoreError>) -> Void) {
-        submit(writes: false, resetsChain: true, { connection throws(StoreError) in
-            try connection.liveCalls()
-        }, completion: completion)
+        submit(
+            writes: false, resetsChain: true,
+            { connection throws(StoreError) in
+                try connection.liveCalls()
+            }, completion: completion)
     }
 
     /// Makes the store fail where `hook` returns an error (tests, and crash
@@ -215,30 +234,40 @@ public final class CallStore: Sendable {
     /// Fetches one page of `uid`'s call history, newest first. A query with
     /// an unknown cursor fails with ``StoreErrorCode/badCursor`` and one with
     /// a limit out of range with ``StoreErrorCode/badQuery``.
-    public func callLogs(for uid: String, query: CallLogFilter,
-                         completion: @escaping @Sendable (Result<CallLogPage, StoreError>) -> Void) {
-        submit(writes: false, { connection throws(StoreError) in
-            try connection.callLogs(for: uid, query: query)
-        }, completion: completion)
+    public func callLogs(
+        for uid: String, query: CallLogFilter,
+        completion: @escaping @Sendable (Result<CallLogPage, StoreError>) -> Void
+    ) {
+        submit(
+            writes: false,
+            { connection throws(StoreError) in
+                try connection.callLogs(for: uid, query: query)
+            }, completion: completion)
     }
 
     /// Fetches the call with `sessionId`; nil if none is stored.
     public func call(sessionId: String, completion: @escaping @Sendable (Result<Call?, StoreError>) -> Void) {
-        submit(writes: false, { connection throws(StoreError) in
-            try connection.call(sessionId: sessionId)
-        }, completion: completion)
+        submit(
+            writes: false,
+            { connection throws(StoreError) in
+                try connection.call(sessionId: sessionId)
+            }, completion: completion)
     }
 
     /// Records that `uid`'s tokens issued at or before `revokedAt` (ms) are
     /// invalid. Revocations only move forward: an earlier time than the one
     /// stored changes nothing.
-    public func saveRevocation(uid: String, revokedAt: Int64,
-                               completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
-        submit(writes: true, { connection throws(StoreError) in
-            try reportingSQLiteErrors { () throws(SQLiteError) in
-                try connection.saveRevocation(uid: uid, revokedAt: revokedAt)
-            }
-        }, completion: completion)
+    public func saveRevocation(
+        uid: String, revokedAt: Int64,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+    ) {
+        submit(
+            writes: true,
+            { connection throws(StoreError) in
+                try reportingSQLiteErrors { () throws(SQLiteError) in
+                    try connection.saveRevocation(uid: uid, revokedAt: revokedAt)
+                }
+            }, completion: completion)
     }
 
     /// Every stored revocation, uid to `revokedAt`. Blocks until read (for
@@ -258,19 +287,24 @@ public final class CallStore: Sendable {
     /// Blocks until read.
     public func loadContinuity() throws(StoreError) -> StoreContinuity {
         try wait(writes: false) { connection throws(StoreError) in
-            StoreContinuity(liveCalls: try connection.liveCalls(),
-                            restartGraceDeadlines: try connection.restartGraceDeadlines(),
-                            lastSeq: try connection.lastChangeSeq())
+            StoreContinuity(
+                liveCalls: try connection.liveCalls(),
+                restartGraceDeadlines: try connection.restartGraceDeadlines(),
+                lastSeq: try connection.lastChangeSeq())
         }
     }
 
     /// Pending webhook deliveries of changes from position `seq` on, oldest
     /// first, at most `limit`, after every job queued before.
-    func pendingWebhookDeliveries(from seq: Int64, limit: Int,
-                                  completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void) {
-        submit(writes: false, { connection throws(StoreError) in
-            try connection.pendingWebhookDeliveries(from: seq, limit: limit)
-        }, completion: completion)
+    func pendingWebhookDeliveries(
+        from seq: Int64, limit: Int,
+        completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void
+    ) {
+        submit(
+            writes: false,
+            { connection throws(StoreError) in
+                try connection.pendingWebhookDeliveries(from: seq, limit: limit)
+            }, completion: completion)
     }
 
     /// ``pendingWebhookDeliveries(from:limit:completion:)``, blocking (for start-up).
@@ -282,48 +316,62 @@ public final class CallStore: Sendable {
 
     /// Records how `delivery` stands after an attempt (not a link of the
     /// change chain: a delivery's state is not a call change).
-    public func saveWebhookAttempt(_ delivery: WebhookDelivery,
-                                   completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
-        submit(writes: true, { connection throws(StoreError) in try connection.update(delivery) }, completion: completion)
+    public func saveWebhookAttempt(
+        _ delivery: WebhookDelivery,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+    ) {
+        submit(
+            writes: true, { connection throws(StoreError) in try connection.update(delivery) }, completion: completion)
     }
 
     /// One page of the webhook outbox, newest change first.
-    public func webhookDeliveries(_ query: WebhookDeliveryQuery,
-                                  completion: @escaping @Sendable (Result<(deliveries: [WebhookDelivery], next: String?), StoreError>) -> Void) {
-        submit(writes: false, { connection throws(StoreError) in try connection.webhookDeliveries(query) },
-               completion: completion)
+    public func webhookDeliveries(
+        _ query: WebhookDeliveryQuery,
+        completion: @escaping @Sendable (Result<(deliveries: [WebhookDelivery], next: String?), StoreError>) -> Void
+    ) {
+        submit(
+            writes: false, { connection throws(StoreError) in try connection.webhookDeliveries(query) },
+            completion: completion)
     }
 
     /// Sets the failed delivery of `seq` to `endpoint` (or, with nil, every
     /// failed one) pending again, due at `now`, its attempts counted afresh;
     /// returns them as they now stand.
-    func retryWebhookDeliveries(endpoint: String?, seq: Int64?, now: Int64,
-                                completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void) {
-        submit(writes: true, { connection throws(StoreError) in
-            var failed: [WebhookDelivery]
-            if let endpoint, let seq {
-                failed = try connection.webhookDelivery(endpoint: endpoint, seq: seq).map { [$0] } ?? []
-            } else {
-                failed = try connection.failedWebhookDeliveries()
-            }
-            failed = failed.filter { $0.status == .failed }
-            for index in failed.indices {
-                failed[index].status = .pending
-                failed[index].attempts = 0
-                failed[index].nextAttemptAt = now
-                failed[index].updatedAt = now
-                try connection.update(failed[index])
-            }
-            return failed
-        }, completion: completion)
+    func retryWebhookDeliveries(
+        endpoint: String?, seq: Int64?, now: Int64,
+        completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void
+    ) {
+        submit(
+            writes: true,
+            { connection throws(StoreError) in
+                var failed: [WebhookDelivery]
+                if let endpoint, let seq {
+                    failed = try connection.webhookDelivery(endpoint: endpoint, seq: seq).map { [$0] } ?? []
+                } else {
+                    failed = try connection.failedWebhookDeliveries()
+                }
+                failed = failed.filter { $0.status == .failed }
+                for index in failed.indices {
+                    failed[index].status = .pending
+                    failed[index].attempts = 0
+                    failed[index].nextAttemptAt = now
+                    failed[index].updatedAt = now
+                    try connection.update(failed[index])
+                }
+                return failed
+            }, completion: completion)
     }
 
     /// Deletes up to `limit` settled deliveries last touched before `cutoff`.
-    func pruneWebhookDeliveries(before cutoff: Int64, limit: Int,
-                                completion: @escaping @Sendable (Result<Int, StoreError>) -> Void) {
-        submit(writes: true, { connection throws(StoreError) in
-            try connection.pruneWebhookDeliveries(before: cutoff, limit: limit)
-        }, completion: completion)
+    func pruneWebhookDeliveries(
+        before cutoff: Int64, limit: Int,
+        completion: @escaping @Sendable (Result<Int, StoreError>) -> Void
+    ) {
+        submit(
+            writes: true,
+            { connection throws(StoreError) in
+                try connection.pruneWebhookDeliveries(before: cutoff, limit: limit)
+            }, completion: completion)
     }
 
     /// Blocks until every job queued before the call has completed (its
@@ -356,11 +404,14 @@ public final class CallStore: Sendable {
     public var batchCount: Int { queue.batchCount }
 
     /// Queues a job running `body`, or refuses it (``StoreErrorCode/closed``).
-    func submit<Value: Sendable>(writes: Bool, chained: Bool = false, resetsChain: Bool = false,
-                                         wakeWriter: Bool = true,
-                                         _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
-                                         completion: @escaping @Sendable (Result<Value, StoreError>) -> Void) {
-        let job = StoreJob(writes: writes, chained: chained, resetsChain: resetsChain, body: body, completion: completion)
+    func submit<Value: Sendable>(
+        writes: Bool, chained: Bool = false, resetsChain: Bool = false,
+        wakeWriter: Bool = true,
+        _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
+        completion: @escaping @Sendable (Result<Value, StoreError>) -> Void
+    ) {
+        let job = StoreJob(
+            writes: writes, chained: chained, resetsChain: resetsChain, body: body, completion: completion)
         guard queue.push(job, wakeWriter: wakeWriter) else {
             job.fail(StoreError(.closed, "the call store is closed"))
             return
@@ -368,9 +419,12 @@ public final class CallStore: Sendable {
     }
 
     /// Queues a job running `body` and blocks until it completed.
-    func wait<Value: Sendable>(writes: Bool, chained: Bool = false,
-                                       _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value)
-        throws(StoreError) -> Value {
+    func wait<Value: Sendable>(
+        writes: Bool, chained: Bool = false,
+        _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value
+    )
+        throws(StoreError) -> Value
+    {
         guard !runner.holdsConnection else {
             throw StoreError(.reentrant, "a blocking call store method was called from a store completion")
         }

@@ -82,7 +82,8 @@ extension StoreConnection {
     /// Reserves the positions up to `seq` (the counter only grows).
     func reserveChangeSeq(through seq: Int64) throws(StoreError) {
         try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement("UPDATE counters SET value = ?1 WHERE name = 'change_seq' AND value < ?1")
+            let statement = try database.statement(
+                "UPDATE counters SET value = ?1 WHERE name = 'change_seq' AND value < ?1")
             defer { statement.reset() }
             try statement.bind(seq, at: 1)
             try statement.run()
@@ -98,15 +99,18 @@ extension StoreConnection {
     /// before that one was created), included when it changed since.
     func changedCalls(of uid: String, after seq: Int64, limit: Int) throws(StoreError) -> ChangedCalls {
         let createdAfter = try rows(Self.createdAfterSQL, uid: uid, seq: seq, limit: limit + 1) { _ in false }
-        let createdByAt = try rows(Self.createdByAtSQL, uid: uid, seq: seq, limit: limit, through: ChangedCalls.mayHaveBeenLive)
+        let createdByAt = try rows(
+            Self.createdByAtSQL, uid: uid, seq: seq, limit: limit, through: ChangedCalls.mayHaveBeenLive)
         return ChangedCalls(createdAfter: createdAfter, createdByAt: createdByAt, after: seq, limit: limit)
     }
 
     /// The calls `sql` selects for `uid`, `seq` and `limit` (?1 to ?3), up
     /// to and including the first that `last` returns true for: the rest
     /// need not be decoded.
-    private func rows(_ sql: String, uid: String, seq: Int64, limit: Int,
-                      through last: (Call) -> Bool) throws(StoreError) -> [Call] {
+    private func rows(
+        _ sql: String, uid: String, seq: Int64, limit: Int,
+        through last: (Call) -> Bool
+    ) throws(StoreError) -> [Call] {
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
             let statement = try database.statement(sql)
             try statement.bind(uid, at: 1)
@@ -141,7 +145,8 @@ extension StoreConnection {
         try reportingSQLiteErrors { () throws(SQLiteError) in
             switch change {
             case .set(let uid, let deadline):
-                let statement = try database.statement("""
+                let statement = try database.statement(
+                    """
                     INSERT INTO restart_grace (uid, deadline) VALUES (?1, ?2)
                     ON CONFLICT (uid) DO UPDATE SET deadline = excluded.deadline
                     """)

@@ -26,8 +26,9 @@ struct PushTokenRowValues {
                 }
                 return value
             }
-            let registration = try PushRegistration(platform: known, token: token ?? "", topic: topic,
-                                                    environment: environment)
+            let registration = try PushRegistration(
+                platform: known, token: token ?? "", topic: topic,
+                environment: environment)
             return RegisteredPushToken(uid: uid, deviceId: deviceId, registration: registration, updatedAt: updatedAt)
         } catch {
             Log.warning("\(store): skipping the push token of \(uid)/\(deviceId): \(error.message)")

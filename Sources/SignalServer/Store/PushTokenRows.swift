@@ -27,7 +27,8 @@ extension StoreConnection {
     /// app comes back as a new device and never unregistered the old one).
     func save(_ token: RegisteredPushToken, limit: Int) throws(StoreError) -> PushTokenSaved {
         try reportingSQLiteErrors { () throws(SQLiteError) in
-            let holders = try database.statement("""
+            let holders = try database.statement(
+                """
                 DELETE FROM push_tokens WHERE platform = ?1 AND token = ?2 AND NOT (uid = ?3 AND device_id = ?4)
                 RETURNING uid, device_id
                 """)
@@ -41,7 +42,8 @@ extension StoreConnection {
                 movedFrom.append(PushDeviceKey(uid: holders.string(at: 0) ?? "", deviceId: holders.string(at: 1) ?? ""))
             }
             holders.reset()
-            let upsert = try database.statement("""
+            let upsert = try database.statement(
+                """
                 INSERT INTO push_tokens (\(Self.columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                 ON CONFLICT (uid, device_id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
                     topic = excluded.topic, environment = excluded.environment, updated_at = excluded.updated_at
@@ -54,7 +56,8 @@ extension StoreConnection {
             try upsert.bind(token.registration.environment?.rawValue, at: 6)
             try upsert.bind(token.updatedAt, at: 7)
             try upsert.run()
-            let evicted = try database.statement("""
+            let evicted = try database.statement(
+                """
                 DELETE FROM push_tokens WHERE uid = ?1 AND device_id IN (
                     SELECT device_id FROM push_tokens WHERE uid = ?1 AND device_id != ?2
                     ORDER BY updated_at DESC, device_id LIMIT -1 OFFSET ?3)
@@ -75,9 +78,12 @@ extension StoreConnection {
     /// Removes the device's token; with `only`, only while it is still that
     /// registration (a purge must not remove a token registered since, even
     /// the same one again). Whether a row went.
-    func deletePushToken(of device: PushDeviceKey, only registration: RegisteredPushToken? = nil) throws(StoreError) -> Bool {
+    func deletePushToken(
+        of device: PushDeviceKey, only registration: RegisteredPushToken? = nil
+    ) throws(StoreError) -> Bool {
         try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement("""
+            let statement = try database.statement(
+                """
                 DELETE FROM push_tokens WHERE uid = ?1 AND device_id = ?2
                     AND (?3 IS NULL OR (token = ?3 AND updated_at <= ?4))
                 """)

@@ -117,10 +117,12 @@ final class SQLiteDatabase {
     func onWALCommit(_ hook: @escaping (Int32) -> Void) {
         let box = WALHook(hook)
         walHook = box
-        sqlite3_wal_hook(handle, { context, _, _, frames in
-            if let context { Unmanaged<WALHook>.fromOpaque(context).takeUnretainedValue().body(frames) }
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(box).toOpaque())
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, frames in
+                if let context { Unmanaged<WALHook>.fromOpaque(context).takeUnretainedValue().body(frames) }
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(box).toOpaque())
     }
 
     /// Whether a transaction is open (the connection is not in autocommit

@@ -49,7 +49,9 @@ final class SQLiteStatement {
         let code = value.withUTF8 { bytes -> Int32 in
             guard bytes.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
             // A nil pointer would bind NULL: the empty string needs a real one.
-            guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, transientDestructor) }
+            guard let base = bytes.baseAddress else {
+                return sqlite3_bind_text(handle, index, "", 0, transientDestructor)
+            }
             return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                 sqlite3_bind_text(handle, index, $0, Int32(bytes.count), transientDestructor)
             }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The store's database as the writer uses it: the connection, the
 /// transaction statements the group commit needs, and the revocation table.
@@ -43,20 +44,26 @@ final class StoreConnection {
     /// ``StoreMigrator``). Nothing may migrate it then, so it must have
     /// this build's schema: the queries read the columns of that version.
     init(readingOnly path: String) throws(StoreError) {
-        database = try reportingSQLiteErrors { () throws(SQLiteError) in try SQLiteDatabase(path: path, readOnly: true) }
+        database = try reportingSQLiteErrors { () throws(SQLiteError) in try SQLiteDatabase(path: path, readOnly: true)
+        }
         database.setBusyTimeout(milliseconds: StoreSchema.busyTimeoutMilliseconds)
         let version = try reportingSQLiteErrors { () throws(SQLiteError) in
             try database.scalarInt64("PRAGMA user_version") ?? 0
         }
         let latest = StoreSchema.latestVersion
         guard version <= latest else {
-            throw StoreError(.schemaTooNew, "\(path) has schema version \(version); this build knows up to \(latest): "
-                + "use the ringd that wrote it")
+            throw StoreError(
+                .schemaTooNew,
+                "\(path) has schema version \(version); this build knows up to \(latest): "
+                    + "use the ringd that wrote it")
         }
         guard version == latest else {
-            throw StoreError(.database, version == 0 ? "\(path) is not a ringd store (it has no schema version)"
-                : "\(path) has schema version \(version), older than this build's \(latest): start this build's ringd "
-                + "on it once (a start brings the store up to date), stop it, then try again")
+            throw StoreError(
+                .database,
+                version == 0
+                    ? "\(path) is not a ringd store (it has no schema version)"
+                    : "\(path) has schema version \(version), older than this build's \(latest): start this build's ringd "
+                        + "on it once (a start brings the store up to date), stop it, then try again")
         }
     }
 
@@ -133,7 +140,8 @@ final class StoreConnection {
     /// Records that tokens of `uid` issued at or before `revokedAt` are
     /// invalid. A revocation only moves forward: an older one is ignored.
     func saveRevocation(uid: String, revokedAt: Int64) throws(SQLiteError) {
-        let statement = try database.statement("""
+        let statement = try database.statement(
+            """
             INSERT INTO revocations (uid, revoked_at) VALUES (?1, ?2)
             ON CONFLICT (uid) DO UPDATE SET revoked_at = max(revoked_at, excluded.revoked_at)
             """)

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalSystem
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The one ringd allowed on a store: an exclusive `flock` on `<store>.lock`,
 /// which holds the owner's pid. Two servers on one SQLite file would both

@@ -21,9 +21,11 @@ struct StoreJob: Sendable {
     let fail: @Sendable (StoreError) -> Void
 
     /// A job running `body` and handing its result to `completion`.
-    init<Value: Sendable>(writes: Bool, chained: Bool = false, resetsChain: Bool = false,
-                          body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
-                          completion: @escaping @Sendable (Result<Value, StoreError>) -> Void) {
+    init<Value: Sendable>(
+        writes: Bool, chained: Bool = false, resetsChain: Bool = false,
+        body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
+        completion: @escaping @Sendable (Result<Value, StoreError>) -> Void
+    ) {
         self.writes = writes
         self.chained = chained
         self.resetsChain = resetsChain

@@ -1,6 +1,7 @@
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The writer's connection, behind a lock: whichever thread holds it runs

@@ -102,7 +102,9 @@ final class StoreWriter {
     /// Otherwise a writing job's failure rolls the whole transaction back and
     /// the batch is replayed isolated, from the chain's state before it.
     /// Rolls back and throws when the transaction fails.
-    private func runTransaction(_ batch: [StoreJob], isolated: Bool, brokenBefore: Bool) throws(StoreError) -> [StoreJobOutcome] {
+    private func runTransaction(
+        _ batch: [StoreJob], isolated: Bool, brokenBefore: Bool
+    ) throws(StoreError) -> [StoreJobOutcome] {
         do throws(StoreError) {
             try reportingSQLiteErrors { () throws(SQLiteError) in try connection.begin() }
             var outcomes: [StoreJobOutcome] = []

@@ -36,10 +36,12 @@ public struct WebhookDelivery: Sendable, Hashable {
 
 /// The webhook outbox in `webhook_deliveries`.
 extension StoreConnection {
-    private static let columns = "endpoint, seq, event_id, session_id, trigger, created_at, body, status, attempts, "
+    private static let columns =
+        "endpoint, seq, event_id, session_id, trigger, created_at, body, status, attempts, "
         + "next_attempt_at, last_status, last_error, updated_at"
 
-    private static let insertSQL = "INSERT INTO webhook_deliveries (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+    private static let insertSQL =
+        "INSERT INTO webhook_deliveries (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
 
     /// Binds every field as ``insertSQL`` does and uses those an attempt changes.
     private static let updateSQL = """
@@ -109,15 +111,17 @@ extension StoreConnection {
 
     private static func decodeDelivery(_ row: SQLiteStatement) throws(StoreError) -> WebhookDelivery {
         guard let endpoint = row.string(at: 0), let eventId = row.string(at: 2), let sessionId = row.string(at: 3),
-              let trigger = row.string(at: 4), let body = row.string(at: 6),
-              let status = row.string(at: 7).flatMap(WebhookDeliveryStatus.init(rawValue:)) else {
+            let trigger = row.string(at: 4), let body = row.string(at: 6),
+            let status = row.string(at: 7).flatMap(WebhookDeliveryStatus.init(rawValue:))
+        else {
             throw StoreError(.corruptRow, "a webhook delivery row lacks a field or has an unknown status")
         }
-        return WebhookDelivery(endpoint: endpoint, seq: row.int64(at: 1), eventId: eventId, sessionId: sessionId,
-                               trigger: trigger, createdAt: row.int64(at: 5), body: Array(body.utf8), status: status,
-                               attempts: Int(truncatingIfNeeded: row.int64(at: 8)), nextAttemptAt: row.int64(at: 9),
-                               lastStatus: row.optionalInt64(at: 10).map { Int(truncatingIfNeeded: $0) },
-                               lastError: row.string(at: 11), updatedAt: row.int64(at: 12))
+        return WebhookDelivery(
+            endpoint: endpoint, seq: row.int64(at: 1), eventId: eventId, sessionId: sessionId,
+            trigger: trigger, createdAt: row.int64(at: 5), body: Array(body.utf8), status: status,
+            attempts: Int(truncatingIfNeeded: row.int64(at: 8)), nextAttemptAt: row.int64(at: 9),
+            lastStatus: row.optionalInt64(at: 10).map { Int(truncatingIfNeeded: $0) },
+            lastError: row.string(at: 11), updatedAt: row.int64(at: 12))
     }
 }
 
@@ -145,7 +149,8 @@ extension WebhookDeliveryQuery {
     /// Where the page before `cursor` ended.
     static func position(of cursor: String) throws(StoreError) -> (seq: Int64, endpoint: String) {
         guard let bytes = Base64.decodeURL(cursor), let text = String(validating: bytes, as: UTF8.self),
-              let bar = text.firstIndex(of: "|"), let seq = Int64(text[..<bar]), seq > 0 else {
+            let bar = text.firstIndex(of: "|"), let seq = Int64(text[..<bar]), seq > 0
+        else {
             throw StoreError(.badCursor, "cursor is not one the server issued")
         }
         return (seq, String(text[text.index(after: bar)...]))
@@ -157,7 +162,9 @@ extension StoreConnection {
     /// One page of deliveries, newest change first. The cursor is the last
     /// row's position and endpoint, so rows added meanwhile neither repeat
     /// nor are skipped.
-    func webhookDeliveries(_ query: WebhookDeliveryQuery) throws(StoreError) -> (deliveries: [WebhookDelivery], next: String?) {
+    func webhookDeliveries(
+        _ query: WebhookDeliveryQuery
+    ) throws(StoreError) -> (deliveries: [WebhookDelivery], next: String?) {
         let after = try query.cursor.map { cursor throws(StoreError) in try WebhookDeliveryQuery.position(of: cursor) }
         var sql = "SELECT \(Self.columns) FROM webhook_deliveries"
         var conditions: [String] = []
@@ -199,7 +206,8 @@ extension StoreConnection {
     /// Every failed delivery, oldest change first.
     func failedWebhookDeliveries() throws(StoreError) -> [WebhookDelivery] {
         let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            try database.statement("SELECT \(Self.columns) FROM webhook_deliveries WHERE status = 'failed' ORDER BY seq")
+            try database.statement(
+                "SELECT \(Self.columns) FROM webhook_deliveries WHERE status = 'failed' ORDER BY seq")
         }
         defer { statement.reset() }
         return try Self.deliveries(statement)
@@ -210,7 +218,8 @@ extension StoreConnection {
     /// pruned in short jobs between commits.
     func pruneWebhookDeliveries(before cutoff: Int64, limit: Int) throws(StoreError) -> Int {
         try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement("""
+            let statement = try database.statement(
+                """
                 DELETE FROM webhook_deliveries WHERE (endpoint, seq) IN (
                     SELECT endpoint, seq FROM webhook_deliveries INDEXED BY webhook_deliveries_settled
                     WHERE status != 'pending' AND updated_at < ?1 LIMIT ?2)

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The few file-system operations start-up needs, through the syscall helper.
 public enum FileSystem {
@@ -17,7 +18,7 @@ public enum FileSystem {
         for prefix in prefixes {
             do throws(SystemError) {
                 _ = try syscallExpectingResult("mkdir") { mkdir(prefix, mode) }
-            } catch where error.code == EEXIST {
+            } catch  where error.code == EEXIST {
                 continue
             }
         }
@@ -35,9 +36,10 @@ public enum FileSystem {
 
     /// Writes a new file with `mode`; fails if it exists.
     public static func writeNew(_ path: String, contents: [UInt8], mode: mode_t) throws {
-        let fd = FileDescriptor(try syscallExpectingResult("open") {
-            open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        })
+        let fd = FileDescriptor(
+            try syscallExpectingResult("open") {
+                open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+            })
         var written = 0
         while written < contents.count {
             written += try contents.withUnsafeBytes { bytes in

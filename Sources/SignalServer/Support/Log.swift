@@ -1,8 +1,9 @@
 import SignalProtocol
 import SignalSystem
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Line-oriented logging to standard error, one `write` per line so lines
@@ -89,15 +90,19 @@ public enum Log {
     /// an exhausted descriptor table, a failing endpoint): the first
     /// ``LogThrottle/burst`` of each `kind` in a minute are written, the rest
     /// counted and reported with the next one written.
-    public static func repeatedWarning(_ kind: String, _ message: @autoclosure () -> String,
-                                       _ fields: @autoclosure () -> Fields = []) {
+    public static func repeatedWarning(
+        _ kind: String, _ message: @autoclosure () -> String,
+        _ fields: @autoclosure () -> Fields = []
+    ) {
         repeated(.warning, kind, message(), fields())
     }
 
     /// ``repeatedWarning(_:_:_:)`` at any level (access lines a client can
     /// make as many of as it likes).
-    public static func repeated(_ level: Level, _ kind: String, _ message: @autoclosure () -> String,
-                                _ fields: @autoclosure () -> Fields = []) {
+    public static func repeated(
+        _ level: Level, _ kind: String, _ message: @autoclosure () -> String,
+        _ fields: @autoclosure () -> Fields = []
+    ) {
         guard isEnabled(level) else { return }
         guard let suppressed = throttle.admit(kind, now: Double(Deadline.now().nanoseconds) / 1e9) else { return }
         var details = fields()
@@ -121,9 +126,13 @@ public enum Log {
     }
 
     static func jsonLine(_ level: Level, _ message: String, _ fields: Fields) -> [UInt8] {
-        var members: [(key: String, value: JSONValue)] = [("time", .string(timestamp())), ("level", .string(level.name)),
-                                                          ("message", .string(message))]
-        for (key, value) in fields where !["time", "level", "message"].contains(key) { members.append((key, .string(value))) }
+        var members: [(key: String, value: JSONValue)] = [
+            ("time", .string(timestamp())), ("level", .string(level.name)),
+            ("message", .string(message)),
+        ]
+        for (key, value) in fields where !["time", "level", "message"].contains(key) {
+            members.append((key, .string(value)))
+        }
         var bytes: [UInt8] = []
         JSONValue.object(members).write(into: &bytes)
         bytes.append(UInt8(ascii: "\n"))

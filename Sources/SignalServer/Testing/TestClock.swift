@@ -37,8 +37,10 @@ public final class TestClock: Sendable {
     /// Now, on both clocks.
     public func now() -> SignalingTime {
         state.withLock { state in
-            state.mode == .manual ? state.manual
-                : SignalingTime(wall: system.wall() + state.wallOffset, monotonic: system.monotonic() + state.monotonicOffset)
+            state.mode == .manual
+                ? state.manual
+                : SignalingTime(
+                    wall: system.wall() + state.wallOffset, monotonic: system.monotonic() + state.monotonicOffset)
         }
     }
 
@@ -49,8 +51,9 @@ public final class TestClock: Sendable {
         state.withLock { state in
             guard state.mode != mode else { return false }
             if mode == .manual {
-                state.manual = SignalingTime(wall: system.wall() + state.wallOffset,
-                                             monotonic: system.monotonic() + state.monotonicOffset)
+                state.manual = SignalingTime(
+                    wall: system.wall() + state.wallOffset,
+                    monotonic: system.monotonic() + state.monotonicOffset)
             } else {
                 // Real time resumes where manual time stands (behind the
                 // system's when real time ran past the advances), both

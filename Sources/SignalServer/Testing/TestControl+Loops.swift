@@ -4,8 +4,10 @@ import Synchronization
 
 extension TestControl {
     /// Runs `body` on loop `index` and waits for it.
-    func onLoop(_ index: Int, of service: SignalingService,
-                _ body: @escaping @Sendable (SignalingLoop) -> Void) throws(TestControlError) {
+    func onLoop(
+        _ index: Int, of service: SignalingService,
+        _ body: @escaping @Sendable (SignalingLoop) -> Void
+    ) throws(TestControlError) {
         guard let mailbox = service.mailboxes.withLock({ $0[index] }) else {
             throw TestControlError(.unavailable, "event loop \(index) is not serving")
         }
@@ -13,8 +15,10 @@ extension TestControl {
     }
 
     /// Runs `body` on every loop and waits for all of them.
-    func onEveryLoop(of service: SignalingService,
-                     _ body: @escaping @Sendable (SignalingLoop) -> Void) throws(TestControlError) {
+    func onEveryLoop(
+        of service: SignalingService,
+        _ body: @escaping @Sendable (SignalingLoop) -> Void
+    ) throws(TestControlError) {
         try run(on: Array(service.mailboxes.withLock { $0 }.values), body)
     }
 
@@ -22,8 +26,11 @@ extension TestControl {
     /// ``loopTimeout`` for a loop that has not started it. A task given up
     /// on never runs afterwards, so a late loop does nothing the caller
     /// no longer expects (take a timer, close a session).
-    private func run(on mailboxes: [LoopMailbox], _ body: @escaping @Sendable (SignalingLoop) -> Void)
-        throws(TestControlError) {
+    private func run(
+        on mailboxes: [LoopMailbox], _ body: @escaping @Sendable (SignalingLoop) -> Void
+    )
+        throws(TestControlError)
+    {
         let tasks = mailboxes.map { _ in LoopTask() }
         for (mailbox, task) in zip(mailboxes, tasks) {
             mailbox.submit { loop in
@@ -57,6 +64,7 @@ private final class LoopTask: Sendable {
 
     /// From the waiter: true when the task will never run.
     func abandon() -> Bool {
-        state.compareExchange(expected: Self.pending, desired: Self.abandoned, ordering: .acquiringAndReleasing).exchanged
+        state.compareExchange(expected: Self.pending, desired: Self.abandoned, ordering: .acquiringAndReleasing)
+            .exchanged
     }
 }

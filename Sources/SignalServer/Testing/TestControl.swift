@@ -132,11 +132,14 @@ public final class TestControl: Sendable {
                 core.machine = CallStateMachine(settings: core.machine.settings)
                 core.machine.continueSequence(after: continuity.lastSeq)
                 let onRestart = service.config.onRestart
-                service.run({ machine, now in
-                    onRestart == .resume
-                        ? machine.restore(continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines, now: now)
-                        : machine.restart(with: continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines, now: now)
-                }, .restart, on: &core.machine, wakeWriter: true)
+                service.run(
+                    { machine, now in
+                        onRestart == .resume
+                            ? machine.restore(
+                                continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines, now: now)
+                            : machine.restart(
+                                with: continuity.liveCalls, graceDeadlines: continuity.restartGraceDeadlines, now: now)
+                    }, .restart, on: &core.machine, wakeWriter: true)
                 let restored = core.machine.liveCalls.count
                 report.withLock { $0 = StartReport(restored: restored, ended: continuity.liveCalls.count - restored) }
             }
@@ -154,7 +157,9 @@ public final class TestControl: Sendable {
         let service = try running()
         failingCommits.withLock { $0 = 0 }
         let ringing = Mutex<[Call]>([])
-        try replaceMachine(of: service, "the server is resetting (test API); try again", closing: { $0.closeForReset() }) {
+        try replaceMachine(
+            of: service, "the server is resetting (test API); try again", closing: { $0.closeForReset() }
+        ) {
             () throws(TestControlError) in
             service.store.flush()
             let lastSeq: Int64
@@ -199,10 +204,13 @@ public final class TestControl: Sendable {
     /// old machine's timers (its grace generations would match the new
     /// one's) and what the closed sessions did. On a failure the old machine
     /// goes on, with everything that waited.
-    private func replaceMachine(of service: SignalingService, _ reason: String,
-                                closing: @escaping @Sendable (SignalingSession) -> Void,
-                                prepare: () throws(TestControlError) -> (inout SignalingService.Core) -> Void)
-        throws(TestControlError) {
+    private func replaceMachine(
+        of service: SignalingService, _ reason: String,
+        closing: @escaping @Sendable (SignalingSession) -> Void,
+        prepare: () throws(TestControlError) -> (inout SignalingService.Core) -> Void
+    )
+        throws(TestControlError)
+    {
         let paused = service.core.withLock { core -> Bool in
             guard !core.stopping else { return false }
             core.paused = reason
@@ -250,8 +258,10 @@ public final class TestControl: Sendable {
         try onEveryLoop(of: service) { _ in }
     }
 
-    private func onSession(uid: String, deviceId: String,
-                           _ body: @escaping @Sendable (SignalingSession) -> Void) throws(TestControlError) {
+    private func onSession(
+        uid: String, deviceId: String,
+        _ body: @escaping @Sendable (SignalingSession) -> Void
+    ) throws(TestControlError) {
         let service = try running()
         guard let address = service.core.withLock({ $0.machine.devices[uid]?[deviceId] }) else {
             throw TestControlError(.notFound, "\(uid)/\(deviceId) is not connected")

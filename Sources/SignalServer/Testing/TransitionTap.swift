@@ -52,8 +52,9 @@ final class TransitionTap: Sendable {
             let json = record.json(seq: state.lastSeq, committed: committed)
             var encoded: [UInt8] = []
             json.write(into: &encoded)
-            let entry = Entry(seq: state.lastSeq, sessionIds: record.sessionIds, uids: record.uids, json: json,
-                              encoded: encoded)
+            let entry = Entry(
+                seq: state.lastSeq, sessionIds: record.sessionIds, uids: record.uids, json: json,
+                encoded: encoded)
             if state.entries.count < Self.capacity {
                 state.entries.append(entry)
             } else {
@@ -92,8 +93,9 @@ final class TransitionTap: Sendable {
     func subscribe(_ session: TapSession, on loop: EventLoop, replayingAfter afterSeq: Int64) -> UInt64 {
         let (id, replay) = state.withLock { state in
             state.lastSubscriber += 1
-            state.subscribers[state.lastSubscriber] = Subscriber(mailbox: loop.mailbox,
-                                                                 session: LoopBound(session, on: loop))
+            state.subscribers[state.lastSubscriber] = Subscriber(
+                mailbox: loop.mailbox,
+                session: LoopBound(session, on: loop))
             let replay = state.ordered.filter { $0.seq > afterSeq }
             return (state.lastSubscriber, replay)
         }

@@ -8,7 +8,9 @@ import SignalProtocol
 /// needs no call to ringd: it recomputes the HMAC and checks the expiry.
 enum TURNCredentials {
     /// The username and password for `uid`, valid until `expiry` (Unix seconds).
-    static func mint(uid: String, expiry: Int64, secret: String) throws(CryptoError) -> (username: String, credential: String) {
+    static func mint(
+        uid: String, expiry: Int64, secret: String
+    ) throws(CryptoError) -> (username: String, credential: String) {
         let username = "\(expiry):\(uid)"
         let mac = try Crypto.hmacSHA1(key: Array(secret.utf8), message: Array(username.utf8))
         return (username, Base64.encode(mac))

@@ -41,7 +41,9 @@ extension ConfigLoader {
     /// The `webrtc.*` keys.
     static let webRTCKeys: [Key] = [
         boolean("webrtc.phone", \.webrtc.phonePage),
-        Key(path: "webrtc.iceServers", expectation: "a list of {\"urls\": stun:/stuns:/turn:/turns: URL or list of them, "
+        Key(
+            path: "webrtc.iceServers",
+            expectation: "a list of {\"urls\": stun:/stuns:/turn:/turns: URL or list of them, "
                 + "\"username\" and \"credential\" (together) or neither}", isSecret: true,
             apply: { config, value in
                 guard case .success(let servers) = WebRTCSettings.iceServers(from: value) else { return false }
@@ -52,7 +54,8 @@ extension ConfigLoader {
                 guard case .failure(let error) = WebRTCSettings.iceServers(from: value) else { return nil }
                 return error.message
             }),
-        Key(path: "webrtc.turnSecret", expectation: "a string of at least 16 bytes, or null", isSecret: true) { config, value in
+        Key(path: "webrtc.turnSecret", expectation: "a string of at least 16 bytes, or null", isSecret: true) {
+            config, value in
             switch value {
             case .null: config.webrtc.turnSecret = nil
             case .string(let secret) where secret.utf8.count >= 16: config.webrtc.turnSecret = secret
@@ -66,8 +69,10 @@ extension ConfigLoader {
     /// A TURN entry without credentials can only work when ringd mints them.
     static func validateWebRTC(_ config: ServerConfig, source: String) throws(ConfigError) {
         guard config.webrtc.turnSecret == nil,
-              let index = config.webrtc.iceServers.firstIndex(where: { $0.isTURN && $0.username == nil }) else { return }
-        throw ConfigError("\(source): \"webrtc.iceServers\" entry \(index) is a TURN server without \"username\" and "
-            + "\"credential\": give them, or set \"webrtc.turnSecret\" for ringd to mint them")
+            let index = config.webrtc.iceServers.firstIndex(where: { $0.isTURN && $0.username == nil })
+        else { return }
+        throw ConfigError(
+            "\(source): \"webrtc.iceServers\" entry \(index) is a TURN server without \"username\" and "
+                + "\"credential\": give them, or set \"webrtc.turnSecret\" for ringd to mint them")
     }
 }

@@ -47,13 +47,16 @@ public final class WebSocket: ConnectionHandler {
     /// (only the latest ping needs an answer, RFC 6455 §5.5.3).
     private var pendingPong: [UInt8]?
 
-    init(connection: Connection, responder: WebSocketResponder, settings: WebSocketSettings,
-         deflate: PerMessageDeflateParameters? = nil) {
+    init(
+        connection: Connection, responder: WebSocketResponder, settings: WebSocketSettings,
+        deflate: PerMessageDeflateParameters? = nil
+    ) {
         self.connection = connection
         self.responder = responder
         self.settings = settings
-        reader = WebSocketMessageReader(role: .server, maxMessageBytes: settings.maxMessageBytes,
-                                        perMessageDeflate: deflate != nil)
+        reader = WebSocketMessageReader(
+            role: .server, maxMessageBytes: settings.maxMessageBytes,
+            perMessageDeflate: deflate != nil)
         if let deflate {
             let cache = Self.compressionCache(of: connection.loop)
             decompressor = MessageDecompressor(contextTakeover: deflate.clientToServer.contextTakeover, cache: cache)
@@ -88,14 +91,16 @@ public final class WebSocket: ConnectionHandler {
         guard state == .open else { return }
         let opcode: WebSocketOpcode = message.kind == .text ? .text : .binary
         guard var compressor, let threshold = settings.compression?.thresholdBytes else {
-            connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: message.payload.count), message.payload)
+            connection.write(
+                WebSocketFrameEncoder.header(opcode, payloadLength: message.payload.count), message.payload)
             return
         }
         do {
             let (payload, reservedBits) = try compressor.encode(message.payload, threshold: threshold)
             self.compressor = compressor
-            connection.write(WebSocketFrameEncoder.header(opcode, payloadLength: payload.count, reservedBits: reservedBits),
-                             payload)
+            connection.write(
+                WebSocketFrameEncoder.header(opcode, payloadLength: payload.count, reservedBits: reservedBits),
+                payload)
         } catch {
             Log.warning("\(peer): compressing a message failed: \(error)")
             fail(error.protocolError)

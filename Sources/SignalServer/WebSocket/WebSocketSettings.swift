@@ -9,8 +9,10 @@ public struct WebSocketSettings: Sendable {
     /// permessage-deflate (RFC 7692) when a client offers it; nil: never.
     public var compression: WebSocketCompressionSettings?
 
-    public init(maxMessageBytes: Int, pingInterval: Double, pingTimeout: Double,
-                compression: WebSocketCompressionSettings? = nil) {
+    public init(
+        maxMessageBytes: Int, pingInterval: Double, pingTimeout: Double,
+        compression: WebSocketCompressionSettings? = nil
+    ) {
         self.maxMessageBytes = maxMessageBytes
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout

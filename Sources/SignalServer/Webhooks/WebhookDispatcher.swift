@@ -1,6 +1,6 @@
 import Dispatch
-import SignalProtocol
 import Foundation
+import SignalProtocol
 import Synchronization
 
 /// How one attempt ended.
@@ -13,8 +13,9 @@ enum WebhookAttemptResult: Sendable {
 
 /// Sends one request and reports how it ended, off the caller's thread.
 protocol WebhookPoster: Sendable {
-    func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Double,
-              completion: @escaping @Sendable (WebhookAttemptResult) -> Void)
+    func post(
+        url: String, headers: [(String, String)], body: [UInt8], timeout: Double,
+        completion: @escaping @Sendable (WebhookAttemptResult) -> Void)
     /// Stops: what is in flight ends with a failure.
     func close()
 }
@@ -81,10 +82,14 @@ final class WebhookDispatcher: Sendable {
     let memoryLimit: Int
 
     /// A dispatcher for `settings`' endpoints; ``start()`` starts sending.
-    init(settings: WebhookSettings, poster: any WebhookPoster, store: any WebhookStore, wall: @escaping @Sendable () -> Int64) {
+    init(
+        settings: WebhookSettings, poster: any WebhookPoster, store: any WebhookStore,
+        wall: @escaping @Sendable () -> Int64
+    ) {
         memoryLimit = settings.maxEventsInMemory
         self.settings = settings
-        endpoints = Dictionary(settings.endpoints.filter(\.enabled).map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
+        endpoints = Dictionary(
+            settings.endpoints.filter(\.enabled).map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
         self.poster = poster
         self.store = store
         self.wall = wall
@@ -177,15 +182,18 @@ final class WebhookDispatcher: Sendable {
     }
 
     private static func schedule(_ first: WebhookDelivery, in state: inout State) {
-        state.schedule.push(dueAt: first.nextAttemptAt, endpoint: first.endpoint, sessionId: first.sessionId,
-                            seq: first.seq)
+        state.schedule.push(
+            dueAt: first.nextAttemptAt, endpoint: first.endpoint, sessionId: first.sessionId,
+            seq: first.seq)
     }
 
     /// The queue of `entry` if the entry still names its first delivery and
     /// nothing of it is in flight.
     private static func current(_ entry: WebhookSchedule.Entry, in state: State) -> QueueKey? {
         let key = QueueKey(endpoint: entry.endpoint, sessionId: entry.sessionId)
-        guard let queue = state.queues[key], !queue.inFlight, queue.deliveries.first?.seq == entry.seq else { return nil }
+        guard let queue = state.queues[key], !queue.inFlight, queue.deliveries.first?.seq == entry.seq else {
+            return nil
+        }
         return key
     }
 
@@ -218,14 +226,17 @@ final class WebhookDispatcher: Sendable {
         let now = wall()
         let id = "evt_test_\(SessionID.random())"
         var body: [UInt8] = []
-        JSONValue.object([("trigger", .string("test")), ("id", .string(id)), ("createdAt", .integer(now)),
-                          ("data", .object([]))]).write(into: &body)
+        JSONValue.object([
+            ("trigger", .string("test")), ("id", .string(id)), ("createdAt", .integer(now)),
+            ("data", .object([])),
+        ]).write(into: &body)
         let headers: WebhookHeaders
         do { headers = try endpoint.signature.headers(id: id, timestamp: now / 1000, body: body) } catch {
             return completion(.failure("cannot sign the request: \(error)"))
         }
-        poster.post(url: endpoint.url, headers: headers.fields.map { ($0.name, $0.value) }, body: body,
-                    timeout: settings.timeout, completion: completion)
+        poster.post(
+            url: endpoint.url, headers: headers.fields.map { ($0.name, $0.value) }, body: body,
+            timeout: settings.timeout, completion: completion)
     }
 
     /// The enabled endpoint at `url`.
@@ -272,8 +283,10 @@ final class WebhookDispatcher: Sendable {
     /// far as each endpoint's concurrency allows (marked in flight): first
     /// those that waited for a free slot, then the schedule's. Also when
     /// the next one is due.
-    private static func pick(_ state: inout State, now: Int64,
-                             settings: WebhookSettings) -> ([WebhookDelivery], Int64?, Bool) {
+    private static func pick(
+        _ state: inout State, now: Int64,
+        settings: WebhookSettings
+    ) -> ([WebhookDelivery], Int64?, Bool) {
         guard !state.stopping else { return ([], nil, true) }
         var due: [WebhookDelivery] = []
         func take(_ key: QueueKey) {
@@ -302,8 +315,10 @@ final class WebhookDispatcher: Sendable {
     /// Deletes settled rows older than the retention, a bounded job at a
     /// time, until none is left.
     private func prune(now: Int64) {
-        store.pruneWebhookDeliveries(before: now - Int64(settings.retentionHours * 3_600_000),
-                                     limit: Self.pruneBatch) { [self] result in
+        store.pruneWebhookDeliveries(
+            before: now - Int64(settings.retentionHours * 3_600_000),
+            limit: Self.pruneBatch
+        ) { [self] result in
             if case .success(let count) = result, count == Self.pruneBatch { prune(now: now) }
         }
     }
@@ -315,13 +330,16 @@ final class WebhookDispatcher: Sendable {
         // Signed anew for each attempt: receivers refuse an old timestamp.
         let headers: WebhookHeaders
         do {
-            headers = try endpoint.signature.headers(id: delivery.eventId, timestamp: wall() / 1000, body: delivery.body)
+            headers = try endpoint.signature.headers(
+                id: delivery.eventId, timestamp: wall() / 1000, body: delivery.body)
         } catch {
             // Counted as a failed attempt: it is retried like one that found no receiver.
             return finish(delivery, .failure("cannot sign the request: \(error)"))
         }
-        poster.post(url: endpoint.url, headers: headers.fields.map { ($0.name, $0.value) }, body: delivery.body,
-                    timeout: settings.timeout) { [self] result in finish(delivery, result) }
+        poster.post(
+            url: endpoint.url, headers: headers.fields.map { ($0.name, $0.value) }, body: delivery.body,
+            timeout: settings.timeout
+        ) { [self] result in finish(delivery, result) }
     }
 
     /// Records how an attempt ended: delivered, failed for good, or due again later.

@@ -31,7 +31,10 @@ public struct WebhookEvent: Hashable, Sendable {
             throw WebhookError(.uncommittedChange, "call \(call.sessionId): the change has no seq yet")
         }
         guard let trigger = WebhookTrigger(change: change) else {
-            throw WebhookError(.noTrigger, "call \(call.sessionId): no trigger for \(change.before?.status.rawValue ?? "nothing") → \(call.status.rawValue)")
+            throw WebhookError(
+                .noTrigger,
+                "call \(call.sessionId): no trigger for \(change.before?.status.rawValue ?? "nothing") → \(call.status.rawValue)"
+            )
         }
         self.trigger = trigger
         sessionId = call.sessionId
@@ -52,16 +55,19 @@ public struct WebhookEvent: Hashable, Sendable {
             ("trigger", .string(trigger.rawValue)),
             ("id", .string(id)),
             ("createdAt", .integer(createdAt)),
-            ("data", .object([
-                ("id", .string(call.sessionId)),
-                ("sessionId", .string(call.sessionId)),
-                ("type", .string(call.callType.rawValue)),
-                ("status", .string(call.status.rawValue)),
-                ("initiator", .object([("uid", .string(call.initiator))])),
-                ("receiver", .object([("uid", .string(call.receiver))])),
-                ("receiverType", .string("user")),
-                ("call", call.json),
-            ])),
+            (
+                "data",
+                .object([
+                    ("id", .string(call.sessionId)),
+                    ("sessionId", .string(call.sessionId)),
+                    ("type", .string(call.callType.rawValue)),
+                    ("status", .string(call.status.rawValue)),
+                    ("initiator", .object([("uid", .string(call.initiator))])),
+                    ("receiver", .object([("uid", .string(call.receiver))])),
+                    ("receiverType", .string("user")),
+                    ("call", call.json),
+                ])
+            ),
         ])
     }
 }

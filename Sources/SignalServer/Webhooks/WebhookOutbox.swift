@@ -23,10 +23,11 @@ final class WebhookOutbox: CallChangeConsumer {
         // would be a bug of the trigger table, not a reason to fail a call.
         guard let event = try? WebhookEvent(change: change) else { return [] }
         return endpoints.filter { $0.wants(event.trigger) }.map { endpoint in
-            WebhookDelivery(endpoint: endpoint.url, seq: event.seq, eventId: event.id, sessionId: event.sessionId,
-                            trigger: event.trigger.rawValue, createdAt: event.createdAt, body: event.body,
-                            status: .pending, attempts: 0, nextAttemptAt: event.createdAt, lastStatus: nil,
-                            lastError: nil, updatedAt: event.createdAt)
+            WebhookDelivery(
+                endpoint: endpoint.url, seq: event.seq, eventId: event.id, sessionId: event.sessionId,
+                trigger: event.trigger.rawValue, createdAt: event.createdAt, body: event.body,
+                status: .pending, attempts: 0, nextAttemptAt: event.createdAt, lastStatus: nil,
+                lastError: nil, updatedAt: event.createdAt)
         }
     }
 

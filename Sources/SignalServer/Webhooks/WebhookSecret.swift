@@ -27,11 +27,14 @@ public struct WebhookSecret: Sendable, CustomStringConvertible, CustomDebugStrin
             encoded += String(repeating: "=", count: 4 - encoded.utf8.count % 4)
         }
         guard let key = Base64.decode(encoded) else {
-            throw WebhookError(.badSecret, "a webhook secret must be \(Self.prefix) followed by base64 (A-Z a-z 0-9 + /)")
+            throw WebhookError(
+                .badSecret, "a webhook secret must be \(Self.prefix) followed by base64 (A-Z a-z 0-9 + /)")
         }
         guard Self.keyLengths.contains(key.count) else {
-            throw WebhookError(.badSecret, "a webhook secret must encode \(Self.keyLengths.lowerBound) to "
-                + "\(Self.keyLengths.upperBound) bytes; this one encodes \(key.count)")
+            throw WebhookError(
+                .badSecret,
+                "a webhook secret must encode \(Self.keyLengths.lowerBound) to "
+                    + "\(Self.keyLengths.upperBound) bytes; this one encodes \(key.count)")
         }
         self.key = key
     }

@@ -88,7 +88,8 @@ public struct WebhookSettings: Sendable {
             case .array(let names)?:
                 let triggers = names.compactMap { $0.stringValue.flatMap(WebhookTrigger.init(rawValue:)) }
                 guard triggers.count == names.count else {
-                    return refuse("events must name triggers: \(WebhookTrigger.allCases.map(\.rawValue).joined(separator: ", "))")
+                    return refuse(
+                        "events must name triggers: \(WebhookTrigger.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 events = Set(triggers)
             default: return refuse("events must be a list of triggers, or null")

@@ -37,8 +37,9 @@ public struct WebhookSignature: Sendable {
         for secret in secrets {
             signatures.append("v1," + Base64.encode(try Crypto.hmacSHA256(key: secret.key, message: signed)))
         }
-        return WebhookHeaders(id: id, timestamp: timestamp, signature: signatures.joined(separator: " "),
-                              cometChatSignature: Self.hex(try Crypto.hmacSHA256(key: primary.key, message: body)))
+        return WebhookHeaders(
+            id: id, timestamp: timestamp, signature: signatures.joined(separator: " "),
+            cometChatSignature: Self.hex(try Crypto.hmacSHA256(key: primary.key, message: body)))
     }
 
     /// The headers of one attempt to deliver `event`.
@@ -73,7 +74,9 @@ public struct WebhookHeaders: Hashable, Sendable {
 
     /// Name and value of each, in the order sent.
     public var fields: [(name: String, value: String)] {
-        [("webhook-id", id), ("webhook-timestamp", String(timestamp)), ("webhook-signature", signature),
-         ("X-CometChat-Signature", cometChatSignature)]
+        [
+            ("webhook-id", id), ("webhook-timestamp", String(timestamp)), ("webhook-signature", signature),
+            ("X-CometChat-Signature", cometChatSignature),
+        ]
     }
 }

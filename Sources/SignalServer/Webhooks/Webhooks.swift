@@ -10,13 +10,16 @@ final class Webhooks: Sendable {
     private let cluster: ClusterWebhookStore?
 
     /// Nil when no endpoint is enabled.
-    init?(settings: WebhookSettings, store: CallStore, cluster: ClusterWebhookStore? = nil, client: OutboundHTTPClient,
-          wall: @escaping @Sendable () -> Int64) {
+    init?(
+        settings: WebhookSettings, store: CallStore, cluster: ClusterWebhookStore? = nil, client: OutboundHTTPClient,
+        wall: @escaping @Sendable () -> Int64
+    ) {
         let store: any WebhookStore = cluster ?? store
         let endpoints = settings.endpoints.filter(\.enabled)
         guard !endpoints.isEmpty else { return nil }
-        dispatcher = WebhookDispatcher(settings: settings, poster: WebhookClientPoster(client: client, caFile: settings.caFile),
-                                       store: store, wall: wall)
+        dispatcher = WebhookDispatcher(
+            settings: settings, poster: WebhookClientPoster(client: client, caFile: settings.caFile),
+            store: store, wall: wall)
         outbox = WebhookOutbox(endpoints: endpoints, dispatcher: dispatcher)
         self.store = store
         self.cluster = cluster
@@ -62,9 +65,12 @@ struct WebhookClientPoster: WebhookPoster {
     let client: OutboundHTTPClient
     let caFile: String?
 
-    func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Double,
-              completion: @escaping @Sendable (WebhookAttemptResult) -> Void) {
-        client.send(OutboundRequest(url: url, headers: headers, body: body, timeout: timeout, caFile: caFile)) { response in
+    func post(
+        url: String, headers: [(String, String)], body: [UInt8], timeout: Double,
+        completion: @escaping @Sendable (WebhookAttemptResult) -> Void
+    ) {
+        client.send(OutboundRequest(url: url, headers: headers, body: body, timeout: timeout, caFile: caFile)) {
+            response in
             if let error = response.error {
                 completion(.failure(error.description))
             } else if let status = response.status {

@@ -23,7 +23,9 @@ struct ClientStreams {
     }
 
     /// The next event, which must be `.disconnected`; returns its error.
-    func nextDisconnect(timeout: Double = 5, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ClientError {
+    func nextDisconnect(
+        timeout: Double = 5, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> ClientError {
         let event = await events.next(timeout: timeout)
         guard case .disconnected(let error)? = event else {
             Issue.record("expected .disconnected, got \(String(describing: event))", sourceLocation: sourceLocation)
@@ -38,8 +40,10 @@ struct ExpectationFailure: Error {}
 
 /// The error `body` throws, which must be a ``ClientError`` (recording an
 /// issue and throwing when it succeeds or throws something else).
-func clientError<T>(sourceLocation: SourceLocation = #_sourceLocation,
-                    _ body: () async throws -> T) async throws -> ClientError {
+func clientError<T>(
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> T
+) async throws -> ClientError {
     do {
         let value = try await body()
         Issue.record("expected a ClientError, got \(value)", sourceLocation: sourceLocation)

@@ -2,8 +2,9 @@ import Foundation
 import SignalClient
 import SignalCrypto
 import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real ringd in-process on a free loopback port, its store in a fresh
@@ -42,12 +43,15 @@ final class RingdFixture: Sendable {
 
     /// A device of `uid` authenticated with the development key, at
     /// `endpoint` (default: the server's first listener).
-    func connect(_ uid: String, device: String? = nil, reconnect: Bool = false, endpoint: ServerEndpoint? = nil,
-                 verification: TLSVerification = .systemRoots) async throws -> SignalClient {
+    func connect(
+        _ uid: String, device: String? = nil, reconnect: Bool = false, endpoint: ServerEndpoint? = nil,
+        verification: TLSVerification = .systemRoots
+    ) async throws -> SignalClient {
         var options = ConnectOptions(deviceId: device, reconnect: reconnect)
         options.tlsVerification = verification
-        return try await SignalClient.connect(to: endpoint ?? self.endpoint,
-                                              credentials: .authKey(uid: uid, key: Self.authKey), options: options)
+        return try await SignalClient.connect(
+            to: endpoint ?? self.endpoint,
+            credentials: .authKey(uid: uid, key: Self.authKey), options: options)
     }
 
     /// Shuts the server down and waits for it on a thread of its own.
@@ -73,8 +77,10 @@ final class RingdFixture: Sendable {
 }
 
 /// Runs `body` against a fresh server, stopping it afterwards whatever happens.
-func withRingd(_ adjust: (inout ServerConfig) -> Void = { _ in },
-               _ body: (RingdFixture) async throws -> Void) async throws {
+func withRingd(
+    _ adjust: (inout ServerConfig) -> Void = { _ in },
+    _ body: (RingdFixture) async throws -> Void
+) async throws {
     let ringd = try RingdFixture(adjust)
     do {
         try await body(ringd)

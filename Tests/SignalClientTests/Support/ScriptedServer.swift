@@ -3,8 +3,9 @@ import SignalCompression
 import SignalProtocol
 import SignalServer
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A one-connection WebSocket server that follows a script, for behaviour a
@@ -84,9 +85,11 @@ final class ScriptedPeer {
             reader = WebSocketMessageReader(role: .server, maxMessageBytes: 1 << 20, perMessageDeflate: true)
             decompressor = MessageDecompressor(contextTakeover: true, cache: nil)
         }
-        try send(Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: key))\r\n"
-            + (extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? "") + "\r\n").utf8))
+        try send(
+            Array(
+                ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: key))\r\n"
+                    + (extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? "") + "\r\n").utf8))
     }
 
     /// The next event from the client.
@@ -116,9 +119,17 @@ final class ScriptedPeer {
     /// Answers the auth frame with success for `uid`/`deviceId`.
     func answerAuth(uid: String = "alice", deviceId: String = "laptop") throws {
         let auth = try nextJSON()
-        try sendJSON(.object([("type", .string("result")), ("id", auth["id"] ?? .null), ("ok", .bool(true)),
-                              ("data", .object([("user", .object([("uid", .string(uid))])),
-                                                ("deviceId", .string(deviceId)), ("activeCall", .null)]))]))
+        try sendJSON(
+            .object([
+                ("type", .string("result")), ("id", auth["id"] ?? .null), ("ok", .bool(true)),
+                (
+                    "data",
+                    .object([
+                        ("user", .object([("uid", .string(uid))])),
+                        ("deviceId", .string(deviceId)), ("activeCall", .null),
+                    ])
+                ),
+            ]))
     }
 
     /// Sends a text frame with `json`.
@@ -130,7 +141,9 @@ final class ScriptedPeer {
     func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             guard count > 0 else { throw Failure() }
             sent += count
         }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A loopback TCP listener that never accepts: connects complete (the kernel

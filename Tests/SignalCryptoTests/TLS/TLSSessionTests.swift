@@ -1,6 +1,6 @@
 import SignalCrypto
-import Testing
 import TestSupport
+import Testing
 
 /// Client and server sessions talking through memory only: the handshake,
 /// records both ways, close_notify, and every way verification fails.
@@ -41,7 +41,8 @@ import TestSupport
         return read
     }
 
-    private func connect(clientContext: TLSContext, serverName: String = "localhost") throws -> (TLSSession, TLSSession) {
+    private func connect(clientContext: TLSContext, serverName: String = "localhost") throws -> (TLSSession, TLSSession)
+    {
         let client = try TLSSession(context: clientContext, serverName: serverName)
         let server = try TLSSession(context: try certificate.serverContext())
         #expect(try !client.handshake())
@@ -105,13 +106,16 @@ import TestSupport
         #expect(client.isHandshakeComplete && server.isHandshakeComplete)
     }
 
-    private func expectVerificationFailure(clientContext: TLSContext, serverName: String = "localhost",
-                                           containing reason: String,
-                                           sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectVerificationFailure(
+        clientContext: TLSContext, serverName: String = "localhost",
+        containing reason: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let error = #expect(throws: TLSError.self, sourceLocation: sourceLocation) {
             try self.connect(clientContext: clientContext, serverName: serverName)
         }
-        #expect(error?.code == TLSError.verificationCode, "\(String(describing: error))", sourceLocation: sourceLocation)
+        #expect(
+            error?.code == TLSError.verificationCode, "\(String(describing: error))", sourceLocation: sourceLocation)
         #expect(error?.message.contains(reason) == true, "\(String(describing: error))", sourceLocation: sourceLocation)
     }
 
@@ -122,8 +126,9 @@ import TestSupport
     }
 
     @Test func theSystemRootsDoNotTrustADevelopmentCertificate() throws {
-        try expectVerificationFailure(clientContext: try TLSContext.client(verification: .systemRoots),
-                                      containing: "self-signed certificate")
+        try expectVerificationFailure(
+            clientContext: try TLSContext.client(verification: .systemRoots),
+            containing: "self-signed certificate")
     }
 
     @Test func anExpiredCertificateFails() throws {
@@ -133,12 +138,14 @@ import TestSupport
     }
 
     @Test func anotherHostNameFails() throws {
-        try expectVerificationFailure(clientContext: try certificate.clientContext(), serverName: "example.org",
-                                      containing: "mismatch")
+        try expectVerificationFailure(
+            clientContext: try certificate.clientContext(), serverName: "example.org",
+            containing: "mismatch")
     }
 
     @Test func noVerificationAcceptsAnyCertificate() throws {
-        let (client, _) = try connect(clientContext: try TLSContext.client(verification: .none), serverName: "example.org")
+        let (client, _) = try connect(
+            clientContext: try TLSContext.client(verification: .none), serverName: "example.org")
         #expect(client.isHandshakeComplete)
     }
 
@@ -182,7 +189,8 @@ import TestSupport
         let other = try CertificateFiles()
         defer { other.remove() }
         let mismatch = #expect(throws: TLSError.self) {
-            try TLSContext.server(certificatePath: self.certificate.certificatePath, privateKeyPath: other.privateKeyPath)
+            try TLSContext.server(
+                certificatePath: self.certificate.certificatePath, privateKeyPath: other.privateKeyPath)
         }
         #expect(mismatch?.message.contains("does not match") == true, "\(String(describing: mismatch))")
     }

@@ -1,5 +1,6 @@
-import Testing
 import TestSupport
+import Testing
+
 @testable import SignalProtocol
 
 @Suite("Base64", .blocking)
@@ -25,9 +26,11 @@ struct Base64Tests {
         }
     }
 
-    @Test("non-canonical input is rejected", arguments: [
-        "Zg", "Zg=", "Z===", "Zh==", "Zm9=", "Zm8=Zm8=", "Zm 9v", "Zm9v\n", "Zm-_", "=Zm9",
-    ])
+    @Test(
+        "non-canonical input is rejected",
+        arguments: [
+            "Zg", "Zg=", "Z===", "Zh==", "Zm9=", "Zm8=Zm8=", "Zm 9v", "Zm9v\n", "Zm-_", "=Zm9",
+        ])
     func rejects(text: String) {
         #expect(Base64.decode(text) == nil)
     }

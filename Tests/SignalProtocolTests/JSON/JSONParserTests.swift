@@ -1,6 +1,6 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 /// The parse error for `bytes`, nil if the parse succeeded.
 func jsonError(_ bytes: [UInt8]) -> JSONParseError? {
@@ -27,8 +27,9 @@ struct JSONParserTests {
         #expect(try JSONValue.parse("\"hi\"") == .string("hi"))
         #expect(try JSONValue.parse("[]") == .array([]))
         #expect(try JSONValue.parse("{}") == .object([]))
-        #expect(try JSONValue.parse(" \t\r\n[ 1 , \"a\" , null , true , { } , [ ] ] \n")
-            == .array([.integer(1), .string("a"), .null, .bool(true), .object([]), .array([])]))
+        #expect(
+            try JSONValue.parse(" \t\r\n[ 1 , \"a\" , null , true , { } , [ ] ] \n")
+                == .array([.integer(1), .string("a"), .null, .bool(true), .object([]), .array([])]))
         let object = try JSONValue.parse(#"{"type":"offer","id":7,"data":{"sdp":"v=0"},"list":[1,2.5]}"#)
         #expect(object["type"] == .string("offer"))
         #expect(object["id"]?.integerValue == 7)
@@ -64,7 +65,7 @@ struct JSONParserTests {
     @Test func integersAndDoubles() throws {
         #expect(try JSONValue.parse("1") == .integer(1))
         #expect(try JSONValue.parse("0") == .integer(0))
-        #expect(try JSONValue.parse("-0") == .integer(0)) // no fraction or exponent: an integer
+        #expect(try JSONValue.parse("-0") == .integer(0))  // no fraction or exponent: an integer
         #expect(try JSONValue.parse("-17") == .integer(-17))
         #expect(try JSONValue.parse("1.5") == .double(1.5))
         #expect(try JSONValue.parse("1e3") == .double(1000))
@@ -102,10 +103,12 @@ struct JSONParserTests {
         #expect(JSONValue.integer(1).stringValue == nil)
     }
 
-    @Test("malformed numbers are rejected", arguments: [
-        "01", "-01", "00", "007", "1.", ".5", "+1", "-", "--1", "1e", "1e+", "1E-", "0x10", "1.e3", "1..2",
-        "Infinity", "-Infinity", "NaN", "1e400", "-1e400", "1 2", "0.", "-.5", "1e1.5", "١",
-    ])
+    @Test(
+        "malformed numbers are rejected",
+        arguments: [
+            "01", "-01", "00", "007", "1.", ".5", "+1", "-", "--1", "1e", "1e+", "1E-", "0x10", "1.e3", "1..2",
+            "Infinity", "-Infinity", "NaN", "1e400", "-1e400", "1 2", "0.", "-.5", "1e1.5", "١",
+        ])
     func malformedNumbers(text: String) {
         #expect(jsonError(text) != nil, "\(text)")
         #expect(jsonError("[\(text)]") != nil, "[\(text)]")
@@ -125,21 +128,27 @@ struct JSONParserTests {
         #expect(try JSONValue.parse("\"raw é€😀 and \u{7F}\"") == .string("raw é€😀 and \u{7F}"))
         // Plain text before and after the first escape, and keys with escapes.
         #expect(try JSONValue.parse(#""abc\ndef\"x""#) == .string("abc\ndef\"x"))
-        #expect(try JSONValue.parse(#"{"a\u0062c":"9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d","":""}"#)
-            == .object([("abc", .string("9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d")), ("", .string(""))]))
+        #expect(
+            try JSONValue.parse(#"{"a\u0062c":"9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d","":""}"#)
+                == .object([("abc", .string("9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d")), ("", .string(""))]))
     }
 
-    @Test("lone or broken surrogate escapes are rejected", arguments: [
-        #""\uD800""#, #""\uDBFF""#, #""\uDC00""#, #""\uDFFF""#, #""\uD800x""#, #""\uD800\u0041""#,
-        #""\uD800\uD800""#, #""\uDE00\uD83D""#, #""\uD800\n""#, #""\uD800\""#, #""\uD800\u""#, #""\uD800\uDC0""#,
-    ])
+    @Test(
+        "lone or broken surrogate escapes are rejected",
+        arguments: [
+            #""\uD800""#, #""\uDBFF""#, #""\uDC00""#, #""\uDFFF""#, #""\uD800x""#, #""\uD800\u0041""#,
+            #""\uD800\uD800""#, #""\uDE00\uD83D""#, #""\uD800\n""#, #""\uD800\""#, #""\uD800\u""#, #""\uD800\uDC0""#,
+        ])
     func loneSurrogates(text: String) {
         #expect(jsonError(text) != nil)
     }
 
-    @Test("invalid escapes are rejected", arguments: [
-        #""\x41""#, #""\'""#, #""\u12""#, #""\u12G4""#, #""\U0041""#, #""\a""#, #""\0""#, #""\"#, #""\u""#, #""\ """#,
-    ])
+    @Test(
+        "invalid escapes are rejected",
+        arguments: [
+            #""\x41""#, #""\'""#, #""\u12""#, #""\u12G4""#, #""\U0041""#, #""\a""#, #""\0""#, #""\"#, #""\u""#,
+            #""\ """#,
+        ])
     func invalidEscapes(text: String) {
         #expect(jsonError(text) != nil)
     }
@@ -148,7 +157,7 @@ struct JSONParserTests {
         for byte in UInt8(0x00) ..< 0x20 {
             #expect(jsonError([0x22, byte, 0x22]) != nil, "control byte \(byte)")
         }
-        #expect(jsonError([0x22, 0x7F, 0x22]) == nil) // DEL is not a control character for JSON
+        #expect(jsonError([0x22, 0x7F, 0x22]) == nil)  // DEL is not a control character for JSON
     }
 
     @Test("invalid UTF-8 bytes are rejected", arguments: invalidUTF8Cases + truncatedUTF8Cases)
@@ -160,13 +169,16 @@ struct JSONParserTests {
 
     // MARK: Strictness
 
-    @Test("non-JSON syntax is rejected", arguments: [
-        "", " ", "[1,]", "[1,,2]", "[,1]", #"{"a":1,}"#, #"{,"a":1}"#, "{'a':1}", "'single'", #"{"a" 1}"#, #"{"a":}"#,
-        "{a:1}", #"{"a":1 "b":2}"#, "[1 2]", "// comment\n1", "/* c */ 1", "1 // comment", "[1] /**/", "# 1",
-        "[1]]", "{}}", "[1] x", "1 2", "null null", #""a" "b""#, "truex", "tru", "nul", "NULL", "True", "undefined",
-        "[", "]", "{", "}", #"{"a""#, #"{"a":"#, #"{"a":1"#, "[1", #""unterminated"#, "\u{FEFF}1",
-        "\u{C}1", "\u{A0}1", "1\u{0}", "[1]\u{0}", "{\"a\":1}garbage", "()", "[1;2]",
-    ])
+    @Test(
+        "non-JSON syntax is rejected",
+        arguments: [
+            "", " ", "[1,]", "[1,,2]", "[,1]", #"{"a":1,}"#, #"{,"a":1}"#, "{'a':1}", "'single'", #"{"a" 1}"#,
+            #"{"a":}"#,
+            "{a:1}", #"{"a":1 "b":2}"#, "[1 2]", "// comment\n1", "/* c */ 1", "1 // comment", "[1] /**/", "# 1",
+            "[1]]", "{}}", "[1] x", "1 2", "null null", #""a" "b""#, "truex", "tru", "nul", "NULL", "True", "undefined",
+            "[", "]", "{", "}", #"{"a""#, #"{"a":"#, #"{"a":1"#, "[1", #""unterminated"#, "\u{FEFF}1",
+            "\u{C}1", "\u{A0}1", "1\u{0}", "[1]\u{0}", "{\"a\":1}garbage", "()", "[1;2]",
+        ])
     func rejectsNonJSON(text: String) {
         #expect(jsonError(text) != nil, "\(text.debugDescription)")
     }
@@ -184,7 +196,8 @@ struct JSONParserTests {
         let objects = String(repeating: #"{"a":"#, count: 64) + "null" + String(repeating: "}", count: 64)
         #expect(jsonError(objects) == nil)
         // Depth is released when a container closes: siblings do not add up.
-        let siblings = "[" + nested(63) + "," + nested(63) + "," + (0 ..< 100).map { _ in "[]" }.joined(separator: ",") + "]"
+        let siblings =
+            "[" + nested(63) + "," + nested(63) + "," + (0 ..< 100).map { _ in "[]" }.joined(separator: ",") + "]"
         #expect(jsonError(siblings) == nil)
     }
 
@@ -212,7 +225,7 @@ struct JSONParserTests {
 
     @Test func invalidUTF8ErrorOffsetPointsAtTheBadByte() {
         // JSONParseError.offset is documented as "the byte offset of the problem".
-        let error = jsonError([0x5B, 0x22, 0x61, 0x62, 0x22, 0x2C, 0x22, 0xC0, 0x80, 0x22, 0x5D]) // ["ab","<C0 80>"]
+        let error = jsonError([0x5B, 0x22, 0x61, 0x62, 0x22, 0x2C, 0x22, 0xC0, 0x80, 0x22, 0x5D])  // ["ab","<C0 80>"]
         #expect(error != nil)
         #expect(error?.offset == 7)
     }

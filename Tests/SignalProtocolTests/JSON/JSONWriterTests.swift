@@ -1,6 +1,6 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 @Suite("JSONValue serialization", .blocking)
 struct JSONWriterTests {
@@ -10,7 +10,7 @@ struct JSONWriterTests {
             ("list", .array([.integer(1), .double(2.5), .array([]), .object([])])),
         ])
         #expect(value.serialized == #"{"type":"answer","n":-3,"ok":true,"none":null,"list":[1,2.5,[],{}]}"#)
-        var out: [UInt8] = [0x78] // write(into:) appends
+        var out: [UInt8] = [0x78]  // write(into:) appends
         value.write(into: &out)
         #expect(out == [0x78] + utf8Bytes(value.serialized))
     }
@@ -59,7 +59,8 @@ struct JSONWriterTests {
 
     static let roundTripValues: [JSONValue] = [
         .null, .bool(true), .bool(false), .integer(0), .integer(-1), .integer(Int64.max), .integer(Int64.min),
-        .double(1.5), .double(-0.25), .double(0.1), .double(1e300), .double(.leastNonzeroMagnitude), .double(1.0), .double(-2.0),
+        .double(1.5), .double(-0.25), .double(0.1), .double(1e300), .double(.leastNonzeroMagnitude), .double(1.0),
+        .double(-2.0),
         .double(123456789.123), .double(1e-7), .double(Double.greatestFiniteMagnitude),
         .string(""), .string("plain"), .string("\"quoted\" \\ back/slash"), .string("\u{0}\u{1F}\n\t\r\u{8}\u{C}"),
         .string("é€😀\u{10FFFF}\u{FFFE}"), .string("\u{2028}\u{2029}"),
@@ -82,11 +83,13 @@ struct JSONWriterTests {
         #expect(JSONValue.integer(5) != JSONValue.double(5))
     }
 
-    @Test("parse then serialize is stable", arguments: [
-        #"{"a":[1,2,{"b":null}],"c":"d\n","e":-1.5,"f":true}"#,
-        #"[[[]],{},"",0,-0.5]"#,
-        #"{"dup":1,"dup":2}"#,
-    ])
+    @Test(
+        "parse then serialize is stable",
+        arguments: [
+            #"{"a":[1,2,{"b":null}],"c":"d\n","e":-1.5,"f":true}"#,
+            #"[[[]],{},"",0,-0.5]"#,
+            #"{"dup":1,"dup":2}"#,
+        ])
     func parseSerialize(text: String) throws {
         let value = try JSONValue.parse(text)
         #expect(value.serialized == text)
@@ -118,7 +121,9 @@ struct JSONWriterTests {
             case 3: return .double(Double(Int32(truncatingIfNeeded: rng.next())) / 64)
             case 4: return .string(randomString())
             case 5: return .array((0 ..< rng.int(in: 0 ... 4)).map { _ in randomValue(depth: depth + 1) })
-            default: return .object((0 ..< rng.int(in: 0 ... 4)).map { _ in (randomString(), randomValue(depth: depth + 1)) })
+            default:
+                return .object(
+                    (0 ..< rng.int(in: 0 ... 4)).map { _ in (randomString(), randomValue(depth: depth + 1)) })
             }
         }
         for _ in 0 ..< 200 {

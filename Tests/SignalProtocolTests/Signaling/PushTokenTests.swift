@@ -42,12 +42,16 @@ struct PushTokenTests {
     }
 
     @Test func resultsRoundTrip() throws {
-        let token = RegisteredPushToken(uid: "bob", deviceId: "b-phone",
-                                        registration: try PushRegistration(platform: .apnsVoip, token: Self.apnsToken,
-                                                                           topic: "com.example.app", environment: .production),
-                                        updatedAt: 1_700_000_000_000)
-        for (data, type) in [(ResultData.pushToken(token), RequestType.registerPushToken),
-                             (.pushTokenRemoved(true), .unregisterPushToken)] {
+        let token = RegisteredPushToken(
+            uid: "bob", deviceId: "b-phone",
+            registration: try PushRegistration(
+                platform: .apnsVoip, token: Self.apnsToken,
+                topic: "com.example.app", environment: .production),
+            updatedAt: 1_700_000_000_000)
+        for (data, type) in [
+            (ResultData.pushToken(token), RequestType.registerPushToken),
+            (.pushTokenRemoved(true), .unregisterPushToken),
+        ] {
             #expect(try ResultData(json: data.json, answering: type) == data)
         }
         #expect(ResultData.pushTokenRemoved(false).json.serialized == #"{"removed":false}"#)

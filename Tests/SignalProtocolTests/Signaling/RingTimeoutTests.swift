@@ -1,6 +1,6 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 /// `initiateCall`'s ring timeout in seconds (`timeout`) or milliseconds
 /// (`timeoutMs`), and the call's `timeout` and `timeoutMs` on the wire.
@@ -22,7 +22,8 @@ import TestSupport
             (#","timeout":null,"timeoutMs":250"#, .milliseconds(250)),
         ]
         for (member, timeout) in forms {
-            let request = ClientRequest.initiateCall(receiverId: "bob", callType: .audio, timeout: timeout, metadata: nil)
+            let request = ClientRequest.initiateCall(
+                receiverId: "bob", callType: .audio, timeout: timeout, metadata: nil)
             #expect(try Self.parse(Self.initiate(member)) == request, "\(member)")
             let encoded = String(decoding: ClientFrame(id: "1", request: request).encoded, as: UTF8.self)
             #expect(try Self.parse(encoded) == request)
@@ -39,11 +40,14 @@ import TestSupport
         let milliseconds = SignalError(.validation, "timeoutMs must be an integer from 50 to 300000 milliseconds")
         let refusals: [(String, SignalError)] = [
             (#","timeout":0"#, seconds), (#","timeout":301"#, seconds), (#","timeout":-5"#, seconds),
-            (#","timeoutMs":49"#, milliseconds), (#","timeoutMs":300001"#, milliseconds), (#","timeoutMs":0"#, milliseconds),
+            (#","timeoutMs":49"#, milliseconds), (#","timeoutMs":300001"#, milliseconds),
+            (#","timeoutMs":0"#, milliseconds),
             (#","timeoutMs":0.5"#, SignalError(.validation, "timeoutMs must be an integer")),
             (#","timeoutMs":"200""#, SignalError(.validation, "timeoutMs must be an integer")),
-            (#","timeout":1,"timeoutMs":1000"#,
-             SignalError(.validation, "give timeout (seconds) or timeoutMs (milliseconds), not both")),
+            (
+                #","timeout":1,"timeoutMs":1000"#,
+                SignalError(.validation, "give timeout (seconds) or timeoutMs (milliseconds), not both")
+            ),
         ]
         for (member, error) in refusals {
             #expect(throws: ClientFrame.ParseError(id: "1", error: error), "\(member)") {
@@ -54,9 +58,12 @@ import TestSupport
 
     /// `timeout` stays whole seconds, rounded up, beside the exact `timeoutMs`.
     @Test func theCallShowsWholeSecondsRoundedUpAndTheExactMilliseconds() throws {
-        for (milliseconds, seconds) in [(200, 1), (1000, 1), (1001, 2), (45_000, 45), (299_999, 300), (50, 1)] as [(Int64, Int64)] {
-            let call = Call(sessionId: "s", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                            initiatedAt: 1_000, timeoutMs: milliseconds)
+        for (milliseconds, seconds) in [(200, 1), (1000, 1), (1001, 2), (45_000, 45), (299_999, 300), (50, 1)]
+            as [(Int64, Int64)]
+        {
+            let call = Call(
+                sessionId: "s", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
+                initiatedAt: 1_000, timeoutMs: milliseconds)
             #expect(call.json["timeout"] == .integer(seconds) && call.json["timeoutMs"] == .integer(milliseconds))
             #expect(call.ringDeadline == 1_000 + milliseconds)
             #expect(try Call(json: call.json) == call)
@@ -71,8 +78,9 @@ import TestSupport
         }
         let old = JSONValue.object(members.filter { $0.key != "timeoutMs" })
         #expect(try Call(json: old).timeoutMs == 45_000)
-        let huge = JSONValue.object(members.filter { $0.key != "timeoutMs" && $0.key != "timeout" }
-            + [("timeout", .integer(.max))])
+        let huge = JSONValue.object(
+            members.filter { $0.key != "timeoutMs" && $0.key != "timeout" }
+                + [("timeout", .integer(.max))])
         #expect(throws: SignalError(.validation, "timeout must be a number of seconds")) { try Call(json: huge) }
     }
 }

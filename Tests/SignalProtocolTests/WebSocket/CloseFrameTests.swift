@@ -1,13 +1,15 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 func closeFrame(code: UInt16, reason: [UInt8] = []) -> [UInt8] {
     clientFrame(.close, [UInt8(code >> 8), UInt8(code & 0xFF)] + reason)
 }
 
-let validCloseCodes: [UInt16] = [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014,
-                                 3000, 3999, 4000, 4999]
+let validCloseCodes: [UInt16] = [
+    1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014,
+    3000, 3999, 4000, 4999,
+]
 let invalidCloseCodes: [UInt16] = [0, 1, 999, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 65535]
 
 @Suite("WebSocketMessageReader: close frames", .blocking)
@@ -43,7 +45,8 @@ struct CloseFrameTests {
 
     @Test func everyCodeIsJudgedByTheRegistryRanges() {
         let mismatches = (UInt16.min ... UInt16.max).filter { value in
-            let expected = (1000 ... 1003).contains(value) || (1007 ... 1014).contains(value) || (3000 ... 4999).contains(value)
+            let expected =
+                (1000 ... 1003).contains(value) || (1007 ... 1014).contains(value) || (3000 ... 4999).contains(value)
             return WebSocketCloseCode(rawValue: value).isValidOnWire != expected
         }
         #expect(mismatches.isEmpty)

@@ -1,11 +1,13 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 /// Raw header bytes: the first byte from its fields, the second with the mask
 /// bit and a 7-bit length, then any extended length and mask key.
-func rawHeader(fin: Bool = true, rsv: UInt8 = 0, opcode: UInt8, masked: Bool, length7: UInt8,
-               extended: [UInt8] = []) -> [UInt8] {
+func rawHeader(
+    fin: Bool = true, rsv: UInt8 = 0, opcode: UInt8, masked: Bool, length7: UInt8,
+    extended: [UInt8] = []
+) -> [UInt8] {
     var out: [UInt8] = [(fin ? 0x80 : 0) | (rsv << 4) | opcode, (masked ? 0x80 : 0) | length7]
     out += extended
     if masked { out += [testMaskKey.b0, testMaskKey.b1, testMaskKey.b2, testMaskKey.b3] }
@@ -37,21 +39,34 @@ let twoByteViolations: [TwoByteViolation] = {
         let m = maskBit(role)
         let who = role == .server ? "server" : "client"
         for rsv: UInt8 in 1 ... 7 {
-            cases.append(TwoByteViolation(name: "\(who): RSV \(rsv) on text", role: role, first: 0x81 | rsv << 4, second: m | 1))
+            cases.append(
+                TwoByteViolation(name: "\(who): RSV \(rsv) on text", role: role, first: 0x81 | rsv << 4, second: m | 1))
         }
-        cases.append(TwoByteViolation(name: "\(who): RSV2 with only RSV1 allowed", role: role,
-                                      first: 0x81 | 0x20, second: m | 1, allowedReservedBits: WebSocketFrameHeader.rsv1))
-        cases.append(TwoByteViolation(name: "\(who): RSV1 on ping even when allowed", role: role,
-                                      first: 0x89 | 0x40, second: m, allowedReservedBits: WebSocketFrameHeader.rsv1))
+        cases.append(
+            TwoByteViolation(
+                name: "\(who): RSV2 with only RSV1 allowed", role: role,
+                first: 0x81 | 0x20, second: m | 1, allowedReservedBits: WebSocketFrameHeader.rsv1))
+        cases.append(
+            TwoByteViolation(
+                name: "\(who): RSV1 on ping even when allowed", role: role,
+                first: 0x89 | 0x40, second: m, allowedReservedBits: WebSocketFrameHeader.rsv1))
         for opcode: UInt8 in [0x3, 0x4, 0x5, 0x6, 0x7, 0xB, 0xC, 0xD, 0xE, 0xF] {
-            cases.append(TwoByteViolation(name: "\(who): opcode \(opcode)", role: role, first: 0x80 | opcode, second: m | 1))
-            cases.append(TwoByteViolation(name: "\(who): opcode \(opcode) unfinished", role: role, first: opcode, second: m))
+            cases.append(
+                TwoByteViolation(name: "\(who): opcode \(opcode)", role: role, first: 0x80 | opcode, second: m | 1))
+            cases.append(
+                TwoByteViolation(name: "\(who): opcode \(opcode) unfinished", role: role, first: opcode, second: m))
         }
         for opcode: UInt8 in [0x8, 0x9, 0xA] {
-            cases.append(TwoByteViolation(name: "\(who): control \(opcode) length 126", role: role, first: 0x80 | opcode, second: m | 126))
-            cases.append(TwoByteViolation(name: "\(who): control \(opcode) length 127", role: role, first: 0x80 | opcode, second: m | 127))
-            cases.append(TwoByteViolation(name: "\(who): control \(opcode) fin=0", role: role, first: opcode, second: m | 1))
-            cases.append(TwoByteViolation(name: "\(who): control \(opcode) fin=0 empty", role: role, first: opcode, second: m))
+            cases.append(
+                TwoByteViolation(
+                    name: "\(who): control \(opcode) length 126", role: role, first: 0x80 | opcode, second: m | 126))
+            cases.append(
+                TwoByteViolation(
+                    name: "\(who): control \(opcode) length 127", role: role, first: 0x80 | opcode, second: m | 127))
+            cases.append(
+                TwoByteViolation(name: "\(who): control \(opcode) fin=0", role: role, first: opcode, second: m | 1))
+            cases.append(
+                TwoByteViolation(name: "\(who): control \(opcode) fin=0 empty", role: role, first: opcode, second: m))
         }
     }
     return cases
@@ -110,8 +125,9 @@ struct FrameDecoderErrorTests {
         if violation.second & 0x80 != 0 { frame += [1, 2, 3, 4] }
         frame += [UInt8](repeating: 0x41, count: Int(min(violation.second & 0x7F, 125)))
         for seed in 0 ..< 6 {
-            let run = runDecoder(randomSplit(frame, seed: UInt64(seed)), role: violation.role,
-                                 allowedReservedBits: violation.allowedReservedBits)
+            let run = runDecoder(
+                randomSplit(frame, seed: UInt64(seed)), role: violation.role,
+                allowedReservedBits: violation.allowedReservedBits)
             #expect(run.error?.closeCode == .protocolError)
             #expect(run.frames.isEmpty)
             #expect(run.headers.isEmpty)
@@ -121,7 +137,8 @@ struct FrameDecoderErrorTests {
     @Test("non-minimal and oversized lengths fail with 1002", arguments: lengthViolations)
     func lengthEncodingViolations(_ violation: LengthViolation) throws {
         for role in [WebSocketRole.server, .client] {
-            let header = rawHeader(opcode: 0x2, masked: role == .server, length7: violation.length7, extended: violation.extended)
+            let header = rawHeader(
+                opcode: 0x2, masked: role == .server, length7: violation.length7, extended: violation.extended)
             var decoder = WebSocketFrameDecoder(role: role)
             // All but the last header byte: undecidable yet, so no event and no error.
             decoder.append(contentsOf: header.dropLast())
@@ -172,7 +189,10 @@ struct FrameDecoderErrorTests {
         decoder.allowedReservedBits = WebSocketFrameHeader.rsv1
         decoder.append(contentsOf: serverFrame(.text, [0x41], reservedBits: WebSocketFrameHeader.rsv1))
         let header = try decoder.next()
-        #expect(header == .header(WebSocketFrameHeader(reservedBits: WebSocketFrameHeader.rsv1, opcode: .text, payloadLength: 1)))
+        #expect(
+            header
+                == .header(
+                    WebSocketFrameHeader(reservedBits: WebSocketFrameHeader.rsv1, opcode: .text, payloadLength: 1)))
         _ = try decoder.next()
         decoder.allowedReservedBits = 0
         decoder.append(contentsOf: serverFrame(.text, [0x41], reservedBits: WebSocketFrameHeader.rsv1))
@@ -181,7 +201,7 @@ struct FrameDecoderErrorTests {
 
     @Test func errorAfterValidFramesKeepsEarlierFrames() {
         let good = clientFrame(.text, utf8Bytes("fine")) + clientFrame(.ping, utf8Bytes("p"))
-        let bad: [UInt8] = [0x83, 0x80, 1, 2, 3, 4] // opcode 3
+        let bad: [UInt8] = [0x83, 0x80, 1, 2, 3, 4]  // opcode 3
         for chunks in [[good + bad], byteByByte(good + bad), randomSplit(good + bad, seed: 7)] {
             let run = runDecoder(chunks, role: .server)
             #expect(run.frames.map(\.payload) == [utf8Bytes("fine"), utf8Bytes("p")])
@@ -210,7 +230,7 @@ struct FrameDecoderErrorTests {
             #expect(run.frames.map(\.header.opcode) == [opcode])
         }
         let continuation = runDecoder([clientFrame(.continuation, [1])], role: .server)
-        #expect(continuation.error == nil) // message-level rules belong to the reader
+        #expect(continuation.error == nil)  // message-level rules belong to the reader
     }
 
     @Test func controlFrameOf125BytesIsAccepted() {

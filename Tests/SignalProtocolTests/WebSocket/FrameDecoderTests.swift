@@ -1,6 +1,6 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 /// The payload lengths at the edges of the three length encodings.
 let boundaryLengths = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000]
@@ -11,11 +11,15 @@ struct FrameStream {
     var bytes: [UInt8] = []
     var expected: [DecodedFrame] = []
 
-    mutating func add(_ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true,
-                      reservedBits: UInt8 = 0, key: WebSocketMaskKey?) {
-        bytes += WebSocketFrameEncoder.frame(opcode, payload: payload, fin: fin, reservedBits: reservedBits, maskKey: key)
-        let header = WebSocketFrameHeader(fin: fin, reservedBits: reservedBits, opcode: opcode,
-                                          maskKey: key, payloadLength: payload.count)
+    mutating func add(
+        _ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true,
+        reservedBits: UInt8 = 0, key: WebSocketMaskKey?
+    ) {
+        bytes += WebSocketFrameEncoder.frame(
+            opcode, payload: payload, fin: fin, reservedBits: reservedBits, maskKey: key)
+        let header = WebSocketFrameHeader(
+            fin: fin, reservedBits: reservedBits, opcode: opcode,
+            maskKey: key, payloadLength: payload.count)
         expected.append(DecodedFrame(header: header, payload: payload))
     }
 
@@ -125,7 +129,7 @@ struct FrameDecoderTests {
     @Test func headerIsReportedBeforeAnyPayloadArrives() throws {
         var decoder = WebSocketFrameDecoder(role: .server)
         let frame = clientFrame(.binary, patternPayload(1_000))
-        decoder.append(contentsOf: frame[..<8]) // 2 + 2 length + 4 mask
+        decoder.append(contentsOf: frame[..<8])  // 2 + 2 length + 4 mask
         let header = try decoder.next()
         #expect(header == .header(WebSocketFrameHeader(opcode: .binary, maskKey: testMaskKey, payloadLength: 1_000)))
         let nothing = try decoder.next()
@@ -162,12 +166,13 @@ struct FrameDecoderTests {
         decoder.append(contentsOf: serverFrame(.text, utf8Bytes("abc")) + serverFrame(.binary, [1, 2]))
         var events: [WebSocketFrameDecoder.Event] = []
         while let event = try decoder.next() { events.append(event) }
-        #expect(events == [
-            .header(WebSocketFrameHeader(opcode: .text, payloadLength: 3)),
-            .payload(utf8Bytes("abc"), isFrameEnd: true),
-            .header(WebSocketFrameHeader(opcode: .binary, payloadLength: 2)),
-            .payload([1, 2], isFrameEnd: true),
-        ])
+        #expect(
+            events == [
+                .header(WebSocketFrameHeader(opcode: .text, payloadLength: 3)),
+                .payload(utf8Bytes("abc"), isFrameEnd: true),
+                .header(WebSocketFrameHeader(opcode: .binary, payloadLength: 2)),
+                .payload([1, 2], isFrameEnd: true),
+            ])
     }
 
     @Test func rawBufferAppend() throws {

@@ -1,6 +1,6 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 let rfcMaskKey = WebSocketMaskKey(0x37, 0xFA, 0x21, 0x3D)
 
@@ -9,7 +9,10 @@ struct FrameEncoderTests {
     // MARK: RFC 6455 §5.7 examples
 
     @Test func unmaskedHello() {
-        #expect(WebSocketFrameEncoder.frame(.text, payload: utf8Bytes("Hello")) == [0x81, 0x05, 0x48, 0x65, 0x6C, 0x6C, 0x6F])
+        #expect(
+            WebSocketFrameEncoder.frame(.text, payload: utf8Bytes("Hello")) == [
+                0x81, 0x05, 0x48, 0x65, 0x6C, 0x6C, 0x6F,
+            ])
     }
 
     @Test func maskedHello() {
@@ -18,12 +21,16 @@ struct FrameEncoderTests {
     }
 
     @Test func fragmentedUnmaskedHello() {
-        #expect(WebSocketFrameEncoder.frame(.text, payload: utf8Bytes("Hel"), fin: false) == [0x01, 0x03, 0x48, 0x65, 0x6C])
+        #expect(
+            WebSocketFrameEncoder.frame(.text, payload: utf8Bytes("Hel"), fin: false) == [0x01, 0x03, 0x48, 0x65, 0x6C])
         #expect(WebSocketFrameEncoder.frame(.continuation, payload: utf8Bytes("lo")) == [0x80, 0x02, 0x6C, 0x6F])
     }
 
     @Test func pingAndMaskedPong() {
-        #expect(WebSocketFrameEncoder.frame(.ping, payload: utf8Bytes("Hello")) == [0x89, 0x05, 0x48, 0x65, 0x6C, 0x6C, 0x6F])
+        #expect(
+            WebSocketFrameEncoder.frame(.ping, payload: utf8Bytes("Hello")) == [
+                0x89, 0x05, 0x48, 0x65, 0x6C, 0x6C, 0x6F,
+            ])
         let pong = WebSocketFrameEncoder.frame(.pong, payload: utf8Bytes("Hello"), maskKey: rfcMaskKey)
         #expect(pong == [0x8A, 0x85, 0x37, 0xFA, 0x21, 0x3D, 0x7F, 0x9F, 0x4D, 0x51, 0x58])
     }
@@ -45,11 +52,13 @@ struct FrameEncoderTests {
         #expect(WebSocketFrameEncoder.header(.binary, payloadLength: 65_536) == [0x82, 0x7F, 0, 0, 0, 0, 0, 1, 0, 0])
     }
 
-    @Test("header bytes at the length-encoding boundaries", arguments: [
-        (0, [UInt8(0x00)]), (125, [0x7D]), (126, [0x7E, 0x00, 0x7E]), (65_535, [0x7E, 0xFF, 0xFF]),
-        (65_536, [0x7F, 0, 0, 0, 0, 0, 0x01, 0x00, 0x00]), (70_000, [0x7F, 0, 0, 0, 0, 0, 0x01, 0x11, 0x70]),
-        (Int(Int64.max), [0x7F, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]),
-    ])
+    @Test(
+        "header bytes at the length-encoding boundaries",
+        arguments: [
+            (0, [UInt8(0x00)]), (125, [0x7D]), (126, [0x7E, 0x00, 0x7E]), (65_535, [0x7E, 0xFF, 0xFF]),
+            (65_536, [0x7F, 0, 0, 0, 0, 0, 0x01, 0x00, 0x00]), (70_000, [0x7F, 0, 0, 0, 0, 0, 0x01, 0x11, 0x70]),
+            (Int(Int64.max), [0x7F, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]),
+        ])
     func headerLengths(length: Int, lengthBytes: [UInt8]) {
         #expect(WebSocketFrameEncoder.header(.binary, payloadLength: length) == [0x82] + lengthBytes)
         let unmasked = WebSocketFrameHeader(opcode: .binary, payloadLength: length)
@@ -63,8 +72,12 @@ struct FrameEncoderTests {
 
     @Test func headerFlags() {
         #expect(WebSocketFrameEncoder.header(.text, payloadLength: 1, fin: false) == [0x01, 0x01])
-        #expect(WebSocketFrameEncoder.header(.text, payloadLength: 1, reservedBits: WebSocketFrameHeader.rsv1) == [0xC1, 0x01])
-        #expect(WebSocketFrameEncoder.header(.binary, payloadLength: 0, fin: false, reservedBits: 0b111) == [0x72, 0x00])
+        #expect(
+            WebSocketFrameEncoder.header(.text, payloadLength: 1, reservedBits: WebSocketFrameHeader.rsv1) == [
+                0xC1, 0x01,
+            ])
+        #expect(
+            WebSocketFrameEncoder.header(.binary, payloadLength: 0, fin: false, reservedBits: 0b111) == [0x72, 0x00])
         #expect(WebSocketFrameEncoder.header(.close, payloadLength: 2) == [0x88, 0x02])
         #expect(WebSocketFrameEncoder.header(.pong, payloadLength: 0) == [0x8A, 0x00])
         #expect(WebSocketFrameEncoder.frame(.binary, payload: [], reservedBits: 0b001) == [0x92, 0x00])
@@ -86,7 +99,10 @@ struct FrameEncoderTests {
         var twice = whole
         rfcMaskKey.apply(to: &twice)
         #expect(twice == payload)
-        #expect([rfcMaskKey[0], rfcMaskKey[1], rfcMaskKey[2], rfcMaskKey[3], rfcMaskKey[4]] == [0x37, 0xFA, 0x21, 0x3D, 0x37])
+        #expect(
+            [rfcMaskKey[0], rfcMaskKey[1], rfcMaskKey[2], rfcMaskKey[3], rfcMaskKey[4]] == [
+                0x37, 0xFA, 0x21, 0x3D, 0x37,
+            ])
     }
 
     @Test func maskedPayloadDiffersFromPlainText() {
@@ -99,23 +115,35 @@ struct FrameEncoderTests {
 
     // MARK: Round trips
 
-    @Test("encode then decode", arguments: [0, 1, 2, 3, 4, 5, 100, 125, 126, 127, 1_000, 65_535, 65_536, 70_000, 131_073])
+    @Test(
+        "encode then decode", arguments: [0, 1, 2, 3, 4, 5, 100, 125, 126, 127, 1_000, 65_535, 65_536, 70_000, 131_073])
     func roundTrip(length: Int) {
         var rng = SplitMix64(seed: UInt64(length))
         let payload = rng.bytes(length)
-        let opcodes: [WebSocketOpcode] = length <= 125 ? [.text, .binary, .continuation, .ping, .pong, .close] : [.text, .binary, .continuation]
+        let opcodes: [WebSocketOpcode] =
+            length <= 125 ? [.text, .binary, .continuation, .ping, .pong, .close] : [.text, .binary, .continuation]
         for opcode in opcodes {
             for fin in opcode.isControl ? [true] : [true, false] {
                 let key = WebSocketMaskKey(rng.bytes(1)[0], rng.bytes(1)[0], rng.bytes(1)[0], rng.bytes(1)[0])
                 let masked = WebSocketFrameEncoder.frame(opcode, payload: payload, fin: fin, maskKey: key)
                 let server = runDecoder(randomSplit(masked, seed: UInt64(length) &+ 5), role: .server)
                 #expect(server.error == nil)
-                #expect(server.frames == [DecodedFrame(header: WebSocketFrameHeader(fin: fin, opcode: opcode, maskKey: key, payloadLength: length), payload: payload)])
+                #expect(
+                    server.frames == [
+                        DecodedFrame(
+                            header: WebSocketFrameHeader(fin: fin, opcode: opcode, maskKey: key, payloadLength: length),
+                            payload: payload)
+                    ])
 
                 let plain = WebSocketFrameEncoder.frame(opcode, payload: payload, fin: fin)
                 let client = runDecoder([plain], role: .client)
                 #expect(client.error == nil)
-                #expect(client.frames == [DecodedFrame(header: WebSocketFrameHeader(fin: fin, opcode: opcode, payloadLength: length), payload: payload)])
+                #expect(
+                    client.frames == [
+                        DecodedFrame(
+                            header: WebSocketFrameHeader(fin: fin, opcode: opcode, payloadLength: length),
+                            payload: payload)
+                    ])
 
                 // header(...) plus the raw payload equals frame(...) unmasked.
                 #expect(WebSocketFrameEncoder.header(opcode, payloadLength: length, fin: fin) + payload == plain)
@@ -136,21 +164,26 @@ struct FrameEncoderTests {
     @Test func closePayloadLayout() {
         #expect(WebSocketFrameEncoder.closePayload(code: .normalClosure, reason: "") == [0x03, 0xE8])
         #expect(WebSocketFrameEncoder.closePayload(code: .goingAway, reason: "bye") == [0x03, 0xE9, 0x62, 0x79, 0x65])
-        #expect(WebSocketFrameEncoder.closePayload(code: WebSocketCloseCode(rawValue: 4999), reason: "é") == [0x13, 0x87, 0xC3, 0xA9])
+        #expect(
+            WebSocketFrameEncoder.closePayload(code: WebSocketCloseCode(rawValue: 4999), reason: "é") == [
+                0x13, 0x87, 0xC3, 0xA9,
+            ])
     }
 
-    @Test("long reasons are cut to 125 bytes at a character boundary", arguments: [
-        (String(repeating: "a", count: 200), 125),
-        (String(repeating: "a", count: 123), 125),
-        (String(repeating: "a", count: 124), 125),
-        (String(repeating: "é", count: 100), 124),         // 2-byte: 61 fit (122), the 62nd would need 124
-        (String(repeating: "€", count: 100), 125),         // 3-byte: exactly 41 fit
-        (String(repeating: "😀", count: 40), 122),         // 4-byte: 30 fit (120)
-        ("a" + String(repeating: "😀", count: 40), 123),   // 1 + 30 × 4
-        ("ab" + String(repeating: "€", count: 50), 124),   // 2 + 40 × 3
-        (String(repeating: "a", count: 122) + "é", 124),   // 122 + 2 would be 124 of 123: cut
-        (String(repeating: "a", count: 121) + "é", 125),   // 121 + 2 = 123: fits
-    ])
+    @Test(
+        "long reasons are cut to 125 bytes at a character boundary",
+        arguments: [
+            (String(repeating: "a", count: 200), 125),
+            (String(repeating: "a", count: 123), 125),
+            (String(repeating: "a", count: 124), 125),
+            (String(repeating: "é", count: 100), 124),  // 2-byte: 61 fit (122), the 62nd would need 124
+            (String(repeating: "€", count: 100), 125),  // 3-byte: exactly 41 fit
+            (String(repeating: "😀", count: 40), 122),  // 4-byte: 30 fit (120)
+            ("a" + String(repeating: "😀", count: 40), 123),  // 1 + 30 × 4
+            ("ab" + String(repeating: "€", count: 50), 124),  // 2 + 40 × 3
+            (String(repeating: "a", count: 122) + "é", 124),  // 122 + 2 would be 124 of 123: cut
+            (String(repeating: "a", count: 121) + "é", 125),  // 121 + 2 = 123: fits
+        ])
     func closePayloadTruncation(reason: String, expectedCount: Int) {
         let payload = WebSocketFrameEncoder.closePayload(code: .normalClosure, reason: reason)
         #expect(payload.count == expectedCount)

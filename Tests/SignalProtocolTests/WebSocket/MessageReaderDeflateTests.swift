@@ -1,6 +1,6 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 /// A stand-in inflater: each compressed byte inflates to `factor` copies of
 /// itself, and the message end adds "!"; it records the calls it gets.
@@ -8,7 +8,8 @@ struct RepeatingInflater: WebSocketMessageInflating {
     var factor = 1
     var finished = 0
 
-    mutating func inflate(_ compressed: [UInt8], into output: inout [UInt8], limit: Int) throws(WebSocketProtocolError) {
+    mutating func inflate(_ compressed: [UInt8], into output: inout [UInt8], limit: Int) throws(WebSocketProtocolError)
+    {
         for byte in compressed {
             guard output.count + factor <= limit else { throw WebSocketProtocolError(.messageTooBig, "over") }
             output += repeatElement(byte, count: factor)
@@ -23,9 +24,12 @@ struct RepeatingInflater: WebSocketMessageInflating {
 }
 
 /// Runs a permessage-deflate reader over `chunks` with `inflater`.
-func runDeflateReader(_ chunks: [[UInt8]], inflater: inout RepeatingInflater, maxMessageBytes: Int = 1 << 20,
-                      perMessageDeflate: Bool = true) -> ReaderRun {
-    var reader = WebSocketMessageReader(role: .server, maxMessageBytes: maxMessageBytes, perMessageDeflate: perMessageDeflate)
+func runDeflateReader(
+    _ chunks: [[UInt8]], inflater: inout RepeatingInflater, maxMessageBytes: Int = 1 << 20,
+    perMessageDeflate: Bool = true
+) -> ReaderRun {
+    var reader = WebSocketMessageReader(
+        role: .server, maxMessageBytes: maxMessageBytes, perMessageDeflate: perMessageDeflate)
     var run = ReaderRun()
     for (chunkIndex, chunk) in chunks.enumerated() {
         reader.append(contentsOf: chunk)
@@ -46,7 +50,8 @@ struct MessageReaderDeflateTests {
 
     @Test func compressedFragmentsGoThroughTheInflaterAndUncompressedOnesDoNot() {
         var inflater = RepeatingInflater(factor: 2)
-        let stream = clientFrame(.text, utf8Bytes("ab"), fin: false, reservedBits: Self.rsv1)
+        let stream =
+            clientFrame(.text, utf8Bytes("ab"), fin: false, reservedBits: Self.rsv1)
             + clientFrame(.ping, utf8Bytes("p"))
             + clientFrame(.continuation, utf8Bytes("c"))
             + clientFrame(.binary, [1, 2])
@@ -61,8 +66,9 @@ struct MessageReaderDeflateTests {
 
     @Test func rsv1IsRefusedWithoutNegotiation() {
         var inflater = RepeatingInflater()
-        let run = runDeflateReader([clientFrame(.text, utf8Bytes("a"), reservedBits: Self.rsv1)], inflater: &inflater,
-                                   perMessageDeflate: false)
+        let run = runDeflateReader(
+            [clientFrame(.text, utf8Bytes("a"), reservedBits: Self.rsv1)], inflater: &inflater,
+            perMessageDeflate: false)
         expectFailure(run, 1002)
         expectFailure(runReader([clientFrame(.binary, [1], reservedBits: Self.rsv1)]), 1002)
     }
@@ -70,8 +76,11 @@ struct MessageReaderDeflateTests {
     @Test func rsv1OnAContinuationFails() {
         for first in [Self.rsv1, 0] {
             var inflater = RepeatingInflater()
-            let run = runDeflateReader([clientFrame(.text, utf8Bytes("a"), fin: false, reservedBits: first)
-                + clientFrame(.continuation, utf8Bytes("b"), reservedBits: Self.rsv1)], inflater: &inflater)
+            let run = runDeflateReader(
+                [
+                    clientFrame(.text, utf8Bytes("a"), fin: false, reservedBits: first)
+                        + clientFrame(.continuation, utf8Bytes("b"), reservedBits: Self.rsv1)
+                ], inflater: &inflater)
             expectFailure(run, 1002)
             #expect(run.events.isEmpty)
         }
@@ -85,12 +94,14 @@ struct MessageReaderDeflateTests {
 
     @Test func theLimitAppliesToInflatedBytes() {
         var inflater = RepeatingInflater(factor: 10)
-        let run = runDeflateReader([clientFrame(.binary, patternPayload(20), reservedBits: Self.rsv1)],
-                                   inflater: &inflater, maxMessageBytes: 100)
+        let run = runDeflateReader(
+            [clientFrame(.binary, patternPayload(20), reservedBits: Self.rsv1)],
+            inflater: &inflater, maxMessageBytes: 100)
         expectFailure(run, 1009)
         var fitting = RepeatingInflater(factor: 10)
-        let ok = runDeflateReader([clientFrame(.binary, patternPayload(9), reservedBits: Self.rsv1)],
-                                  inflater: &fitting, maxMessageBytes: 100)
+        let ok = runDeflateReader(
+            [clientFrame(.binary, patternPayload(9), reservedBits: Self.rsv1)],
+            inflater: &fitting, maxMessageBytes: 100)
         #expect(ok.error == nil)
         #expect(ok.events.count == 1)
     }

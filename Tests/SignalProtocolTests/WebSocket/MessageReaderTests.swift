@@ -1,6 +1,6 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 func binaryMessage(_ payload: [UInt8]) -> WebSocketMessageReader.Event {
     .message(WebSocketMessage(kind: .binary, payload: payload))
@@ -20,7 +20,8 @@ func expectFailure(_ run: ReaderRun, _ code: UInt16, sourceLocation: SourceLocat
 @Suite("WebSocketMessageReader: messages", .blocking)
 struct MessageReaderTests {
     @Test func singleFrameMessages() {
-        let stream = clientFrame(.text, utf8Bytes("Hello")) + clientFrame(.binary, [0, 1, 0xFF])
+        let stream =
+            clientFrame(.text, utf8Bytes("Hello")) + clientFrame(.binary, [0, 1, 0xFF])
             + clientFrame(.text, []) + clientFrame(.binary, [])
         let run = runReader([stream])
         #expect(run.error == nil)
@@ -35,7 +36,8 @@ struct MessageReaderTests {
     }
 
     @Test func fragmentedBinaryWithEmptyFragmentsIsReassembled() {
-        let stream = clientFrame(.binary, [], fin: false) + clientFrame(.continuation, [1, 2], fin: false)
+        let stream =
+            clientFrame(.binary, [], fin: false) + clientFrame(.continuation, [1, 2], fin: false)
             + clientFrame(.continuation, [], fin: false) + clientFrame(.continuation, [3])
         let run = runReader([stream])
         #expect(run.error == nil)
@@ -85,7 +87,8 @@ struct MessageReaderTests {
     }
 
     @Test func clientRoleReadsUnmaskedFrames() {
-        let stream = serverFrame(.text, utf8Bytes("hi"), fin: false) + serverFrame(.ping, [7])
+        let stream =
+            serverFrame(.text, utf8Bytes("hi"), fin: false) + serverFrame(.ping, [7])
             + serverFrame(.continuation, utf8Bytes("!"))
         let run = runReader(byteByByte(stream), role: .client)
         #expect(run.error == nil)
@@ -111,7 +114,7 @@ struct MessageReaderTests {
                 #expect(run.events == [.ping(payload), .pong(payload)])
             }
         }
-        let allByteValues = (0 ... 124).map { UInt8($0 * 2 + 1) } // includes invalid UTF-8 bytes
+        let allByteValues = (0 ... 124).map { UInt8($0 * 2 + 1) }  // includes invalid UTF-8 bytes
         #expect(runReader([clientFrame(.ping, allByteValues)]).events == [.ping(allByteValues)])
     }
 }
@@ -130,12 +133,15 @@ struct MessageReaderFragmentationTests {
         expectFailure(run, 1002)
     }
 
-    @Test("a new data frame while a fragmented message is open fails", arguments: [
-        (WebSocketOpcode.text, WebSocketOpcode.text), (.text, .binary), (.binary, .text), (.binary, .binary),
-    ])
+    @Test(
+        "a new data frame while a fragmented message is open fails",
+        arguments: [
+            (WebSocketOpcode.text, WebSocketOpcode.text), (.text, .binary), (.binary, .text), (.binary, .binary),
+        ])
     func newMessageWhileOpen(first: WebSocketOpcode, second: WebSocketOpcode) {
         for secondFin in [true, false] {
-            let stream = clientFrame(first, utf8Bytes("a"), fin: false) + clientFrame(.ping, [])
+            let stream =
+                clientFrame(first, utf8Bytes("a"), fin: false) + clientFrame(.ping, [])
                 + clientFrame(second, utf8Bytes("b"), fin: secondFin)
             let run = runReader([stream])
             #expect(run.events == [.ping([])])
@@ -149,8 +155,9 @@ struct MessageReaderFragmentationTests {
 
 @Suite("WebSocketMessageReader: size limit", .blocking)
 struct MessageReaderSizeTests {
-    @Test("a frame header announcing more than the limit fails with 1009 before any payload",
-          arguments: [(100, 101), (100, 126), (125, 65_536), (1_000, 70_000), (0, 1), (65_535, 65_536)])
+    @Test(
+        "a frame header announcing more than the limit fails with 1009 before any payload",
+        arguments: [(100, 101), (100, 126), (125, 65_536), (1_000, 70_000), (0, 1), (65_535, 65_536)])
     func headerOverLimit(limit: Int, length: Int) {
         for opcode: WebSocketOpcode in [.text, .binary] {
             let frame = clientFrame(opcode, patternPayload(length, salt: 1))
@@ -172,7 +179,7 @@ struct MessageReaderSizeTests {
 
     @Test func sumAcrossFragmentsIsLimited() {
         let first = clientFrame(.binary, patternPayload(60), fin: false)
-        let ping = clientFrame(.ping, patternPayload(125)) // control frames do not count
+        let ping = clientFrame(.ping, patternPayload(125))  // control frames do not count
         let overflowing = clientFrame(.continuation, patternPayload(41))
         let headerSize = overflowing.count - 41
         let run = runReader([first + ping, Array(overflowing[..<headerSize])], maxMessageBytes: 100)
@@ -180,12 +187,18 @@ struct MessageReaderSizeTests {
         #expect(run.errorChunk == 1)
         #expect(run.events == [.ping(patternPayload(125))])
 
-        let fitting = clientFrame(.continuation, patternPayload(20), fin: false) + clientFrame(.continuation, patternPayload(20))
+        let fitting =
+            clientFrame(.continuation, patternPayload(20), fin: false) + clientFrame(.continuation, patternPayload(20))
         let ok = runReader([first + ping + fitting], maxMessageBytes: 100)
         #expect(ok.error == nil)
-        #expect(ok.events == [.ping(patternPayload(125)), binaryMessage(patternPayload(60) + patternPayload(20) + patternPayload(20))])
+        #expect(
+            ok.events == [
+                .ping(patternPayload(125)), binaryMessage(patternPayload(60) + patternPayload(20) + patternPayload(20)),
+            ])
 
-        let manySmall = (0 ..< 11).map { clientFrame($0 == 0 ? .text : .continuation, utf8Bytes("0123456789"), fin: false) }
+        let manySmall = (0 ..< 11).map {
+            clientFrame($0 == 0 ? .text : .continuation, utf8Bytes("0123456789"), fin: false)
+        }
         expectFailure(runReader(manySmall, maxMessageBytes: 105), 1009)
     }
 

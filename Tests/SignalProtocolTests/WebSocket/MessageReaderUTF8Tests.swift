@@ -1,6 +1,6 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 @Suite("WebSocketMessageReader: text validation", .blocking)
 struct MessageReaderUTF8Tests {
@@ -22,7 +22,8 @@ struct MessageReaderUTF8Tests {
     func validTextAccepted(_ test: UTF8Case) {
         #expect(runReader([clientFrame(.text, test.bytes)]).events == [textMessage(test.bytes)])
         for cut in 0 ... test.bytes.count {
-            let stream = clientFrame(.text, Array(test.bytes[..<cut]), fin: false)
+            let stream =
+                clientFrame(.text, Array(test.bytes[..<cut]), fin: false)
                 + clientFrame(.ping, [UInt8(cut)])
                 + clientFrame(.continuation, Array(test.bytes[cut...]))
             let run = runReader([stream])
@@ -75,7 +76,7 @@ struct MessageReaderUTF8Tests {
         let badByte = [frame[headerSize + 3]]
         let run = runReader([prefix, badByte])
         expectFailure(run, 1007)
-        #expect(run.errorChunk == 1) // not before the bad byte, and without the rest of the frame
+        #expect(run.errorChunk == 1)  // not before the bad byte, and without the rest of the frame
     }
 
     @Test func failsFastByteByByteAtTheFirstInvalidByte() {
@@ -97,7 +98,10 @@ struct MessageReaderUTF8Tests {
         rest[10] = 0xFF
         let continuation = clientFrame(.continuation, rest)
         let headerSize = continuation.count - rest.count
-        let run = runReader([first, Array(continuation[..<(headerSize + 10)]), Array(continuation[(headerSize + 10) ..< (headerSize + 11)])])
+        let run = runReader([
+            first, Array(continuation[..<(headerSize + 10)]),
+            Array(continuation[(headerSize + 10) ..< (headerSize + 11)]),
+        ])
         expectFailure(run, 1007)
         #expect(run.errorChunk == 2)
     }

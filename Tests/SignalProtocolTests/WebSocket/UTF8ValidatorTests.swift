@@ -1,6 +1,6 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 /// A UTF-8 test vector: the bytes and, for invalid input, the index of the
 /// first byte that cannot continue a well-formed sequence. `truncated` input is
@@ -18,8 +18,12 @@ struct UTF8Case: CustomTestStringConvertible, Sendable {
 
     var testDescription: String { name }
 
-    static func valid(_ name: String, _ bytes: [UInt8]) -> UTF8Case { UTF8Case(name: name, bytes: bytes, verdict: .valid) }
-    static func truncated(_ name: String, _ bytes: [UInt8]) -> UTF8Case { UTF8Case(name: name, bytes: bytes, verdict: .truncated) }
+    static func valid(_ name: String, _ bytes: [UInt8]) -> UTF8Case {
+        UTF8Case(name: name, bytes: bytes, verdict: .valid)
+    }
+    static func truncated(_ name: String, _ bytes: [UInt8]) -> UTF8Case {
+        UTF8Case(name: name, bytes: bytes, verdict: .truncated)
+    }
     static func invalid(_ name: String, _ bytes: [UInt8], at index: Int) -> UTF8Case {
         UTF8Case(name: name, bytes: bytes, verdict: .invalid(at: index))
     }
@@ -266,7 +270,9 @@ struct UTF8ValidatorTests {
 
     @Test func everySurrogateEncodingIsRejected() {
         for value in UInt32(0xD800) ... 0xDFFF {
-            let encoded: [UInt8] = [0xE0 | UInt8(value >> 12), 0x80 | UInt8((value >> 6) & 0x3F), 0x80 | UInt8(value & 0x3F)]
+            let encoded: [UInt8] = [
+                0xE0 | UInt8(value >> 12), 0x80 | UInt8((value >> 6) & 0x3F), 0x80 | UInt8(value & 0x3F),
+            ]
             #expect(!UTF8Validator.isValid(encoded), "U+\(String(value, radix: 16))")
         }
     }
@@ -292,8 +298,10 @@ struct UTF8ValidatorTests {
     func randomDifferential(seed: Int) {
         var rng = SplitMix64(seed: UInt64(seed) &+ 0xC0FFEE)
         // Bias towards bytes that matter for UTF-8 so valid inputs also occur.
-        let alphabet: [UInt8] = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2,
-                                 0xDF, 0xE0, 0xE1, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF]
+        let alphabet: [UInt8] = [
+            0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2,
+            0xDF, 0xE0, 0xE1, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF,
+        ]
         var validCount = 0
         for _ in 0 ..< 3_000 {
             let length = rng.int(in: 0 ... 8)

@@ -1,9 +1,10 @@
 import Foundation
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `ringbench calls` against two nodes of a cluster (bench/cluster.sh,
@@ -18,24 +19,32 @@ struct ClusterBenchTests {
 
     @Test("--callee-server puts the callees on node B; --server-pid twice and --db-pid are reported")
     func callersOnOneNodeCalleesOnTheOther() throws {
-        let bench = try #require(Repository.executable("ringbench"),
-                                 "no ringbench executable among \(Repository.executableCandidates("ringbench"))")
+        let bench = try #require(
+            Repository.executable("ringbench"),
+            "no ringbench executable among \(Repository.executableCandidates("ringbench"))")
         let cluster = try SignalingIntegration.TestCluster(nodes: 2)
         let pidFile = try String(contentsOfFile: cluster.postgres.directory + "/data/postmaster.pid", encoding: .utf8)
         let postmaster = try #require(pidFile.split(separator: "\n").first.map(String.init))
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (output, log) = (directory.file("ringbench.json"), directory.file("ringbench.log"))
-        let arguments = ["calls", "--server", "ws://127.0.0.1:\(cluster.port(0))",
-                         "--callee-server", "ws://127.0.0.1:\(cluster.port(1))",
-                         "--server-pid", String(cluster.nodes[0].pid), "--server-pid", String(cluster.nodes[1].pid),
-                         "--db-pid", postmaster, "--pairs", String(Self.pairs), "--rate", String(Self.rate),
-                         "--duration", String(Self.duration), "--json"]
-        let ringbench = try ChildProcess(bench, arguments, environment: SignalingIntegration.childEnvironment(),
-                                         stdout: .file(output), stderr: .file(log))
+        let arguments = [
+            "calls", "--server", "ws://127.0.0.1:\(cluster.port(0))",
+            "--callee-server", "ws://127.0.0.1:\(cluster.port(1))",
+            "--server-pid", String(cluster.nodes[0].pid), "--server-pid", String(cluster.nodes[1].pid),
+            "--db-pid", postmaster, "--pairs", String(Self.pairs), "--rate", String(Self.rate),
+            "--duration", String(Self.duration), "--json",
+        ]
+        let ringbench = try ChildProcess(
+            bench, arguments, environment: SignalingIntegration.childEnvironment(),
+            stdout: .file(output), stderr: .file(log))
         defer { ringbench.kill() }
-        let text = { ["json", "log"].map { (try? String(contentsOfFile: directory.file("ringbench.\($0)"), encoding: .utf8)) ?? "" }
-            .joined(separator: "\n") + "\n" + cluster.logs }
+        let text = {
+            ["json", "log"].map {
+                (try? String(contentsOfFile: directory.file("ringbench.\($0)"), encoding: .utf8)) ?? ""
+            }
+            .joined(separator: "\n") + "\n" + cluster.logs
+        }
         // While it calls, each node holds one side: the pairs' connections, and this request's own.
         let split = waitUntil(timeout: 15) {
             (try? healthConnections(port: cluster.port(0))) == Int64(Self.pairs + 1)
@@ -73,11 +82,15 @@ struct ClusterBenchTests {
 
     @Test("--callee-server is refused with --spawn, and with another scheme than --server's")
     func calleeServerUsage() throws {
-        let bench = try #require(Repository.executable("ringbench"),
-                                 "no ringbench executable among \(Repository.executableCandidates("ringbench"))")
-        for arguments in [["--spawn", "/bin/false", "--callee-server", "ws://127.0.0.1:1"],
-                          ["--server", "ws://127.0.0.1:1", "--callee-server", "wss://127.0.0.1:2"]] {
-            let ringbench = try ChildProcess(bench, ["calls"] + arguments, environment: SignalingIntegration.childEnvironment())
+        let bench = try #require(
+            Repository.executable("ringbench"),
+            "no ringbench executable among \(Repository.executableCandidates("ringbench"))")
+        for arguments in [
+            ["--spawn", "/bin/false", "--callee-server", "ws://127.0.0.1:1"],
+            ["--server", "ws://127.0.0.1:1", "--callee-server", "wss://127.0.0.1:2"],
+        ] {
+            let ringbench = try ChildProcess(
+                bench, ["calls"] + arguments, environment: SignalingIntegration.childEnvironment())
             defer { ringbench.kill() }
             #expect(ringbench.wait(timeout: 10) == .exited(64), "\(arguments)")
         }

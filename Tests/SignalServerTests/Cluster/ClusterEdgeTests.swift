@@ -1,10 +1,12 @@
 import Foundation
-@testable import SignalServer
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a cluster must get exactly right at its edges: each change heard
@@ -56,14 +58,19 @@ struct ClusterEdgeTests {
     @Test("a revocation on one node refuses the user's tokens on the others")
     func revocationEverywhere() throws {
         let cluster = try TestCluster(nodes: 2)
-        let minted = try #require(try SignalingIntegration.rest(port: cluster.port(0), "POST", "/v1/users/alice/tokens",
-                                                                body: "{}").json)
+        let minted = try #require(
+            try SignalingIntegration.rest(
+                port: cluster.port(0), "POST", "/v1/users/alice/tokens",
+                body: "{}"
+            ).json)
         let token = try #require(minted["authToken"]?.stringValue)
         #expect(try Device.connect(port: cluster.port(1)).auth(token: token, deviceId: "a1").ok)
         #expect(try SignalingIntegration.rest(port: cluster.port(0), "DELETE", "/v1/users/alice/tokens").status == 204)
-        #expect(waitUntil(timeout: 5) {
-            (try? Device.connect(port: cluster.port(1)).auth(token: token, deviceId: "a2"))?.code == "ERR_AUTH_FAILED"
-        }, "\(cluster.logs)")
+        #expect(
+            waitUntil(timeout: 5) {
+                (try? Device.connect(port: cluster.port(1)).auth(token: token, deviceId: "a2"))?.code
+                    == "ERR_AUTH_FAILED"
+            }, "\(cluster.logs)")
     }
 
     @Test("a device connecting on another node replaces its old connection there (4003)")
@@ -89,14 +96,19 @@ struct ClusterEdgeTests {
         bob.close()
         let observer = try cluster.open(1, uid: "carol", deviceId: "c1")
         _ = observer
-        #expect(waitUntil(timeout: TestCluster.graceSeconds + 8) {
-            (try? SignalingIntegration.rest(port: cluster.port(1), "GET", "/v1/calls/\(sessionId)").json?["status"]) == .string("ended")
-        }, "\(cluster.logs)")
-        let stored = try #require(try SignalingIntegration.rest(port: cluster.port(0), "GET", "/v1/calls/\(sessionId)").json)
+        #expect(
+            waitUntil(timeout: TestCluster.graceSeconds + 8) {
+                (try? SignalingIntegration.rest(port: cluster.port(1), "GET", "/v1/calls/\(sessionId)").json?["status"])
+                    == .string("ended")
+            }, "\(cluster.logs)")
+        let stored = try #require(
+            try SignalingIntegration.rest(port: cluster.port(0), "GET", "/v1/calls/\(sessionId)").json)
         #expect(stored["endReason"] == .string("connection_lost"), "\(stored.serialized)")
     }
 
-    @Test("a node frozen past its lease is declared dead: its call ends after grace, and once it thaws it drops its clients")
+    @Test(
+        "a node frozen past its lease is declared dead: its call ends after grace, and once it thaws it drops its clients"
+    )
     func frozenNode() throws {
         let cluster = try TestCluster(nodes: 2)
         let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
@@ -106,14 +118,18 @@ struct ClusterEdgeTests {
         _ = try alice.waitForEvent(sessionId, .ongoing)
 
         cluster.nodes[0].signal(SIGSTOP)
-        let ended = try bob.waitForEvent(sessionId, .ended, timeout: TestCluster.leaseSeconds * 2 + TestCluster.graceSeconds + 5)
+        let ended = try bob.waitForEvent(
+            sessionId, .ended, timeout: TestCluster.leaseSeconds * 2 + TestCluster.graceSeconds + 5)
         #expect(ended.endReason == .connectionLost, "\(ended)")
         // Its listening session was ended, and the locks it held (the webhook leader's) with it.
-        #expect(waitUntil(timeout: 5) {
-            (try? PostgresRows.count(url: cluster.url, """
-                SELECT count(*) FROM pg_stat_activity a JOIN nodes n ON a.pid = n.listener_pid WHERE n.dead
-                """)) == 0
-        })
+        #expect(
+            waitUntil(timeout: 5) {
+                (try? PostgresRows.count(
+                    url: cluster.url,
+                    """
+                    SELECT count(*) FROM pg_stat_activity a JOIN nodes n ON a.pid = n.listener_pid WHERE n.dead
+                    """)) == 0
+            })
         cluster.nodes[0].signal(SIGCONT)
         // The thawed node finds itself dead and closes the connection it can no longer serve.
         #expect(try alice.nextClose(timeout: 10) == .goingAway, "\(cluster.logs)")

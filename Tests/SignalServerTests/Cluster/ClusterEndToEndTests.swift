@@ -1,9 +1,10 @@
 import Foundation
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The protocol's scenarios with the parties on different `ringd` nodes of
@@ -31,7 +32,8 @@ struct ClusterEndToEndTests {
         #expect(try bob.end(sessionId).call().status == .ended)
         let ended = try alice.waitForEvent(sessionId, .ended)
         #expect(ended.endedBy == "bob" && ended.endReason == .hangup)
-        let stored = try #require(try SignalingIntegration.rest(port: cluster.port(0), "GET", "/v1/calls/\(sessionId)").json)
+        let stored = try #require(
+            try SignalingIntegration.rest(port: cluster.port(0), "GET", "/v1/calls/\(sessionId)").json)
         #expect(stored["status"] == .string("ended"), "\(stored.serialized)")
         let logs = try alice.request("getCallLogs")
         #expect(logs.data?["logs"]?[0]?["sessionId"] == .string(sessionId), "\(logs)")
@@ -62,8 +64,10 @@ struct ClusterEndToEndTests {
         // Glare: each calls the other at once, through different nodes.
         let erin = try cluster.open(0, uid: "erin", deviceId: "e1")
         let frank = try cluster.open(1, uid: "frank", deviceId: "f1")
-        let erinAsked = try erin.send("initiateCall", [("receiverId", .string("frank")), ("callType", .string("audio"))])
-        let frankAsked = try frank.send("initiateCall", [("receiverId", .string("erin")), ("callType", .string("audio"))])
+        let erinAsked = try erin.send(
+            "initiateCall", [("receiverId", .string("frank")), ("callType", .string("audio"))])
+        let frankAsked = try frank.send(
+            "initiateCall", [("receiverId", .string("erin")), ("callType", .string("audio"))])
         let erinCall = try erin.result(for: erinAsked).call(), frankCall = try frank.result(for: frankAsked).call()
         #expect(erinCall.sessionId == frankCall.sessionId, "\(erinCall) \(frankCall)")
         let glare = try erin.request("getActiveCall")
@@ -111,14 +115,24 @@ struct ClusterEndToEndTests {
         _ = try bob.accept(resumed.sessionId)
         kept.close()
         let back = try Device.connect(port: cluster.port(1))
-        let auth = try back.request("auth", [("uid", .string("alice")), ("authKey", .string(SignalingIntegration.authKey)),
-                                             ("resume", .object([("deviceId", .string("a1")),
-                                                                 ("afterSeq", .integer(resumed.seq))]))])
+        let auth = try back.request(
+            "auth",
+            [
+                ("uid", .string("alice")), ("authKey", .string(SignalingIntegration.authKey)),
+                (
+                    "resume",
+                    .object([
+                        ("deviceId", .string("a1")),
+                        ("afterSeq", .integer(resumed.seq)),
+                    ])
+                ),
+            ])
         #expect(auth.data?["activeCall"]?["sessionId"] == .string(resumed.sessionId), "\(auth)")
         #expect(auth.data?["resumed"] == .bool(true), "\(auth)")
         _ = try bob.drainEvents()
-        #expect(try bob.expectNoEvent(within: SignalingIntegration.TestCluster.graceSeconds + 1),
-                "the call changed: \(bob.bufferedEvents)")
+        #expect(
+            try bob.expectNoEvent(within: SignalingIntegration.TestCluster.graceSeconds + 1),
+            "the call changed: \(bob.bufferedEvents)")
         #expect(try back.end(resumed.sessionId).ok)
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `kill -9` of cluster nodes: a call goes on when its party reconnects to
@@ -27,7 +28,9 @@ struct ClusterFailureTests {
         return sessionId
     }
 
-    @Test("the node holding alice dies mid-call: she reconnects to another and the call goes on; carol, who does not, loses hers")
+    @Test(
+        "the node holding alice dies mid-call: she reconnects to another and the call goes on; carol, who does not, loses hers"
+    )
     func nodeDiesMidCall() throws {
         let cluster = try TestCluster(nodes: 3)
         let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
@@ -66,7 +69,8 @@ struct ClusterFailureTests {
         let over = try bob.waitForEvent(placed.sessionId, .unanswered, timeout: Self.lossBound)
         #expect(over.endReason == .timeout, "\(over)")
         #expect(over.endedAt.map { $0 >= placed.initiatedAt + 2000 } == true, "not before its deadline: \(over)")
-        let stored = try #require(try SignalingIntegration.rest(port: cluster.port(1), "GET", "/v1/calls/\(placed.sessionId)").json)
+        let stored = try #require(
+            try SignalingIntegration.rest(port: cluster.port(1), "GET", "/v1/calls/\(placed.sessionId)").json)
         #expect(stored["status"] == .string("unanswered"), "\(stored.serialized)")
     }
 
@@ -82,11 +86,13 @@ struct ClusterFailureTests {
         let active = try back.request("getActiveCall")
         #expect(active.data?["call"]?["sessionId"] == .string(sessionId), "\(active)")
         _ = try bob.drainEvents()
-        #expect(try bob.expectNoEvent(within: TestCluster.graceSeconds + 1),
-                "the call changed: \(bob.bufferedEvents) \(cluster.logs)")
+        #expect(
+            try bob.expectNoEvent(within: TestCluster.graceSeconds + 1),
+            "the call changed: \(bob.bufferedEvents) \(cluster.logs)")
     }
 
-    @Test("the database restarts mid-call: nodes drop their clients and say not ready until it is back; the call goes on")
+    @Test(
+        "the database restarts mid-call: nodes drop their clients and say not ready until it is back; the call goes on")
     func databaseRestart() throws {
         let cluster = try TestCluster(nodes: 2)
         let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
@@ -98,7 +104,10 @@ struct ClusterFailureTests {
             let code = try? device.nextClose(timeout: 10)
             #expect(code == .goingAway, "\(cluster.logs)")
         }
-        #expect(waitUntil(timeout: 10) { (try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/readyz"))?.status == 503 })
+        #expect(
+            waitUntil(timeout: 10) {
+                (try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/readyz"))?.status == 503
+            })
         try cluster.postgres.start()
         #expect(cluster.becomesReady(0) && cluster.becomesReady(1), "\(cluster.logs)")
 
@@ -106,8 +115,9 @@ struct ClusterFailureTests {
         let bobBack = try cluster.open(0, uid: "bob", deviceId: "b1")
         let active = try aliceBack.request("getActiveCall")
         #expect(active.data?["call"]?["sessionId"] == .string(sessionId), "the committed accept survived: \(active)")
-        #expect(try bobBack.expectNoEvent(within: TestCluster.graceSeconds + 1),
-                "the call changed: \(bobBack.bufferedEvents) \(cluster.logs)")
+        #expect(
+            try bobBack.expectNoEvent(within: TestCluster.graceSeconds + 1),
+            "the call changed: \(bobBack.bufferedEvents) \(cluster.logs)")
         #expect(try aliceBack.end(sessionId).ok)
         #expect(try bobBack.waitForEvent(sessionId, .ended).endReason == .hangup)
     }

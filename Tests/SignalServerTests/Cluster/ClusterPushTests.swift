@@ -1,8 +1,9 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// VoIP push in a cluster (docs/CLUSTER.md, "Push"): tokens registered on
 /// one node are known on every node, the node that placed the call pushes
@@ -24,24 +25,36 @@ struct ClusterPushTests {
             certificate = try CertificateFiles()
             let keys = try RingdPushRig.Keys.shared.get()
             directory = try TemporaryDirectory(prefix: "ringd-cluster-push")
-            mock = try MockPushServer(certificate: certificate, apnsPublicKey: keys.apnsPublicKeyPEM,
-                                      apnsKeyId: RingdPushRig.keyId, apnsTeamId: RingdPushRig.teamId,
-                                      fcmPublicKey: keys.fcmPublicKeyPEM, fcmClientEmail: RingdPushRig.clientEmail,
-                                      fcmProject: RingdPushRig.project,
-                                      script: [ClusterPushTests.deadToken: [MockPushAnswer(status: 404,
-                                                                                           fcmError: "UNREGISTERED")]])
+            mock = try MockPushServer(
+                certificate: certificate, apnsPublicKey: keys.apnsPublicKeyPEM,
+                apnsKeyId: RingdPushRig.keyId, apnsTeamId: RingdPushRig.teamId,
+                fcmPublicKey: keys.fcmPublicKeyPEM, fcmClientEmail: RingdPushRig.clientEmail,
+                fcmProject: RingdPushRig.project,
+                script: [
+                    ClusterPushTests.deadToken: [
+                        MockPushAnswer(
+                            status: 404,
+                            fcmError: "UNREGISTERED")
+                    ]
+                ])
             let account: JSONValue = .object([
                 ("type", .string("service_account")), ("project_id", .string(RingdPushRig.project)),
                 ("client_email", .string(RingdPushRig.clientEmail)), ("private_key", .string(keys.fcmPrivateKeyPEM)),
                 ("token_uri", .string(mock.baseURL + "/token")),
             ])
-            let accountPath = directory.file("service-account.json"), p8 = directory.file("AuthKey_\(RingdPushRig.keyId).p8")
+            let accountPath = directory.file("service-account.json"),
+                p8 = directory.file("AuthKey_\(RingdPushRig.keyId).p8")
             try account.serialized.write(toFile: accountPath, atomically: true, encoding: .utf8)
             try keys.apnsPrivateKeyPEM.write(toFile: p8, atomically: true, encoding: .utf8)
             let push: JSONValue = .object([
-                ("apns", .object([("keyFile", .string(p8)), ("keyId", .string(RingdPushRig.keyId)),
-                                  ("teamId", .string(RingdPushRig.teamId)), ("bundleId", .string(RingdPushRig.bundleId)),
-                                  ("productionURL", .string(mock.baseURL)), ("sandboxURL", .string(mock.baseURL))])),
+                (
+                    "apns",
+                    .object([
+                        ("keyFile", .string(p8)), ("keyId", .string(RingdPushRig.keyId)),
+                        ("teamId", .string(RingdPushRig.teamId)), ("bundleId", .string(RingdPushRig.bundleId)),
+                        ("productionURL", .string(mock.baseURL)), ("sandboxURL", .string(mock.baseURL)),
+                    ])
+                ),
                 ("fcm", .object([("serviceAccountFile", .string(accountPath)), ("baseURL", .string(mock.baseURL))])),
                 ("caFile", .string(certificate.certificatePath)),
             ])
@@ -64,30 +77,42 @@ struct ClusterPushTests {
 
     /// The device ids with a token of `uid`, as node `index` lists them.
     static func devices(of uid: String, on index: Int, _ cluster: SignalingIntegration.TestCluster) -> [String]? {
-        guard let listed = try? SignalingIntegration.rest(port: cluster.port(index), "GET", "/v1/users/\(uid)/push-tokens").json,
-              case .array(let devices)? = listed["devices"] else { return nil }
+        guard
+            let listed = try? SignalingIntegration.rest(
+                port: cluster.port(index), "GET", "/v1/users/\(uid)/push-tokens"
+            ).json,
+            case .array(let devices)? = listed["devices"]
+        else { return nil }
         return devices.compactMap { $0["pushToken"]?["deviceId"]?.stringValue }.sorted()
     }
 
-    @Test("node 0 rings node 1's token, node 1's accept cancels it, a dead token goes everywhere, a new node reads them")
+    @Test(
+        "node 0 rings node 1's token, node 1's accept cancels it, a dead token goes everywhere, a new node reads them")
     func pushAcrossNodes() throws {
         let rig = try Rig()
         let cluster = try SignalingIntegration.TestCluster(nodes: 2, config: rig.config)
         let pixel = try cluster.open(1, uid: "bob", deviceId: "pixel")
-        let registered = try pixel.request("registerPushToken", [("platform", .string("fcm")),
-                                                                 ("token", .string(RingdPushRig.pixelToken))])
+        let registered = try pixel.request(
+            "registerPushToken",
+            [
+                ("platform", .string("fcm")),
+                ("token", .string(RingdPushRig.pixelToken)),
+            ])
         #expect(registered.ok, "\(registered) \(cluster.logs)")
-        let rest = try SignalingIntegration.rest(port: cluster.port(1), "PUT", "/v1/users/bob/devices/iphone/push-token",
-                                                 body: #"{"platform":"apns-voip","token":"\#(RingdPushRig.iphoneToken)"}"#)
+        let rest = try SignalingIntegration.rest(
+            port: cluster.port(1), "PUT", "/v1/users/bob/devices/iphone/push-token",
+            body: #"{"platform":"apns-voip","token":"\#(RingdPushRig.iphoneToken)"}"#)
         #expect(rest.status == 200, "\(rest)")
         pixel.close()
-        #expect(waitUntil(timeout: 10) { Self.devices(of: "bob", on: 0, cluster) == ["iphone", "pixel"] },
-                "node 0 lists \(String(describing: Self.devices(of: "bob", on: 0, cluster))) \(cluster.logs)")
+        #expect(
+            waitUntil(timeout: 10) { Self.devices(of: "bob", on: 0, cluster) == ["iphone", "pixel"] },
+            "node 0 lists \(String(describing: Self.devices(of: "bob", on: 0, cluster))) \(cluster.logs)")
 
         // Bob is offline everywhere: node 0, which placed the call, pushes both devices.
         let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
         let placed = try alice.initiate(to: "bob").call()
-        let rings = try rig.mock.waitForRequests(count: 1, kind: .apns, timeout: 15)
+        let rings =
+            try rig.mock.waitForRequests(count: 1, kind: .apns, timeout: 15)
             + rig.mock.waitForRequests(count: 1, kind: .fcm, timeout: 15)
         #expect(Set(rings.compactMap(\.token)) == [RingdPushRig.pixelToken, RingdPushRig.iphoneToken], "\(rings)")
         #expect(rings.allSatisfy { $0.violations.isEmpty }, "\(rings.map(\.violations))")
@@ -95,14 +120,16 @@ struct ClusterPushTests {
             (try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/v1/users/bob/devices/pixel/push-token").json)??[
                 "push"]?["lastOutcome"]?.stringValue
         }
-        #expect(waitUntil(timeout: 10) { outcome() == "sent" },
-                "node 0 did not push: \(String(describing: outcome())) \(cluster.logs)")
+        #expect(
+            waitUntil(timeout: 10) { outcome() == "sent" },
+            "node 0 did not push: \(String(describing: outcome())) \(cluster.logs)")
 
         // Bob comes back on node 1 and accepts there: node 0 sends the FCM cancel.
         let back = try cluster.open(1, uid: "bob", deviceId: "pixel")
         #expect(try back.accept(placed.sessionId).call().status == .ongoing)
-        #expect(waitUntil(timeout: 10) { ((try? rig.fcm("call_cancelled", to: RingdPushRig.pixelToken)) ?? []).count == 1 },
-                "no cancel: \(String(describing: try? rig.mock.requests)) \(cluster.logs)")
+        #expect(
+            waitUntil(timeout: 10) { ((try? rig.fcm("call_cancelled", to: RingdPushRig.pixelToken)) ?? []).count == 1 },
+            "no cancel: \(String(describing: try? rig.mock.requests)) \(cluster.logs)")
         let cancel = try #require(try rig.fcm("call_cancelled", to: RingdPushRig.pixelToken).first)
         #expect(cancel.body?["message"]?["data"]?["sessionId"]?.stringValue == placed.sessionId)
         #expect(cancel.body?["message"]?["data"]?["status"]?.stringValue == "ongoing")
@@ -112,21 +139,26 @@ struct ClusterPushTests {
         // node 0 pushes only the iPhone; carol's dead token, pushed from node
         // 1, is gone from node 0's list too.
         let carol = try cluster.open(1, uid: "carol", deviceId: "tablet")
-        #expect(try carol.request("registerPushToken", [("platform", .string("fcm")), ("token", .string(Self.deadToken))]).ok)
+        #expect(
+            try carol.request("registerPushToken", [("platform", .string("fcm")), ("token", .string(Self.deadToken))])
+                .ok)
         carol.close()
         #expect(waitUntil(timeout: 10) { Self.devices(of: "carol", on: 0, cluster) == ["tablet"] })
         let second = try alice.initiate(to: "bob").call()
         _ = try back.waitForEvent(second.sessionId, .initiated)
         _ = try rig.mock.waitForRequests(count: 2, kind: .apns, timeout: 15)
         #expect(try alice.cancel(second.sessionId).ok)
-        #expect(try rig.fcm("incoming_call", to: RingdPushRig.pixelToken).count == 1, "the connected pixel was pushed again")
+        #expect(
+            try rig.fcm("incoming_call", to: RingdPushRig.pixelToken).count == 1, "the connected pixel was pushed again"
+        )
 
         let bobOnOne = try cluster.open(1, uid: "bob", deviceId: "b2")
         _ = try bobOnOne.initiate(to: "carol").call()
-        #expect(waitUntil(timeout: 15) {
-            Self.devices(of: "carol", on: 0, cluster) == [] && Self.devices(of: "carol", on: 1, cluster) == []
-        },
-                "the dead token stayed: \(String(describing: Self.devices(of: "carol", on: 0, cluster))) \(cluster.logs)")
+        #expect(
+            waitUntil(timeout: 15) {
+                Self.devices(of: "carol", on: 0, cluster) == [] && Self.devices(of: "carol", on: 1, cluster) == []
+            },
+            "the dead token stayed: \(String(describing: Self.devices(of: "carol", on: 0, cluster))) \(cluster.logs)")
         #expect(try rig.fcm("incoming_call", to: Self.deadToken).count == 1)
 
         // A node that starts now reads the tokens from the database.
@@ -142,16 +174,19 @@ struct ClusterPushTests {
         let rig = try Rig()
         let cluster = try SignalingIntegration.TestCluster(nodes: 1, config: rig.config)
         let db = try PostgresConnection(url: cluster.url)
-        try db.execute("""
+        try db.execute(
+            """
             INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at)
             VALUES ('erin', 'watch', 'fcm', $1, NULL, NULL, 1)
             """, [RingdPushRig.pixelToken])
         #expect(Self.devices(of: "erin", on: 0, cluster) == [], "nothing told the node")
-        try db.execute("""
+        try db.execute(
+            """
             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE pid <> pg_backend_pid() AND datname = current_database()
             """)
-        #expect(waitUntil(timeout: 15) { Self.devices(of: "erin", on: 0, cluster) == ["watch"] },
-                "\(String(describing: Self.devices(of: "erin", on: 0, cluster))) \(cluster.logs)")
+        #expect(
+            waitUntil(timeout: 15) { Self.devices(of: "erin", on: 0, cluster) == ["watch"] },
+            "\(String(describing: Self.devices(of: "erin", on: 0, cluster))) \(cluster.logs)")
     }
 }

@@ -1,10 +1,12 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Webhooks in a cluster (docs/CLUSTER.md, "Webhooks"): every node writes
@@ -26,10 +28,18 @@ struct ClusterWebhookTests {
     static let sentLine = "this node sends the cluster's webhooks"
 
     static func cluster(nodes: Int, posting url: String, environment: [String: String] = [:]) throws -> TestCluster {
-        let endpoints = JSONValue.array([.object([("url", .string(url)),
-                                                   ("secrets", .array([.string(WebhookExample.firstSecret)]))])])
-        return try TestCluster(nodes: nodes, environment: ["RINGD_WEBHOOKS_ENDPOINTS": endpoints.serialized,
-                                                           "RINGD_WEBHOOKS_RETRY_SECONDS": "[0.05]"].merging(environment) { $1 })
+        let endpoints = JSONValue.array([
+            .object([
+                ("url", .string(url)),
+                ("secrets", .array([.string(WebhookExample.firstSecret)])),
+            ])
+        ])
+        return try TestCluster(
+            nodes: nodes,
+            environment: [
+                "RINGD_WEBHOOKS_ENDPOINTS": endpoints.serialized,
+                "RINGD_WEBHOOKS_RETRY_SECONDS": "[0.05]",
+            ].merging(environment) { $1 })
     }
 
     /// The index of the node that says it sends the webhooks, within 10 s.
@@ -46,7 +56,8 @@ struct ClusterWebhookTests {
     static func failed(_ cluster: TestCluster, via index: Int, count: Int) -> [JSONValue] {
         var failed: [JSONValue] = []
         _ = waitUntil(timeout: 10) {
-            let page = try? SignalingIntegration.rest(port: cluster.port(index), "GET", "/v1/webhooks/deliveries?status=failed")
+            let page = try? SignalingIntegration.rest(
+                port: cluster.port(index), "GET", "/v1/webhooks/deliveries?status=failed")
             guard case .array(let rows)? = page?.json?["deliveries"] else { return false }
             failed = rows
             return rows.count == count
@@ -57,8 +68,9 @@ struct ClusterWebhookTests {
     static func heard(_ receiver: WebhookReceiver) -> [Heard] {
         receiver.log.requests.compactMap { request in
             guard let body = try? JSONValue.parse(request.body), let id = request.headers["webhook-id"],
-                  let sessionId = body["data"]?["sessionId"]?.stringValue, let trigger = body["trigger"]?.stringValue,
-                  let seq = body["data"]?["call"]?["seq"]?.integerValue else { return nil }
+                let sessionId = body["data"]?["sessionId"]?.stringValue, let trigger = body["trigger"]?.stringValue,
+                let seq = body["data"]?["call"]?["seq"]?.integerValue
+            else { return nil }
             return Heard(id: id, sessionId: sessionId, seq: seq, trigger: trigger, request: request)
         }
     }
@@ -67,15 +79,21 @@ struct ClusterWebhookTests {
     /// delivered, and there are `count` of them, within 30 s.
     static func allDelivered(_ cluster: TestCluster, via index: Int, count: Int) -> Bool {
         waitUntil(timeout: 30) {
-            guard let page = try? SignalingIntegration.rest(port: cluster.port(index), "GET",
-                                                            "/v1/webhooks/deliveries?limit=100").json,
-                  case .array(let rows)? = page["deliveries"] else { return false }
+            guard
+                let page = try? SignalingIntegration.rest(
+                    port: cluster.port(index), "GET",
+                    "/v1/webhooks/deliveries?limit=100"
+                ).json,
+                case .array(let rows)? = page["deliveries"]
+            else { return false }
             return rows.count == count && rows.allSatisfy { $0["status"] == .string("delivered") }
         }
     }
 
     /// Places `count` calls from alice to bob that are accepted and ended.
-    static func talk(_ alice: SignalingIntegration.Device, _ bob: SignalingIntegration.Device, count: Int) throws -> [String] {
+    static func talk(
+        _ alice: SignalingIntegration.Device, _ bob: SignalingIntegration.Device, count: Int
+    ) throws -> [String] {
         try (0 ..< count).map { _ in
             let sessionId = try alice.initiate(to: "bob").call().sessionId
             _ = try bob.waitForEvent(sessionId, .initiated)
@@ -99,8 +117,10 @@ struct ClusterWebhookTests {
         let given = try alice.initiate(to: "bob").call().sessionId
         _ = try bob.waitForEvent(given, .initiated)
         _ = try alice.cancel(given).call()
-        let expected = [talked: ["call_initiated", "call_started", "call_ended"],
-                        declined: ["call_initiated", "call_rejected"], given: ["call_initiated", "call_cancelled"]]
+        let expected = [
+            talked: ["call_initiated", "call_started", "call_ended"],
+            declined: ["call_initiated", "call_rejected"], given: ["call_initiated", "call_cancelled"],
+        ]
         let total = expected.values.reduce(0) { $0 + $1.count }
 
         // Listed through the node that is not alice's: any node reads the outbox.
@@ -123,7 +143,8 @@ struct ClusterWebhookTests {
         #expect(leaders.count == 1, "one node sends: \(cluster.logs)")
     }
 
-    @Test("kill -9 of the node sending webhooks mid-stream: the other takes over, every event arrives, in order per call")
+    @Test(
+        "kill -9 of the node sending webhooks mid-stream: the other takes over, every event arrives, in order per call")
     func leaderKilledMidStream() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
@@ -136,7 +157,9 @@ struct ClusterWebhookTests {
         #expect(waitUntil(timeout: 10) { !receiver.log.requests.isEmpty })
         cluster.nodes[killed].signal(SIGKILL)
         #expect(cluster.nodes[killed].waitForExit(timeout: 10))
-        let answered = Set(Self.heard(receiver).map(\.id)).filter { id in Self.heard(receiver).filter { $0.id == id }.count >= 3 }
+        let answered = Set(Self.heard(receiver).map(\.id)).filter { id in
+            Self.heard(receiver).filter { $0.id == id }.count >= 3
+        }
         #expect(answered.count < before.count * 3, "the leader died with events to send")
         let after = try Self.talk(alice, bob, count: 2)
 
@@ -162,8 +185,9 @@ struct ClusterWebhookTests {
     func retriedThroughEitherNode() throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let cluster = try Self.cluster(nodes: 2, posting: receiver.url("/fail"),
-                                       environment: ["RINGD_WEBHOOKS_MAX_ATTEMPTS": "1"])
+        let cluster = try Self.cluster(
+            nodes: 2, posting: receiver.url("/fail"),
+            environment: ["RINGD_WEBHOOKS_MAX_ATTEMPTS": "1"])
         let leader = try #require(Self.leader(of: cluster), "\(cluster.logs)"), other = 1 - leader
         let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
         let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
@@ -175,13 +199,15 @@ struct ClusterWebhookTests {
         #expect(failed.map { $0["trigger"]?.stringValue } == ["call_cancelled", "call_initiated"], "\(failed)")
         let id = try #require(failed.last?["id"]?.stringValue)
         let eventId = try #require(failed.last?["eventId"]?.stringValue)
-        let retried = try SignalingIntegration.rest(port: cluster.port(other), "POST", "/v1/webhooks/deliveries/\(id)/retry")
+        let retried = try SignalingIntegration.rest(
+            port: cluster.port(other), "POST", "/v1/webhooks/deliveries/\(id)/retry")
         #expect(retried.status == 200 && retried.json?["status"] == .string("pending"), "\(retried)")
         let attempts = { receiver.log.requests.filter { $0.headers["webhook-id"] == eventId }.count }
         #expect(waitUntil(timeout: 10) { attempts() == 2 }, "the leader sends the retry: \(cluster.logs)")
         #expect(Self.failed(cluster, via: leader, count: 2).count == 2, "the retry failed again")
 
-        let all = try SignalingIntegration.rest(port: cluster.port(leader), "POST", "/v1/webhooks/deliveries/retry?status=failed")
+        let all = try SignalingIntegration.rest(
+            port: cluster.port(leader), "POST", "/v1/webhooks/deliveries/retry?status=failed")
         #expect(all.json?["retried"] == .integer(2), "\(all)")
         #expect(waitUntil(timeout: 10) { receiver.log.requests.count == 5 }, "\(receiver.log.requests.count) requests")
     }
@@ -196,9 +222,13 @@ struct ClusterWebhookTests {
         let placed = try alice.initiate(to: "bob").call()
         #expect(waitUntil(timeout: 10) { receiver.log.parkedCount == 1 }, "the leader sends it: \(cluster.logs)")
         for index in [leader, 1 - leader] {
-            let outbox = try #require(try SignalingIntegration.rest(port: cluster.port(index), "GET", "/v1/webhooks/outbox").json)
-            #expect(outbox["pending"] == .integer(1) && outbox["backlog"] == .bool(false), "node \(index): \(outbox.serialized)")
-            #expect(outbox["oldestPendingCreatedAt"] == .integer(placed.initiatedAt), "node \(index): \(outbox.serialized)")
+            let outbox = try #require(
+                try SignalingIntegration.rest(port: cluster.port(index), "GET", "/v1/webhooks/outbox").json)
+            #expect(
+                outbox["pending"] == .integer(1) && outbox["backlog"] == .bool(false),
+                "node \(index): \(outbox.serialized)")
+            #expect(
+                outbox["oldestPendingCreatedAt"] == .integer(placed.initiatedAt), "node \(index): \(outbox.serialized)")
         }
 
         // Without the database a node cannot say, rather than claim that nothing waits.

@@ -1,8 +1,9 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// `StoreMigrator` on a store a single node wrote: the state machine's
 /// changes committed through ``CallStore`` (positions, reservations and
@@ -32,17 +33,18 @@ import TestSupport
             case 0:
                 harness.accept(call, by: try device(callee))
                 let third = users.first { $0 != caller && $0 != callee } ?? "alice"
-                harness.ring(from: try device(third), to: callee) // busy at once
+                harness.ring(from: try device(third), to: callee)  // busy at once
                 harness.end(call, by: try device(caller))
             case 1: harness.reject(call, by: try device(callee))
             case 2: harness.cancel(call, by: try device(caller))
-            case 3: harness.advance(by: 46_000) // the ring timeout
+            case 3: harness.advance(by: 46_000)  // the ring timeout
             default: harness.reject(call, by: try device(callee), status: .busy)
             }
             harness.advance(by: 1_000)
         }
         harness.accept(harness.ring(from: try device("alice"), to: "bob"), by: try device("bob"))
-        harness.initiate(from: try device("carol"), to: "dave", callType: .video, metadata: .object([("topic", .string("x"))]))
+        harness.initiate(
+            from: try device("carol"), to: "dave", callType: .video, metadata: .object([("topic", .string("x"))]))
 
         let store = try CallStore(path: path)
         defer { store.close() }
@@ -52,20 +54,26 @@ import TestSupport
         for (uid, at) in [("erin", Int64(1_700_000_100_000)), ("frank", 1_700_000_200_000)] {
             try waitForResult { store.saveRevocation(uid: uid, revokedAt: at, completion: $0) }.get()
         }
-        for (uid, deviceId, platform, value) in [("bob", "bob-phone", PushPlatform.fcm, String(repeating: "f", count: 40)),
-                                                 ("carol", "carol-ipad", .apnsVoip, String(repeating: "ab", count: 32))] {
-            let token = RegisteredPushToken(uid: uid, deviceId: deviceId,
-                                            registration: try PushRegistration(platform: platform, token: value,
-                                                                               topic: platform == .fcm ? nil : "net.ringd.x"),
-                                            updatedAt: 1_700_000_300_000)
+        for (uid, deviceId, platform, value) in [
+            ("bob", "bob-phone", PushPlatform.fcm, String(repeating: "f", count: 40)),
+            ("carol", "carol-ipad", .apnsVoip, String(repeating: "ab", count: 32)),
+        ] {
+            let token = RegisteredPushToken(
+                uid: uid, deviceId: deviceId,
+                registration: try PushRegistration(
+                    platform: platform, token: value,
+                    topic: platform == .fcm ? nil : "net.ringd.x"),
+                updatedAt: 1_700_000_300_000)
             _ = try waitForResult { store.savePushToken(token, limit: 10, completion: $0) }.get()
         }
         let outbox = try StoreConnection(path: path, synchronousFull: false)
         for (seq, status) in [(Int64(3), WebhookDeliveryStatus.delivered), (5, .failed), (9, .pending)] {
-            try outbox.insert(WebhookDelivery(endpoint: "https://hooks.example/ringd", seq: seq, eventId: "evt_s_\(seq)",
-                                              sessionId: "s", trigger: "call_initiated", createdAt: seq,
-                                              body: Array("{\"seq\":\(seq)}".utf8), status: status, attempts: 1,
-                                              nextAttemptAt: seq, lastStatus: 500, lastError: "HTTP 500", updatedAt: seq))
+            try outbox.insert(
+                WebhookDelivery(
+                    endpoint: "https://hooks.example/ringd", seq: seq, eventId: "evt_s_\(seq)",
+                    sessionId: "s", trigger: "call_initiated", createdAt: seq,
+                    body: Array("{\"seq\":\(seq)}".utf8), status: status, attempts: 1,
+                    nextAttemptAt: seq, lastStatus: 500, lastError: "HTTP 500", updatedAt: seq))
         }
         _ = try TokenSecret.load(configured: nil, directory: directory.file("data"))
         return path
@@ -96,12 +104,16 @@ import TestSupport
         #expect(summary.calls == Int(counted) && counted > 50)
         #expect(summary.endedLiveCalls == 2 && summary.revocations == 2 && summary.tokenSecret == .copied)
         #expect(summary.highestPosition == (try sqlite.highestCallPosition()))
-        #expect(summary.highestPosition == (try sqlite.lastChangeSeq()) + 2, "the ends take the positions after the node's reservation")
+        #expect(
+            summary.highestPosition == (try sqlite.lastChangeSeq()) + 2,
+            "the ends take the positions after the node's reservation")
 
         var pages = 0
         for uid in Self.users + ["nobody"] {
-            for filter in [CallLogFilter(limit: 4), CallLogFilter(limit: 3, missedOnly: true),
-                           CallLogFilter(limit: 2, direction: .outgoing, with: "bob")] {
+            for filter in [
+                CallLogFilter(limit: 4), CallLogFilter(limit: 3, missedOnly: true),
+                CallLogFilter(limit: 2, direction: .outgoing, with: "bob"),
+            ] {
                 var query = filter
                 repeat {
                     let expected = try sqlite.callLogs(for: uid, query: query)
@@ -116,7 +128,8 @@ import TestSupport
             for after in stride(from: Int64(0), through: summary.highestPosition + 1, by: 7) {
                 let expected = try sqlite.changedCalls(of: uid, after: after, limit: 5)
                 let changed = try postgres.changedCalls(of: uid, after: after, limit: 5)
-                #expect(changed.calls == expected.calls && changed.exceeded == expected.exceeded, "\(uid) after \(after)")
+                #expect(
+                    changed.calls == expected.calls && changed.exceeded == expected.exceeded, "\(uid) after \(after)")
             }
         }
 
@@ -127,12 +140,16 @@ import TestSupport
         #expect(summary.pushTokens == 2)
         #expect(Set(try postgres.pushTokens()) == Set(try sqlite.pushTokens()))
         #expect(summary.webhookDeliveries == 3)
-        #expect(try postgres.webhookDeliveries(WebhookDeliveryQuery(limit: 100)).deliveries
-                    == sqlite.webhookDeliveries(WebhookDeliveryQuery(limit: 100)).deliveries)
-        #expect(try postgres.claimWebhookDeliveries(term: 1, limit: 10).map(\.seq) == [9], "the cluster sends what was pending")
+        #expect(
+            try postgres.webhookDeliveries(WebhookDeliveryQuery(limit: 100)).deliveries
+                == sqlite.webhookDeliveries(WebhookDeliveryQuery(limit: 100)).deliveries)
+        #expect(
+            try postgres.claimWebhookDeliveries(term: 1, limit: 10).map(\.seq) == [9],
+            "the cluster sends what was pending")
         let secret = try #require(try TokenSecret.kept(in: directory.file("data")))
-        #expect(try postgres.execute("SELECT value FROM cluster_settings WHERE name = 'token_secret'").string(0, 0)
-                    == TokenSecret.hex(secret))
+        #expect(
+            try postgres.execute("SELECT value FROM cluster_settings WHERE name = 'token_secret'").string(0, 0)
+                == TokenSecret.hex(secret))
         #expect(try postgres.nextSeq() > summary.highestPosition)
     }
 
@@ -144,9 +161,11 @@ import TestSupport
         let path = directory.file("ringd.sqlite")
         let store = try CallStore(path: path)
         defer { store.close() }
-        let call = Call(sessionId: "s1", callType: .audio, status: .rejected, initiator: "alice", receiver: "bob",
-                        initiatedAt: 1_700_000_000_000, endedAt: 1_700_000_001_000, endReason: .rejected, timeoutMs: 30_000, seq: 1)
-        try store.commitAndWait([CallChange(before: nil, after: call, transition: nil, actor: .server)], reservingSeq: 1000)
+        let call = Call(
+            sessionId: "s1", callType: .audio, status: .rejected, initiator: "alice", receiver: "bob",
+            initiatedAt: 1_700_000_000_000, endedAt: 1_700_000_001_000, endReason: .rejected, timeoutMs: 30_000, seq: 1)
+        try store.commitAndWait(
+            [CallChange(before: nil, after: call, transition: nil, actor: .server)], reservingSeq: 1000)
         #expect(directory.contains("ringd.sqlite-wal"))
         let server = try ThrowawayPostgres()
         defer { server.stop() }
@@ -170,7 +189,9 @@ import TestSupport
         }
         func callCount() throws -> Int64? { try postgres.execute("SELECT count(*) FROM calls").int64(0, 0) }
 
-        try postgres.execute("INSERT INTO cluster_settings (name, value) VALUES ('token_secret', $1)", [String(repeating: "ab", count: 32)])
+        try postgres.execute(
+            "INSERT INTO cluster_settings (name, value) VALUES ('token_secret', $1)",
+            [String(repeating: "ab", count: 32)])
         #expect(try refusal().contains("holds another token secret"))
         #expect(try callCount() == 0, "the refused transaction copied nothing")
         try postgres.execute("DELETE FROM cluster_settings")
@@ -196,15 +217,20 @@ import TestSupport
         let error = try #require(throws: StoreMigrationError.self) {
             try StoreMigrator.migrate(from: path, to: "host=/nonexistent dbname=none", now: Self.migratedAt)
         }
-        #expect(error.message == "\(path) is in use by another ringd (pid \(getpid())): stop it first; a store that is served changes while it is copied")
+        #expect(
+            error.message
+                == "\(path) is in use by another ringd (pid \(getpid())): stop it first; a store that is served changes while it is copied"
+        )
     }
 
     @Test func aMissingOrInMemoryStoreIsRefused() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let missing = directory.file("data/ringd.sqlite")
-        for (path, message) in [(missing, "no SQLite store at \(missing)"),
-                                (":memory:", ":memory: is a store in memory: there is no file to migrate")] {
+        for (path, message) in [
+            (missing, "no SQLite store at \(missing)"),
+            (":memory:", ":memory: is a store in memory: there is no file to migrate"),
+        ] {
             let error = try #require(throws: StoreMigrationError.self) {
                 try StoreMigrator.migrate(from: path, to: "host=/nonexistent dbname=none")
             }

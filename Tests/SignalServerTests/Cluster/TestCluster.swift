@@ -40,12 +40,14 @@ extension SignalingIntegration {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
             let node: RingdProcess
             do {
-                node = try RingdProcess(binary: binary, directory: directory, environment: [
-                    "RINGD_STORE_BACKEND": "postgres",
-                    "RINGD_STORE_URL": url,
-                    "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
-                    "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
-                ].merging(environment) { $1 }, config: config)
+                node = try RingdProcess(
+                    binary: binary, directory: directory,
+                    environment: [
+                        "RINGD_STORE_BACKEND": "postgres",
+                        "RINGD_STORE_URL": url,
+                        "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
+                        "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
+                    ].merging(environment) { $1 }, config: config)
             } catch {
                 // Why it did not start is in its log.
                 let log = (try? String(contentsOfFile: directory + "/ringd.log", encoding: .utf8)) ?? ""

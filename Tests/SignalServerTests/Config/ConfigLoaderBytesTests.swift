@@ -6,8 +6,9 @@ import Testing
 @Suite struct ConfigLoaderBytesTests {
     @Test func bytesLoadLikeTheFileAndRefusalsNameTheSource() throws {
         let text = #"{"listen": {"port": 9000}, "ws": {"maxMessageBytes": 4096}}"#
-        let fromBytes = try ConfigLoader.load(bytes: Array(text.utf8), source: "inline.json",
-                                              environment: ["RINGD_THREADS": "2"])
+        let fromBytes = try ConfigLoader.load(
+            bytes: Array(text.utf8), source: "inline.json",
+            environment: ["RINGD_THREADS": "2"])
         let fromFile = try loadConfig(text, environment: ["RINGD_THREADS": "2"]).get()
         #expect(fromBytes.port == 9000 && fromFile.port == 9000)
         #expect(fromBytes.maxMessageBytes == 4096 && fromFile.maxMessageBytes == 4096)

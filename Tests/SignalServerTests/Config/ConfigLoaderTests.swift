@@ -1,9 +1,11 @@
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A temporary configuration file, removed by ``remove()``.
@@ -32,8 +34,10 @@ func loadConfig(_ contents: String, environment: [String: String] = [:]) throws 
 }
 
 /// The error message of a load that must fail.
-func configError(_ contents: String, environment: [String: String] = [:],
-                 sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+func configError(
+    _ contents: String, environment: [String: String] = [:],
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws -> String {
     switch try loadConfig(contents, environment: environment) {
     case .success:
         Issue.record("the configuration loaded", sourceLocation: sourceLocation)
@@ -68,13 +72,15 @@ func configError(_ contents: String, environment: [String: String] = [:],
     }
 
     @Test func everyKeyIsApplied() throws {
-        let config = try loadConfig("""
+        let config = try loadConfig(
+            """
             {"listen": {"host": "0.0.0.0", "port": 9000}, "threads": 3, "logLevel": "debug",
              "http": {"maxBodyBytes": 100}, "auth": {"allowDevelopmentKeys": true},
              "ws": {"maxMessageBytes": 2048, "handshakeTimeoutSeconds": 2.5,
                     "pingIntervalSeconds": 1, "pingTimeoutSeconds": 3},
              "limits": {"maxConnections": 50, "outboundSoftLimitBytes": 2048, "outboundHardLimitBytes": 4096}}
-            """).get()
+            """
+        ).get()
         #expect(config.host == "0.0.0.0")
         #expect(config.allowDevelopmentKeys)
         #expect(config.port == 9000)
@@ -91,14 +97,19 @@ func configError(_ contents: String, environment: [String: String] = [:],
     }
 
     @Test func compressionKeysFromFileAndEnvironment() throws {
-        let file = try loadConfig(#"{"ws": {"compression": true, "compressionThresholdBytes": 0, "compressionContextTakeover": true}}"#).get()
+        let file = try loadConfig(
+            #"{"ws": {"compression": true, "compressionThresholdBytes": 0, "compressionContextTakeover": true}}"#
+        ).get()
         #expect(file.compression && file.compressionContextTakeover)
         #expect(file.compressionThresholdBytes == 0)
         #expect(file.webSocket.compression?.contextTakeover == true)
-        let environment = try loadConfig("{}", environment: [
-            "RINGD_WS_COMPRESSION": "true", "RINGD_WS_COMPRESSION_THRESHOLD_BYTES": "1024",
-            "RINGD_WS_COMPRESSION_CONTEXT_TAKEOVER": "false",
-        ]).get()
+        let environment = try loadConfig(
+            "{}",
+            environment: [
+                "RINGD_WS_COMPRESSION": "true", "RINGD_WS_COMPRESSION_THRESHOLD_BYTES": "1024",
+                "RINGD_WS_COMPRESSION_CONTEXT_TAKEOVER": "false",
+            ]
+        ).get()
         #expect(environment.webSocket.compression?.thresholdBytes == 1024)
         #expect(environment.webSocket.compression?.contextTakeover == false)
         #expect(try loadConfig("{}").get().webSocket.compression == nil)
@@ -129,17 +140,27 @@ func configError(_ contents: String, environment: [String: String] = [:],
     @Test func aBadWebhookEndpointIsPinpointedWithoutItsSecret() throws {
         let good = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
         let short = "whsec_c2hvcnQ="
-        let endpoints = #"[{"url":"https://a.example/h","secrets":["\#(good)"]},{"url":"https://b.example/h","secrets":["\#(short)"]}]"#
+        let endpoints =
+            #"[{"url":"https://a.example/h","secrets":["\#(good)"]},{"url":"https://b.example/h","secrets":["\#(short)"]}]"#
         let message = try configError(#"{"webhooks": {"endpoints": \#(endpoints)}}"#)
-        #expect(message.contains("webhooks.endpoints") && message.contains("endpoint 2: a webhook secret must encode 24 to 64 bytes"),
-                "\(message)")
+        #expect(
+            message.contains("webhooks.endpoints")
+                && message.contains("endpoint 2: a webhook secret must encode 24 to 64 bytes"),
+            "\(message)")
         #expect(!message.contains(short) && !message.contains(good), "no secret in \(message)")
         let fromEnvironment = try configError("{}", environment: ["RINGD_WEBHOOKS_ENDPOINTS": endpoints])
-        #expect(fromEnvironment.contains("RINGD_WEBHOOKS_ENDPOINTS") && fromEnvironment.contains("endpoint 2:"), "\(fromEnvironment)")
+        #expect(
+            fromEnvironment.contains("RINGD_WEBHOOKS_ENDPOINTS") && fromEnvironment.contains("endpoint 2:"),
+            "\(fromEnvironment)")
         #expect(!fromEnvironment.contains(short), "\(fromEnvironment)")
-        let twice = #"[{"url":"https://a.example/h","secrets":["\#(good)"]},{"url":"https://a.example/h","secrets":["\#(good)"]}]"#
-        #expect(try configError(#"{"webhooks": {"endpoints": \#(twice)}}"#).contains("endpoint 2: https://a.example/h is configured twice"))
-        let loaded = try loadConfig(#"{"webhooks": {"endpoints": [{"url":"http://127.0.0.1:9/h","secrets":["\#(good)"],"events":["call_ended"]}]}}"#).get()
+        let twice =
+            #"[{"url":"https://a.example/h","secrets":["\#(good)"]},{"url":"https://a.example/h","secrets":["\#(good)"]}]"#
+        #expect(
+            try configError(#"{"webhooks": {"endpoints": \#(twice)}}"#).contains(
+                "endpoint 2: https://a.example/h is configured twice"))
+        let loaded = try loadConfig(
+            #"{"webhooks": {"endpoints": [{"url":"http://127.0.0.1:9/h","secrets":["\#(good)"],"events":["call_ended"]}]}}"#
+        ).get()
         #expect(loaded.webhooks.endpoints.first?.events == [.callEnded])
     }
 
@@ -159,17 +180,22 @@ func configError(_ contents: String, environment: [String: String] = [:],
     }
 
     @Test func tlsKeysAreAppliedAndCheckedTogether() throws {
-        let config = try loadConfig("""
+        let config = try loadConfig(
+            """
             {"tls": {"certificate": "c.pem", "privateKey": "k.pem", "port": 8443, "minVersion": "1.3"}}
-            """).get()
+            """
+        ).get()
         #expect(config.tlsCertificatePath == "c.pem")
         #expect(config.tlsPrivateKeyPath == "k.pem")
         #expect(config.tlsPort == 8443)
         #expect(config.tlsMinimumVersion == .tls13)
         #expect(config.servesTLS)
-        let fromEnvironment = try loadConfig("{}", environment: [
-            "RINGD_TLS_CERTIFICATE": "c.pem", "RINGD_TLS_PRIVATE_KEY": "k.pem", "RINGD_TLS_MIN_VERSION": "1.3",
-        ]).get()
+        let fromEnvironment = try loadConfig(
+            "{}",
+            environment: [
+                "RINGD_TLS_CERTIFICATE": "c.pem", "RINGD_TLS_PRIVATE_KEY": "k.pem", "RINGD_TLS_MIN_VERSION": "1.3",
+            ]
+        ).get()
         #expect(fromEnvironment.tlsPrivateKeyPath == "k.pem")
         #expect(fromEnvironment.tlsMinimumVersion == .tls13)
         #expect(fromEnvironment.tlsPort == nil)
@@ -177,40 +203,53 @@ func configError(_ contents: String, environment: [String: String] = [:],
 
         #expect(try configError(#"{"tls": {"certificate": "c.pem"}}"#).contains("must be set together"))
         #expect(try configError(#"{"tls": {"port": 8443}}"#).contains("tls.port"))
-        #expect(try configError(#"{"listen": {"port": 8443}, "tls": {"certificate": "c", "privateKey": "k", "port": 8443}}"#)
+        #expect(
+            try configError(
+                #"{"listen": {"port": 8443}, "tls": {"certificate": "c", "privateKey": "k", "port": 8443}}"#
+            )
             .contains("must differ"))
         #expect(try configError(#"{"tls": {"minVersion": "1.1"}}"#).contains("tls.minVersion"))
         #expect(try configError(#"{"tls": {"certificate": ""}}"#).contains("tls.certificate"))
     }
 
     @Test func pushKeysAreAppliedAndCheckedTogether() throws {
-        let config = try loadConfig("""
+        let config = try loadConfig(
+            """
             {"push": {"mode": "all", "timeoutSeconds": 3, "retrySeconds": [0.5, 2], "caFile": "/etc/ca.pem",
                       "apns": {"keyFile": "/k.p8", "keyId": "ABC123DEFG", "teamId": "DEF123GHIJ",
                                "bundleId": "com.example.app", "sandboxURL": "https://127.0.0.1:9/"},
                       "fcm": {"serviceAccountFile": "/sa.json", "baseURL": "https://127.0.0.1:9",
                               "tokenURL": "https://127.0.0.1:9/token"}}}
-            """).get()
+            """
+        ).get()
         #expect(config.push.mode == .all && config.push.timeout == 3 && config.push.retrySeconds == [0.5, 2])
         #expect(config.push.apns.isConfigured && config.push.apns.bundleId == "com.example.app")
         #expect(config.push.apns.sandboxURL == "https://127.0.0.1:9", "a trailing slash is dropped")
         #expect(config.push.apns.productionURL == "https://api.push.apple.com")
-        #expect(config.push.fcm.serviceAccountFile == "/sa.json" && config.push.fcm.tokenURL == "https://127.0.0.1:9/token")
+        #expect(
+            config.push.fcm.serviceAccountFile == "/sa.json" && config.push.fcm.tokenURL == "https://127.0.0.1:9/token")
         #expect(config.push.isEnabled)
         #expect(try loadConfig("{}").get().push.isEnabled == false)
-        #expect(try configError(#"{"push": {"apns": {"keyFile": "/k.p8"}}}"#)
-            .contains(#""push.apns.keyFile", "push.apns.keyId" and "push.apns.teamId" must be set together"#))
+        #expect(
+            try configError(#"{"push": {"apns": {"keyFile": "/k.p8"}}}"#)
+                .contains(#""push.apns.keyFile", "push.apns.keyId" and "push.apns.teamId" must be set together"#))
         #expect(try configError(#"{"push": {"mode": "sometimes"}}"#).contains("push.mode"))
         #expect(try configError(#"{"push": {"fcm": {"baseURL": "fcm.googleapis.com"}}}"#).contains("push.fcm.baseURL"))
         #expect(try configError(#"{"push": {"retrySeconds": []}}"#).contains("push.retrySeconds"))
-        let environment = try loadConfig("{}", environment: ["RINGD_PUSH_MODE": "all",
-                                                             "RINGD_PUSH_FCM_SERVICE_ACCOUNT_FILE": "/sa.json"]).get()
+        let environment = try loadConfig(
+            "{}",
+            environment: [
+                "RINGD_PUSH_MODE": "all",
+                "RINGD_PUSH_FCM_SERVICE_ACCOUNT_FILE": "/sa.json",
+            ]
+        ).get()
         #expect(environment.push.mode == .all && environment.push.fcm.isConfigured)
     }
 
     @Test func aVariableThatMatchesNoKeyIsRefused() throws {
-        #expect(try configError("{}", environment: ["RINGD_LISTEN_PROT": "9000"])
-            .contains("RINGD_LISTEN_PROT matches no configuration key"))
+        #expect(
+            try configError("{}", environment: ["RINGD_LISTEN_PROT": "9000"])
+                .contains("RINGD_LISTEN_PROT matches no configuration key"))
         #expect(try loadConfig("{}", environment: ["RINGD_TESTS_ANYTHING": "1", "RINGDX": "1"]).get().port == 8787)
     }
 
@@ -222,13 +261,16 @@ func configError(_ contents: String, environment: [String: String] = [:],
     }
 
     @Test func environmentOverridesTheFile() throws {
-        let config = try loadConfig(#"{"listen": {"port": 9000}, "ws": {"maxMessageBytes": 4096}}"#, environment: [
-            "RINGD_LISTEN_PORT": "0",
-            "RINGD_WS_MAX_MESSAGE_BYTES": "2048",
-            "RINGD_LOG_LEVEL": "warning",
-            "RINGD_LISTEN_HOST": "::1",
-            "UNRELATED": "x",
-        ]).get()
+        let config = try loadConfig(
+            #"{"listen": {"port": 9000}, "ws": {"maxMessageBytes": 4096}}"#,
+            environment: [
+                "RINGD_LISTEN_PORT": "0",
+                "RINGD_WS_MAX_MESSAGE_BYTES": "2048",
+                "RINGD_LOG_LEVEL": "warning",
+                "RINGD_LISTEN_HOST": "::1",
+                "UNRELATED": "x",
+            ]
+        ).get()
         #expect(config.port == 0)
         #expect(config.maxMessageBytes == 2048)
         #expect(config.logLevel == .warning)

@@ -1,14 +1,18 @@
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 /// The shipped development keys are refused on a listener beyond loopback
 /// unless `auth.allowDevelopmentKeys` is true; the message says what to set.
 @Suite(.blocking) struct DevelopmentKeysTests {
-    static let advice = "set auth.authKeys/auth.apiKeys to your own secrets (e.g. `openssl rand -hex 32` each), "
+    static let advice =
+        "set auth.authKeys/auth.apiKeys to your own secrets (e.g. `openssl rand -hex 32` each), "
         + "or auth.allowDevelopmentKeys: true for a trusted network"
     static let ownKeys = #""auth": {"authKeys": ["k-0c5e9a7d"], "apiKeys": ["a-91f2b6e4"]}"#
 
-    @Test(arguments: ["0.0.0.0", "::", "192.168.1.20", "10.0.0.1", "2001:db8::1", "ringd.example", "127.1", "::ffff:127.0.0.1"])
+    @Test(arguments: [
+        "0.0.0.0", "::", "192.168.1.20", "10.0.0.1", "2001:db8::1", "ringd.example", "127.1", "::ffff:127.0.0.1",
+    ])
     func theDefaultKeysAreRefusedBeyondLoopback(host: String) throws {
         let message = try configError(#"{"listen": {"host": "\#(host)"}}"#)
         #expect(message.contains(#""auth.authKeys" holds the development key "ringd-dev-auth-key""#), "\(message)")
@@ -22,7 +26,9 @@ import Testing
     @Test func oneDevelopmentKeyOrTheEnvironmentIsEnough() throws {
         let apiOnly = try configError(#"{"listen": {"host": "0.0.0.0"}, "auth": {"authKeys": ["k-0c5e9a7d"]}}"#)
         #expect(apiOnly.contains("ringd-dev-api-key") && !apiOnly.contains("ringd-dev-auth-key"), "\(apiOnly)")
-        let mixed = try configError(#"{"listen": {"host": "0.0.0.0"}, "auth": {"authKeys": ["k-0c5e9a7d", "ringd-dev-auth-key"], "apiKeys": ["a-91f2b6e4"]}}"#)
+        let mixed = try configError(
+            #"{"listen": {"host": "0.0.0.0"}, "auth": {"authKeys": ["k-0c5e9a7d", "ringd-dev-auth-key"], "apiKeys": ["a-91f2b6e4"]}}"#
+        )
         #expect(mixed.contains(#""auth.authKeys" holds the development key "ringd-dev-auth-key""#), "\(mixed)")
         let environment = try configError("{}", environment: ["RINGD_LISTEN_HOST": "0.0.0.0"])
         #expect(environment.contains("ringd-dev-auth-key"), "\(environment)")
@@ -37,8 +43,13 @@ import Testing
     @Test func theFlagOrOwnKeysAllowAnyListener() throws {
         let flagged = try loadConfig(#"{"listen": {"host": "0.0.0.0"}, "auth": {"allowDevelopmentKeys": true}}"#).get()
         #expect(flagged.allowDevelopmentKeys && flagged.apiKeys == [ServerConfig.developmentAPIKey])
-        let fromEnvironment = try loadConfig("{}", environment: ["RINGD_LISTEN_HOST": "::",
-                                                                 "RINGD_AUTH_ALLOW_DEVELOPMENT_KEYS": "true"]).get()
+        let fromEnvironment = try loadConfig(
+            "{}",
+            environment: [
+                "RINGD_LISTEN_HOST": "::",
+                "RINGD_AUTH_ALLOW_DEVELOPMENT_KEYS": "true",
+            ]
+        ).get()
         #expect(fromEnvironment.allowDevelopmentKeys)
         let own = try loadConfig(#"{"listen": {"host": "0.0.0.0"}, \#(Self.ownKeys)}"#).get()
         #expect(own.authKeys == ["k-0c5e9a7d"] && !own.allowDevelopmentKeys)

@@ -1,18 +1,25 @@
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// `ringd --ephemeral`'s configuration: a file if there is one, else the
 /// defaults; a free port unless one is named; the store in memory always.
 @Suite(.blocking) struct EphemeralConfigTests {
-    static func ephemeral(_ contents: String?, environment: [String: String] = [:]) throws -> Result<ServerConfig, ConfigError> {
+    static func ephemeral(
+        _ contents: String?, environment: [String: String] = [:]
+    ) throws -> Result<ServerConfig, ConfigError> {
         guard let contents else {
-            return Result { () throws(ConfigError) in try ConfigLoader.loadEphemeral(path: nil, environment: environment) }
+            return Result { () throws(ConfigError) in
+                try ConfigLoader.loadEphemeral(path: nil, environment: environment)
+            }
         }
         let file = try TempConfigFile(contents)
         defer { file.remove() }
-        return Result { () throws(ConfigError) in try ConfigLoader.loadEphemeral(path: file.path, environment: environment) }
+        return Result { () throws(ConfigError) in
+            try ConfigLoader.loadEphemeral(path: file.path, environment: environment)
+        }
     }
 
     @Test func withoutAFileTheDefaultsOnAFreePortWithTheStoreInMemory() throws {
@@ -25,21 +32,30 @@ import TestSupport
     }
 
     @Test func theFileAndTheEnvironmentStillNameThePortButNotTheStore() throws {
-        let file = #"{"listen": {"port": 9100}, "store": {"path": "/var/lib/ringd/ringd.sqlite"}, "calls": {"ringTimeoutSeconds": 20}}"#
+        let file =
+            #"{"listen": {"port": 9100}, "store": {"path": "/var/lib/ringd/ringd.sqlite"}, "calls": {"ringTimeoutSeconds": 20}}"#
         let fromFile = try Self.ephemeral(file).get()
         #expect(fromFile.port == 9100 && fromFile.ringTimeout == 20 && fromFile.storeIsInMemory)
-        let fromEnvironment = try Self.ephemeral(file, environment: ["RINGD_LISTEN_PORT": "9200",
-                                                                     "RINGD_STORE_PATH": "/tmp/ringd.sqlite"]).get()
+        let fromEnvironment = try Self.ephemeral(
+            file,
+            environment: [
+                "RINGD_LISTEN_PORT": "9200",
+                "RINGD_STORE_PATH": "/tmp/ringd.sqlite",
+            ]
+        ).get()
         #expect(fromEnvironment.port == 9200 && fromEnvironment.storeIsInMemory)
         #expect(try Self.ephemeral(nil, environment: ["RINGD_LISTEN_PORT": "9300"]).get().port == 9300)
-        #expect(try Self.ephemeral(#"{"logLevel": "debug"}"#).get().port == 0, "a file without listen.port keeps the free port")
+        #expect(
+            try Self.ephemeral(#"{"logLevel": "debug"}"#).get().port == 0,
+            "a file without listen.port keeps the free port")
     }
 
     @Test func withoutAFileARefusalNamesTheEnvironment() throws {
         let refused = try Self.ephemeral(nil, environment: ["RINGD_WS_PING_INTERVAL_SECONDS": "60"])
         #expect(throws: ConfigError.self) { try refused.get() }
         guard case .failure(let error) = refused else { return }
-        #expect(error.message == #"the environment: "ws.pingTimeoutSeconds" must be greater than "ws.pingIntervalSeconds""#)
+        #expect(
+            error.message == #"the environment: "ws.pingTimeoutSeconds" must be greater than "ws.pingIntervalSeconds""#)
         #expect(throws: ConfigError.self) { try Self.ephemeral(nil, environment: ["RINGD_STORE": "x"]).get() }
     }
 
@@ -52,8 +68,13 @@ import TestSupport
             return
         }
         #expect(error.message.contains("is not loopback"), "\(error.message)")
-        let trusted = try Self.ephemeral(nil, environment: ["RINGD_LISTEN_HOST": "0.0.0.0",
-                                                            "RINGD_AUTH_ALLOW_DEVELOPMENT_KEYS": "true"]).get()
+        let trusted = try Self.ephemeral(
+            nil,
+            environment: [
+                "RINGD_LISTEN_HOST": "0.0.0.0",
+                "RINGD_AUTH_ALLOW_DEVELOPMENT_KEYS": "true",
+            ]
+        ).get()
         #expect(trusted.host == "0.0.0.0" && trusted.storeIsInMemory)
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// deploy/config/production.json, the configuration the image and the
 /// Kubernetes ConfigMap ship, and the cluster manifest's configuration.
@@ -26,9 +26,11 @@ import TestSupport
 
     /// How the Secret's keys reach it (deploy/kubernetes/ringd.yaml).
     @Test func keysComeFromTheEnvironment() throws {
-        let config = try ConfigLoader.load(path: Self.path, environment: [
-            "RINGD_AUTH_API_KEYS": "k8s-api-key", "RINGD_AUTH_TOKEN_SECRET": "0123456789abcdef0123",
-        ])
+        let config = try ConfigLoader.load(
+            path: Self.path,
+            environment: [
+                "RINGD_AUTH_API_KEYS": "k8s-api-key", "RINGD_AUTH_TOKEN_SECRET": "0123456789abcdef0123",
+            ])
         #expect(config.apiKeys == ["k8s-api-key"])
         #expect(config.tokenSecret == "0123456789abcdef0123")
     }
@@ -83,7 +85,8 @@ import TestSupport
         #expect(environment.keys.sorted() == ["RINGD_AUTH_API_KEYS", "RINGD_AUTH_TOKEN_SECRET", "RINGD_STORE_URL"])
         #expect(environment["RINGD_STORE_URL"]?.hasPrefix("postgresql://") == true)
         let config = try Self.embeddedConfig(Self.cluster)
-        let loaded = try ConfigLoader.load(bytes: Array(config.serialized.utf8), source: Self.cluster, environment: environment)
+        let loaded = try ConfigLoader.load(
+            bytes: Array(config.serialized.utf8), source: Self.cluster, environment: environment)
         #expect(loaded.cluster.backend == .postgres)
         #expect(loaded.cluster.url == environment["RINGD_STORE_URL"])
         #expect(loaded.cluster.leaseSeconds == 10)
@@ -99,8 +102,9 @@ import TestSupport
     private static func embeddedConfig(_ path: String) throws -> JSONValue {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        let start = try #require(lines.firstIndex { $0.trimmingCharacters(in: .whitespaces) == "config.json: |" },
-                                 "no config.json block in \(path)")
+        let start = try #require(
+            lines.firstIndex { $0.trimmingCharacters(in: .whitespaces) == "config.json: |" },
+            "no config.json block in \(path)")
         let block = lines[(start + 1)...].prefix { $0.hasPrefix("    ") }.joined(separator: "\n")
         return try JSONValue.parse(block)
     }
@@ -125,8 +129,9 @@ import TestSupport
         let lines = manifest.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         return lines.indices.compactMap { index in
             guard lines[index].hasPrefix("- name: "), index + 2 < lines.count,
-                  lines[index + 2].hasPrefix("secretKeyRef: {"),
-                  let key = lines[index + 2].split(separator: "key: ").last?.split(separator: " ").first else { return nil }
+                lines[index + 2].hasPrefix("secretKeyRef: {"),
+                let key = lines[index + 2].split(separator: "key: ").last?.split(separator: " ").first
+            else { return nil }
             return (String(lines[index].dropFirst("- name: ".count)), String(key))
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The systemd units in deploy/systemd/ as systemd itself reads them.
 @Suite(.blocking) struct DeployUnitTests {
@@ -12,8 +12,9 @@ import TestSupport
     /// `systemd-analyze verify` warns about unknown keys with status 0, so
     /// any output at all counts as a complaint.
     @Test func unitsPassSystemdAnalyzeVerify() throws {
-        let ringd = try #require(Repository.executable("ringd"),
-                                 "no ringd executable among \(Repository.executableCandidates("ringd"))")
+        let ringd = try #require(
+            Repository.executable("ringd"),
+            "no ringd executable among \(Repository.executableCandidates("ringd"))")
         let directory = try TemporaryDirectory(prefix: "ringd-units")
         defer { directory.remove() }
         for unit in Self.units {
@@ -22,17 +23,20 @@ import TestSupport
             try patched.write(toFile: directory.file(unit), atomically: true, encoding: .utf8)
         }
         let result = try Self.run(["verify"] + Self.units.map(directory.file))
-        #expect(result.status == 0 && result.output.isEmpty,
-                "systemd-analyze verify (status \(result.status)):\n\(result.output)")
+        #expect(
+            result.status == 0 && result.output.isEmpty,
+            "systemd-analyze verify (status \(result.status)):\n\(result.output)")
     }
 
     /// docs/DEPLOY.md records 1.2; a unit that loses its hardening scores higher.
     @Test func serviceExposureStaysLow() throws {
         let result = try Self.run(["security", "--offline=yes", Self.unitPath("ringd.service")])
-        let line = try #require(result.output.split(separator: "\n").first { $0.contains("Overall exposure level") },
-                                "no exposure level in:\n\(result.output)")
-        let score = try #require(line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) },
-                                 "no score in \(line)")
+        let line = try #require(
+            result.output.split(separator: "\n").first { $0.contains("Overall exposure level") },
+            "no exposure level in:\n\(result.output)")
+        let score = try #require(
+            line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) },
+            "no score in \(line)")
         #expect(score <= 1.5, "\(line)")
     }
 

@@ -1,9 +1,10 @@
 import Foundation
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `ringd --ephemeral` as a test suite uses it: started from an empty
@@ -30,8 +31,9 @@ struct EphemeralEndToEndTests {
         let logs = try TemporaryDirectory(prefix: "ringd-ephemeral-log")
         defer { logs.remove() }
         let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
-        let ringd = try ChildProcess(binary, ["--ephemeral"], environment: environment, directory: cwd.path,
-                                     stdout: .pipe, stderr: .file(logs.file("ringd.log")))
+        let ringd = try ChildProcess(
+            binary, ["--ephemeral"], environment: environment, directory: cwd.path,
+            stdout: .pipe, stderr: .file(logs.file("ringd.log")))
         defer { ringd.kill() }
         let log = { (try? String(contentsOfFile: logs.file("ringd.log"), encoding: .utf8)) ?? "" }
         let stdout = try #require(ringd.standardOutput)
@@ -66,25 +68,30 @@ struct EphemeralEndToEndTests {
         #expect(log().contains("store in memory"), "\(log())")
     }
 
-    @Test("a config.json in its directory is not read: the port stays free, and the test API can be turned on from the environment")
+    @Test(
+        "a config.json in its directory is not read: the port stays free, and the test API can be turned on from the environment"
+    )
     func ignoresAConfigFileNearby() throws {
         let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let cwd = try TemporaryDirectory(prefix: "ringd-ephemeral-cwd")
         defer { cwd.remove() }
         // Read as usual, this file would stop the start (an unknown key) or pin the port.
-        try #"{"listen": {"port": 8787}, "noSuchKey": true}"#.write(toFile: cwd.file("config.json"), atomically: true,
-                                                                  encoding: .utf8)
+        try #"{"listen": {"port": 8787}, "noSuchKey": true}"#.write(
+            toFile: cwd.file("config.json"), atomically: true,
+            encoding: .utf8)
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
         environment["RINGD_TESTING_ENABLED"] = "true"
         environment["RINGD_TESTING_KEY"] = "test-key-0123456789abcdef"
-        let ringd = try ChildProcess(binary, ["--ephemeral"], environment: environment, directory: cwd.path,
-                                     stdout: .pipe, stderr: .null)
+        let ringd = try ChildProcess(
+            binary, ["--ephemeral"], environment: environment, directory: cwd.path,
+            stdout: .pipe, stderr: .null)
         defer { ringd.kill() }
         let stdout = try #require(ringd.standardOutput)
         let port = try SignalingIntegration.RingdProcess.readReadiness(stdout.fileDescriptor, timeout: 15)
         #expect(port != 8787)
-        let clock = try SignalingIntegration.rest(port: port, "GET", "/v1/test/clock", apiKey: nil,
-                                                  headers: ["X-Test-Key: test-key-0123456789abcdef"])
+        let clock = try SignalingIntegration.rest(
+            port: port, "GET", "/v1/test/clock", apiKey: nil,
+            headers: ["X-Test-Key: test-key-0123456789abcdef"])
         #expect(clock.json?["mode"]?.stringValue == "real", "\(clock)")
         ringd.signal(SIGTERM)
         #expect(ringd.wait(timeout: 10) == .exited(0))

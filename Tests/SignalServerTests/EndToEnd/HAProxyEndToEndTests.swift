@@ -2,10 +2,11 @@ import Foundation
 import SignalClient
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// deploy/haproxy/haproxy.cfg as shipped, run by Debian's `haproxy` (which
@@ -23,15 +24,18 @@ struct HAProxyEndToEndTests {
 
     @Test("haproxy -c accepts the shipped file with its defaults and only a certificate given")
     func shippedFileIsValid() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.haproxy), "no \(Self.haproxy): make deps installs haproxy")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.haproxy), "no \(Self.haproxy): make deps installs haproxy"
+        )
         let directory = try TemporaryDirectory(prefix: "ringd-haproxy")
         defer { directory.remove() }
         let certificate = try Self.certificate(in: directory)
         defer { certificate.files.remove() }
         let output = directory.file("check.out")
-        let check = try ChildProcess(Self.haproxy, ["-c", "-f", Self.configuration],
-                                     environment: ["PATH": "/usr/sbin:/usr/bin:/bin", "LB_CERTIFICATE": certificate.pem],
-                                     stdout: .file(output), stderr: .file(output))
+        let check = try ChildProcess(
+            Self.haproxy, ["-c", "-f", Self.configuration],
+            environment: ["PATH": "/usr/sbin:/usr/bin:/bin", "LB_CERTIFICATE": certificate.pem],
+            stdout: .file(output), stderr: .file(output))
         let ended = check.wait(timeout: 20)
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         #expect(ended == .exited(0), "\(text)")
@@ -43,16 +47,21 @@ struct HAProxyEndToEndTests {
     @Test("the tunnel timeout outlasts ringd's ping interval and ping timeout")
     func tunnelOutlastsKeepAlive() throws {
         let text = try String(contentsOfFile: Self.configuration, encoding: .utf8)
-        let line = try #require(text.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("timeout tunnel ") })
+        let line = try #require(
+            text.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("timeout tunnel ") })
         let value = try #require(line.split(separator: " ").last)
         let seconds = try #require(value.hasSuffix("s") ? Double(value.dropLast()) : nil, "\(line): expected seconds")
         let defaults = ServerConfig()
         #expect(seconds > defaults.pingInterval && seconds > defaults.pingTimeout, "\(line)")
     }
 
-    @Test("through HAProxy: least connections put one device on each node; a killed node's clients are cut, new ones reach the other before and after the check marks it down")
+    @Test(
+        "through HAProxy: least connections put one device on each node; a killed node's clients are cut, new ones reach the other before and after the check marks it down"
+    )
     func balancesAndFailsOver() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.haproxy), "no \(Self.haproxy): make deps installs haproxy")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.haproxy), "no \(Self.haproxy): make deps installs haproxy"
+        )
         let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let directory = try TemporaryDirectory(prefix: "ringd-haproxy")
         defer { directory.remove() }
@@ -89,8 +98,9 @@ struct HAProxyEndToEndTests {
             // HAProxy has its own copy once started; this one would keep
             // the port open after HAProxy ended.
             defer { close(frontend.fd) }
-            proxy = try ChildProcess(Self.haproxy, ["-db", "-f", Self.configuration], environment: environment,
-                                     stdout: .file(log), stderr: .file(log), passing: frontend.fd)
+            proxy = try ChildProcess(
+                Self.haproxy, ["-db", "-f", Self.configuration], environment: environment,
+                stdout: .file(log), stderr: .file(log), passing: frontend.fd)
         }
         defer { proxy.kill() }
         func haproxyLog() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
@@ -107,17 +117,24 @@ struct HAProxyEndToEndTests {
         var options = ConnectOptions()
         options.tlsVerification = certificate.files.trusted
         func connect(_ uid: String) async throws -> SignalClient {
-            try await SignalClient.connect(to: endpoint, credentials: .authKey(uid: uid, key: ServerConfig.developmentAuthKey),
-                                           options: options)
+            try await SignalClient.connect(
+                to: endpoint, credentials: .authKey(uid: uid, key: ServerConfig.developmentAuthKey),
+                options: options)
         }
         func devices() -> [Int?] { nodes.map { try? Self.devicesAuthenticated(port: $0.port) } }
 
         let alice = try await connect("alice")
         var counts: [Int?] = []
-        #expect(waitUntil(timeout: 10) { counts = devices(); return counts == [1, 0] || counts == [0, 1] }, "\(counts)")
+        #expect(
+            waitUntil(timeout: 10) {
+                counts = devices(); return counts == [1, 0] || counts == [0, 1]
+            }, "\(counts)")
         let aliceNode = try #require(counts.firstIndex(of: 1))
         let bob = try await connect("bob")
-        #expect(waitUntil(timeout: 10) { counts = devices(); return counts == [1, 1] }, "bob went to alice's node: \(counts)")
+        #expect(
+            waitUntil(timeout: 10) {
+                counts = devices(); return counts == [1, 1]
+            }, "bob went to alice's node: \(counts)")
 
         nodes[aliceNode].signal(SIGKILL)
         #expect(nodes[aliceNode].waitForExit(timeout: 10))
@@ -127,16 +144,20 @@ struct HAProxyEndToEndTests {
         let carol = try await connect("carol")
         let survivor = nodes[1 - aliceNode]
         let dead = "ringd\(aliceNode + 1)"
-        #expect(waitUntil(timeout: 15) { states = (try? Self.serversUp(adminSocket)) ?? [:]; return states[dead] == false },
-                "\(dead) never marked down: \(states)\n\(haproxyLog())")
+        #expect(
+            waitUntil(timeout: 15) {
+                states = (try? Self.serversUp(adminSocket)) ?? [:]; return states[dead] == false
+            },
+            "\(dead) never marked down: \(states)\n\(haproxyLog())")
         #expect(states["ringd\(2 - aliceNode)"] == true, "\(states)")
         let dave = try await connect("dave")
         let erin = try await connect("erin")
         var survivorDevices: Int?
-        #expect(waitUntil(timeout: 10) {
-            survivorDevices = try? Self.devicesAuthenticated(port: survivor.port)
-            return survivorDevices == 4
-        }, "bob, carol, dave and erin on the node left: \(String(describing: survivorDevices))")
+        #expect(
+            waitUntil(timeout: 10) {
+                survivorDevices = try? Self.devicesAuthenticated(port: survivor.port)
+                return survivorDevices == 4
+            }, "bob, carol, dave and erin on the node left: \(String(describing: survivorDevices))")
         for client in [bob, carol, dave, erin] { await client.close() }
     }
 
@@ -153,7 +174,9 @@ struct HAProxyEndToEndTests {
     /// ringd_devices_authenticated from a node's /metrics (asked directly, not through HAProxy).
     private static func devicesAuthenticated(port: Int) throws -> Int? {
         let response = try SignalingIntegration.rest(port: port, "GET", "/metrics")
-        let line = response.response.bodyText.split(separator: "\n").first { $0.hasPrefix("ringd_devices_authenticated ") }
+        let line = response.response.bodyText.split(separator: "\n").first {
+            $0.hasPrefix("ringd_devices_authenticated ")
+        }
         return line?.split(separator: " ").last.flatMap { Int($0) }
     }
 
@@ -181,7 +204,8 @@ struct HAProxyEndToEndTests {
     private static func serversUp(_ socketPath: String) throws -> [String: Bool] {
         let lines = try runtimeAPI(socketPath, "show servers state ringd").split(separator: "\n")
         guard let header = lines.first(where: { $0.hasPrefix("# ") })?.dropFirst(2).split(separator: " "),
-              let name = header.firstIndex(of: "srv_name"), let state = header.firstIndex(of: "srv_op_state") else {
+            let name = header.firstIndex(of: "srv_name"), let state = header.firstIndex(of: "srv_op_state")
+        else {
             throw TestSocketError("no header in \(lines)")
         }
         var servers: [String: Bool] = [:]
@@ -204,14 +228,22 @@ struct HAProxyEndToEndTests {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw TestSocketError("\(path) is too long") }
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw TestSocketError("\(path) is too long")
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
-        guard connected == 0 else { throw TestSocketError("connect to \(path): \(String(cString: strerror(errno)))", code: errno) }
+        guard connected == 0 else {
+            throw TestSocketError("connect to \(path): \(String(cString: strerror(errno)))", code: errno)
+        }
         let request = Array((command + "\n").utf8)
-        guard write(fd, request, request.count) == request.count else { throw TestSocketError("write to \(path) failed") }
+        guard write(fd, request, request.count) == request.count else {
+            throw TestSocketError("write to \(path) failed")
+        }
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {

@@ -1,9 +1,10 @@
 import Foundation
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The interactive path: `ringctl answer` on a real terminal (a tmux pane),
@@ -34,13 +35,15 @@ struct InteractiveAnswerTests {
         defer { ringd.stop() }
         let name = "ringctl-e2e-\(UUID().uuidString.prefix(8))"
         let command = "\(ringctl) --server ws://127.0.0.1:\(ringd.port) --as bob answer --once; sleep 30"
-        try #require(try tmux(["new-session", "-d", "-s", name, "-x", "200", "-y", "20", command]).status == 0,
-                     "tmux is needed for this test (make test installs it)")
+        try #require(
+            try tmux(["new-session", "-d", "-s", name, "-x", "200", "-y", "20", command]).status == 0,
+            "tmux is needed for this test (make test installs it)")
         defer { _ = try? tmux(["kill-session", "-t", name]) }
         let screen = { (try? self.tmux(["capture-pane", "-p", "-t", name]).output) ?? "" }
         #expect(waitUntil(timeout: 10) { screen().contains("waiting for calls as bob") }, "\(screen())")
 
-        let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob", "--hangup-after", "1"], port: ringd.port)
+        let alice = try RingctlProcess(
+            ["--as", "alice", "--json", "call", "bob", "--hangup-after", "1"], port: ringd.port)
         #expect(waitUntil(timeout: 10) { screen().contains("incoming video call from alice · session") }, "\(screen())")
         try tmux(["send-keys", "-t", name, "a"])
         #expect(alice.exitStatus() == 0, "\(alice.errorOutput)")

@@ -1,10 +1,12 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `log.format: json` from the ringd binary: every line parses on its own
@@ -16,17 +18,20 @@ struct JSONLogTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let config = directory.file("config.json")
-        try #"{"listen": {"port": 0}, "log": {"format": "json"}, "store": {"path": "\#(directory.file("ringd.sqlite"))"}}"#
+        try
+            #"{"listen": {"port": 0}, "log": {"format": "json"}, "store": {"path": "\#(directory.file("ringd.sqlite"))"}}"#
             .write(toFile: config, atomically: true, encoding: .utf8)
         let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let log = directory.file("ringd.log"), out = directory.file("ringd.out")
         let ringd = try ChildProcess(binary, ["--config", config], stdout: .file(out), stderr: .file(log))
         let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
         #expect(waitUntil(timeout: 15) { read(out).contains("listening ws://") }, "\(read(log))")
-        let port = try #require(read(out).split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        let port = try #require(
+            read(out).split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
         let calls = try SignalingIntegration.rest(port: port, "GET", "/v1/users/alice/calls?limit=1")
         #expect(calls.status == 200)
-        #expect(try SignalingIntegration.rest(port: port, "GET", "/v1/users/alice/calls", apiKey: "wrong").status == 401)
+        #expect(
+            try SignalingIntegration.rest(port: port, "GET", "/v1/users/alice/calls", apiKey: "wrong").status == 401)
         #expect(waitUntil(timeout: 10) { read(log).components(separatedBy: "\"message\":\"request\"").count == 3 })
         ringd.signal(SIGTERM)
         #expect(ringd.wait(timeout: 15) == .exited(0))
@@ -35,15 +40,17 @@ struct JSONLogTests {
         #expect(lines.count >= 4, "\(lines)")
         for line in lines {
             let object = try JSONValue.parse(line)
-            #expect(object["time"]?.stringValue?.hasSuffix("Z") == true && object["level"]?.stringValue != nil
-                && object["message"]?.stringValue != nil, "\(line)")
+            #expect(
+                object["time"]?.stringValue?.hasSuffix("Z") == true && object["level"]?.stringValue != nil
+                    && object["message"]?.stringValue != nil, "\(line)")
         }
         let requests = try lines.map(JSONValue.parse).filter { $0["message"]?.stringValue == "request" }
         #expect(requests.map { $0["status"]?.stringValue } == ["200", "401"])
         #expect(requests.first?["path"]?.stringValue == "/v1/users/alice/calls", "the query is left out")
         #expect(!read(log).contains("ringd-dev-api-key") && !read(log).contains("wrong"), "never a key")
-        let check = try ChildProcess("python3", ["-c", "import json, sys\nfor line in open(sys.argv[1]): json.loads(line)", log],
-                                    stdout: .null, stderr: .file(directory.file("python.err")))
+        let check = try ChildProcess(
+            "python3", ["-c", "import json, sys\nfor line in open(sys.argv[1]): json.loads(line)", log],
+            stdout: .null, stderr: .file(directory.file("python.err")))
         #expect(check.wait(timeout: 20) == .exited(0), "\(read(directory.file("python.err")))")
     }
 }
@@ -60,9 +67,11 @@ struct LogThrottleTests {
     }
 
     @Test func textAndJSONLinesCarryTheFields() throws {
-        let text = String(decoding: Log.textLine(.info, "request", [("method", "GET"), ("status", "200")]), as: UTF8.self)
+        let text = String(
+            decoding: Log.textLine(.info, "request", [("method", "GET"), ("status", "200")]), as: UTF8.self)
         #expect(text.hasSuffix(" info request method=GET status=200\n"))
-        let json = try JSONValue.parse(Log.jsonLine(.warning, "quote \" and\nnewline", [("uid", "bob"), ("level", "x")]))
+        let json = try JSONValue.parse(
+            Log.jsonLine(.warning, "quote \" and\nnewline", [("uid", "bob"), ("level", "x")]))
         #expect(json["level"] == .string("warning") && json["message"] == .string("quote \" and\nnewline"))
         #expect(json["uid"] == .string("bob"))
     }

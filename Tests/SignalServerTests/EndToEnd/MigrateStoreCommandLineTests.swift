@@ -1,8 +1,9 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// `ringd migrate-store` as an operator runs it: the summary and exit 0,
 /// exit 1 with one line saying what was refused, exit 2 for a usage error,
@@ -10,14 +11,18 @@ import TestSupport
 @Suite("EndToEnd: ringd migrate-store", .blocking, .serialized)
 struct MigrateStoreCommandLineTests {
     /// Runs `ringd migrate-store` with `arguments` in `directory`.
-    static func migrate(_ arguments: [String], in directory: TemporaryDirectory) throws
-        -> (status: ChildProcess.Termination?, output: String, errors: String) {
+    static func migrate(
+        _ arguments: [String], in directory: TemporaryDirectory
+    ) throws
+        -> (status: ChildProcess.Termination?, output: String, errors: String)
+    {
         let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let (output, errors) = (directory.file("stdout"), directory.file("stderr"))
         for file in [output, errors] { try? FileManager.default.removeItem(atPath: file) }
         let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
-        let process = try ChildProcess(binary, ["migrate-store"] + arguments, environment: environment,
-                                       directory: directory.path, stdout: .file(output), stderr: .file(errors))
+        let process = try ChildProcess(
+            binary, ["migrate-store"] + arguments, environment: environment,
+            directory: directory.path, stdout: .file(output), stderr: .file(errors))
         let status = process.wait(timeout: 60)
         if status == nil { process.kill() }
         let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
@@ -35,7 +40,9 @@ struct MigrateStoreCommandLineTests {
         let first = try Self.migrate(["--from", path, "--to", server.url], in: directory)
         #expect(first.status == .exited(0), "\(first.errors)")
         #expect(first.output.hasPrefix("migrated \(path) into PostgreSQL in one transaction, "), "\(first.output)")
-        #expect(first.output.contains("\n  calls:            \(calls) (2 live: ended with server_restart)\n"), "\(first.output)")
+        #expect(
+            first.output.contains("\n  calls:            \(calls) (2 live: ended with server_restart)\n"),
+            "\(first.output)")
         #expect(first.output.contains("\n  revocations:      2\n"))
         #expect(first.output.contains("\n  token secret:     copied from \(directory.file("data/token-secret"))"))
         #expect(first.output.contains("\n  push tokens:      2\n"), "\(first.output)")
@@ -106,7 +113,11 @@ struct MigrateStoreCommandLineTests {
         ]
         // Without a configuration in the directory or /etc/ringd, no --to can be found.
         if access("/etc/ringd/config.json", F_OK) != 0 {
-            cases.append((["--from", "x"], "ringd: migrate-store needs --from and --to, or a configuration with store.path and store.url (see ringd --help)\n"))
+            cases.append(
+                (
+                    ["--from", "x"],
+                    "ringd: migrate-store needs --from and --to, or a configuration with store.path and store.url (see ringd --help)\n"
+                ))
         }
         for (arguments, message) in cases {
             let run = try Self.migrate(arguments, in: directory)
@@ -114,7 +125,8 @@ struct MigrateStoreCommandLineTests {
             #expect(run.errors == message, "\(arguments)")
         }
         let config = directory.file("single.json")
-        try #"{"store": {"path": "\#(directory.file("ringd.sqlite"))"}}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        try #"{"store": {"path": "\#(directory.file("ringd.sqlite"))"}}"#.write(
+            toFile: config, atomically: true, encoding: .utf8)
         let run = try Self.migrate(["--config", config], in: directory)
         #expect(run.status == .exited(2))
         #expect(run.errors == "ringd: migrate-store needs --to, or store.url in the configuration (see ringd --help)\n")

@@ -1,9 +1,10 @@
 import Foundation
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Two `ringctl` processes in a call while `ringd` is killed and started
@@ -56,8 +57,9 @@ struct RestartEndToEndTests {
         let second = try SignalingIntegration.RingdProcess(binary: binary, directory: directory.path, port: port)
         defer { second.stop() }
         for side in [alice, bob] {
-            #expect(Self.line(side, startingWith: "reconnected") == "reconnected · " + connected,
-                    "\(side.output) \(side.errorOutput)")
+            #expect(
+                Self.line(side, startingWith: "reconnected") == "reconnected · " + connected,
+                "\(side.output) \(side.errorOutput)")
         }
 
         alice.signal(SIGINT)
@@ -65,8 +67,9 @@ struct RestartEndToEndTests {
         #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")
         let sessionId = String(connected.dropFirst("connected · session ".count))
         let stored = try #require(try SignalingIntegration.rest(port: port, "GET", "/v1/calls/\(sessionId)").json)
-        #expect(stored["status"] == .string("ended") && stored["endReason"] == .string("hangup")
-                    && stored["endedBy"] == .string("alice"), "\(stored.serialized)")
+        #expect(
+            stored["status"] == .string("ended") && stored["endReason"] == .string("hangup")
+                && stored["endedBy"] == .string("alice"), "\(stored.serialized)")
         for side in [alice, bob] {
             let last = side.output.last ?? ""
             #expect(last.hasPrefix("ended · ") && last.hasSuffix(" · by alice (hangup)"), "\(side.output)")
@@ -107,12 +110,15 @@ struct RestartEndToEndTests {
         #expect(Self.line(bob, startingWith: "waiting for calls") != nil, "bob never waited: \(bob.errorOutput)")
 
         Self.keepAway(bob, behind: proxy)
-        let alice = try RingctlProcess(["--as", "alice", "call", "bob", "--type", "audio", "--timeout", "1"], port: ringd.port)
+        let alice = try RingctlProcess(
+            ["--as", "alice", "call", "bob", "--type", "audio", "--timeout", "1"], port: ringd.port)
         #expect(alice.exitStatus() == 5, "\(alice.output) \(alice.errorOutput)")
-        let session = try #require(Self.line(alice, startingWith: "ringing bob · session ")).dropFirst("ringing bob · session ".count)
+        let session = try #require(Self.line(alice, startingWith: "ringing bob · session ")).dropFirst(
+            "ringing bob · session ".count)
         proxy.refusing = false
-        #expect(Self.line(bob, startingWith: "missed ") == "missed audio call from alice (unanswered) · session \(session)",
-                "\(bob.output)")
+        #expect(
+            Self.line(bob, startingWith: "missed ") == "missed audio call from alice (unanswered) · session \(session)",
+            "\(bob.output)")
         #expect(Self.line(bob, startingWith: "reconnected") == "reconnected", "\(bob.output)")
         bob.signal(SIGINT)
         #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")

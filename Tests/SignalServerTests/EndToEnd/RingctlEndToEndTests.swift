@@ -1,9 +1,10 @@
 import Foundation
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `ringd` and `ringctl` as separate processes, the way users run them: every
@@ -79,7 +80,9 @@ struct RingctlEndToEndTests {
         defer { alice.close() }
         let sessionId = try alice.initiate(to: "bob", "video").call().sessionId
         _ = try alice.waitForEvent(sessionId, .ongoing)
-        let offer = JSONValue.object([("kind", .string("offer")), ("sdp", .string("v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n"))])
+        let offer = JSONValue.object([
+            ("kind", .string("offer")), ("sdp", .string("v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n")),
+        ])
         #expect(try alice.signal(sessionId, offer).data?["delivered"] == .bool(true))
         let shown = try #require(bob.waitForEvent("signal"), "no signal event: \(bob.output)")
         #expect(shown["sessionId"]?.stringValue == sessionId)
@@ -90,10 +93,12 @@ struct RingctlEndToEndTests {
         expectJSONOnly(bob)
     }
 
-    @Test("declined: rejected exits 3 and busy exits 4 on both sides, and both are logged", arguments: [
-        (["--auto-reject"], "rejected", Int32(3), false),
-        (["--busy"], "busy", Int32(4), true),
-    ])
+    @Test(
+        "declined: rejected exits 3 and busy exits 4 on both sides, and both are logged",
+        arguments: [
+            (["--auto-reject"], "rejected", Int32(3), false),
+            (["--busy"], "busy", Int32(4), true),
+        ])
     func declined(flags: [String], status: String, exitCode: Int32, missed: Bool) throws {
         let ringd = try Self.startRingd()
         defer { ringd.stop() }
@@ -125,7 +130,8 @@ struct RingctlEndToEndTests {
         #expect(alice.exitStatus() == 5, "\(alice.errorOutput)")
         #expect(alice.output.contains("bob has no device online; ringing until the timeout (0.2 s)"), "\(alice.output)")
         #expect(alice.output.last == "no answer after 0.2 s", "\(alice.output)")
-        let json = try RingctlProcess(["--as", "alice", "--json", "call", "bob", "--timeout", "0.25"], port: ringd.port)
+        let json = try RingctlProcess(
+            ["--as", "alice", "--json", "call", "bob", "--timeout", "0.25"], port: ringd.port)
         #expect(json.exitStatus() == 5, "\(json.errorOutput)")
         #expect(json.waitForEvent("ringing", timeout: 0)?["call"]?["timeoutMs"] == .integer(250))
         for refused in ["0.01", "300.5", "-1", "soon"] {
@@ -144,8 +150,9 @@ struct RingctlEndToEndTests {
         alice.signal(SIGINT)
         #expect(alice.exitStatus() == 6, "\(alice.errorOutput)")
         #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == "cancelled")
-        try expectLogs(port: ringd.port, sessionId: ringing["call"]?["sessionId"]?.stringValue,
-                       status: "cancelled", bobMissed: true)
+        try expectLogs(
+            port: ringd.port, sessionId: ringing["call"]?["sessionId"]?.stringValue,
+            status: "cancelled", bobMissed: true)
     }
 
     @Test("errors are one line with the server's code, and usage errors exit 2")

@@ -1,10 +1,11 @@
 import Foundation
 import SignalProtocol
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a child process wrote, collected by reader threads.
@@ -37,10 +38,11 @@ final class RingctlProcess {
     /// environment the variables not meant for ringctl plus `environment`.
     init(arguments: [String], environment: [String: String] = [:]) throws {
         guard let binary = Self.binary() else { throw TestSocketError("ringctl is not built") }
-        process = try ChildProcess(binary, arguments,
-                                   environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGCTL_") }
-                                       .merging(environment) { _, given in given },
-                                   stdout: .pipe, stderr: .pipe)
+        process = try ChildProcess(
+            binary, arguments,
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGCTL_") }
+                .merging(environment) { _, given in given },
+            stdout: .pipe, stderr: .pipe)
         guard let output = process.standardOutput, let errorOutput = process.standardError else {
             throw TestSocketError("ringctl's output is not piped")
         }
@@ -92,11 +94,15 @@ final class RingctlProcess {
     /// Waits for the exit and the end of both outputs; returns the status,
     /// nil on timeout (the process is then killed).
     func exitStatus(timeout: Double = 20) -> Int32? {
-        guard waitUntil(timeout: timeout, {
-                  !process.isRunning && captured.finished.load(ordering: .acquiring)
-                      && captured.errorsFinished.load(ordering: .acquiring)
-              }),
-              case .exited(let status) = process.termination else {
+        guard
+            waitUntil(
+                timeout: timeout,
+                {
+                    !process.isRunning && captured.finished.load(ordering: .acquiring)
+                        && captured.errorsFinished.load(ordering: .acquiring)
+                }),
+            case .exited(let status) = process.termination
+        else {
             process.kill()
             return nil
         }

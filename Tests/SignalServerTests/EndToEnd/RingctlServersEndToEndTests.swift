@@ -1,10 +1,11 @@
 import Foundation
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `ringctl` given several servers (nodes of a cluster), comma-separated,
@@ -22,8 +23,9 @@ struct RingctlServersEndToEndTests {
         defer { ringd.stop() }
         let dead = try boundLoopbackSocket()
         defer { close(dead.fd) }
-        let status = try RingctlProcess(["--as", "alice", "--json", "status"], port: ringd.port,
-                                        server: "\(Self.url(dead.port)),\(Self.url(ringd.port))")
+        let status = try RingctlProcess(
+            ["--as", "alice", "--json", "status"], port: ringd.port,
+            server: "\(Self.url(dead.port)),\(Self.url(ringd.port))")
         #expect(status.exitStatus() == 0, "\(status.errorOutput)")
         let health = status.waitForEvent("health", timeout: 0)
         #expect(health?["server"]?.stringValue == "\(Self.url(ringd.port))/v1/ws")
@@ -39,13 +41,16 @@ struct RingctlServersEndToEndTests {
         defer { close(dead.fd) }
         // The live server only in the middle: were the first or the last
         // flag to win alone, ringctl would reach nothing but the dead one.
-        let token = try RingctlProcess(arguments: ["--server", Self.url(dead.port), "--server", Self.url(ringd.port),
-                                                   "--server", Self.url(dead.port), "token", "bob"])
+        let token = try RingctlProcess(arguments: [
+            "--server", Self.url(dead.port), "--server", Self.url(ringd.port),
+            "--server", Self.url(dead.port), "token", "bob",
+        ])
         #expect(token.exitStatus() == 0, "\(token.errorOutput)")
         #expect(token.output.first?.hasPrefix("v1.") == true, "\(token.output)")
 
-        let logs = try RingctlProcess(arguments: ["--as", "alice", "--json", "logs"],
-                                      environment: ["RINGCTL_SERVER": "\(Self.url(dead.port)), \(Self.url(ringd.port))"])
+        let logs = try RingctlProcess(
+            arguments: ["--as", "alice", "--json", "logs"],
+            environment: ["RINGCTL_SERVER": "\(Self.url(dead.port)), \(Self.url(ringd.port))"])
         #expect(logs.exitStatus() == 0, "\(logs.errorOutput)")
         #expect(logs.waitForEvent("logs", timeout: 0)?["count"]?.integerValue == 0)
     }
@@ -90,8 +95,9 @@ struct RingctlServersEndToEndTests {
         for arguments in [["status"], ["--as", "alice", "logs"]] {
             let down = try RingctlProcess(arguments, port: first, server: "\(Self.url(first)),\(Self.url(second))")
             #expect(down.exitStatus() == 1)
-            #expect(down.errorOutput.contains("cannot reach ringd at \(Self.url(first)),\(Self.url(second))"),
-                    "\(down.errorOutput)")
+            #expect(
+                down.errorOutput.contains("cannot reach ringd at \(Self.url(first)),\(Self.url(second))"),
+                "\(down.errorOutput)")
             #expect(down.errorOutput.contains("every server failed: \(Self.url(first))/v1/ws: "), "\(down.errorOutput)")
             #expect(down.errorOutput.contains("; \(Self.url(second))/v1/ws: "), "\(down.errorOutput)")
         }
@@ -103,17 +109,20 @@ struct RingctlServersEndToEndTests {
         defer { ringd.stop() }
         let one = try TCPProxy(forwardingTo: ringd.port), two = try TCPProxy(forwardingTo: ringd.port)
         defer { one.stop(); two.stop() }
-        let bob = try RingctlProcess(["--as", "bob", "answer", "--once", "--auto-accept"], port: one.port,
-                                     server: "\(Self.url(one.port)),\(Self.url(two.port))")
+        let bob = try RingctlProcess(
+            ["--as", "bob", "answer", "--once", "--auto-accept"], port: one.port,
+            server: "\(Self.url(one.port)),\(Self.url(two.port))")
         #expect(RestartEndToEndTests.line(bob, startingWith: "waiting for calls") != nil, "\(bob.errorOutput)")
         let alice = try RingctlProcess(["--as", "alice", "call", "bob"], port: ringd.port)
-        let connected = try #require(RestartEndToEndTests.line(alice, startingWith: "connected · session "),
-                                     "\(alice.errorOutput)")
+        let connected = try #require(
+            RestartEndToEndTests.line(alice, startingWith: "connected · session "),
+            "\(alice.errorOutput)")
         #expect(RestartEndToEndTests.line(bob, startingWith: "connected · session ") == connected)
 
         one.stop()
-        #expect(RestartEndToEndTests.line(bob, startingWith: "reconnected")
-                    == "reconnected to \(Self.url(two.port))/v1/ws · \(connected)", "\(bob.output) \(bob.errorOutput)")
+        #expect(
+            RestartEndToEndTests.line(bob, startingWith: "reconnected")
+                == "reconnected to \(Self.url(two.port))/v1/ws · \(connected)", "\(bob.output) \(bob.errorOutput)")
         alice.signal(SIGINT)
         #expect(alice.exitStatus() == 0, "\(alice.output) \(alice.errorOutput)")
         #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")

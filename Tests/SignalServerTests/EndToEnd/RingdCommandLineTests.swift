@@ -1,22 +1,26 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `ringd`'s command line as a newcomer meets it: a wrong argument is one
 /// line pointing at --help, and a start says which configuration it read.
 @Suite("EndToEnd: ringd command line", .blocking)
 struct RingdCommandLineTests {
     /// Runs ringd with `arguments` from `directory`, its stderr in a file there.
-    static func run(_ arguments: [String], in directory: TemporaryDirectory) throws -> (status: ChildProcess.Termination?, errors: String) {
+    static func run(
+        _ arguments: [String], in directory: TemporaryDirectory
+    ) throws -> (status: ChildProcess.Termination?, errors: String) {
         let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let errors = directory.file("stderr")
         let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
-        let process = try ChildProcess(binary, arguments, environment: environment, directory: directory.path,
-                                       stdout: .null, stderr: .file(errors))
+        let process = try ChildProcess(
+            binary, arguments, environment: environment, directory: directory.path,
+            stdout: .null, stderr: .file(errors))
         let status = process.wait(timeout: 20)
         if status == nil { process.kill() }
         return (status, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
@@ -35,8 +39,9 @@ struct RingdCommandLineTests {
         environment["RINGD_STORE_PATH"] = store
         func states(_ arguments: [String], into name: String) throws -> (ChildProcess.Termination?, String) {
             let output = directory.file(name)
-            let process = try ChildProcess(binary, ["states"] + arguments, environment: environment,
-                                           stdout: .file(output), stderr: .file(directory.file("stderr")))
+            let process = try ChildProcess(
+                binary, ["states"] + arguments, environment: environment,
+                stdout: .file(output), stderr: .file(directory.file("stderr")))
             let status = process.wait(timeout: 20)
             if status == nil { process.kill() }
             return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
@@ -50,8 +55,10 @@ struct RingdCommandLineTests {
         }
         #expect(rows.count > 100)
         #expect(rows.allSatisfy { $0["state"]?.stringValue != nil && $0["next"]?.stringValue != nil })
-        let ringing = rows.first { $0["state"] == .string("initiated") && $0["input"] == .string("acceptCall")
-            && $0["actor"] == .string("callee") }
+        let ringing = rows.first {
+            $0["state"] == .string("initiated") && $0["input"] == .string("acceptCall")
+                && $0["actor"] == .string("callee")
+        }
         #expect(ringing?["next"] == .string("ongoing"))
 
         let (markdownStatus, markdown) = try states([], into: "states.md")
@@ -79,8 +86,9 @@ struct RingdCommandLineTests {
         defer { directory.remove() }
         let (status, errors) = try Self.run([], in: directory)
         #expect(status == .exited(1))
-        #expect(errors.hasPrefix("ringd: no configuration file: neither config.json nor /etc/ringd/config.json exists")
-                    && errors.contains("--ephemeral"), "\(errors)")
+        #expect(
+            errors.hasPrefix("ringd: no configuration file: neither config.json nor /etc/ringd/config.json exists")
+                && errors.contains("--ephemeral"), "\(errors)")
     }
 
     /// gen-cert writes into the data directory, which a store in memory does not have.
@@ -89,7 +97,10 @@ struct RingdCommandLineTests {
         defer { directory.remove() }
         let (status, errors) = try Self.run(["gen-cert", "--ephemeral"], in: directory)
         #expect(status == .exited(2))
-        #expect(errors == "ringd: gen-cert writes into the data directory, and --ephemeral keeps no data directory (see ringd --help)\n")
+        #expect(
+            errors
+                == "ringd: gen-cert writes into the data directory, and --ephemeral keeps no data directory (see ringd --help)\n"
+        )
         let config = directory.file("config.json")
         try #"{"store": {"path": ":memory:"}}"#.write(toFile: config, atomically: true, encoding: .utf8)
         let (fromConfig, configErrors) = try Self.run(["gen-cert", "--config", config], in: directory)

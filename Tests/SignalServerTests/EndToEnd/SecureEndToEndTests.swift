@@ -1,9 +1,10 @@
 import Foundation
 import SignalServer
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `ringd gen-cert`, then `ringd` serving TLS and `ringctl` over `wss://`
@@ -11,12 +12,15 @@ import Glibc
 @Suite("EndToEnd: wss://", .blocking)
 struct SecureEndToEndTests {
     /// Runs `ringd gen-cert` with the store (so the data directory) in `directory`.
-    private func generateCertificate(in directory: String, force: Bool = false) throws -> (status: Int32?, output: String) {
+    private func generateCertificate(
+        in directory: String, force: Bool = false
+    ) throws -> (status: Int32?, output: String) {
         let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let environment = ["RINGD_STORE_PATH": directory + "/ringd.sqlite", "PATH": "/usr/bin:/bin"]
-        let process = try ChildProcess(binary, ["gen-cert", "--config", directory + "/config.json"] + (force ? ["--force"] : []),
-                                       environment: environment, stdout: .file(directory + "/gen-cert.out"),
-                                       stderr: .file(directory + "/gen-cert.err"))
+        let process = try ChildProcess(
+            binary, ["gen-cert", "--config", directory + "/config.json"] + (force ? ["--force"] : []),
+            environment: environment, stdout: .file(directory + "/gen-cert.out"),
+            stderr: .file(directory + "/gen-cert.err"))
         guard case .exited(let status)? = process.wait(timeout: 20) else { return (nil, "") }
         let output = (try? String(contentsOfFile: directory + "/gen-cert.out", encoding: .utf8)) ?? ""
         let errors = (try? String(contentsOfFile: directory + "/gen-cert.err", encoding: .utf8)) ?? ""
@@ -44,9 +48,11 @@ struct SecureEndToEndTests {
         #expect(try String(contentsOfFile: certificate, encoding: .utf8) == first, "the certificate is kept")
 
         let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
-        let ringd = try SignalingIntegration.RingdProcess(binary: binary, directory: directory, environment: [
-            "RINGD_TLS_CERTIFICATE": certificate, "RINGD_TLS_PRIVATE_KEY": key,
-        ])
+        let ringd = try SignalingIntegration.RingdProcess(
+            binary: binary, directory: directory,
+            environment: [
+                "RINGD_TLS_CERTIFICATE": certificate, "RINGD_TLS_PRIVATE_KEY": key,
+            ])
         defer { ringd.stop() }
         let server = "wss://localhost:\(ringd.port)"
         func ringctl(_ arguments: [String], trusting ca: String? = certificate) throws -> RingctlProcess {

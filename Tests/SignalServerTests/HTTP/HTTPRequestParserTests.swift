@@ -1,6 +1,6 @@
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// A request's observable parts, comparable across ways of feeding.
 struct ParsedRequest: Equatable, CustomStringConvertible {
@@ -52,7 +52,8 @@ func parseByteByByte(_ text: String, maxBodyBytes: Int = 1024) -> ParseOutcome {
 }
 
 @Suite(.blocking) struct HTTPRequestParserTests {
-    static let pipeline = "\r\nGET /a?x=1&y=%20z HTTP/1.1\r\nHost: example\r\nX-Multi: one\r\nx-multi:  two \r\n\r\n"
+    static let pipeline =
+        "\r\nGET /a?x=1&y=%20z HTTP/1.1\r\nHost: example\r\nX-Multi: one\r\nx-multi:  two \r\n\r\n"
         + "POST /b HTTP/1.1\r\nHost: example\r\nContent-Length: 5\r\n\r\nhello"
         + "GET /c HTTP/1.0\r\n\r\n"
 
@@ -73,7 +74,8 @@ func parseByteByByte(_ text: String, maxBodyBytes: Int = 1024) -> ParseOutcome {
 
     @Test func requestAccessors() throws {
         var parser = HTTPRequestParser(maxBodyBytes: 0)
-        parser.append(contentsOf: Array("GET /p/q?a=1&b=x+y%21&c HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n".utf8))
+        parser.append(
+            contentsOf: Array("GET /p/q?a=1&b=x+y%21&c HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n".utf8))
         let request = try #require(try parser.next())
         #expect(request.path == "/p/q")
         #expect(request.query.map { "\($0.name)=\($0.value)" } == ["a=1", "b=x y!", "c="])
@@ -207,8 +209,11 @@ func parseByteByByte(_ text: String, maxBodyBytes: Int = 1024) -> ParseOutcome {
     /// their path and query; an empty path is "/". The scheme is matched
     /// without regard to case. Fed whole and byte by byte.
     @Test(arguments: [
-        ("http://127.0.0.1:8080/healthz", "/healthz"), ("HTTPS://ringd.example/v1/users/a/calls?limit=2",
-                                                         "/v1/users/a/calls?limit=2"),
+        ("http://127.0.0.1:8080/healthz", "/healthz"),
+        (
+            "HTTPS://ringd.example/v1/users/a/calls?limit=2",
+            "/v1/users/a/calls?limit=2"
+        ),
         ("http://ringd.example", "/"), ("http://ringd.example?x=1", "/?x=1"), ("http://[::1]:80/m", "/m"),
     ])
     func absoluteFormTargetsAreAccepted(target: String, path: String) {
@@ -233,7 +238,8 @@ func parseByteByByte(_ text: String, maxBodyBytes: Int = 1024) -> ParseOutcome {
     }
 
     @Test func leadingEmptyLinesAreIgnored() {
-        let outcome = parseWhole("\r\n\r\n\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n\r\nGET /y HTTP/1.1\r\nHost: a\r\n\r\n")
+        let outcome = parseWhole(
+            "\r\n\r\n\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n\r\nGET /y HTTP/1.1\r\nHost: a\r\n\r\n")
         #expect(outcome.errorStatus == nil)
         #expect(outcome.requests.map(\.target) == ["/x", "/y"])
         #expect(parseByteByByte("\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n").requests.map(\.target) == ["/x"])

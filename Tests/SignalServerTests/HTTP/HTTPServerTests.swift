@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// HTTP/1.1 over real sockets against ringd's router.
 @Suite(.blocking) struct HTTPServerTests {
@@ -50,8 +50,9 @@ import TestSupport
         defer { server.stop() }
         let socket = try TestSocket(port: server.port)
         defer { socket.close() }
-        try socket.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\nGET /missing HTTP/1.1\r\nHost: a\r\n\r\n"
-            + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+        try socket.send(
+            "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\nGET /missing HTTP/1.1\r\nHost: a\r\n\r\n"
+                + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
         #expect(try socket.readResponse().status == 200)
         #expect(try socket.readResponse().status == 404)
         #expect(try socket.readResponse().status == 200)
@@ -87,8 +88,10 @@ import TestSupport
 
     /// Sends `request` and expects an error response with `status` and
     /// `code`, marked `Connection: close`, followed by the server closing TCP.
-    private func expectRefusal(_ request: String, status: Int, code: String,
-                               config: ServerConfig = testConfig()) throws {
+    private func expectRefusal(
+        _ request: String, status: Int, code: String,
+        config: ServerConfig = testConfig()
+    ) throws {
         let server = try TestServer(ringd: config)
         defer { server.stop() }
         let response = try expectClosingRefusal(request, status: status, port: server.port)
@@ -119,8 +122,9 @@ import TestSupport
     @Test func declaredBodyOverLimitIs413BeforeTheBodyIsSent() throws {
         let config = testConfig { $0.maxRequestBodyBytes = 1024 }
         // Only the head is sent: the answer must not wait for the body.
-        try expectRefusal("POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 1025\r\n\r\n",
-                          status: 413, code: "ERR_BODY_TOO_LARGE", config: config)
+        try expectRefusal(
+            "POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 1025\r\n\r\n",
+            status: 413, code: "ERR_BODY_TOO_LARGE", config: config)
     }
 
     @Test func bodyAtTheLimitIsRead() throws {
@@ -130,15 +134,17 @@ import TestSupport
         defer { socket.close() }
         let body = String(repeating: "b", count: 1024)
         // The body is consumed, so the next pipelined request parses cleanly.
-        try socket.send("GET /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 1024\r\n\r\n\(body)"
-            + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+        try socket.send(
+            "GET /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 1024\r\n\r\n\(body)"
+                + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
         #expect(try socket.readResponse().status == 200)
         #expect(try socket.readResponse().status == 200)
     }
 
     @Test func chunkedTransferEncodingIs501() throws {
-        try expectRefusal("POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-                          status: 501, code: "ERR_NOT_IMPLEMENTED")
+        try expectRefusal(
+            "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            status: 501, code: "ERR_NOT_IMPLEMENTED")
     }
 
     @Test func http11WithoutHostIs400() throws {

@@ -1,11 +1,13 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Pipelined requests whose answers are deferred (as store-backed REST
@@ -55,7 +57,9 @@ import Glibc
         Thread { [requests] in
             var offset = 0
             while offset < requests.count {
-                let result = requests.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+                let result = requests.withUnsafeBytes {
+                    send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                }
                 if result <= 0 { break }
                 offset += result
             }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SignalingIntegration {
@@ -74,8 +75,10 @@ extension SignalingIntegration {
 
         /// `sockets` are `127.0.0.1:PORT` addresses with their fd names;
         /// `environment` reaches ringd through `-E`.
-        init(binary: String, directory: String, sockets: [(port: Int, name: String)], runs: Int,
-             environment: [String: String]) throws {
+        init(
+            binary: String, directory: String, sockets: [(port: Int, name: String)], runs: Int,
+            environment: [String: String]
+        ) throws {
             self.directory = directory
             let configPath = directory + "/config.json"
             guard FileManager.default.createFile(atPath: configPath, contents: Data("{}".utf8)) else {
@@ -92,8 +95,9 @@ extension SignalingIntegration {
                 done
                 """
             arguments += ["--", "/bin/sh", "-c", script, "ringd-runs", binary, configPath, String(runs)]
-            holder = try ChildProcess("systemd-socket-activate", arguments, environment: childEnvironment(),
-                                      stdout: .pipe, stderr: .file(directory + "/ringd.log"))
+            holder = try ChildProcess(
+                "systemd-socket-activate", arguments, environment: childEnvironment(),
+                stdout: .pipe, stderr: .file(directory + "/ringd.log"))
             stdout = LineReader(try #require(holder.standardOutput))
             let listening = sockets.map { "Listening on 127.0.0.1:\($0.port) as " }
             let held = waitUntil(timeout: 10) { [self] in listening.allSatisfy(log.contains) || !holder.isRunning }
@@ -108,7 +112,9 @@ extension SignalingIntegration {
             var heard: [String] = []
             while pid == nil || heard.count < urls {
                 guard let line = stdout.next(until: deadline) else {
-                    throw ClientError("no ringd run ready within \(timeout)s (pid \(pid.map(String.init) ?? "-"), \(heard)); log: \(log)")
+                    throw ClientError(
+                        "no ringd run ready within \(timeout)s (pid \(pid.map(String.init) ?? "-"), \(heard)); log: \(log)"
+                    )
                 }
                 if line.hasPrefix("pid "), let number = Int32(line.dropFirst(4)) {
                     pid = number

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// Authentication over the wire: keys, tokens (frame and header), refusals
@@ -78,7 +78,8 @@ extension SignalingIntegration {
 
             // A forged signature: the first signature character changed (all 6 of its bits are data).
             let signatureStart = token.index(after: try #require(token.lastIndex(of: ".")))
-            let forged = String(token[..<signatureStart]) + (token[signatureStart] == "A" ? "B" : "A")
+            let forged =
+                String(token[..<signatureStart]) + (token[signatureStart] == "A" ? "B" : "A")
                 + String(token[token.index(after: signatureStart)...])
             for bad in ["Bearer v1.bogus.token", "Basic YWxpY2U6eA==", "Bearer \(forged)", "Bearer "] {
                 let (socket, response) = try Device.handshake(port: h.port, headers: ["Authorization: \(bad)"])
@@ -86,7 +87,8 @@ extension SignalingIntegration {
                 #expect(response.status == 401, "\(bad): \(response.status)")
                 #expect(try jsonBody(response)["error"]?["code"] == .string("ERR_UNAUTHORIZED"))
             }
-            let badDevice = try Device.handshake(port: h.port, query: "?deviceId=a%20b", headers: ["Authorization: Bearer \(token)"])
+            let badDevice = try Device.handshake(
+                port: h.port, query: "?deviceId=a%20b", headers: ["Authorization: Bearer \(token)"])
             badDevice.0.close()
             #expect(badDevice.1.status == 400)
 
@@ -99,11 +101,14 @@ extension SignalingIntegration {
             #expect(try revoked.nextClose() == WebSocketCloseCode.notAuthenticated)
             let (socket, response) = try Device.handshake(port: h.port, headers: ["Authorization: Bearer \(token)"])
             socket.close()
-            #expect(response.status == 401 && response.bodyText.contains("revoked"), "\(response.status) \(response.bodyText)")
+            #expect(
+                response.status == 401 && response.bodyText.contains("revoked"),
+                "\(response.status) \(response.bodyText)")
             #expect(try header.request("getActiveCall").ok, "connections already open stay open")
             #expect(waitUntil(timeout: 1) { WallClock.milliseconds() > revokedAt })
             let fresh = try mintToken(port: h.port, uid: "alice")
-            #expect(try h.connect().auth(token: fresh.token, deviceId: "y").ok, "a token minted after the revocation works")
+            #expect(
+                try h.connect().auth(token: fresh.token, deviceId: "y").ok, "a token minted after the revocation works")
             // Revoking alice does not touch bob.
             let bobs = try mintToken(port: h.port, uid: "bob")
             #expect(try h.rest("DELETE", "/v1/users/alice/tokens").status == 204)
@@ -205,11 +210,13 @@ extension SignalingIntegration {
 
             d1.close()
             var admitted = false
-            #expect(waitUntil(timeout: 3) {
-                guard let device = try? h.connect(), let reply = try? device.auth(uid: "alice", deviceId: "3") else { return false }
-                admitted = reply.ok
-                return reply.ok || reply.code != "ERR_TOO_MANY_DEVICES"
-            })
+            #expect(
+                waitUntil(timeout: 3) {
+                    guard let device = try? h.connect(), let reply = try? device.auth(uid: "alice", deviceId: "3")
+                    else { return false }
+                    admitted = reply.ok
+                    return reply.ok || reply.code != "ERR_TOO_MANY_DEVICES"
+                })
             #expect(admitted, "a freed slot is usable again")
         }
 
@@ -223,8 +230,12 @@ extension SignalingIntegration {
 
             // Pipelined: auth and a request in one go, before reading anything.
             let b2 = try h.connect()
-            let authId = try b2.send("auth", [("uid", .string("bob")), ("authKey", .string(SignalingIntegration.authKey)),
-                                              ("deviceId", .string("b2"))])
+            let authId = try b2.send(
+                "auth",
+                [
+                    ("uid", .string("bob")), ("authKey", .string(SignalingIntegration.authKey)),
+                    ("deviceId", .string("b2")),
+                ])
             let activeId = try b2.send("getActiveCall")
             let reply = try b2.authenticate(try b2.result(for: authId))
             #expect(try b2.result(for: activeId).data?["call"] == call.json)

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// Call history over the WebSocket and the REST API: order, direction,
@@ -19,8 +19,10 @@ extension SignalingIntegration {
             let c = try h.device("carol", "c1"), d = try h.device("dave", "d1")
             var entries: [Entry] = []
             func add(_ call: Snapshot, _ peer: String, _ missed: Bool) {
-                entries.append(Entry(sessionId: call.sessionId, callType: call.callType.rawValue, status: call.status.rawValue,
-                                     direction: call.initiator == "alice" ? "outgoing" : "incoming", peer: peer, missed: missed))
+                entries.append(
+                    Entry(
+                        sessionId: call.sessionId, callType: call.callType.rawValue, status: call.status.rawValue,
+                        direction: call.initiator == "alice" ? "outgoing" : "incoming", peer: peer, missed: missed))
             }
             let s1 = try a.initiate(to: "bob", "audio").call().sessionId
             _ = try b.accept(s1).call()
@@ -42,7 +44,10 @@ extension SignalingIntegration {
             let s8 = try b.initiate(to: "alice", "video").call().sessionId
             _ = try a.accept(s8).call()
             add(try b.end(s8).call(), "bob", false)
-            #expect(entries.map(\.status) == ["ended", "unanswered", "cancelled", "rejected", "busy", "cancelled", "busy", "ended"])
+            #expect(
+                entries.map(\.status) == [
+                    "ended", "unanswered", "cancelled", "rejected", "busy", "cancelled", "busy", "ended",
+                ])
             return (entries, ["alice": a, "bob": b, "carol": c, "dave": d])
         }
 
@@ -135,7 +140,8 @@ extension SignalingIntegration {
                 repeat {
                     let page: JSONValue?
                     if useREST {
-                        let response = try h.rest("GET", "/v1/users/alice/calls?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""))
+                        let response = try h.rest(
+                            "GET", "/v1/users/alice/calls?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""))
                         #expect(response.status == 200, "\(response)")
                         page = response.json
                     } else {
@@ -183,11 +189,15 @@ extension SignalingIntegration {
             let unknown = try h.rest("GET", "/v1/calls/\(String(repeating: "a", count: 32))")
             #expect(unknown.status == 404 && unknown.errorCode == "ERR_NOT_FOUND")
 
-            for (method, path) in [("GET", "/v1/calls/\(live.sessionId)"), ("GET", "/v1/users/alice/calls"),
-                                   ("POST", "/v1/users/alice/tokens"), ("DELETE", "/v1/users/alice/tokens")] {
+            for (method, path) in [
+                ("GET", "/v1/calls/\(live.sessionId)"), ("GET", "/v1/users/alice/calls"),
+                ("POST", "/v1/users/alice/tokens"), ("DELETE", "/v1/users/alice/tokens"),
+            ] {
                 for key in [nil, "wrong-key", ""] as [String?] {
                     let response = try h.rest(method, path, apiKey: key)
-                    #expect(response.status == 401 && response.errorCode == "ERR_UNAUTHORIZED", "\(method) \(path) key \(key ?? "-"): \(response)")
+                    #expect(
+                        response.status == 401 && response.errorCode == "ERR_UNAUTHORIZED",
+                        "\(method) \(path) key \(key ?? "-"): \(response)")
                     #expect(response.response.header("Content-Type")?.hasPrefix("application/json") == true)
                 }
             }

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// Alice (a1, a2) calls Bob (b1, b2) through every outcome; the actor's
@@ -98,7 +98,8 @@ extension SignalingIntegration {
             let sessionId = try p.ring()
             // The other caller device cancels through rejectCall, the ringing one through cancelCall.
             let actor = request == "cancelCall" ? p.a1 : p.a2
-            let reply = request == "cancelCall" ? try actor.cancel(sessionId) : try actor.reject(sessionId, status: "cancelled")
+            let reply =
+                request == "cancelCall" ? try actor.cancel(sessionId) : try actor.reject(sessionId, status: "cancelled")
             let cancelled = try reply.call()
             #expect(cancelled.status == .cancelled && cancelled.endReason == .cancelled && cancelled.endedBy == "alice")
             let events = try expectOne(p.all.filter { $0 !== actor }, .cancelled, sessionId)
@@ -132,8 +133,12 @@ extension SignalingIntegration {
         func unansweredAfterMilliseconds() throws {
             let p = try Parties()
             defer { p.h.finish() }
-            let reply = try p.a1.request("initiateCall", [("receiverId", .string("bob")), ("callType", .string("audio")),
-                                                          ("timeoutMs", .integer(200))])
+            let reply = try p.a1.request(
+                "initiateCall",
+                [
+                    ("receiverId", .string("bob")), ("callType", .string("audio")),
+                    ("timeoutMs", .integer(200)),
+                ])
             let placed = try reply.call()
             #expect(placed.timeoutMs == 200 && placed.json["timeout"] == .integer(1) && reply.ringing == 2)
             var last: Snapshot?

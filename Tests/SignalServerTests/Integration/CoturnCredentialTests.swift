@@ -1,10 +1,11 @@
 import Foundation
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SignalingIntegration {
@@ -20,7 +21,8 @@ extension SignalingIntegration {
         @Test("coturn relays for the minted credentials and refuses altered or expired ones")
         func coturnAcceptsMintedCredentials() throws {
             let turnserver = "/usr/bin/turnserver", client = "/usr/bin/turnutils_uclient"
-            try #require(FileManager.default.isExecutableFile(atPath: turnserver), "coturn is not installed (make deps)")
+            try #require(
+                FileManager.default.isExecutableFile(atPath: turnserver), "coturn is not installed (make deps)")
             let ports = try freePorts(1)
             let port = ports[0]
             let h = try Harness { config in
@@ -46,8 +48,10 @@ extension SignalingIntegration {
             #expect(accepted.status == 0, "\(accepted.output)")
             #expect(accepted.output.contains("Total lost packets 0 "), "\(accepted.output)")
 
-            let tampered = try Command.run(client, Self.clientArguments(username, "A" + credential.dropFirst(), port: port))
-            #expect(tampered.status != 0 && tampered.output.contains("Cannot complete Allocation"), "\(tampered.output)")
+            let tampered = try Command.run(
+                client, Self.clientArguments(username, "A" + credential.dropFirst(), port: port))
+            #expect(
+                tampered.status != 0 && tampered.output.contains("Cannot complete Allocation"), "\(tampered.output)")
 
             // A username whose expiry passed, signed correctly: coturn checks the time itself.
             let expired = "\(Int64(Date.now.timeIntervalSince1970) - 10):alice"
@@ -59,17 +63,22 @@ extension SignalingIntegration {
         /// Client-to-client through the relay over TCP, five small messages:
         /// no peer of our own is needed.
         static func clientArguments(_ username: String, _ password: String, port: Int) -> [String] {
-            ["-t", "-y", "-u", username, "-w", password, "-p", String(port), "-n", "5", "-m", "1", "-l", "100", "127.0.0.1"]
+            [
+                "-t", "-y", "-u", username, "-w", password, "-p", String(port), "-n", "5", "-m", "1", "-l", "100",
+                "127.0.0.1",
+            ]
         }
 
         static func startCoturn(_ path: String, port: Int) throws -> Process {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = ["--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", "--listening-port=\(port)",
-                                 "--use-auth-secret", "--static-auth-secret=\(secret)", "--realm=ringd.test",
-                                 "--allow-loopback-peers", "--no-cli", "--no-tls", "--no-dtls", "--fingerprint",
-                                 "--min-port=50200", "--max-port=50299", "--log-file=stdout", "--simple-log",
-                                 "--pidfile=/dev/null"]
+            process.arguments = [
+                "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", "--listening-port=\(port)",
+                "--use-auth-secret", "--static-auth-secret=\(secret)", "--realm=ringd.test",
+                "--allow-loopback-peers", "--no-cli", "--no-tls", "--no-dtls", "--fingerprint",
+                "--min-port=50200", "--max-port=50299", "--log-file=stdout", "--simple-log",
+                "--pidfile=/dev/null",
+            ]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()

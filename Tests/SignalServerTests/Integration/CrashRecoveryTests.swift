@@ -2,9 +2,10 @@ import Foundation
 import SignalProtocol
 import SignalServer
 import Testing
+
 #if canImport(Glibc)
-import Glibc
-import TestSupport
+    import Glibc
+    import TestSupport
 #endif
 
 extension SignalingIntegration {
@@ -96,7 +97,8 @@ extension SignalingIntegration {
             let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let first = try RingdProcess(binary: binary, directory: directory.path, environment: Self.limits.merging(Self.ending) { $1 })
+            let first = try RingdProcess(
+                binary: binary, directory: directory.path, environment: Self.limits.merging(Self.ending) { $1 })
             defer { first.stop() }
 
             let burst = try Self.burstThenKill(first, completing: 150)
@@ -132,7 +134,8 @@ extension SignalingIntegration {
             }
             #expect(restartClosed >= 2)
             let ringingNow = try #require(try rest(port: second.port, "GET", "/v1/calls/\(ringing.sessionId)").json)
-            #expect(ringingNow["status"] == .string("cancelled") && ringingNow["endReason"] == .string("server_restart"))
+            #expect(
+                ringingNow["status"] == .string("cancelled") && ringingNow["endReason"] == .string("server_restart"))
             let heldNow = try #require(try rest(port: second.port, "GET", "/v1/calls/\(holdId)").json)
             #expect(heldNow["status"] == .string("ended") && heldNow["endReason"] == .string("server_restart"))
             #expect(heldNow["acceptedAt"] == held.json["acceptedAt"] && heldNow["durationMs"]?.integerValue != nil)
@@ -167,24 +170,29 @@ extension SignalingIntegration {
             _ = try c.waitForEvent(ongoingId, .ongoing)
 
             first.signal(SIGTERM)
-            for (device, sessionId, status) in [(a, ringingId, CallStatus.cancelled), (b, ringingId, .cancelled),
-                                                (c, ongoingId, .ended), (d, ongoingId, .ended)] {
+            for (device, sessionId, status) in [
+                (a, ringingId, CallStatus.cancelled), (b, ringingId, .cancelled),
+                (c, ongoingId, .ended), (d, ongoingId, .ended),
+            ] {
                 #expect(try device.nextClose(timeout: 10) == .goingAway, "\(device)")
                 let event = device.bufferedEvents.last
-                #expect(event?.sessionId == sessionId && event?.status == status && event?.endReason == .serverShutdown,
-                        "\(device) heard \(device.bufferedEvents)")
+                #expect(
+                    event?.sessionId == sessionId && event?.status == status && event?.endReason == .serverShutdown,
+                    "\(device) heard \(device.bufferedEvents)")
                 device.close()
             }
             #expect(first.waitForExit(timeout: 10), "ringd did not exit after SIGTERM")
-            #expect(first.process.termination == .exited(0),
-                    "ended \(String(describing: first.process.termination)); log: \(first.log)")
+            #expect(
+                first.process.termination == .exited(0),
+                "ended \(String(describing: first.process.termination)); log: \(first.log)")
 
             let second = try RingdProcess(binary: binary, directory: directory.path, environment: Self.ending)
             defer { second.stop() }
             for (sessionId, status) in [(ringingId, "cancelled"), (ongoingId, "ended")] {
                 let stored = try #require(try rest(port: second.port, "GET", "/v1/calls/\(sessionId)").json)
-                #expect(stored["status"] == .string(status) && stored["endReason"] == .string("server_shutdown"),
-                        "a graceful stop must leave nothing for the restart to close: \(stored.serialized)")
+                #expect(
+                    stored["status"] == .string(status) && stored["endReason"] == .string("server_shutdown"),
+                    "a graceful stop must leave nothing for the restart to close: \(stored.serialized)")
             }
             second.signal(SIGTERM)
             #expect(second.waitForExit(timeout: 10))

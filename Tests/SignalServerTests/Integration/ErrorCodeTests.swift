@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// Every call error code over the wire, with no side effect on anyone.
@@ -17,14 +17,34 @@ extension SignalingIntegration {
             let invalid: [(String, [(String, JSONValue)])] = [
                 ("callType", [("receiverId", .string("bob")), ("callType", .string("fax"))]),
                 ("callType", [("receiverId", .string("bob"))]),
-                ("timeout", [("receiverId", .string("bob")), ("callType", .string("audio")), ("timeout", .integer(0))]),
-                ("timeout", [("receiverId", .string("bob")), ("callType", .string("audio")), ("timeout", .integer(301))]),
-                ("timeout", [("receiverId", .string("bob")), ("callType", .string("audio")), ("timeout", .string("5"))]),
-                ("metadata", [("receiverId", .string("bob")), ("callType", .string("audio")),
-                              ("metadata", .object([("k", .string(String(repeating: "x", count: 4089)))]))]),
-                ("metadata", [("receiverId", .string("bob")), ("callType", .string("audio")), ("metadata", .string("x"))]),
+                (
+                    "timeout",
+                    [("receiverId", .string("bob")), ("callType", .string("audio")), ("timeout", .integer(0))]
+                ),
+                (
+                    "timeout",
+                    [("receiverId", .string("bob")), ("callType", .string("audio")), ("timeout", .integer(301))]
+                ),
+                (
+                    "timeout",
+                    [("receiverId", .string("bob")), ("callType", .string("audio")), ("timeout", .string("5"))]
+                ),
+                (
+                    "metadata",
+                    [
+                        ("receiverId", .string("bob")), ("callType", .string("audio")),
+                        ("metadata", .object([("k", .string(String(repeating: "x", count: 4089)))])),
+                    ]
+                ),
+                (
+                    "metadata",
+                    [("receiverId", .string("bob")), ("callType", .string("audio")), ("metadata", .string("x"))]
+                ),
                 ("receiverId", [("receiverId", .string("bob smith")), ("callType", .string("audio"))]),
-                ("receiverId", [("receiverId", .string(String(repeating: "b", count: 101))), ("callType", .string("audio"))]),
+                (
+                    "receiverId",
+                    [("receiverId", .string(String(repeating: "b", count: 101))), ("callType", .string("audio"))]
+                ),
                 ("receiverId", [("callType", .string("audio"))]),
             ]
             for (field, params) in invalid {

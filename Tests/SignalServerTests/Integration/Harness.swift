@@ -1,8 +1,9 @@
 import SignalProtocol
 import SignalServer
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SignalingIntegration {
@@ -49,8 +50,10 @@ extension SignalingIntegration {
         }
 
         /// A REST request to this server.
-        func rest(_ method: String, _ path: String, body: String? = nil,
-                  apiKey: String? = SignalingIntegration.apiKey, headers: [String] = []) throws -> RestResponse {
+        func rest(
+            _ method: String, _ path: String, body: String? = nil,
+            apiKey: String? = SignalingIntegration.apiKey, headers: [String] = []
+        ) throws -> RestResponse {
             try SignalingIntegration.rest(port: port, method, path, body: body, apiKey: apiKey, headers: headers)
         }
     }
@@ -66,8 +69,10 @@ extension SignalingIntegration {
     }
 
     /// One REST request on a fresh connection (`Connection: close`), with extra header lines.
-    static func rest(port: Int, _ method: String, _ path: String, body: String? = nil,
-                     apiKey: String? = SignalingIntegration.apiKey, headers: [String] = []) throws -> RestResponse {
+    static func rest(
+        port: Int, _ method: String, _ path: String, body: String? = nil,
+        apiKey: String? = SignalingIntegration.apiKey, headers: [String] = []
+    ) throws -> RestResponse {
         let socket = try TestSocket(port: port)
         defer { socket.close() }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
@@ -81,10 +86,12 @@ extension SignalingIntegration {
 
     /// Mints a token for `uid` through the REST API.
     static func mintToken(port: Int, uid: String, ttlSeconds: Int? = nil) throws -> (token: String, expiresAt: Int64) {
-        let response = try rest(port: port, "POST", "/v1/users/\(uid)/tokens",
-                                body: ttlSeconds.map { #"{"ttlSeconds":\#($0)}"# })
+        let response = try rest(
+            port: port, "POST", "/v1/users/\(uid)/tokens",
+            body: ttlSeconds.map { #"{"ttlSeconds":\#($0)}"# })
         guard response.status == 201, let token = response.json?["authToken"]?.stringValue,
-              let expiresAt = response.json?["expiresAt"]?.integerValue else {
+            let expiresAt = response.json?["expiresAt"]?.integerValue
+        else {
             throw ClientError("minting a token for \(uid): \(response)")
         }
         return (token, expiresAt)
@@ -107,14 +114,17 @@ extension SignalingIntegration {
     /// Each device got exactly one call event since its last drain, with
     /// `status` and `sessionId` (checked with a barrier request, no sleeping).
     @discardableResult
-    static func expectOne(_ devices: [Device], _ status: CallStatus, _ sessionId: String,
-                          sourceLocation: SourceLocation = #_sourceLocation) throws -> [Snapshot] {
+    static func expectOne(
+        _ devices: [Device], _ status: CallStatus, _ sessionId: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [Snapshot] {
         var seen: [Snapshot] = []
         for device in devices {
             let events = try device.drainEvents()
             #expect(events.map(\.status) == [status], "\(device) got \(events)", sourceLocation: sourceLocation)
-            #expect(events.allSatisfy { $0.sessionId == sessionId }, "\(device) got \(events)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                events.allSatisfy { $0.sessionId == sessionId }, "\(device) got \(events)",
+                sourceLocation: sourceLocation)
             seen += events
         }
         return seen

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// Malformed and hostile input on an authenticated connection: the right
@@ -50,14 +50,16 @@ extension SignalingIntegration {
             #expect(try a.result(for: maxId).ok, "a 64-character id is valid")
             // Huge fields: refused by validation (or ignored when unknown), never fatal.
             let huge = String(repeating: "h", count: 60_000)
-            let bigReceiver = try a.request("initiateCall", [("receiverId", .string(huge)), ("callType", .string("audio"))])
+            let bigReceiver = try a.request(
+                "initiateCall", [("receiverId", .string(huge)), ("callType", .string("audio"))])
             #expect(bigReceiver.code == "ERR_VALIDATION" && bigReceiver.message.contains("receiverId"))
             let bigSession = try a.request("acceptCall", [("sessionId", .string(huge))])
             #expect(bigSession.code == "ERR_CALL_SESSION_NOT_FOUND", "\(bigSession.code ?? "")")
             #expect(try a.request("getActiveCall", [("padding", .string(huge))]).ok)
             let bigCursor = try a.logs([("cursor", huge)])
             #expect(bigCursor.code == "ERR_VALIDATION")
-            let unicode = try a.request("initiateCall", [("receiverId", .string("bøb")), ("callType", .string("audio"))])
+            let unicode = try a.request(
+                "initiateCall", [("receiverId", .string("bøb")), ("callType", .string("audio"))])
             #expect(unicode.code == "ERR_VALIDATION")
 
             #expect(a.closeCode == nil && !a.sawEOF, "the connection stayed open")
@@ -82,7 +84,10 @@ extension SignalingIntegration {
             let a = try h.device("alice", "a1"), b = try h.device("bob", "b1")
             var metadata = "1"
             for _ in 0 ..< 62 { metadata = #"{"k":"# + metadata + "}" }
-            try a.send(text: #"{"type":"initiateCall","id":"deep","receiverId":"bob","callType":"audio","metadata":\#(metadata)}"#)
+            try a.send(
+                text:
+                    #"{"type":"initiateCall","id":"deep","receiverId":"bob","callType":"audio","metadata":\#(metadata)}"#
+            )
             let result = try a.nextRawMessage()
             let parsed: JSONValue
             do {
@@ -125,17 +130,19 @@ extension SignalingIntegration {
             #expect(try other.request("getActiveCall").ok)
             // The bucket refills (5 per second): a request gets through again.
             var recovered = false
-            #expect(waitUntil(timeout: 3) {
-                recovered = (try? a.request("getActiveCall").ok) == true
-                return recovered
-            })
+            #expect(
+                waitUntil(timeout: 3) {
+                    recovered = (try? a.request("getActiveCall").ok) == true
+                    return recovered
+                })
             #expect(recovered)
             // And a call request is served normally once there is a token for it.
             var sessionId: String?
-            #expect(waitUntil(timeout: 3) {
-                sessionId = try? a.initiate(to: "bob").call().sessionId
-                return sessionId != nil
-            })
+            #expect(
+                waitUntil(timeout: 3) {
+                    sessionId = try? a.initiate(to: "bob").call().sessionId
+                    return sessionId != nil
+                })
             #expect(try other.waitForEvent(try #require(sessionId), .initiated).initiator == "alice")
         }
 
@@ -144,7 +151,9 @@ extension SignalingIntegration {
             let h = try Harness { $0.maxMessageBytes = 16 * 1024 }
             defer { h.finish() }
             let victim = try h.device("alice", "a1")
-            try victim.send(text: #"{"type":"getActiveCall","id":"big","pad":""# + String(repeating: "p", count: 17 * 1024) + #""}"#)
+            try victim.send(
+                text: #"{"type":"getActiveCall","id":"big","pad":""# + String(repeating: "p", count: 17 * 1024) + #""}"#
+            )
             #expect(try victim.nextClose() == .messageTooBig)
 
             // Unauthenticated, too.

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// Parties whose devices drop without a close frame: the reconnect grace,
@@ -112,4 +112,3 @@ extension SignalingIntegration {
         }
     }
 }
-

@@ -1,8 +1,8 @@
 import Foundation
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// `GET /metrics` on a live ringd after a few calls: the values follow
@@ -28,7 +28,9 @@ extension SignalingIntegration {
         private static func samples(_ text: String) -> [String: Double] {
             var samples: [String: Double] = [:]
             for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-                guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+                guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+                    continue
+                }
                 samples[String(line[..<space])] = value
             }
             return samples
@@ -128,7 +130,8 @@ extension SignalingIntegration {
             try child.standardInput?.write(contentsOf: Data(scrape.response.bodyText.utf8))
             try child.standardInput?.close()
             // promtool prints its findings on stderr; read both before waiting, so neither pipe fills.
-            let output = String(decoding: child.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+            let output =
+                String(decoding: child.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
                 + String(decoding: child.standardError?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
             let ended = child.wait(timeout: 30)
             #expect(ended == .exited(0), "promtool: \(ended.map { "\($0)" } ?? "still running")\n\(output)")

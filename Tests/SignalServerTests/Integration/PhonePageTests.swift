@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// The softphone is served from the binary: `/` sends browsers to it,
@@ -15,7 +15,8 @@ extension SignalingIntegration {
             defer { h.finish() }
             for path in ["/", "/phone"] {
                 let redirect = try h.rest("GET", path, apiKey: nil)
-                #expect(redirect.status == 302 && redirect.response.header("Location") == "/phone/", "\(path): \(redirect)")
+                #expect(
+                    redirect.status == 302 && redirect.response.header("Location") == "/phone/", "\(path): \(redirect)")
             }
             let page = try h.rest("GET", "/phone/", apiKey: nil)
             #expect(page.status == 200)
@@ -51,8 +52,9 @@ extension SignalingIntegration {
                 let file = try h.rest("GET", "/phone/" + name.replacingOccurrences(of: "./", with: ""), apiKey: nil)
                 #expect(file.status == 200, "\(name): \(file.status)")
                 let type = file.response.header("Content-Type") ?? ""
-                #expect(type.hasPrefix("text/javascript") || type.hasPrefix("text/css") || type.hasPrefix("image/"),
-                        "\(name): \(type)")
+                #expect(
+                    type.hasPrefix("text/javascript") || type.hasPrefix("text/css") || type.hasPrefix("image/"),
+                    "\(name): \(type)")
             }
         }
 

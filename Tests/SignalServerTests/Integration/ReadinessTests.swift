@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// `GET /readyz`: what a balancer or Kubernetes asks before sending clients.

@@ -1,10 +1,12 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SignalingIntegration {
@@ -24,7 +26,9 @@ extension SignalingIntegration {
             try rest(port: port, "GET", "/v1/calls/\(sessionId)").json.flatMap { try? Call(json: $0) }
         }
 
-        @Test("kill -9 under load: calls told ongoing go on and end normally, ringing ones ring on, none outlives its grace")
+        @Test(
+            "kill -9 under load: calls told ongoing go on and end normally, ringing ones ring on, none outlives its grace"
+        )
         func killUnderLoad() throws {
             let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
             let directory = try TemporaryDirectory()
@@ -36,8 +40,9 @@ extension SignalingIntegration {
             let (ledger, ringing, held) = (burst.ledger, burst.ringing, burst.held)
             let holdId = held.sessionId
 
-            let second = try RingdProcess(binary: binary, directory: directory.path, port: first.port,
-                                          environment: Self.environment)
+            let second = try RingdProcess(
+                binary: binary, directory: directory.path, port: first.port,
+                environment: Self.environment)
             defer { second.stop() }
             let ready = Self.wallMillis()
 
@@ -64,7 +69,8 @@ extension SignalingIntegration {
             let terminal: Set<String> = ["ended", "rejected", "busy", "cancelled", "unanswered"]
             var restored = 0
             for (sessionId, statuses) in ledger.statuses where sessionId != holdId && sessionId != ringing.sessionId {
-                var call = try #require(try Self.stored(second.port, sessionId), "\(sessionId) told \(statuses) is missing")
+                var call = try #require(
+                    try Self.stored(second.port, sessionId), "\(sessionId) told \(statuses) is missing")
                 let heardTerminal = Set(statuses.filter(terminal.contains))
                 #expect(heardTerminal.count <= 1, "\(sessionId): clients heard \(statuses)")
                 if let heard = heardTerminal.first {
@@ -78,11 +84,14 @@ extension SignalingIntegration {
                 }
                 #expect(settled, "\(sessionId) is still \(call.status) past the restart grace")
                 #expect(call.endReason != .serverRestart, "\(call)")
-                if statuses.contains("ongoing") { #expect(call.acceptedAt != nil, "\(sessionId) lost its accept: \(call)") }
+                if statuses.contains("ongoing") {
+                    #expect(call.acceptedAt != nil, "\(sessionId) lost its accept: \(call)")
+                }
                 if call.endReason == .connectionLost {
                     #expect(call.endedBy == nil)
-                    #expect(try #require(call.endedAt) <= ready + Int64(Self.graceSeconds) * 1000 + 2000,
-                            "\(sessionId) outlived its restart grace: \(call)")
+                    #expect(
+                        try #require(call.endedAt) <= ready + Int64(Self.graceSeconds) * 1000 + 2000,
+                        "\(sessionId) outlived its restart grace: \(call)")
                 }
             }
             #expect(restored <= CrashRecoveryTests.pairs, "each pair has at most one live call")
@@ -123,7 +132,8 @@ extension SignalingIntegration {
             let b2 = try Device.open(port: second.port, uid: "bob", deviceId: "b1")
             defer { [c2, d2, b2].forEach { $0.close() } }
             let restored = try #require(try c2.activeCall())
-            #expect(restored.sessionId == ongoing.sessionId && restored.status == .ongoing && restored.acceptedBy == "d1")
+            #expect(
+                restored.sessionId == ongoing.sessionId && restored.status == .ongoing && restored.acceptedBy == "d1")
             let ended = try d2.end(ongoing.sessionId).call()
             #expect(ended.endReason == .hangup && ended.endedBy == "dave")
             #expect(ended.wireDurationMs == ended.endedAt.map { $0 - (ongoing.acceptedAt ?? 0) })
@@ -139,7 +149,8 @@ extension SignalingIntegration {
             defer { directory.remove() }
             let storePath = directory.path + "/ringd.sqlite"
             func graceDeadline(_ uid: String) throws -> Int64? {
-                try SQLiteDatabase(path: storePath).scalarInt64("SELECT deadline FROM restart_grace WHERE uid = '\(uid)'")
+                try SQLiteDatabase(path: storePath).scalarInt64(
+                    "SELECT deadline FROM restart_grace WHERE uid = '\(uid)'")
             }
             var server = try RingdProcess(binary: binary, directory: directory.path)
             let port = server.port

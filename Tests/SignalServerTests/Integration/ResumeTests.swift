@@ -1,6 +1,7 @@
 import SignalProtocol
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 extension SignalingIntegration {
     /// `auth` with `resume`, over real sockets: what a device missed, then
@@ -9,10 +10,13 @@ extension SignalingIntegration {
     struct ResumeTests {
         /// Authenticates `device` as `uid`/`deviceId` resuming after `seq`.
         static func resume(_ device: Device, _ uid: String, _ deviceId: String, after seq: Int64) throws -> Reply {
-            try device.authenticate(try device.request("auth", [
-                ("uid", .string(uid)), ("authKey", .string(SignalingIntegration.authKey)),
-                ("resume", .object([("deviceId", .string(deviceId)), ("afterSeq", .integer(seq))])),
-            ]))
+            try device.authenticate(
+                try device.request(
+                    "auth",
+                    [
+                        ("uid", .string(uid)), ("authKey", .string(SignalingIntegration.authKey)),
+                        ("resume", .object([("deviceId", .string(deviceId)), ("afterSeq", .integer(seq))])),
+                    ]))
         }
 
         @Test("a device that comes back hears what changed after its position, then live events")
@@ -56,16 +60,23 @@ extension SignalingIntegration {
 
         @Test("more calls than the window holds, a change older than it, or another store's position is resumed false")
         func window() {
-            let call = Call(sessionId: "s", callType: .audio, status: .cancelled, initiator: "a", receiver: "b",
-                            initiatedAt: 1_000, endedAt: 2_000, timeoutMs: 30_000, seq: 5)
+            let call = Call(
+                sessionId: "s", callType: .audio, status: .cancelled, initiator: "a", receiver: "b",
+                initiatedAt: 1_000, endedAt: 2_000, timeoutMs: 30_000, seq: 5)
             let now: Int64 = 2_000 + SignalingService.resumeWindowMillis
             let read = Result<ChangedCalls, StoreError>.success(ChangedCalls(calls: [call], exceeded: false))
-            #expect(SignalingService.outcome(after: 4, read, handedOut: 5, now: now) == ResumeOutcome(resumed: true, calls: [call]))
-            #expect(SignalingService.outcome(after: 4, read, handedOut: 5, now: now + 1) == ResumeOutcome(resumed: false, calls: []))
+            #expect(
+                SignalingService.outcome(after: 4, read, handedOut: 5, now: now)
+                    == ResumeOutcome(resumed: true, calls: [call]))
+            #expect(
+                SignalingService.outcome(after: 4, read, handedOut: 5, now: now + 1)
+                    == ResumeOutcome(resumed: false, calls: []))
             #expect(SignalingService.outcome(after: 6, read, handedOut: 5, now: now).resumed == false)
             let exceeded = Result<ChangedCalls, StoreError>.success(ChangedCalls(calls: [], exceeded: true))
             #expect(SignalingService.outcome(after: 4, exceeded, handedOut: 5, now: now).resumed == false)
-            #expect(SignalingService.outcome(after: 4, .failure(StoreError(.closed, "closed")), handedOut: 5, now: now).resumed == false)
+            #expect(
+                SignalingService.outcome(after: 4, .failure(StoreError(.closed, "closed")), handedOut: 5, now: now)
+                    .resumed == false)
         }
     }
 }

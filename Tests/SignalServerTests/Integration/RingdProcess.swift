@@ -2,10 +2,11 @@ import Foundation
 import SignalProtocol
 import SignalServer
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SignalingIntegration {
@@ -23,8 +24,10 @@ extension SignalingIntegration {
         private(set) var port = 0
         let directory: String
 
-        init(binary: String, directory: String, port wanted: Int = 0, environment extra: [String: String] = [:],
-             config: String = "{}") throws {
+        init(
+            binary: String, directory: String, port wanted: Int = 0, environment extra: [String: String] = [:],
+            config: String = "{}"
+        ) throws {
             self.directory = directory
             let configPath = directory + "/config.json"
             guard FileManager.default.createFile(atPath: configPath, contents: Data(config.utf8)) else {
@@ -36,8 +39,9 @@ extension SignalingIntegration {
             environment["RINGD_CALLS_RING_TIMEOUT_SECONDS"] = "30"
             environment["RINGD_THREADS"] = "2"
             environment.merge(extra) { $1 }
-            process = try ChildProcess(binary, ["--config", configPath], environment: environment,
-                                       stdout: .pipe, stderr: .file(directory + "/ringd.log"))
+            process = try ChildProcess(
+                binary, ["--config", configPath], environment: environment,
+                stdout: .pipe, stderr: .file(directory + "/ringd.log"))
             let stdout = try #require(process.standardOutput)
             port = try Self.readReadiness(stdout.fileDescriptor, timeout: 15)
         }
@@ -52,10 +56,13 @@ extension SignalingIntegration {
                 guard ready > 0 else { continue }
                 var chunk = [UInt8](repeating: 0, count: 4096)
                 let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count <= 0 { throw ClientError("ringd closed stdout before listening; got \(text.debugDescription)") }
+                if count <= 0 {
+                    throw ClientError("ringd closed stdout before listening; got \(text.debugDescription)")
+                }
                 text += String(decoding: chunk[0 ..< count], as: UTF8.self)
                 for line in text.split(separator: "\n") {
-                    for prefix in ["listening ws://127.0.0.1:", "listening wss://127.0.0.1:"] where line.hasPrefix(prefix) {
+                    for prefix in ["listening ws://127.0.0.1:", "listening wss://127.0.0.1:"]
+                    where line.hasPrefix(prefix) {
                         if let port = Int(line.dropFirst(prefix.count)) { return port }
                     }
                 }

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// Graceful shutdown in process with `calls.onRestart: end`: every
@@ -17,7 +17,9 @@ extension SignalingIntegration {
             let storePath = directory.file("ringd.sqlite")
             var ringingId = "", ongoingId = "", accepted: Snapshot?
             do {
-                let h = try Harness { $0.storePath = storePath; $0.onRestart = .end }
+                let h = try Harness {
+                    $0.storePath = storePath; $0.onRestart = .end
+                }
                 defer { h.finish() }
                 let a1 = try h.device("alice", "a1"), a2 = try h.device("alice", "a2"), b1 = try h.device("bob", "b1")
                 let c1 = try h.device("carol", "c1"), d1 = try h.device("dave", "d1")
@@ -48,14 +50,18 @@ extension SignalingIntegration {
                 #expect(h.server.waitForExit(timeout: 5), "the server exits once the devices are gone")
             }
 
-            let h = try Harness { $0.storePath = storePath; $0.onRestart = .end }
+            let h = try Harness {
+                $0.storePath = storePath; $0.onRestart = .end
+            }
             defer { h.finish() }
             let ringing = try #require(try h.rest("GET", "/v1/calls/\(ringingId)").json)
-            #expect(ringing["status"] == .string("cancelled") && ringing["endReason"] == .string("server_shutdown"),
-                    "\(ringing.serialized)")
+            #expect(
+                ringing["status"] == .string("cancelled") && ringing["endReason"] == .string("server_shutdown"),
+                "\(ringing.serialized)")
             let ongoing = try #require(try h.rest("GET", "/v1/calls/\(ongoingId)").json)
-            #expect(ongoing["status"] == .string("ended") && ongoing["endReason"] == .string("server_shutdown"),
-                    "\(ongoing.serialized)")
+            #expect(
+                ongoing["status"] == .string("ended") && ongoing["endReason"] == .string("server_shutdown"),
+                "\(ongoing.serialized)")
             #expect(ongoing["acceptedAt"] == accepted?.json["acceptedAt"])
             // The logs show them, and nobody is left in a call.
             let a = try h.device("alice", "a1"), d = try h.device("dave", "d1")

@@ -1,8 +1,8 @@
 import Foundation
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 extension SignalingIntegration {
     /// `signal` over real sockets: relayed to the other party's device in an
@@ -11,8 +11,12 @@ extension SignalingIntegration {
     @Suite("SignalingIntegration: signal relay and ICE servers", .blocking)
     struct SignalRelayTests {
         /// alice (a1, a2) calls bob (b1, b2) from a1; b2 accepts; carol (c1) looks on.
-        static func ongoingCall(_ h: Harness) throws -> (sessionId: String, a1: Device, a2: Device, b1: Device, b2: Device,
-                                                          c1: Device) {
+        static func ongoingCall(
+            _ h: Harness
+        ) throws -> (
+            sessionId: String, a1: Device, a2: Device, b1: Device, b2: Device,
+            c1: Device
+        ) {
             let a1 = try h.device("alice", "a1"), a2 = try h.device("alice", "a2")
             let b1 = try h.device("bob", "b1"), b2 = try h.device("bob", "b2"), c1 = try h.device("carol", "c1")
             let call = try a1.initiate(to: "bob", "video").call()
@@ -38,9 +42,13 @@ extension SignalingIntegration {
                 #expect(reply.ok && reply.data?["delivered"] == .bool(true), "\(reply)")
             }
             let offer = try b2.nextSignal()
-            #expect(offer == .object([("type", .string("signal")), ("sessionId", .string(sid)),
-                                      ("from", .object([("uid", .string("alice")), ("deviceId", .string("a1"))])),
-                                      ("payload", Self.payload("candidate", 0))]))
+            #expect(
+                offer
+                    == .object([
+                        ("type", .string("signal")), ("sessionId", .string(sid)),
+                        ("from", .object([("uid", .string("alice")), ("deviceId", .string("a1"))])),
+                        ("payload", Self.payload("candidate", 0)),
+                    ]))
             var received = [offer]
             for _ in 1 ..< 20 { received.append(try b2.nextSignal()) }
             #expect(received.map { $0["payload"]?["n"]?.integerValue } == (0 ..< 20).map { Int64($0) })
@@ -68,14 +76,16 @@ extension SignalingIntegration {
             let other = try a2.signal(sid, Self.payload("offer"))
             #expect(other.code == "ERR_CALL_OTHER_DEVICE" && other.message.contains("a1"), "\(other)")
             #expect(try c1.signal(sid, Self.payload("offer")).code == "ERR_CALL_NOT_A_PART")
-            #expect(try a1.signal("0123456789abcdef0123456789abcdef", Self.payload("offer")).code
-                == "ERR_CALL_SESSION_NOT_FOUND")
+            #expect(
+                try a1.signal("0123456789abcdef0123456789abcdef", Self.payload("offer")).code
+                    == "ERR_CALL_SESSION_NOT_FOUND")
 
             let tooLarge = JSONValue.object([("sdp", .string(String(repeating: "x", count: 16_384)))])
             let large = try a1.signal(sid, tooLarge)
             #expect(large.code == "ERR_VALIDATION" && large.message.contains("16384"), "\(large)")
-            #expect(try a1.request("signal", [("sessionId", .string(sid)), ("payload", .string("offer"))]).code
-                == "ERR_VALIDATION")
+            #expect(
+                try a1.request("signal", [("sessionId", .string(sid)), ("payload", .string("offer"))]).code
+                    == "ERR_VALIDATION")
             #expect(try a1.request("signal", [("payload", Self.payload("offer"))]).code == "ERR_VALIDATION")
             for device in [b1, a2, c1] { #expect(try device.drainSignals().isEmpty, "\(device)") }
 
@@ -112,10 +122,13 @@ extension SignalingIntegration {
         func iceServers() throws {
             let secret = "turn-shared-secret-for-tests"
             let h = try Harness { config in
-                config.webrtc.iceServers = [IceServer(urls: ["stun:127.0.0.1:3478"]),
-                                            IceServer(urls: ["turn:127.0.0.1:3478?transport=udp"]),
-                                            IceServer(urls: ["turns:turn.example.com:5349"], username: "fixed",
-                                                      credential: "pw")]
+                config.webrtc.iceServers = [
+                    IceServer(urls: ["stun:127.0.0.1:3478"]),
+                    IceServer(urls: ["turn:127.0.0.1:3478?transport=udp"]),
+                    IceServer(
+                        urls: ["turns:turn.example.com:5349"], username: "fixed",
+                        credential: "pw"),
+                ]
                 config.webrtc.turnSecret = secret
                 config.webrtc.turnCredentialSeconds = 600
             }
@@ -131,7 +144,9 @@ extension SignalingIntegration {
             }
             #expect(list.iceServers.count == 3)
             #expect(list.iceServers[0] == IceServer(urls: ["stun:127.0.0.1:3478"]))
-            #expect(list.iceServers[2] == IceServer(urls: ["turns:turn.example.com:5349"], username: "fixed", credential: "pw"))
+            #expect(
+                list.iceServers[2]
+                    == IceServer(urls: ["turns:turn.example.com:5349"], username: "fixed", credential: "pw"))
             let turn = list.iceServers[1]
             let username = try #require(turn.username)
             let parts = username.split(separator: ":")
@@ -154,8 +169,12 @@ extension SignalingIntegration {
         /// base64 of HMAC-SHA1, computed by the `openssl` program rather than
         /// by ringd's code.
         static func opensslHMACSHA1(key: String, message: String) throws -> String {
-            let result = try Command.run("/bin/sh", ["-c", "printf %s \"$1\" | openssl dgst -sha1 -hmac \"$2\" -binary | base64",
-                                                     "sh", message, key])
+            let result = try Command.run(
+                "/bin/sh",
+                [
+                    "-c", "printf %s \"$1\" | openssl dgst -sha1 -hmac \"$2\" -binary | base64",
+                    "sh", message, key,
+                ])
             #expect(result.status == 0)
             return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
         }

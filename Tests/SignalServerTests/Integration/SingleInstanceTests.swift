@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SignalingIntegration {
@@ -11,15 +12,18 @@ extension SignalingIntegration {
     @Suite("SignalingIntegration: one ringd per store and port", .blocking)
     struct SingleInstanceTests {
         /// Runs a second ringd that must refuse to start; returns its stderr.
-        private func refusedStart(_ binary: String, in directory: TemporaryDirectory,
-                                  _ environment: [String: String]) throws -> String {
+        private func refusedStart(
+            _ binary: String, in directory: TemporaryDirectory,
+            _ environment: [String: String]
+        ) throws -> String {
             let configPath = directory.file("second.json")
             let logPath = directory.file("second.log")
             try Data("{}".utf8).write(to: URL(fileURLWithPath: configPath))
             var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
             merged.merge(environment) { $1 }
-            let second = try ChildProcess(binary, ["--config", configPath], environment: merged,
-                                          stdout: .null, stderr: .file(logPath))
+            let second = try ChildProcess(
+                binary, ["--config", configPath], environment: merged,
+                stdout: .null, stderr: .file(logPath))
             let ended = second.wait(timeout: 15)
             #expect(ended == .exited(1), "the second ringd: \(String(describing: ended))")
             return (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
@@ -34,7 +38,8 @@ extension SignalingIntegration {
             defer { first.stop() }
             let store = directory.path + "/ringd.sqlite"
             let log = try refusedStart(binary, in: directory, ["RINGD_STORE_PATH": store, "RINGD_LISTEN_PORT": "0"])
-            #expect(log == "ringd: cannot start: STORE_IN_USE: \(store) is in use by another ringd (pid \(first.pid))\n")
+            #expect(
+                log == "ringd: cannot start: STORE_IN_USE: \(store) is in use by another ringd (pid \(first.pid))\n")
             #expect(first.isRunning)
             let device = try Device.open(port: first.port, uid: "alice", deviceId: "a1")
             #expect(try device.activeCall() == nil, "the first ringd still serves")
@@ -48,8 +53,12 @@ extension SignalingIntegration {
             defer { directory.remove() }
             let first = try RingdProcess(binary: binary, directory: directory.path)
             defer { first.stop() }
-            let log = try refusedStart(binary, in: directory, ["RINGD_STORE_PATH": directory.file("other/ringd.sqlite"),
-                                                                "RINGD_LISTEN_PORT": String(first.port)])
+            let log = try refusedStart(
+                binary, in: directory,
+                [
+                    "RINGD_STORE_PATH": directory.file("other/ringd.sqlite"),
+                    "RINGD_LISTEN_PORT": String(first.port),
+                ])
             #expect(log == "ringd: cannot start: address 127.0.0.1:\(first.port) already in use\n")
             #expect(first.isRunning)
         }

@@ -1,9 +1,10 @@
 import Foundation
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SignalingIntegration {
@@ -23,32 +24,43 @@ extension SignalingIntegration {
         static let completedFloor = 400
 
         static func environment(_ directory: TemporaryDirectory) -> [String: String] {
-            ["RINGD_STORE_PATH": directory.file("ringd.sqlite"), "RINGD_THREADS": "2",
-             "RINGD_LIMITS_REQUESTS_PER_SECOND": "100000", "RINGD_LIMITS_REQUEST_BURST": "100000"]
+            [
+                "RINGD_STORE_PATH": directory.file("ringd.sqlite"), "RINGD_THREADS": "2",
+                "RINGD_LIMITS_REQUESTS_PER_SECOND": "100000", "RINGD_LIMITS_REQUEST_BURST": "100000",
+            ]
         }
 
-        @Test("kill -9 three times while ringbench keeps calling: no connect refused, every interrupted call placed again")
+        @Test(
+            "kill -9 three times while ringbench keeps calling: no connect refused, every interrupted call placed again"
+        )
         func killAndRestartOnTheHeldSocket() throws {
             let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
-            let bench = try #require(Repository.executable("ringbench"),
-                                     "no ringbench executable among \(Repository.executableCandidates("ringbench"))")
+            let bench = try #require(
+                Repository.executable("ringbench"),
+                "no ringbench executable among \(Repository.executableCandidates("ringbench"))")
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let port = try freePorts(1)[0]
-            let ringd = try ActivatedRingd(binary: binary, directory: directory.path, sockets: [(port, "web")],
-                                           runs: Self.kills + 1, environment: Self.environment(directory))
+            let ringd = try ActivatedRingd(
+                binary: binary, directory: directory.path, sockets: [(port, "web")],
+                runs: Self.kills + 1, environment: Self.environment(directory))
             defer { ringd.stop() }
             // ringbench's first connects start ringd: they wait in the held socket's queue meanwhile.
             let started = monotonicSeconds()
-            let arguments = ["calls", "--server", "ws://127.0.0.1:\(port)", "--reconnect", "--json", "--pairs", String(Self.pairs),
-                             "--rate", String(Self.rate), "--duration", String(Self.duration)]
-            let ringbench = try ChildProcess(bench, arguments, environment: childEnvironment(),
-                                             stdout: .file(directory.file("ringbench.json")),
-                                             stderr: .file(directory.file("ringbench.log")))
+            let arguments = [
+                "calls", "--server", "ws://127.0.0.1:\(port)", "--reconnect", "--json", "--pairs", String(Self.pairs),
+                "--rate", String(Self.rate), "--duration", String(Self.duration),
+            ]
+            let ringbench = try ChildProcess(
+                bench, arguments, environment: childEnvironment(),
+                stdout: .file(directory.file("ringbench.json")),
+                stderr: .file(directory.file("ringbench.log")))
             defer { ringbench.kill() }
             let benchOutput = {
-                ["json", "log"].map { (try? String(contentsOfFile: directory.file("ringbench.\($0)"), encoding: .utf8)) ?? "" }
-                    .joined(separator: "\n")
+                ["json", "log"].map {
+                    (try? String(contentsOfFile: directory.file("ringbench.\($0)"), encoding: .utf8)) ?? ""
+                }
+                .joined(separator: "\n")
             }
             var run = try ringd.nextRun(urls: 1)
             #expect(run.urls == ["ws://127.0.0.1:\(port)"])
@@ -61,8 +73,9 @@ extension SignalingIntegration {
                         && (try? healthConnections(port: port)).map { $0 > 2 * Self.pairs } == true
                 }
                 let state = ringbench.termination.map { "ended \($0)" } ?? "running"
-                try #require(calling && ringbench.isRunning,
-                             "before kill \(kill): ringbench \(state), \(benchOutput()); log: \(ringd.log)")
+                try #require(
+                    calling && ringbench.isRunning,
+                    "before kill \(kill): ringbench \(state), \(benchOutput()); log: \(ringd.log)")
                 ringd.kill(run.pid)
                 let next = try ringd.nextRun(urls: 1)
                 #expect(next.pid != run.pid && next.urls == run.urls)
@@ -70,15 +83,19 @@ extension SignalingIntegration {
             }
             let ended = ringbench.wait(timeout: Self.duration + 30)
             #expect(ended == .exited(0), "ringbench: \(ended.map { "\($0)" } ?? "still running"); \(benchOutput())")
-            let report = try JSONValue.parse(Array(((try? String(contentsOfFile: directory.file("ringbench.json"),
-                                                                   encoding: .utf8)) ?? "").utf8))
+            let report = try JSONValue.parse(
+                Array(
+                    ((try? String(
+                        contentsOfFile: directory.file("ringbench.json"),
+                        encoding: .utf8)) ?? "").utf8))
             let count = { (name: String) in report[name]?.integerValue ?? -1 }
             let (refused, failed, completed) = (count("refusedConnects"), count("failed"), count("completed"))
             let (interrupted, retried) = (count("interruptedCalls"), count("retriedCalls"))
-            print("socket activation, \(Self.kills) x kill -9 under ringbench calls --reconnect (\(Self.pairs) pairs, "
-                + "\(Self.rate) calls/s offered for \(Self.duration) s): refused \(refused), failed \(failed), "
-                + "completed \(completed) (\(retried) of them placed again after a reconnect), interrupted \(interrupted), "
-                + "reconnects \(count("reconnects"))")
+            print(
+                "socket activation, \(Self.kills) x kill -9 under ringbench calls --reconnect (\(Self.pairs) pairs, "
+                    + "\(Self.rate) calls/s offered for \(Self.duration) s): refused \(refused), failed \(failed), "
+                    + "completed \(completed) (\(retried) of them placed again after a reconnect), interrupted \(interrupted), "
+                    + "reconnects \(count("reconnects"))")
             let counts = "\(benchOutput()); log: \(ringd.log)"
             #expect(refused == 0, "\(counts)")
             #expect(failed == 0, "\(counts)")
@@ -103,12 +120,15 @@ extension SignalingIntegration {
             let picked = try freePorts(2)
             let ports = (picked[0], picked[1])
             var environment = Self.environment(directory)
-            environment.merge(["RINGD_LISTEN_PORT": String(busy.0.port), "RINGD_TLS_PORT": String(busy.1.port),
-                               "RINGD_TLS_CERTIFICATE": certificate.certificatePath,
-                               "RINGD_TLS_PRIVATE_KEY": certificate.privateKeyPath]) { $1 }
-            let ringd = try ActivatedRingd(binary: binary, directory: directory.path,
-                                           sockets: [(ports.0, "web"), (ports.1, "tls")], runs: 1,
-                                           environment: environment)
+            environment.merge([
+                "RINGD_LISTEN_PORT": String(busy.0.port), "RINGD_TLS_PORT": String(busy.1.port),
+                "RINGD_TLS_CERTIFICATE": certificate.certificatePath,
+                "RINGD_TLS_PRIVATE_KEY": certificate.privateKeyPath,
+            ]) { $1 }
+            let ringd = try ActivatedRingd(
+                binary: binary, directory: directory.path,
+                sockets: [(ports.0, "web"), (ports.1, "tls")], runs: 1,
+                environment: environment)
             defer { ringd.stop() }
             // The first connect starts ringd.
             let device = try #require(try? Device.open(port: ports.0, uid: "alice", deviceId: "a1"), "\(ringd.log)")
@@ -122,8 +142,12 @@ extension SignalingIntegration {
             try client.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             try client.readUntilEOF()
             #expect(String(decoding: client.plaintext, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK\r\n"))
-            #expect(ringd.log.contains("listening on inherited socket fd 3 \"web\" (127.0.0.1:\(ports.0))\n"), "\(ringd.log)")
-            #expect(ringd.log.contains("listening on inherited socket fd 4 \"tls\" (127.0.0.1:\(ports.1)) (TLS)\n"), "\(ringd.log)")
+            #expect(
+                ringd.log.contains("listening on inherited socket fd 3 \"web\" (127.0.0.1:\(ports.0))\n"),
+                "\(ringd.log)")
+            #expect(
+                ringd.log.contains("listening on inherited socket fd 4 \"tls\" (127.0.0.1:\(ports.1)) (TLS)\n"),
+                "\(ringd.log)")
         }
 
         @Test("a descriptor that is not a listening socket: exit 1 with one line naming it, before the store opens")
@@ -136,8 +160,9 @@ extension SignalingIntegration {
             var environment = childEnvironment()
             environment.merge(Self.environment(directory)) { $1 }
             let script = #"export LISTEN_FDS=1 LISTEN_PID=$$; exec "$0" --config "$1" 3</dev/null"#
-            let ringd = try ChildProcess("/bin/sh", ["-c", script, binary, configPath], environment: environment,
-                                         stderr: .file(directory.file("ringd.log")))
+            let ringd = try ChildProcess(
+                "/bin/sh", ["-c", script, binary, configPath], environment: environment,
+                stderr: .file(directory.file("ringd.log")))
             #expect(ringd.wait(timeout: 15) == .exited(1))
             let log = (try? String(contentsOfFile: directory.file("ringd.log"), encoding: .utf8)) ?? ""
             #expect(log == "ringd: cannot start: inherited fd 3 \"unknown\" is not a listening stream socket\n")

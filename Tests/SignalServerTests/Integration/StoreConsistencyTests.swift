@@ -1,10 +1,11 @@
 import Dispatch
-import SignalReactor
-@testable import SignalServer
 import SignalProtocol
+import SignalReactor
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 extension SignalingIntegration {
     /// What ringd remembers never differs from what it stored or promised:
@@ -19,8 +20,10 @@ extension SignalingIntegration {
             let service: SignalingService
             let server: TestServer
 
-            init(clock: SignalingClock = .system,
-                 _ adjust: (inout ServerConfig) -> Void = { _ in }) throws {
+            init(
+                clock: SignalingClock = .system,
+                _ adjust: (inout ServerConfig) -> Void = { _ in }
+            ) throws {
                 let config = testConfig { config in
                     config.requestsPerSecond = 10_000
                     config.requestBurst = 10_000
@@ -28,9 +31,10 @@ extension SignalingIntegration {
                 }
                 directory = try TemporaryDirectory()
                 store = try CallStore(path: directory.file("ringd.sqlite"))
-                service = SignalingService(config: config, store: store,
-                                           tokens: TokenAuthority(secret: Array(repeating: 7, count: 32), revocations: [:]),
-                                           keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys), clock: clock)
+                service = SignalingService(
+                    config: config, store: store,
+                    tokens: TokenAuthority(secret: Array(repeating: 7, count: 32), revocations: [:]),
+                    keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys), clock: clock)
                 server = try TestServer(config: config, application: ServiceApplication(service: service))
             }
 
@@ -49,9 +53,10 @@ extension SignalingIntegration {
                 defer { directory.remove() }
                 let store = try CallStore(path: directory.file("ringd.sqlite"))
                 let config = testConfig { $0.onRestart = .end }
-                let service = SignalingService(config: config, store: store,
-                                               tokens: TokenAuthority(secret: Array(repeating: 7, count: 32), revocations: [:]),
-                                               keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys))
+                let service = SignalingService(
+                    config: config, store: store,
+                    tokens: TokenAuthority(secret: Array(repeating: 7, count: 32), revocations: [:]),
+                    keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys))
                 let group = try EventLoopGroup(count: 2) { loop in _ = service.register(loop) }
                 let initiated = Atomic<Int>(0)
                 let stop = Flag()
@@ -63,14 +68,17 @@ extension SignalingIntegration {
                         var pair: UInt64 = 0
                         while !stop.isSet {
                             pair += 1
-                            let caller = SignalServer.Device(uid: "c\(index)-\(pair)", deviceId: "d",
-                                                address: DeviceAddress(loop: index, connection: 2 * pair))
-                            let callee = SignalServer.Device(uid: "e\(index)-\(pair)", deviceId: "d",
-                                                address: DeviceAddress(loop: index, connection: 2 * pair + 1))
+                            let caller = SignalServer.Device(
+                                uid: "c\(index)-\(pair)", deviceId: "d",
+                                address: DeviceAddress(loop: index, connection: 2 * pair))
+                            let callee = SignalServer.Device(
+                                uid: "e\(index)-\(pair)", deviceId: "d",
+                                address: DeviceAddress(loop: index, connection: 2 * pair + 1))
                             service.connect(caller, requestId: nil, on: signaling)
                             service.connect(callee, requestId: nil, on: signaling)
-                            service.handle(.initiateCall(receiverId: callee.uid, callType: .audio, timeout: 60, metadata: nil),
-                                           id: "i", from: caller, on: signaling)
+                            service.handle(
+                                .initiateCall(receiverId: callee.uid, callType: .audio, timeout: 60, metadata: nil),
+                                id: "i", from: caller, on: signaling)
                             initiated.add(1, ordering: .relaxed)
                         }
                     }
@@ -85,7 +93,9 @@ extension SignalingIntegration {
                 store.flush()
                 let live = try store.loadLiveCalls()
                 store.close()
-                #expect(live.count == 0, "round \(round): calls left live after the shutdown, e.g. \(live.first.map(\.sessionId) ?? "")")
+                #expect(
+                    live.count == 0,
+                    "round \(round): calls left live after the shutdown, e.g. \(live.first.map(\.sessionId) ?? "")")
                 if !live.isEmpty { return }
             }
         }
@@ -123,8 +133,10 @@ extension SignalingIntegration {
         @Test("a wall clock that steps back does not stop a ring timeout")
         func clockStepsBack() throws {
             let offset = Atomic<Int64>(0)
-            let rig = try Rig(clock: SignalingClock(wall: { WallClock.milliseconds() + offset.load(ordering: .relaxed) },
-                                                    monotonic: SignalingClock.system.monotonic))
+            let rig = try Rig(
+                clock: SignalingClock(
+                    wall: { WallClock.milliseconds() + offset.load(ordering: .relaxed) },
+                    monotonic: SignalingClock.system.monotonic))
             defer { rig.finish() }
             let a = try Device.open(port: rig.port, uid: "alice", deviceId: "a1")
             let b = try Device.open(port: rig.port, uid: "bob", deviceId: "b1")

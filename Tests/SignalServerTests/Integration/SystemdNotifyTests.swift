@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SignalingIntegration {
@@ -23,20 +24,26 @@ extension SignalingIntegration {
 
         /// Starts ringd through `sh -c '…; exec ringd'`, so that `exports`
         /// can name ringd's pid as `$$`.
-        static func start(in directory: TemporaryDirectory, exports: String = "",
-                          environment extra: [String: String] = [:]) throws -> Notified {
+        static func start(
+            in directory: TemporaryDirectory, exports: String = "",
+            environment extra: [String: String] = [:]
+        ) throws -> Notified {
             let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
             let configPath = directory.file("config.json")
             try Data("{}".utf8).write(to: URL(fileURLWithPath: configPath))
             let notify = try NotifySocket(path: directory.file("notify"))
             var environment = childEnvironment()
-            environment.merge(["RINGD_LISTEN_PORT": "0", "RINGD_STORE_PATH": directory.file("ringd.sqlite"),
-                               "RINGD_THREADS": "2", "NOTIFY_SOCKET": notify.path]) { $1 }
+            environment.merge([
+                "RINGD_LISTEN_PORT": "0", "RINGD_STORE_PATH": directory.file("ringd.sqlite"),
+                "RINGD_THREADS": "2", "NOTIFY_SOCKET": notify.path,
+            ]) { $1 }
             environment.merge(extra) { $1 }
             let log = directory.file("ringd.log")
-            let ringd = try ChildProcess("/bin/sh", ["-c", exports + #"exec "$0" --config "$1""#, binary, configPath],
-                                         environment: environment, stdout: .pipe, stderr: .file(log))
-            return Notified(ringd: ringd, stdout: LineReader(try #require(ringd.standardOutput)), notify: notify, log: log)
+            let ringd = try ChildProcess(
+                "/bin/sh", ["-c", exports + #"exec "$0" --config "$1""#, binary, configPath],
+                environment: environment, stdout: .pipe, stderr: .file(log))
+            return Notified(
+                ringd: ringd, stdout: LineReader(try #require(ringd.standardOutput)), notify: notify, log: log)
         }
 
         @Test("READY=1 once the readiness line is out and ringd serves; STOPPING=1 on SIGTERM; nothing else")
@@ -61,15 +68,17 @@ extension SignalingIntegration {
             #expect(stopping.first == "STOPPING=1", "\(stopping)")
             #expect(started.ringd.wait(timeout: 10) == .exited(0), "\(started.logText)")
             // ringd has exited: whatever it sent is queued, so this does not wait.
-            #expect(started.notify.next(until: monotonicSeconds()) == nil, "without WATCHDOG_USEC there is no WATCHDOG=1")
+            #expect(
+                started.notify.next(until: monotonicSeconds()) == nil, "without WATCHDOG_USEC there is no WATCHDOG=1")
         }
 
         @Test("WATCHDOG_USEC with WATCHDOG_PID = ringd's pid: WATCHDOG=1 every half interval")
         func watchdogPings() throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let started = try Self.start(in: directory, exports: "export WATCHDOG_PID=$$; ",
-                                         environment: ["WATCHDOG_USEC": "1000000"])
+            let started = try Self.start(
+                in: directory, exports: "export WATCHDOG_PID=$$; ",
+                environment: ["WATCHDOG_USEC": "1000000"])
             defer { started.ringd.kill() }
             let ready = try #require(started.notify.nextLines(timeout: 15), "no notification; log: \(started.logText)")
             #expect(ready.first == "READY=1", "\(ready)")
@@ -88,8 +97,12 @@ extension SignalingIntegration {
         func watchdogForAnotherProcess() throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let started = try Self.start(in: directory, environment: ["WATCHDOG_USEC": "100000",
-                                                                       "WATCHDOG_PID": String(getpid())])
+            let started = try Self.start(
+                in: directory,
+                environment: [
+                    "WATCHDOG_USEC": "100000",
+                    "WATCHDOG_PID": String(getpid()),
+                ])
             defer { started.ringd.kill() }
             let ready = try #require(started.notify.nextLines(timeout: 15), "no notification; log: \(started.logText)")
             #expect(ready.first == "READY=1", "\(ready)")

@@ -1,8 +1,9 @@
 import SignalProtocol
 import SignalServer
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Namespace of the signaling integration tests: every suite is nested here,
@@ -87,11 +88,16 @@ extension SignalingIntegration {
         }
 
         /// Sends an upgrade request for `/v1/ws` with extra headers; returns the response.
-        static func handshake(port: Int, query: String = "", headers: [String] = []) throws -> (TestSocket, TestHTTPResponse) {
+        static func handshake(
+            port: Int, query: String = "", headers: [String] = []
+        ) throws -> (TestSocket, TestHTTPResponse) {
             let socket = try TestSocket(port: port)
             let key = randomWebSocketKey()
-            let lines = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: \(key)",
-                         "Sec-WebSocket-Version: 13"] + headers
+            let lines =
+                [
+                    "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: \(key)",
+                    "Sec-WebSocket-Version: 13",
+                ] + headers
             try socket.send(upgradeRequest(path: "/v1/ws" + query, key: key, headers: lines))
             return (socket, try socket.readResponse())
         }
@@ -106,8 +112,10 @@ extension SignalingIntegration {
 
         // MARK: Authentication
 
-        func auth(uid: String, deviceId: String?, key: String = SignalingIntegration.authKey,
-                  timeout: Double = 5) throws -> Reply {
+        func auth(
+            uid: String, deviceId: String?, key: String = SignalingIntegration.authKey,
+            timeout: Double = 5
+        ) throws -> Reply {
             var params: [(String, JSONValue)] = [("uid", .string(uid)), ("authKey", .string(key))]
             if let deviceId { params.append(("deviceId", .string(deviceId))) }
             return try authenticate(try request("auth", params, timeout: timeout))
@@ -164,7 +172,9 @@ extension SignalingIntegration {
         func nextEvent(timeout: Double = 5) throws -> Snapshot {
             let deadline = monotonicSeconds() + timeout
             while events.isEmpty {
-                guard try readFrame(until: deadline) else { throw ClientError("\(self): closed while waiting for an event") }
+                guard try readFrame(until: deadline) else {
+                    throw ClientError("\(self): closed while waiting for an event")
+                }
             }
             return events.removeFirst()
         }
@@ -173,7 +183,9 @@ extension SignalingIntegration {
         func nextSignal(timeout: Double = 5) throws -> JSONValue {
             let deadline = monotonicSeconds() + timeout
             while signals.isEmpty {
-                guard try readFrame(until: deadline) else { throw ClientError("\(self): closed while waiting for a signal") }
+                guard try readFrame(until: deadline) else {
+                    throw ClientError("\(self): closed while waiting for a signal")
+                }
             }
             return signals.removeFirst()
         }
@@ -230,7 +242,9 @@ extension SignalingIntegration {
         func nextClose(timeout: Double = 5) throws -> WebSocketCloseCode? {
             let deadline = monotonicSeconds() + timeout
             while closeCode == nil {
-                guard try readFrame(until: deadline) else { throw ClientError("\(self): TCP closed before a close frame") }
+                guard try readFrame(until: deadline) else {
+                    throw ClientError("\(self): TCP closed before a close frame")
+                }
             }
             return closeCode!
         }
@@ -243,7 +257,8 @@ extension SignalingIntegration {
                 case .message(let message)?: return message.payload
                 case .ping(let payload)?: try? ws.send(.pong, payload)
                 case .pong?: continue
-                case .close(let code, _)?: closeCode = .some(code); throw ClientError("\(self): closed with \(String(describing: code))")
+                case .close(let code, _)?:
+                    closeCode = .some(code); throw ClientError("\(self): closed with \(String(describing: code))")
                 case nil: sawEOF = true; throw ClientError("\(self): TCP closed")
                 }
             }
@@ -278,8 +293,10 @@ extension SignalingIntegration {
 
         // MARK: Calls
 
-        func initiate(to receiver: String, _ callType: String = "audio", timeout: Int? = nil,
-                      metadata: JSONValue? = nil) throws -> Reply {
+        func initiate(
+            to receiver: String, _ callType: String = "audio", timeout: Int? = nil,
+            metadata: JSONValue? = nil
+        ) throws -> Reply {
             var params: [(String, JSONValue)] = [("receiverId", .string(receiver)), ("callType", .string(callType))]
             if let timeout { params.append(("timeout", .integer(Int64(timeout)))) }
             if let metadata { params.append(("metadata", metadata)) }
@@ -290,8 +307,12 @@ extension SignalingIntegration {
             try request("signal", [("sessionId", .string(sessionId)), ("payload", payload)])
         }
 
-        func accept(_ sessionId: String) throws -> Reply { try request("acceptCall", [("sessionId", .string(sessionId))]) }
-        func cancel(_ sessionId: String) throws -> Reply { try request("cancelCall", [("sessionId", .string(sessionId))]) }
+        func accept(_ sessionId: String) throws -> Reply {
+            try request("acceptCall", [("sessionId", .string(sessionId))])
+        }
+        func cancel(_ sessionId: String) throws -> Reply {
+            try request("cancelCall", [("sessionId", .string(sessionId))])
+        }
         func end(_ sessionId: String) throws -> Reply { try request("endCall", [("sessionId", .string(sessionId))]) }
 
         func reject(_ sessionId: String, status: String? = nil) throws -> Reply {

@@ -1,6 +1,7 @@
 import SignalProtocol
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 @Suite("Metrics: Prometheus text format")
 struct PrometheusTextTests {
@@ -14,22 +15,23 @@ struct PrometheusTextTests {
         text.sample("ringd_errors_total", [("code", "ERR_\"X\"\\\n")], 3)
         text.family("ringd_wait_seconds", .histogram, "Waits.")
         text.histogram("ringd_wait_seconds", bounds: histogram.bounds, histogram.snapshot)
-        #expect(text.text == """
-            # HELP ringd_up Whether it is up.
-            # TYPE ringd_up gauge
-            ringd_up 1
-            # HELP ringd_errors_total Errors, by code.\\nSecond line with a \\\\.
-            # TYPE ringd_errors_total counter
-            ringd_errors_total{code="ERR_\\"X\\"\\\\\\n"} 3
-            # HELP ringd_wait_seconds Waits.
-            # TYPE ringd_wait_seconds histogram
-            ringd_wait_seconds_bucket{le="0.25"} 2
-            ringd_wait_seconds_bucket{le="1"} 3
-            ringd_wait_seconds_bucket{le="+Inf"} 4
-            ringd_wait_seconds_sum 3.875
-            ringd_wait_seconds_count 4
+        #expect(
+            text.text == """
+                # HELP ringd_up Whether it is up.
+                # TYPE ringd_up gauge
+                ringd_up 1
+                # HELP ringd_errors_total Errors, by code.\\nSecond line with a \\\\.
+                # TYPE ringd_errors_total counter
+                ringd_errors_total{code="ERR_\\"X\\"\\\\\\n"} 3
+                # HELP ringd_wait_seconds Waits.
+                # TYPE ringd_wait_seconds histogram
+                ringd_wait_seconds_bucket{le="0.25"} 2
+                ringd_wait_seconds_bucket{le="1"} 3
+                ringd_wait_seconds_bucket{le="+Inf"} 4
+                ringd_wait_seconds_sum 3.875
+                ringd_wait_seconds_count 4
 
-            """)
+                """)
     }
 
     @Test("values: whole numbers exact, fractions as Swift prints them, infinities")
@@ -54,19 +56,25 @@ struct PrometheusTextTests {
     @Test("transitions by status and reason; ring and setup latency from the call's timestamps")
     func callMetrics() {
         let metrics = SignalingMetrics(wall: { 10_500 })
-        let ringing = Call(sessionId: "s1", callType: .audio, status: .initiated, initiator: "a", receiver: "b",
-                           initiatedAt: 8_000, timeoutMs: 30_000)
+        let ringing = Call(
+            sessionId: "s1", callType: .audio, status: .initiated, initiator: "a", receiver: "b",
+            initiatedAt: 8_000, timeoutMs: 30_000)
         var ongoing = ringing
         ongoing.status = .ongoing
         ongoing.acceptedAt = 10_000
         var ended = ongoing
         ended.status = .ended
         ended.endReason = .hangup
-        metrics.committed([.created(ringing, by: .server),
-                           CallChange(before: ringing, after: ongoing, transition: .accept(deviceId: "b1"), actor: .server)])
+        metrics.committed([
+            .created(ringing, by: .server),
+            CallChange(before: ringing, after: ongoing, transition: .accept(deviceId: "b1"), actor: .server),
+        ])
         metrics.committed([CallChange(before: ongoing, after: ended, transition: .hangUp, actor: .server)])
-        #expect(metrics.transitionTotals == [.init(status: .initiated, reason: nil): 1, .init(status: .ongoing, reason: nil): 1,
-                                             .init(status: .ended, reason: .hangup): 1])
+        #expect(
+            metrics.transitionTotals == [
+                .init(status: .initiated, reason: nil): 1, .init(status: .ongoing, reason: nil): 1,
+                .init(status: .ended, reason: .hangup): 1,
+            ])
         #expect(metrics.ringSeconds.snapshot.sum == 2 && metrics.ringSeconds.snapshot.count == 1)
         #expect(metrics.setupSeconds.snapshot.sum == 2.5)
         metrics.countError(.rateLimited)

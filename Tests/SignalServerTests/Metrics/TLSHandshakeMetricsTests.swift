@@ -1,7 +1,7 @@
 import SignalCrypto
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Metrics: TLS handshakes", .blocking)
 struct TLSHandshakeMetricsTests {
@@ -9,10 +9,11 @@ struct TLSHandshakeMetricsTests {
     func counted() throws {
         let certificate = try CertificateFiles()
         defer { certificate.remove() }
-        let server = try TestServer(config: testConfig {
-            $0.tlsCertificatePath = certificate.certificatePath
-            $0.tlsPrivateKeyPath = certificate.privateKeyPath
-        })
+        let server = try TestServer(
+            config: testConfig {
+                $0.tlsCertificatePath = certificate.certificatePath
+                $0.tlsPrivateKeyPath = certificate.privateKeyPath
+            })
         defer { server.stop() }
         let client = try TLSTestClient(port: server.port, trusting: certificate)
         try client.handshake()

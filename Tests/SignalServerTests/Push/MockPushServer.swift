@@ -1,8 +1,9 @@
 import Foundation
 import SignalProtocol
 import TestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One answer of ``MockPushServer``'s script, given to one request for a
@@ -91,8 +92,9 @@ struct MockPushRequest: Sendable {
         }
         let headers = try field("headers") { value -> [String: String]? in
             value.objectMembers.map { members in
-                Dictionary(members.compactMap { member in member.value.stringValue.map { (member.key, $0) } },
-                           uniquingKeysWith: { first, _ in first })
+                Dictionary(
+                    members.compactMap { member in member.value.stringValue.map { (member.key, $0) } },
+                    uniquingKeysWith: { first, _ in first })
             }
         }
         let jwt = optional("jwt") { $0 }
@@ -151,36 +153,43 @@ final class MockPushServer {
     /// (or "*", every other token) to the answers its successive requests
     /// get before the usual success; `delayMs` delays every answer;
     /// `accessTokenLifetime` is the seconds an OAuth access token lasts.
-    init(certificate: CertificateFiles, apnsPublicKey: String, apnsKeyId: String, apnsTeamId: String,
-         fcmPublicKey: String, fcmClientEmail: String, fcmProject: String,
-         script: [String: [MockPushAnswer]]? = nil, delayMs: Int? = nil, accessTokenLifetime: Int? = nil) throws {
+    init(
+        certificate: CertificateFiles, apnsPublicKey: String, apnsKeyId: String, apnsTeamId: String,
+        fcmPublicKey: String, fcmClientEmail: String, fcmProject: String,
+        script: [String: [MockPushAnswer]]? = nil, delayMs: Int? = nil, accessTokenLifetime: Int? = nil
+    ) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.python) else {
-            throw MockPushError("\(Self.python) is missing: run `make venv` (or `make test`, which runs it) "
-                                + "to install h2 and cryptography for the mock push server")
+            throw MockPushError(
+                "\(Self.python) is missing: run `make venv` (or `make test`, which runs it) "
+                    + "to install h2 and cryptography for the mock push server")
         }
         let directory = try TemporaryDirectory(prefix: "ringd-push")
-        var arguments = ["-I", Self.script,
-                         "--cert", certificate.certificatePath, "--key", certificate.privateKeyPath,
-                         "--apns-public-key", directory.file("apns-public.pem"),
-                         "--apns-key-id", apnsKeyId, "--apns-team-id", apnsTeamId,
-                         "--fcm-public-key", directory.file("fcm-public.pem"),
-                         "--fcm-client-email", fcmClientEmail, "--fcm-project", fcmProject,
-                         "--log", directory.file("requests.jsonl")]
+        var arguments = [
+            "-I", Self.script,
+            "--cert", certificate.certificatePath, "--key", certificate.privateKeyPath,
+            "--apns-public-key", directory.file("apns-public.pem"),
+            "--apns-key-id", apnsKeyId, "--apns-team-id", apnsTeamId,
+            "--fcm-public-key", directory.file("fcm-public.pem"),
+            "--fcm-client-email", fcmClientEmail, "--fcm-project", fcmProject,
+            "--log", directory.file("requests.jsonl"),
+        ]
         let process: ChildProcess
         do {
             try apnsPublicKey.write(toFile: directory.file("apns-public.pem"), atomically: true, encoding: .utf8)
             try fcmPublicKey.write(toFile: directory.file("fcm-public.pem"), atomically: true, encoding: .utf8)
             if let script {
-                let json = JSONValue.object(script.sorted { $0.key < $1.key }.map { token, answers in
-                    (token, .array(answers.map(\.json)))
-                })
+                let json = JSONValue.object(
+                    script.sorted { $0.key < $1.key }.map { token, answers in
+                        (token, .array(answers.map(\.json)))
+                    })
                 try json.serialized.write(toFile: directory.file("script.json"), atomically: true, encoding: .utf8)
                 arguments += ["--script", directory.file("script.json")]
             }
             if let delayMs { arguments += ["--delay-ms", String(delayMs)] }
             if let accessTokenLifetime { arguments += ["--access-token-lifetime", String(accessTokenLifetime)] }
-            process = try ChildProcess(Self.python, arguments, stdout: .file(directory.file("stdout")),
-                                       stderr: .file(directory.file("stderr")))
+            process = try ChildProcess(
+                Self.python, arguments, stdout: .file(directory.file("stdout")),
+                stderr: .file(directory.file("stderr")))
         } catch {
             directory.remove()
             throw error
@@ -189,16 +198,18 @@ final class MockPushServer {
         var port: Int?
         waitUntil(timeout: 10) {
             let output = (try? String(contentsOfFile: directory.file("stdout"), encoding: .utf8)) ?? ""
-            port = output.split(separator: "\n").lazy.compactMap { line in
-                line.hasPrefix("listening ") ? Int(line.dropFirst("listening ".count)) : nil
-            }.first
+            port =
+                output.split(separator: "\n").lazy.compactMap { line in
+                    line.hasPrefix("listening ") ? Int(line.dropFirst("listening ".count)) : nil
+                }.first
             return port != nil || !process.isRunning
         }
         guard let port else {
             process.kill()
             let errors = (try? String(contentsOfFile: directory.file("stderr"), encoding: .utf8)) ?? ""
             directory.remove()
-            throw MockPushError("mock_push.py did not start (\(process.termination.map { "\($0)" } ?? "no answer in 10 s")): \(errors)")
+            throw MockPushError(
+                "mock_push.py did not start (\(process.termination.map { "\($0)" } ?? "no answer in 10 s")): \(errors)")
         }
         (self.directory, self.process, self.port) = (directory, process, port)
     }
@@ -220,7 +231,9 @@ final class MockPushServer {
     /// `count` of them; throws after `timeout` seconds with fewer, or when
     /// the mock has exited.
     @discardableResult
-    func waitForRequests(count: Int, kind: MockPushRequest.Kind? = nil, timeout: Double = 10) throws -> [MockPushRequest] {
+    func waitForRequests(
+        count: Int, kind: MockPushRequest.Kind? = nil, timeout: Double = 10
+    ) throws -> [MockPushRequest] {
         var matching: [MockPushRequest] = []
         var failure: (any Error)?
         let arrived = waitUntil(timeout: timeout) {
@@ -235,7 +248,8 @@ final class MockPushServer {
         if let failure { throw failure }
         guard arrived, matching.count >= count else {
             let state = process.isRunning ? "" : " (the mock exited: \(standardError))"
-            throw MockPushError("\(matching.count) of \(count) \(kind?.rawValue ?? "") requests came in \(timeout) s\(state)")
+            throw MockPushError(
+                "\(matching.count) of \(count) \(kind?.rawValue ?? "") requests came in \(timeout) s\(state)")
         }
         return matching
     }
@@ -275,9 +289,12 @@ struct MockPushKeys {
         let directory = try TemporaryDirectory(prefix: "ringd-push-keys")
         do {
             let apns = directory.file("apns.p8"), fcm = directory.file("fcm-key.pem")
-            try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", apns], in: directory)
-            try Self.openssl(["pkey", "-in", apns, "-pubout", "-out", directory.file("apns-public.pem")], in: directory)
-            try Self.openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", fcm], in: directory)
+            try Self.openssl(
+                ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", apns], in: directory)
+            try Self.openssl(
+                ["pkey", "-in", apns, "-pubout", "-out", directory.file("apns-public.pem")], in: directory)
+            try Self.openssl(
+                ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", fcm], in: directory)
             try Self.openssl(["pkey", "-in", fcm, "-pubout", "-out", directory.file("fcm-public.pem")], in: directory)
             func read(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
             apnsPrivateKeyPEM = try read(apns)
@@ -301,7 +318,9 @@ struct MockPushKeys {
         guard termination == .exited(0) else {
             child.kill()
             let message = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-            throw MockPushError("openssl \(arguments.joined(separator: " ")): \(termination.map { "\($0)" } ?? "timed out"): \(message)")
+            throw MockPushError(
+                "openssl \(arguments.joined(separator: " ")): \(termination.map { "\($0)" } ?? "timed out"): \(message)"
+            )
         }
     }
 

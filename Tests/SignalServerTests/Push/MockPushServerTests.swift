@@ -1,8 +1,9 @@
 import Foundation
-@testable import SignalServer
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// The mock push server itself (Tests/Push/mock_push.py through
 /// ``MockPushServer``), driven by ringd's libcurl client with tokens signed
@@ -62,15 +63,19 @@ import TestSupport
         defer { rig.close() }
         let accessToken = try rig.accessToken()
         #expect(accessToken == "mock-access-1")
-        let response = try #require(rig.client.exchange(rig.fcmRequest(accessToken: accessToken,
-                                                                         data: PushRig.incomingCallData)))
+        let response = try #require(
+            rig.client.exchange(
+                rig.fcmRequest(
+                    accessToken: accessToken,
+                    data: PushRig.incomingCallData)))
         #expect(response.error == nil)
         #expect(response.status == 200)
         #expect(try JSONValue.parse(response.body)["name"]?.stringValue == "projects/\(PushRig.project)/messages/1")
         let requests = try rig.server.waitForRequests(count: 2)
         #expect(requests.map(\.kind) == [.oauth, .fcm])
-        #expect(requests.allSatisfy { $0.violations.isEmpty && $0.httpVersion == "2" },
-                "\(requests.map(\.violations))")
+        #expect(
+            requests.allSatisfy { $0.violations.isEmpty && $0.httpVersion == "2" },
+            "\(requests.map(\.violations))")
         #expect(requests.first?.jwtClaims?["iss"]?.stringValue == PushRig.clientEmail)
         #expect(requests.last?.token == "fcm-registration-token")
     }
@@ -114,10 +119,11 @@ struct PushRig {
         do {
             let keys = try MockPushKeys()
             do {
-                server = try MockPushServer(certificate: certificate, apnsPublicKey: keys.apnsPublicKeyPEM,
-                                            apnsKeyId: Self.keyId, apnsTeamId: Self.teamId,
-                                            fcmPublicKey: keys.fcmPublicKeyPEM, fcmClientEmail: Self.clientEmail,
-                                            fcmProject: Self.project, script: script)
+                server = try MockPushServer(
+                    certificate: certificate, apnsPublicKey: keys.apnsPublicKeyPEM,
+                    apnsKeyId: Self.keyId, apnsTeamId: Self.teamId,
+                    fcmPublicKey: keys.fcmPublicKeyPEM, fcmClientEmail: Self.clientEmail,
+                    fcmProject: Self.project, script: script)
                 client = try OutboundHTTPClient(maxConnectionsPerHost: 2, caFile: certificate.certificatePath)
             } catch {
                 keys.remove()
@@ -148,11 +154,13 @@ struct PushRig {
     /// raw r||s as APNs wants it, or left in openssl's DER when
     /// `rawSignature` is false.
     func providerToken(rawSignature: Bool = true) throws -> String {
-        try OpenSSLJWT.token(header: .object([("alg", .string("ES256")), ("kid", .string(Self.keyId))]),
-                             claims: .object([("iss", .string(Self.teamId)), ("iat", .integer(Self.now))]),
-                             keyPath: keys.apnsPrivateKeyPath, transform: { der in
-                                 rawSignature ? try OpenSSLJWT.rawECDSASignature(der: der) : der
-                             })
+        try OpenSSLJWT.token(
+            header: .object([("alg", .string("ES256")), ("kid", .string(Self.keyId))]),
+            claims: .object([("iss", .string(Self.teamId)), ("iat", .integer(Self.now))]),
+            keyPath: keys.apnsPrivateKeyPath,
+            transform: { der in
+                rawSignature ? try OpenSSLJWT.rawECDSASignature(der: der) : der
+            })
     }
 
     /// A VoIP push for an incoming video call to `token`, with every header
@@ -164,11 +172,13 @@ struct PushRig {
             ("callerName", .string("Alice")), ("callType", .string("video")),
             ("initiatedAt", .integer(Int64(Date().timeIntervalSince1970 * 1000))), ("ringTimeout", .integer(30)),
         ])
-        return OutboundRequest(url: "\(server.baseURL)/3/device/\(token)", headers: [
-            ("Authorization", "bearer \(jwt)"), ("apns-push-type", "voip"), ("apns-topic", Self.topic),
-            ("apns-priority", "10"), ("apns-expiration", String(Self.now + 600)),
-            ("apns-id", UUID().uuidString), ("apns-collapse-id", "call-1"), ("Content-Type", "application/json"),
-        ], body: Array(body.serialized.utf8), timeout: 20)
+        return OutboundRequest(
+            url: "\(server.baseURL)/3/device/\(token)",
+            headers: [
+                ("Authorization", "bearer \(jwt)"), ("apns-push-type", "voip"), ("apns-topic", Self.topic),
+                ("apns-priority", "10"), ("apns-expiration", String(Self.now + 600)),
+                ("apns-id", UUID().uuidString), ("apns-collapse-id", "call-1"), ("Content-Type", "application/json"),
+            ], body: Array(body.serialized.utf8), timeout: 20)
     }
 
     /// The access token the JWT-bearer grant returns for an RS256 assertion
@@ -176,28 +186,38 @@ struct PushRig {
     func accessToken() throws -> String {
         let assertion = try OpenSSLJWT.token(
             header: .object([("alg", .string("RS256")), ("typ", .string("JWT")), ("kid", .string("key-1"))]),
-            claims: .object([("iss", .string(Self.clientEmail)), ("scope", .string(Self.fcmScope)),
-                             ("aud", .string("\(server.baseURL)/token")), ("iat", .integer(Self.now)),
-                             ("exp", .integer(Self.now + 3600))]),
+            claims: .object([
+                ("iss", .string(Self.clientEmail)), ("scope", .string(Self.fcmScope)),
+                ("aud", .string("\(server.baseURL)/token")), ("iat", .integer(Self.now)),
+                ("exp", .integer(Self.now + 3600)),
+            ]),
             keyPath: keys.fcmPrivateKeyPath)
         // Base64url and dots need no percent-encoding in a form.
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
-        let response = try #require(client.exchange(OutboundRequest(
-            url: "\(server.baseURL)/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
-            body: Array(form.utf8), timeout: 20)))
+        let response = try #require(
+            client.exchange(
+                OutboundRequest(
+                    url: "\(server.baseURL)/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                    body: Array(form.utf8), timeout: 20)))
         #expect(response.status == 200, "\(response.bodyText)")
         return try #require(try JSONValue.parse(response.body)["access_token"]?.stringValue)
     }
 
     /// An FCM v1 send of `data` to one registration token.
     func fcmRequest(accessToken: String, data: [(key: String, value: JSONValue)]) -> OutboundRequest {
-        let body = JSONValue.object([("message", .object([
-            ("token", .string("fcm-registration-token")), ("data", .object(data)),
-            ("android", .object([("priority", .string("high")), ("ttl", .string("30s"))])),
-        ]))])
-        return OutboundRequest(url: "\(server.baseURL)/v1/projects/\(Self.project)/messages:send",
-                              headers: [("Authorization", "Bearer \(accessToken)")],
-                              body: Array(body.serialized.utf8), timeout: 20)
+        let body = JSONValue.object([
+            (
+                "message",
+                .object([
+                    ("token", .string("fcm-registration-token")), ("data", .object(data)),
+                    ("android", .object([("priority", .string("high")), ("ttl", .string("30s"))])),
+                ])
+            )
+        ])
+        return OutboundRequest(
+            url: "\(server.baseURL)/v1/projects/\(Self.project)/messages:send",
+            headers: [("Authorization", "Bearer \(accessToken)")],
+            body: Array(body.serialized.utf8), timeout: 20)
     }
 }
 
@@ -214,8 +234,10 @@ enum OpenSSLJWT {
 
     /// `base64url(header).base64url(claims).base64url(signature)`, the
     /// signature as openssl made it, passed through `transform`.
-    static func token(header: JSONValue, claims: JSONValue, keyPath: String,
-                      transform: ([UInt8]) throws -> [UInt8] = { $0 }) throws -> String {
+    static func token(
+        header: JSONValue, claims: JSONValue, keyPath: String,
+        transform: ([UInt8]) throws -> [UInt8] = { $0 }
+    ) throws -> String {
         let input = base64url(Array(header.serialized.utf8)) + "." + base64url(Array(claims.serialized.utf8))
         let signature = try transform(sign(Array(input.utf8), keyPath: keyPath))
         return input + "." + base64url(signature)
@@ -226,8 +248,11 @@ enum OpenSSLJWT {
         let directory = try TemporaryDirectory(prefix: "ringd-jws")
         defer { directory.remove() }
         try Data(input).write(to: URL(fileURLWithPath: directory.file("input")))
-        try MockPushKeys.openssl(["dgst", "-sha256", "-sign", keyPath, "-out", directory.file("signature"),
-                                  directory.file("input")], in: directory)
+        try MockPushKeys.openssl(
+            [
+                "dgst", "-sha256", "-sign", keyPath, "-out", directory.file("signature"),
+                directory.file("input"),
+            ], in: directory)
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory.file("signature"))))
     }
 

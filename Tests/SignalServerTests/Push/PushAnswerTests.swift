@@ -1,14 +1,17 @@
 import SignalCrypto
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// What APNs' and FCM's answers mean, the payloads, and the provider token's
 /// reuse rules; no network.
 struct PushAnswerTests {
-    static func response(_ status: Int?, _ body: String = "", retryAfter: Double? = nil,
-                         error: OutboundError? = nil) -> OutboundResponse {
+    static func response(
+        _ status: Int?, _ body: String = "", retryAfter: Double? = nil,
+        error: OutboundError? = nil
+    ) -> OutboundResponse {
         OutboundResponse(status: status, error: error, elapsed: 0, body: Array(body.utf8), retryAfter: retryAfter)
     }
 
@@ -18,48 +21,73 @@ struct PushAnswerTests {
 
     @Test func apnsAnswers() {
         #expect(APNsPush.answer(Self.response(200)) == .sent)
-        #expect(APNsPush.answer(Self.response(410, #"{"reason":"Unregistered","timestamp":1}"#)) == .purge("Unregistered"))
+        #expect(
+            APNsPush.answer(Self.response(410, #"{"reason":"Unregistered","timestamp":1}"#)) == .purge("Unregistered"))
         #expect(APNsPush.answer(Self.response(400, #"{"reason":"BadDeviceToken"}"#)) == .purge("BadDeviceToken"))
-        #expect(APNsPush.answer(Self.response(400, #"{"reason":"DeviceTokenNotForTopic"}"#)) == .purge("DeviceTokenNotForTopic"))
+        #expect(
+            APNsPush.answer(Self.response(400, #"{"reason":"DeviceTokenNotForTopic"}"#))
+                == .purge("DeviceTokenNotForTopic"))
         #expect(APNsPush.answer(Self.response(400, #"{"reason":"BadTopic"}"#)) == .failed("400 BadTopic"))
-        #expect(APNsPush.answer(Self.response(403, #"{"reason":"ExpiredProviderToken"}"#))
-            == .renewCredentials("ExpiredProviderToken"))
-        #expect(APNsPush.answer(Self.response(403, #"{"reason":"InvalidProviderToken"}"#))
-            == .renewCredentials("InvalidProviderToken"))
-        #expect(APNsPush.answer(Self.response(429, #"{"reason":"TooManyRequests"}"#, retryAfter: 3))
-            == .retry("429 TooManyRequests", after: 3))
+        #expect(
+            APNsPush.answer(Self.response(403, #"{"reason":"ExpiredProviderToken"}"#))
+                == .renewCredentials("ExpiredProviderToken"))
+        #expect(
+            APNsPush.answer(Self.response(403, #"{"reason":"InvalidProviderToken"}"#))
+                == .renewCredentials("InvalidProviderToken"))
+        #expect(
+            APNsPush.answer(Self.response(429, #"{"reason":"TooManyRequests"}"#, retryAfter: 3))
+                == .retry("429 TooManyRequests", after: 3))
         #expect(APNsPush.answer(Self.response(503, "not json")) == .retry("503 HTTP 503", after: nil))
-        #expect(APNsPush.answer(Self.response(nil, error: OutboundError(.connect, "refused"))) == .retry("CONNECT: refused"))
+        #expect(
+            APNsPush.answer(Self.response(nil, error: OutboundError(.connect, "refused"))) == .retry("CONNECT: refused")
+        )
     }
 
     @Test func fcmAnswers() {
         #expect(FCMPush.answer(Self.response(200, #"{"name":"projects/p/messages/1"}"#)) == .sent)
         #expect(FCMPush.answer(Self.response(404, Self.fcmError(404, "UNREGISTERED"))) == .purge("UNREGISTERED"))
-        #expect(FCMPush.answer(Self.response(400, Self.fcmError(400, "INVALID_ARGUMENT",
-                                                                 "The registration token is not a valid FCM registration token")))
-            == .purge("INVALID_ARGUMENT: The registration token is not a valid FCM registration token"))
-        #expect(FCMPush.answer(Self.response(400, Self.fcmError(400, "INVALID_ARGUMENT", "Invalid JSON payload")))
-            == .failed("400 INVALID_ARGUMENT: Invalid JSON payload"))
-        #expect(FCMPush.answer(Self.response(403, Self.fcmError(403, "SENDER_ID_MISMATCH"))) == .failed("403 SENDER_ID_MISMATCH"))
-        #expect(FCMPush.answer(Self.response(404, #"{"error":{"code":404,"status":"NOT_FOUND"}}"#)) == .failed("404 NOT_FOUND"))
+        #expect(
+            FCMPush.answer(
+                Self.response(
+                    400,
+                    Self.fcmError(
+                        400, "INVALID_ARGUMENT",
+                        "The registration token is not a valid FCM registration token")))
+                == .purge("INVALID_ARGUMENT: The registration token is not a valid FCM registration token"))
+        #expect(
+            FCMPush.answer(Self.response(400, Self.fcmError(400, "INVALID_ARGUMENT", "Invalid JSON payload")))
+                == .failed("400 INVALID_ARGUMENT: Invalid JSON payload"))
+        #expect(
+            FCMPush.answer(Self.response(403, Self.fcmError(403, "SENDER_ID_MISMATCH")))
+                == .failed("403 SENDER_ID_MISMATCH"))
+        #expect(
+            FCMPush.answer(Self.response(404, #"{"error":{"code":404,"status":"NOT_FOUND"}}"#))
+                == .failed("404 NOT_FOUND"))
         #expect(FCMPush.answer(Self.response(200, "", error: OutboundError(.other, "cut short"))) == .sent)
-        #expect(FCMPush.answer(Self.response(401, #"{"error":{"code":401,"status":"UNAUTHENTICATED"}}"#))
-            == .renewCredentials("UNAUTHENTICATED"))
-        #expect(FCMPush.answer(Self.response(429, Self.fcmError(429, "QUOTA_EXCEEDED"), retryAfter: 10))
-            == .retry("429 QUOTA_EXCEEDED", after: 10))
+        #expect(
+            FCMPush.answer(Self.response(401, #"{"error":{"code":401,"status":"UNAUTHENTICATED"}}"#))
+                == .renewCredentials("UNAUTHENTICATED"))
+        #expect(
+            FCMPush.answer(Self.response(429, Self.fcmError(429, "QUOTA_EXCEEDED"), retryAfter: 10))
+                == .retry("429 QUOTA_EXCEEDED", after: 10))
         #expect(FCMPush.answer(Self.response(503, "")) == .retry("503 HTTP 503", after: nil))
     }
 
-    static let call = Call(sessionId: "9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d", callType: .video, status: .initiated,
-                           initiator: "alice", receiver: "bob", initiatedAt: 1_764_466_800_000, timeoutMs: 30_000)
+    static let call = Call(
+        sessionId: "9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d", callType: .video, status: .initiated,
+        initiator: "alice", receiver: "bob", initiatedAt: 1_764_466_800_000, timeoutMs: 30_000)
 
     @Test func theAPNsPayloadIsTheDocumentedOneAndANameIsCut() throws {
         var call = Self.call
         call.metadata = .object([("callerName", .string("Alice Liddell"))])
-        #expect(String(decoding: APNsPush.payload(for: call), as: UTF8.self)
-            == #"{"aps":{},"sessionId":"9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d","callerUid":"alice","callType":"video","initiatedAt":1764466800000,"ringTimeout":30,"callerName":"Alice Liddell"}"#)
+        #expect(
+            String(decoding: APNsPush.payload(for: call), as: UTF8.self)
+                == #"{"aps":{},"sessionId":"9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d","callerUid":"alice","callType":"video","initiatedAt":1764466800000,"ringTimeout":30,"callerName":"Alice Liddell"}"#
+        )
         call.metadata = .object([("callerName", .string(String(repeating: "x", count: 5200)))])
-        #expect(try JSONValue.parse(APNsPush.payload(for: call))["callerName"]?.stringValue?.count == Call.maxCallerNameLength)
+        #expect(
+            try JSONValue.parse(APNsPush.payload(for: call))["callerName"]?.stringValue?.count
+                == Call.maxCallerNameLength)
         // The worst case: the longest uid, a name of characters that escape to six bytes each.
         call.initiator = String(repeating: "@", count: 100)
         call.metadata = .object([("callerName", .string(String(repeating: "\u{1}", count: 5000)))])
@@ -67,8 +95,10 @@ struct PushAnswerTests {
     }
 
     @Test func theFCMMessageCarriesStringsAndLivesAsLongAsTheCallRings() throws {
-        let ring = try JSONValue.parse(FCMPush.message(.incomingCall, for: Self.call, token: "t",
-                                                       now: Self.call.initiatedAt + 1_500))
+        let ring = try JSONValue.parse(
+            FCMPush.message(
+                .incomingCall, for: Self.call, token: "t",
+                now: Self.call.initiatedAt + 1_500))
         #expect(ring["message"]?["android"]?["ttl"]?.stringValue == "29s")
         #expect(ring["message"]?["data"]?["ringTimeout"] == .string("30"))
         #expect(ring["message"]?["data"]?["initiatedAt"] == .string("1764466800000"))

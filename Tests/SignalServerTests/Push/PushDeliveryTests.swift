@@ -1,9 +1,10 @@
 import Foundation
 import SignalCrypto
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// A ringd whose push goes to the mock APNs and FCM (Tests/Push/mock_push.py)
 /// over HTTP/2 and TLS with a test CA; the mock verifies the JWTs with the
@@ -29,8 +30,9 @@ final class RingdPushRig {
 
         static let shared = Result { () throws(CryptoError) -> Keys in
             let apns = try SigningKey.generate(.es256), fcm = try SigningKey.generate(.rs256)
-            return Keys(apnsPrivateKeyPEM: apns, apnsPublicKeyPEM: try SigningKey(pem: apns).publicKeyPEM,
-                        fcmPrivateKeyPEM: fcm, fcmPublicKeyPEM: try SigningKey(pem: fcm).publicKeyPEM)
+            return Keys(
+                apnsPrivateKeyPEM: apns, apnsPublicKeyPEM: try SigningKey(pem: apns).publicKeyPEM,
+                fcmPrivateKeyPEM: fcm, fcmPublicKeyPEM: try SigningKey(pem: fcm).publicKeyPEM)
         }
     }
 
@@ -45,9 +47,10 @@ final class RingdPushRig {
         certificate = try CertificateFiles()
         keys = try Keys.shared.get()
         directory = try TemporaryDirectory(prefix: "ringd-push-rig")
-        mock = try MockPushServer(certificate: certificate, apnsPublicKey: keys.apnsPublicKeyPEM, apnsKeyId: Self.keyId,
-                                  apnsTeamId: Self.teamId, fcmPublicKey: keys.fcmPublicKeyPEM,
-                                  fcmClientEmail: Self.clientEmail, fcmProject: Self.project, script: script)
+        mock = try MockPushServer(
+            certificate: certificate, apnsPublicKey: keys.apnsPublicKeyPEM, apnsKeyId: Self.keyId,
+            apnsTeamId: Self.teamId, fcmPublicKey: keys.fcmPublicKeyPEM,
+            fcmClientEmail: Self.clientEmail, fcmProject: Self.project, script: script)
         let account: JSONValue = .object([
             ("type", .string("service_account")), ("project_id", .string(Self.project)),
             ("client_email", .string(Self.clientEmail)), ("private_key", .string(keys.fcmPrivateKeyPEM)),
@@ -92,10 +95,13 @@ final class RingdPushRig {
     }
 
     /// Registers `token` for `uid`'s device over REST.
-    func register(_ uid: String, _ deviceId: String, _ platform: PushPlatform, _ token: String,
-                  sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let response = try harness.rest("PUT", "/v1/users/\(uid)/devices/\(deviceId)/push-token",
-                                        body: #"{"platform":"\#(platform.rawValue)","token":"\#(token)"}"#)
+    func register(
+        _ uid: String, _ deviceId: String, _ platform: PushPlatform, _ token: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let response = try harness.rest(
+            "PUT", "/v1/users/\(uid)/devices/\(deviceId)/push-token",
+            body: #"{"platform":"\#(platform.rawValue)","token":"\#(token)"}"#)
         #expect(response.status == 200, "\(response)", sourceLocation: sourceLocation)
     }
 
@@ -105,13 +111,17 @@ final class RingdPushRig {
     }
 
     /// Waits until the device's last push outcome is `outcome`.
-    func waitForOutcome(_ uid: String, _ deviceId: String, _ outcome: PushOutcome,
-                        sourceLocation: SourceLocation = #_sourceLocation) {
+    func waitForOutcome(
+        _ uid: String, _ deviceId: String, _ outcome: PushOutcome,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let reached = waitUntil(timeout: 15) {
             (try? pushState(uid, deviceId))??["lastOutcome"]?.stringValue == outcome.rawValue
         }
-        #expect(reached, "\(uid)/\(deviceId) never reached \(outcome.rawValue): \(String(describing: try? pushState(uid, deviceId)))",
-                sourceLocation: sourceLocation)
+        #expect(
+            reached,
+            "\(uid)/\(deviceId) never reached \(outcome.rawValue): \(String(describing: try? pushState(uid, deviceId)))",
+            sourceLocation: sourceLocation)
     }
 
     /// Bob's iPhone has an APNs token; alice calls him; once the push to it
@@ -136,8 +146,12 @@ final class RingdPushRig {
         defer { rig.finish() }
         let h = rig.harness
         let iphone = try h.device("bob", "iphone")
-        let registered = try iphone.request("registerPushToken", [("platform", .string("apns-voip")),
-                                                                  ("token", .string(RingdPushRig.iphoneToken.uppercased()))])
+        let registered = try iphone.request(
+            "registerPushToken",
+            [
+                ("platform", .string("apns-voip")),
+                ("token", .string(RingdPushRig.iphoneToken.uppercased())),
+            ])
         #expect(registered.ok, "\(registered)")
         #expect(registered.data?["pushToken"]?["token"]?.stringValue == RingdPushRig.iphoneToken)
         iphone.close()
@@ -152,8 +166,9 @@ final class RingdPushRig {
         let fcm = try rig.mock.waitForRequests(count: 2, kind: .fcm)
 
         let all = try rig.mock.requests
-        #expect(all.allSatisfy { $0.violations.isEmpty && $0.httpVersion == "2" && $0.status == 200 },
-                "\(all.map { ($0.path, $0.status, $0.violations) })")
+        #expect(
+            all.allSatisfy { $0.violations.isEmpty && $0.httpVersion == "2" && $0.status == 200 },
+            "\(all.map { ($0.path, $0.status, $0.violations) })")
         let apns = try #require(try rig.requests(for: RingdPushRig.iphoneToken).first)
         #expect(try rig.requests(for: RingdPushRig.iphoneToken).count == 1, "one push per device")
         #expect(apns.headers["apns-topic"] == RingdPushRig.bundleId + ".voip")
@@ -187,8 +202,14 @@ final class RingdPushRig {
             defer { rig.finish() }
             let h = rig.harness
             let iphone = try h.device("bob", "iphone")
-            #expect(try iphone.request("registerPushToken", [("platform", .string("apns-voip")),
-                                                             ("token", .string(RingdPushRig.iphoneToken))]).ok)
+            #expect(
+                try iphone.request(
+                    "registerPushToken",
+                    [
+                        ("platform", .string("apns-voip")),
+                        ("token", .string(RingdPushRig.iphoneToken)),
+                    ]
+                ).ok)
             try rig.register("bob", "pixel", .fcm, RingdPushRig.pixelToken)
             let alice = try h.device("alice", "a1")
             let call = try alice.initiate(to: "bob").call()
@@ -201,7 +222,9 @@ final class RingdPushRig {
     }
 
     @Test func unregisteredPurgesTheTokenAndTheNextCallDoesNotPushIt() throws {
-        let rig = try RingdPushRig(script: [RingdPushRig.iphoneToken: [MockPushAnswer(status: 410, reason: "Unregistered")]])
+        let rig = try RingdPushRig(script: [
+            RingdPushRig.iphoneToken: [MockPushAnswer(status: 410, reason: "Unregistered")]
+        ])
         defer { rig.finish() }
         let h = rig.harness
         try rig.register("bob", "iphone", .apnsVoip, RingdPushRig.iphoneToken)
@@ -209,9 +232,10 @@ final class RingdPushRig {
         let alice = try h.device("alice", "a1")
         let first = try alice.initiate(to: "bob").call()
         _ = try rig.mock.waitForRequests(count: 1, kind: .apns)
-        #expect(waitUntil(timeout: 10) {
-            (try? h.rest("GET", "/v1/users/bob/devices/iphone/push-token"))?.status == 404
-        }, "the token is removed")
+        #expect(
+            waitUntil(timeout: 10) {
+                (try? h.rest("GET", "/v1/users/bob/devices/iphone/push-token"))?.status == 404
+            }, "the token is removed")
         _ = try alice.cancel(first.sessionId).call()
         let second = try alice.initiate(to: "bob").call()
         _ = try alice.cancel(second.sessionId).call()
@@ -222,7 +246,9 @@ final class RingdPushRig {
     }
 
     @Test func anExpiredProviderTokenIsRenewedAndThePushRetriedOnce() throws {
-        let rig = try RingdPushRig(script: [RingdPushRig.iphoneToken: [MockPushAnswer(status: 403, reason: "ExpiredProviderToken")]])
+        let rig = try RingdPushRig(script: [
+            RingdPushRig.iphoneToken: [MockPushAnswer(status: 403, reason: "ExpiredProviderToken")]
+        ])
         defer { rig.finish() }
         let requests = try rig.pushOneCallToTheIPhone()
         #expect(requests.map(\.status) == [403, 200])
@@ -253,15 +279,21 @@ final class RingdPushRig {
         #expect(final.count == settled.count, "no retry after the call stopped ringing")
         #expect(final.allSatisfy { $0.status == 503 })
         let endedAt = Double(cancelled.call.endedAt ?? 0)
-        #expect(final.filter { $0.receivedAt > endedAt + 250 }.isEmpty,
-                "only a retry already in flight may arrive after the cancel")
+        #expect(
+            final.filter { $0.receivedAt > endedAt + 250 }.isEmpty,
+            "only a retry already in flight may arrive after the cancel")
         // Each request after the first left because the one before was counted as retried.
         #expect(try rig.pushState("bob", "iphone")?["counts"]?["retried"]?.integerValue ?? 0 >= Int64(final.count - 1))
     }
 
     @Test func aRetryWaitsAsLongAsTheServiceSays() throws {
-        let rig = try RingdPushRig(script: [RingdPushRig.iphoneToken: [MockPushAnswer(status: 429, reason: "TooManyRequests",
-                                                                                     retryAfter: 1)]]) { $0.retrySeconds = [0.01] }
+        let rig = try RingdPushRig(script: [
+            RingdPushRig.iphoneToken: [
+                MockPushAnswer(
+                    status: 429, reason: "TooManyRequests",
+                    retryAfter: 1)
+            ]
+        ]) { $0.retrySeconds = [0.01] }
         defer { rig.finish() }
         let requests = try rig.pushOneCallToTheIPhone()
         #expect(requests.map(\.status) == [429, 200])
@@ -281,8 +313,9 @@ final class RingdPushRig {
         let pushes = try rig.mock.waitForRequests(count: 2, kind: .apns)
         #expect(pushes.map { $0.headers["apns-collapse-id"] } == [call.sessionId, call.sessionId])
         #expect(pushes.allSatisfy { $0.violations.isEmpty && $0.status == 200 })
-        #expect(try rig.harness.rest("GET", "/v1/users/bob/devices/iphone/push-token").status == 200,
-                "the token survived the restart")
+        #expect(
+            try rig.harness.rest("GET", "/v1/users/bob/devices/iphone/push-token").status == 200,
+            "the token survived the restart")
     }
 
     @Test func aTokenRegisteredByAnotherUserMovesToThem() throws {
@@ -291,8 +324,14 @@ final class RingdPushRig {
         let h = rig.harness
         try rig.register("carol", "phone", .apnsVoip, RingdPushRig.ipadToken)
         let dave = try h.device("dave", "phone")
-        #expect(try dave.request("registerPushToken", [("platform", .string("apns-voip")),
-                                                       ("token", .string(RingdPushRig.ipadToken))]).ok)
+        #expect(
+            try dave.request(
+                "registerPushToken",
+                [
+                    ("platform", .string("apns-voip")),
+                    ("token", .string(RingdPushRig.ipadToken)),
+                ]
+            ).ok)
         #expect(try h.rest("GET", "/v1/users/carol/devices/phone/push-token").status == 404)
         guard case .array(let daves)? = try h.rest("GET", "/v1/users/dave/push-tokens").json?["devices"] else {
             Issue.record("no devices list")
@@ -308,12 +347,22 @@ final class RingdPushRig {
         let rig = try RingdPushRig { $0.apns.bundleId = nil }
         defer { rig.finish() }
         let bob = try rig.harness.device("bob", "iphone")
-        let refused = try bob.request("registerPushToken", [("platform", .string("apns-voip")),
-                                                           ("token", .string(RingdPushRig.iphoneToken))])
+        let refused = try bob.request(
+            "registerPushToken",
+            [
+                ("platform", .string("apns-voip")),
+                ("token", .string(RingdPushRig.iphoneToken)),
+            ])
         #expect(refused.code == "ERR_VALIDATION" && refused.message.contains("topic"), "\(refused)")
-        #expect(try bob.request("registerPushToken", [("platform", .string("apns-voip")),
-                                                      ("token", .string(RingdPushRig.iphoneToken)),
-                                                      ("topic", .string(RingdPushRig.bundleId))]).ok)
+        #expect(
+            try bob.request(
+                "registerPushToken",
+                [
+                    ("platform", .string("apns-voip")),
+                    ("token", .string(RingdPushRig.iphoneToken)),
+                    ("topic", .string(RingdPushRig.bundleId)),
+                ]
+            ).ok)
     }
 
     @Test func badTokensAreRefusedWithValidationErrors() throws {
@@ -321,11 +370,15 @@ final class RingdPushRig {
         defer { rig.finish() }
         let h = rig.harness
         let bob = try h.device("bob", "iphone")
-        for (platform, token) in [("apns-voip", "not-hex"), ("apns-voip", "abcd"), ("fcm", "x"), ("sms", "0123456789abcdef0123456789abcdef")] {
-            let reply = try bob.request("registerPushToken", [("platform", .string(platform)), ("token", .string(token))])
+        for (platform, token) in [
+            ("apns-voip", "not-hex"), ("apns-voip", "abcd"), ("fcm", "x"), ("sms", "0123456789abcdef0123456789abcdef"),
+        ] {
+            let reply = try bob.request(
+                "registerPushToken", [("platform", .string(platform)), ("token", .string(token))])
             #expect(reply.code == "ERR_VALIDATION", "\(platform) \(token): \(reply)")
-            let rest = try h.rest("PUT", "/v1/users/bob/devices/iphone/push-token",
-                                  body: #"{"platform":"\#(platform)","token":"\#(token)"}"#)
+            let rest = try h.rest(
+                "PUT", "/v1/users/bob/devices/iphone/push-token",
+                body: #"{"platform":"\#(platform)","token":"\#(token)"}"#)
             #expect(rest.status == 400 && rest.errorCode == "ERR_VALIDATION", "\(rest)")
         }
         #expect(try h.rest("GET", "/v1/users/bob/push-tokens").json?["devices"] == .array([]))

@@ -1,20 +1,26 @@
 import SignalProtocol
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 /// The push machine on a manual clock (ms): when rings, retries and cancels
 /// leave, and when they never do.
 struct PushMachineTests {
-    static let call = Call(sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                           initiatedAt: 1_000_000, timeoutMs: 30_000)
-    static let apns = RegisteredPushToken(uid: "bob", deviceId: "iphone",
-                                          registration: try! PushRegistration(platform: .apnsVoip,
-                                                                              token: String(repeating: "ab", count: 32)),
-                                          updatedAt: 0)
-    static let fcm = RegisteredPushToken(uid: "bob", deviceId: "pixel",
-                                         registration: try! PushRegistration(platform: .fcm,
-                                                                             token: String(repeating: "f", count: 40)),
-                                         updatedAt: 0)
+    static let call = Call(
+        sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
+        initiatedAt: 1_000_000, timeoutMs: 30_000)
+    static let apns = RegisteredPushToken(
+        uid: "bob", deviceId: "iphone",
+        registration: try! PushRegistration(
+            platform: .apnsVoip,
+            token: String(repeating: "ab", count: 32)),
+        updatedAt: 0)
+    static let fcm = RegisteredPushToken(
+        uid: "bob", deviceId: "pixel",
+        registration: try! PushRegistration(
+            platform: .fcm,
+            token: String(repeating: "f", count: 40)),
+        updatedAt: 0)
 
     static func machine(retry: [Double] = [1, 2]) -> PushMachine {
         var settings = PushSettings()
@@ -78,8 +84,9 @@ struct PushMachineTests {
         first.credential = "jwt-1"
         let retry = Self.sends(machine.answered(first, .renewCredentials("ExpiredProviderToken"), now: 1_000_010))
         #expect(retry.count == 1 && retry[0].renewCredentials && retry[0].credential == "jwt-1")
-        #expect(Self.outcomes(machine.answered(retry[0], .renewCredentials("ExpiredProviderToken"), now: 1_000_020))
-            == [.gaveUp])
+        #expect(
+            Self.outcomes(machine.answered(retry[0], .renewCredentials("ExpiredProviderToken"), now: 1_000_020))
+                == [.gaveUp])
     }
 
     @Test func refusedCredentialsAfterTheCallStoppedAreNotRetried() {
@@ -99,8 +106,9 @@ struct PushMachineTests {
         #expect(machine.nextDue() == 1_005_000)
         var endless = Self.machine(retry: [0.1])
         let other = Self.sends(endless.ring(Self.call, tokens: [Self.apns], now: 1_000_000))[0]
-        #expect(Self.outcomes(endless.answered(other, .retry("429", after: .greatestFiniteMagnitude), now: 1_000_000))
-            == [.gaveUp], "a wait past the ring deadline gives up without overflowing")
+        #expect(
+            Self.outcomes(endless.answered(other, .retry("429", after: .greatestFiniteMagnitude), now: 1_000_000))
+                == [.gaveUp], "a wait past the ring deadline gives up without overflowing")
     }
 
     @Test func aDeadTokenIsPurged() {
@@ -160,6 +168,8 @@ struct PushMachineTests {
         let cancels = Self.sends(machine.stopped(sessionId: Self.call.sessionId, status: .ongoing, now: 1_000_100))
         #expect(cancels.map(\.kind) == [.cancel])
         #expect(cancels.first?.call.status == .ongoing && cancels.first?.call.initiator == "alice")
-        #expect(machine.stopped(sessionId: Self.call.sessionId, status: .ongoing, now: 1_000_200).isEmpty, "a call stops once")
+        #expect(
+            machine.stopped(sessionId: Self.call.sessionId, status: .ongoing, now: 1_000_200).isEmpty,
+            "a call stops once")
     }
 }

@@ -1,15 +1,17 @@
 import SignalProtocol
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 /// The registry following another node's changes (cluster mode): the
 /// users named get what the database holds, others stay, and how pushes
 /// went is kept only for a device whose token stayed the same.
 struct PushTokenRegistryTests {
     static func token(_ uid: String, _ deviceId: String, _ value: String) throws -> RegisteredPushToken {
-        RegisteredPushToken(uid: uid, deviceId: deviceId,
-                            registration: try PushRegistration(platform: .fcm, token: value + String(repeating: "x", count: 32)),
-                            updatedAt: 0)
+        RegisteredPushToken(
+            uid: uid, deviceId: deviceId,
+            registration: try PushRegistration(platform: .fcm, token: value + String(repeating: "x", count: 32)),
+            updatedAt: 0)
     }
 
     @Test func replacingUsersKeepsOthersAndTheStateOfUnchangedTokens() throws {

@@ -1,9 +1,10 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Raises this process's soft descriptor limit to its hard limit; returns the
@@ -45,8 +46,9 @@ func raiseDescriptorLimit() -> UInt {
         }
         for socket in sockets { socket.close() }
         sockets = []
-        #expect(waitUntil(timeout: 10) { server.server.stats.openConnections == 0 },
-                "\(server.server.stats.openConnections) connections still counted")
+        #expect(
+            waitUntil(timeout: 10) { server.server.stats.openConnections == 0 },
+            "\(server.server.stats.openConnections) connections still counted")
         #expect(try healthConnections(port: server.port) == 1)
     }
 
@@ -64,8 +66,10 @@ func raiseDescriptorLimit() -> UInt {
 /// With `open` connections counted, one more is refused with 503
 /// `ERR_UNAVAILABLE` (and `message`, when given), closed and not counted;
 /// once `release` closes, a new connection is admitted.
-func expectRefusedUntilOneCloses(_ server: TestServer, open: Int, message: String? = nil, release: TestSocket,
-                                 sourceLocation: SourceLocation = #_sourceLocation) throws {
+func expectRefusedUntilOneCloses(
+    _ server: TestServer, open: Int, message: String? = nil, release: TestSocket,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == open }, sourceLocation: sourceLocation)
     let refused = try TestSocket(port: server.port)
     defer { refused.close() }
@@ -75,15 +79,15 @@ func expectRefusedUntilOneCloses(_ server: TestServer, open: Int, message: Strin
     #expect(error?["code"] == .string("ERR_UNAVAILABLE"), sourceLocation: sourceLocation)
     if let message { #expect(error?["message"] == .string(message), sourceLocation: sourceLocation) }
     #expect(refused.closesWithin(5), sourceLocation: sourceLocation)
-    #expect(server.server.stats.openConnections == open, "a refused connection is not counted",
-            sourceLocation: sourceLocation)
+    #expect(
+        server.server.stats.openConnections == open, "a refused connection is not counted",
+        sourceLocation: sourceLocation)
     release.close()
     #expect(waitUntil(timeout: 5) { server.server.stats.openConnections == open - 1 }, sourceLocation: sourceLocation)
     let next = try TestSocket(port: server.port)
     defer { next.close() }
     #expect(try next.get("/healthz").status == 200, sourceLocation: sourceLocation)
 }
-
 
 /// `limits.connectionsPerAddress`: every test client comes from 127.0.0.1.
 @Suite(.blocking) struct ConnectionsPerAddressTests {
@@ -94,7 +98,8 @@ func expectRefusedUntilOneCloses(_ server: TestServer, open: Int, message: Strin
         defer { first.close() }
         let second = try TestSocket(port: server.port)
         defer { second.close() }
-        try expectRefusedUntilOneCloses(server, open: 2, message: "too many connections from this address", release: first)
+        try expectRefusedUntilOneCloses(
+            server, open: 2, message: "too many connections from this address", release: first)
     }
 }
 
@@ -110,7 +115,8 @@ func expectRefusedUntilOneCloses(_ server: TestServer, open: Int, message: Strin
         #expect(try device.auth(uid: "alice", deviceId: "phone").ok)
         let idle = try TestSocket(port: server.port)
         defer { idle.close() }
-        try expectRefusedUntilOneCloses(server, open: 2, message: "too many connections waiting to authenticate",
-                                        release: idle)
+        try expectRefusedUntilOneCloses(
+            server, open: 2, message: "too many connections waiting to authenticate",
+            release: idle)
     }
 }

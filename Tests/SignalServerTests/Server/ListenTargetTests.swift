@@ -1,35 +1,41 @@
-@testable import SignalServer
 import SignalSystem
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// Which configured addresses inherited sockets replace, and what each serves.
 @Suite struct ListenTargetTests {
     static func inherited(_ names: String...) throws -> InheritedSockets {
         let address = try SocketAddress.resolve(host: "127.0.0.1", port: 9000)
-        return InheritedSockets(sockets: names.enumerated().map {
-            InheritedSocket(descriptor: 3 + Int32($0.offset), name: $0.element, address: address)
-        })
+        return InheritedSockets(
+            sockets: names.enumerated().map {
+                InheritedSocket(descriptor: 3 + Int32($0.offset), name: $0.element, address: address)
+            })
     }
 
     /// Each target as `bind PORT` or `fd N`, with ` tls` when it serves TLS.
     static func describe(_ targets: [(ListenTarget, TLSCertificates?)]) -> [String] {
         targets.map { target, certificates in
-            let what = switch target {
-            case .address(let address): "bind \(address.port)"
-            case .inherited(let socket): "fd \(socket.descriptor)"
-            }
+            let what =
+                switch target {
+                case .address(let address): "bind \(address.port)"
+                case .inherited(let socket): "fd \(socket.descriptor)"
+                }
             return what + (certificates == nil ? "" : " tls")
         }
     }
 
-    static func targets(_ inherited: InheritedSockets, tls certificate: CertificateFiles? = nil,
-                        tlsPort: Int? = nil) throws -> [String] {
+    static func targets(
+        _ inherited: InheritedSockets, tls certificate: CertificateFiles? = nil,
+        tlsPort: Int? = nil
+    ) throws -> [String] {
         var config = testConfig { $0.port = 8787 }
         config.tlsPort = tlsPort
         let certificates = try certificate.map {
-            try TLSCertificates(certificatePath: $0.certificatePath, privateKeyPath: $0.privateKeyPath,
-                                minimumVersion: .tls12)
+            try TLSCertificates(
+                certificatePath: $0.certificatePath, privateKeyPath: $0.privateKeyPath,
+                minimumVersion: .tls12)
         }
         return describe(try Server.listenTargets(config: config, certificates: certificates, inherited: inherited))
     }
@@ -49,7 +55,8 @@ import TestSupport
         #expect(try Self.targets(Self.inherited("web", "web6")) == ["fd 3", "fd 4"])
         #expect(try Self.targets(Self.inherited("web"), tls: certificate, tlsPort: 8443) == ["fd 3", "bind 8443 tls"])
         #expect(try Self.targets(Self.inherited("tls"), tls: certificate, tlsPort: 8443) == ["bind 8787", "fd 3 tls"])
-        #expect(try Self.targets(Self.inherited("tls", "web"), tls: certificate, tlsPort: 8443) == ["fd 4", "fd 3 tls"])
+        #expect(
+            try Self.targets(Self.inherited("tls", "web"), tls: certificate, tlsPort: 8443) == ["fd 4", "fd 3 tls"])
     }
 
     @Test func withTLSAloneEveryInheritedSocketServesTLS() throws {
@@ -62,7 +69,8 @@ import TestSupport
         #expect {
             try Self.targets(Self.inherited("web", "tls"))
         } throws: { error in
-            "\(error)" == "inherited socket fd 4 \"tls\" (127.0.0.1:9000) is named tls but no TLS certificate is configured (tls.certificate)"
+            "\(error)"
+                == "inherited socket fd 4 \"tls\" (127.0.0.1:9000) is named tls but no TLS certificate is configured (tls.certificate)"
         }
     }
 }

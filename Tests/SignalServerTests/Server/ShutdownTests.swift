@@ -1,8 +1,8 @@
+import Foundation
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
-import Foundation
+import Testing
 
 /// Graceful shutdown: WebSockets get 1001, the loops exit once peers are gone.
 @Suite(.blocking) struct ShutdownTests {
@@ -42,7 +42,9 @@ import Foundation
         #expect(server.stop(timeout: 5))
         let done = Flag()
         let inner = server.server
-        Thread { inner.wait(); done.set() }.start()
+        Thread {
+            inner.wait(); done.set()
+        }.start()
         #expect(waitUntil(timeout: 2) { done.isSet }, "a second Server.wait() blocks forever")
     }
 

@@ -1,17 +1,18 @@
 import SignalCrypto
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// The server's TLS layer over raw sockets: the handshake however it is
 /// split, its deadline, close_notify, and garbage instead of a handshake.
 @Suite(.blocking) struct TLSServerTests {
     private func secureServer(_ certificate: CertificateFiles, handshakeTimeout: Double = 10) throws -> TestServer {
-        try TestServer(config: testConfig {
-            $0.tlsCertificatePath = certificate.certificatePath
-            $0.tlsPrivateKeyPath = certificate.privateKeyPath
-            $0.handshakeTimeout = handshakeTimeout
-        })
+        try TestServer(
+            config: testConfig {
+                $0.tlsCertificatePath = certificate.certificatePath
+                $0.tlsPrivateKeyPath = certificate.privateKeyPath
+                $0.handshakeTimeout = handshakeTimeout
+            })
     }
 
     @Test func aResponseEndsWithCloseNotifyBeforeTheTCPClose() throws {

@@ -1,7 +1,8 @@
 import Dispatch
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// The watchdog pings only while every event loop runs what it is handed.
 @Suite(.blocking) struct WatchdogTests {

@@ -1,7 +1,8 @@
-@testable import SignalServer
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// `acceptCall`, `rejectCall` and `cancelCall` on a ringing call.
 @Suite(.blocking) struct CallStateMachineAnswerTests {
@@ -228,8 +229,10 @@ import TestSupport
         let (h, a1, _, b1, _) = MachineHarness.aliceAndBob()
         let carol = h.online("carol")
         let id = h.ring(from: a1, to: "bob")
-        let ringing: [ClientRequest] = [.acceptCall(sessionId: id), .rejectCall(sessionId: id, status: .rejected),
-                                        .cancelCall(sessionId: id), .endCall(sessionId: id)]
+        let ringing: [ClientRequest] = [
+            .acceptCall(sessionId: id), .rejectCall(sessionId: id, status: .rejected),
+            .cancelCall(sessionId: id), .endCall(sessionId: id),
+        ]
         for request in ringing {
             let output = h.send(request, from: carol)
             #expect(output.errorCode(to: carol) == .notAParty, "\(request.type)")
@@ -249,8 +252,10 @@ import TestSupport
         // Right uid and device id, wrong address.
         let impostor = Device(uid: "bob", deviceId: b1.deviceId, address: DeviceAddress(loop: 9, connection: 999))
         for device in [stranger, gone, impostor] {
-            for request: ClientRequest in [.acceptCall(sessionId: id), .getActiveCall,
-                                           .initiateCall(receiverId: "carol", callType: .audio, timeout: nil, metadata: nil)] {
+            for request: ClientRequest in [
+                .acceptCall(sessionId: id), .getActiveCall,
+                .initiateCall(receiverId: "carol", callType: .audio, timeout: nil, metadata: nil),
+            ] {
                 let output = h.send(request, from: device)
                 #expect(output.errorCode(to: device) == .authRequired)
                 #expect(output.saves.isEmpty && output.events.isEmpty && output.resolutions.isEmpty)

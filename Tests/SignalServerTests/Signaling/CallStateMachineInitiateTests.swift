@@ -1,7 +1,8 @@
-@testable import SignalServer
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// `initiateCall`: ringing, busy, refusals, and glare.
 @Suite(.blocking) struct CallStateMachineInitiateTests {
@@ -22,8 +23,11 @@ import TestSupport
         let data = try #require(output.resultData(to: a1))
         #expect(data["ringing"] == .integer(2))
         let call = try #require(output.resultCall(to: a1))
-        #expect(call == Call(sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                             initiatorDevice: "a-phone", initiatedAt: MachineHarness.start, timeoutMs: 45_000, seq: 1))
+        #expect(
+            call
+                == Call(
+                    sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
+                    initiatorDevice: "a-phone", initiatedAt: MachineHarness.start, timeoutMs: 45_000, seq: 1))
         #expect(output.replies.count == 1)
         #expect(output.replies.first?.id == "r1")
 
@@ -125,8 +129,12 @@ import TestSupport
         let output = h.initiate(from: a1, to: "bob", timeout: 20)
         #expect(output.resultData(to: a1)?["ringing"] == .integer(0))
         let call = try #require(output.resultCall(to: a1))
-        #expect(call == Call(sessionId: "s2", callType: .audio, status: .busy, initiator: "alice", receiver: "bob",
-                             initiatorDevice: "a-phone", initiatedAt: h.now, endedAt: h.now, endedBy: nil, endReason: .busy, timeoutMs: 20_000, seq: 3))
+        #expect(
+            call
+                == Call(
+                    sessionId: "s2", callType: .audio, status: .busy, initiator: "alice", receiver: "bob",
+                    initiatorDevice: "a-phone", initiatedAt: h.now, endedAt: h.now, endedBy: nil, endReason: .busy,
+                    timeoutMs: 20_000, seq: 3))
         #expect(output.eventAddresses == addresses(a2, b1, b2))
         #expect(output.events.count == 3)
         #expect(output.events(to: carol).isEmpty)

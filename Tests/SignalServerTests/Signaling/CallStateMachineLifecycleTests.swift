@@ -1,7 +1,8 @@
-@testable import SignalServer
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// `shutdown(now:)`.
 @Suite(.blocking) struct CallStateMachineShutdownTests {
@@ -99,8 +100,9 @@ import TestSupport
 
         for output in h.outputs {
             for reply in output.replies {
-                #expect(!output.events.contains { $0.address == reply.address },
-                        "a device got both the result and an event: \(output.actions)")
+                #expect(
+                    !output.events.contains { $0.address == reply.address },
+                    "a device got both the result and an event: \(output.actions)")
             }
         }
     }
@@ -133,8 +135,9 @@ import TestSupport
     @Test func theReplyEchoesTheRequestId() {
         let (h, a1, _, _, _) = MachineHarness.aliceAndBob()
         let ok = h.send(.getActiveCall, from: a1, id: "req-42")
-        let failed = h.send(.initiateCall(receiverId: "alice", callType: .audio, timeout: nil, metadata: nil),
-                            from: a1, id: "req-43")
+        let failed = h.send(
+            .initiateCall(receiverId: "alice", callType: .audio, timeout: nil, metadata: nil),
+            from: a1, id: "req-43")
         #expect(ok.replies.map(\.id) == ["req-42"])
         #expect(failed.replies.map(\.id) == ["req-43"])
     }

@@ -1,7 +1,8 @@
-@testable import SignalServer
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// `connect` and `disconnect`: the connect result, replacement, the device limit.
 @Suite(.blocking) struct CallStateMachinePresenceTests {
@@ -9,14 +10,22 @@ import TestSupport
         let h = MachineHarness()
         let device = h.newDevice("alice", "a-phone")
         let output = h.connect(device, requestId: "auth-1")
-        #expect(output.actions == [.reply(device.address, id: "auth-1", .success(.authenticated(
-            Authentication(uid: "alice", deviceId: "a-phone", activeCall: nil))))])
-        #expect(output.resultData(to: device) == .object([
-            ("user", .object([("uid", .string("alice"))])),
-            ("deviceId", .string("a-phone")),
-            ("activeCall", .null),
-            ("seq", .integer(0)),
-        ]))
+        #expect(
+            output.actions == [
+                .reply(
+                    device.address, id: "auth-1",
+                    .success(
+                        .authenticated(
+                            Authentication(uid: "alice", deviceId: "a-phone", activeCall: nil))))
+            ])
+        #expect(
+            output.resultData(to: device)
+                == .object([
+                    ("user", .object([("uid", .string("alice"))])),
+                    ("deviceId", .string("a-phone")),
+                    ("activeCall", .null),
+                    ("seq", .integer(0)),
+                ]))
         #expect(output.saves.isEmpty)
         #expect(h.machine.isRegistered(device))
     }

@@ -1,6 +1,7 @@
-@testable import SignalServer
 import SignalProtocol
 import Testing
+
+@testable import SignalServer
 
 /// The push actions: a call that starts ringing asks for a push naming the
 /// callee devices that heard it, one that stops ringing says so, and a
@@ -53,13 +54,16 @@ import Testing
 
     @Test func aRestartPushesTheCallsStillRinging() {
         let h = MachineHarness(settings: Self.pushing)
-        let ringing = Call(sessionId: "r", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                           initiatedAt: MachineHarness.start - 1000, timeoutMs: 30_000, seq: 1)
-        let ongoing = Call(sessionId: "o", callType: .audio, status: .ongoing, initiator: "carol", receiver: "dave",
-                           initiatedAt: MachineHarness.start - 5000, acceptedAt: MachineHarness.start - 4000,
-                           acceptedBy: "d1", timeoutMs: 30_000, seq: 2)
-        let overdue = Call(sessionId: "x", callType: .audio, status: .initiated, initiator: "erin", receiver: "frank",
-                           initiatedAt: MachineHarness.start - 60_000, timeoutMs: 30_000, seq: 3)
+        let ringing = Call(
+            sessionId: "r", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
+            initiatedAt: MachineHarness.start - 1000, timeoutMs: 30_000, seq: 1)
+        let ongoing = Call(
+            sessionId: "o", callType: .audio, status: .ongoing, initiator: "carol", receiver: "dave",
+            initiatedAt: MachineHarness.start - 5000, acceptedAt: MachineHarness.start - 4000,
+            acceptedBy: "d1", timeoutMs: 30_000, seq: 2)
+        let overdue = Call(
+            sessionId: "x", callType: .audio, status: .initiated, initiator: "erin", receiver: "frank",
+            initiatedAt: MachineHarness.start - 60_000, timeoutMs: 30_000, seq: 3)
         let output = h.restore([ringing, ongoing, overdue], lastSeq: 3)
         #expect(Self.pushes(output).map { $0.0.sessionId } == ["r"], "not the ongoing call, nor one past its deadline")
         #expect(Self.pushes(output).first?.1 == [])

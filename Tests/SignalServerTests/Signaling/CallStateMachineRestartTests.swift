@@ -1,12 +1,14 @@
-@testable import SignalServer
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// `restore` (`calls.onRestart: resume`), the restart grace, the change
 /// sequence and `auth` with `resume`, on a manual clock.
 @Suite(.blocking) struct CallStateMachineRestartTests {
-    static let settings = SignalingSettings(defaultRingTimeout: 30, reconnectGraceMillis: 10_000, restartGraceMillis: 30_000)
+    static let settings = SignalingSettings(
+        defaultRingTimeout: 30, reconnectGraceMillis: 10_000, restartGraceMillis: 30_000)
 
     /// alice calling bob, accepted by b1; then the live calls as a store holds them.
     static func ongoingCall() -> (Call, MachineHarness) {
@@ -35,8 +37,12 @@ import TestSupport
         let payload = JSONValue.object([("kind", .string("offer"))])
         let relayed = h.send(.signal(sessionId: call.sessionId, payload: payload), from: a1)
         #expect(relayed.resultData(to: a1) == .object([("delivered", .bool(true))]))
-        #expect(relayed.actions.contains(.signal(PeerSignal(sessionId: call.sessionId, uid: "alice", deviceId: "a1",
-                                                            payload: payload), to: b1.address)))
+        #expect(
+            relayed.actions.contains(
+                .signal(
+                    PeerSignal(
+                        sessionId: call.sessionId, uid: "alice", deviceId: "a1",
+                        payload: payload), to: b1.address)))
         #expect(relayed.changes.isEmpty)
         for (uid, deviceId) in [("carol", "c1"), ("dave", "d1")] {
             let device = h.online(uid, deviceId)
@@ -50,7 +56,10 @@ import TestSupport
         let h = MachineHarness(settings: Self.settings, now: before.now + 2_000)
         let output = h.restore([call], lastSeq: call.seq)
         #expect(output.changes.isEmpty)
-        #expect(output.restartGrace == [.set(uid: "alice", deadline: h.now + 30_000), .set(uid: "bob", deadline: h.now + 30_000)])
+        #expect(
+            output.restartGrace == [
+                .set(uid: "alice", deadline: h.now + 30_000), .set(uid: "bob", deadline: h.now + 30_000),
+            ])
         #expect(h.live("alice") == call)
 
         let a1 = h.newDevice("alice", "a1")
@@ -88,8 +97,9 @@ import TestSupport
         let (call, before) = Self.ongoingCall()
         let firstDeadline = before.now + 5_000
         let h = MachineHarness(settings: Self.settings, now: before.now + 4_000)
-        let output = h.restore([call], graceDeadlines: ["alice": firstDeadline, "bob": firstDeadline, "gone": firstDeadline],
-                               lastSeq: call.seq)
+        let output = h.restore(
+            [call], graceDeadlines: ["alice": firstDeadline, "bob": firstDeadline, "gone": firstDeadline],
+            lastSeq: call.seq)
         #expect(output.restartGrace == [.clear(uid: "gone")], "kept deadlines are not written again; stale ones go")
         let lost = h.advance(by: 1_000)
         #expect(lost.saves.first?.endReason == .connectionLost)
@@ -136,24 +146,31 @@ import TestSupport
         let a1 = h.newDevice("alice", "a1")
         let output = h.connect(a1, resumingAfter: 41)
         #expect(output.replies.isEmpty)
-        #expect(output.actions == [.replyResuming(a1.address, id: "auth",
-                                                  Authentication(uid: "alice", deviceId: "a1", activeCall: nil, seq: 0),
-                                                  afterSeq: 41)])
+        #expect(
+            output.actions == [
+                .replyResuming(
+                    a1.address, id: "auth",
+                    Authentication(uid: "alice", deviceId: "a1", activeCall: nil, seq: 0),
+                    afterSeq: 41)
+            ])
     }
 
     @Test func everyChangeTakesTheNextPositionReservedABlockAtATime() {
         let (call, h) = Self.ongoingCall()
         #expect(h.allSaves.map(\.seq) == [1, 2])
         #expect(call.seq == 2)
-        #expect(h.outputs.compactMap(\.seqReservation) == [CallStateMachine.seqReservationBlock],
-                "the first change reserves a block; the next ones use it")
+        #expect(
+            h.outputs.compactMap(\.seqReservation) == [CallStateMachine.seqReservationBlock],
+            "the first change reserves a block; the next ones use it")
 
         let restarted = MachineHarness(settings: Self.settings, now: h.now)
         let output = restarted.restore([call], lastSeq: CallStateMachine.seqReservationBlock)
         #expect(output.seqReservation == nil, "restoring changes nothing")
         let a1 = restarted.online("alice", "a1")
         let ended = restarted.end(call.sessionId, by: a1)
-        #expect(ended.saves.first?.seq == CallStateMachine.seqReservationBlock + 1, "a start continues above the reservation")
+        #expect(
+            ended.saves.first?.seq == CallStateMachine.seqReservationBlock + 1,
+            "a start continues above the reservation")
         #expect(ended.seqReservation == 2 * CallStateMachine.seqReservationBlock)
     }
 }

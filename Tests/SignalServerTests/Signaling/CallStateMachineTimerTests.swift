@@ -1,7 +1,8 @@
-@testable import SignalServer
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// The ring timeout, on the manual clock.
 @Suite(.blocking) struct CallStateMachineRingTimeoutTests {
@@ -274,11 +275,11 @@ import TestSupport
         let a1 = h.online("alice")
         h.online("bob")
         h.ring(from: a1, to: "bob", timeout: 120)
-        h.disconnect(a1)                                   // grace until +10 000
+        h.disconnect(a1)  // grace until +10 000
         h.advance(by: 4_000)
         let back = h.online("alice")
         h.advance(by: 2_000)
-        let second = h.disconnect(back)                    // grace until +16 000
+        let second = h.disconnect(back)  // grace until +16 000
         #expect(second.schedules.map(\.at) == [MachineHarness.start + 16_000])
         #expect(h.advance(to: MachineHarness.start + 15_999).isEmpty)
         let expiry = h.advance(by: 1)
@@ -297,19 +298,19 @@ import TestSupport
         let b1 = h.online("bob")
         let first = h.ring(from: a1, to: "bob")
         h.accept(first, by: b1)
-        h.disconnect(a1)                                   // grace timer T1 due at +10 000
+        h.disconnect(a1)  // grace timer T1 due at +10 000
         h.advance(by: 1_000)
-        let back = h.online("alice")                       // T1 is now stale
+        let back = h.online("alice")  // T1 is now stale
         h.advance(by: 1_000)
         h.end(first, by: b1)
         h.advance(by: 1_000)
-        h.disconnect(back)                                 // no live call: no grace
+        h.disconnect(back)  // no live call: no grace
         h.advance(by: 1_000)
         let again = h.online("alice")
         h.advance(by: 1_000)
         let second = h.ring(from: again, to: "bob", timeout: 120)
         h.advance(by: 1_000)
-        let lost = h.disconnect(again)                     // grace timer T2 due at +16 000
+        let lost = h.disconnect(again)  // grace timer T2 due at +16 000
         #expect(lost.schedules.map(\.at) == [MachineHarness.start + 16_000])
 
         let stale = h.advance(to: MachineHarness.start + 10_000)

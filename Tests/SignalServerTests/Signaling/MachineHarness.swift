@@ -1,7 +1,8 @@
-@testable import SignalServer
 import SignalProtocol
 import Synchronization
 import Testing
+
+@testable import SignalServer
 
 /// Session ids "s1", "s2", … in the order the machine asks for them.
 final class SequentialSessionIds: Sendable {
@@ -68,7 +69,8 @@ final class MachineHarness {
     func online(_ uid: String, _ deviceId: String = "d1", sourceLocation: SourceLocation = #_sourceLocation) -> Device {
         let device = newDevice(uid, deviceId)
         let output = connect(device)
-        if case .success = output.reply(to: device) {} else {
+        if case .success = output.reply(to: device) {
+        } else {
             Issue.record("connecting \(uid)/\(deviceId) failed: \(output.actions)", sourceLocation: sourceLocation)
         }
         return device
@@ -89,15 +91,20 @@ final class MachineHarness {
     }
 
     @discardableResult
-    func initiate(from device: Device, to receiver: String, callType: CallType = .audio, timeout: RingTimeout? = nil,
-                  metadata: JSONValue? = nil) -> SignalingOutput {
-        send(.initiateCall(receiverId: receiver, callType: callType, timeout: timeout, metadata: metadata), from: device)
+    func initiate(
+        from device: Device, to receiver: String, callType: CallType = .audio, timeout: RingTimeout? = nil,
+        metadata: JSONValue? = nil
+    ) -> SignalingOutput {
+        send(
+            .initiateCall(receiverId: receiver, callType: callType, timeout: timeout, metadata: metadata), from: device)
     }
 
     /// Starts a call and returns its session id; records an issue when the result has no call.
     @discardableResult
-    func ring(from device: Device, to receiver: String, timeout: RingTimeout? = nil,
-              sourceLocation: SourceLocation = #_sourceLocation) -> String {
+    func ring(
+        from device: Device, to receiver: String, timeout: RingTimeout? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> String {
         let output = initiate(from: device, to: receiver, timeout: timeout)
         guard let call = output.resultCall(to: device) else {
             Issue.record("initiateCall failed: \(output.actions)", sourceLocation: sourceLocation)
@@ -110,7 +117,9 @@ final class MachineHarness {
         send(.acceptCall(sessionId: sessionId), from: device)
     }
 
-    @discardableResult func reject(_ sessionId: String, by device: Device, status: CallStatus = .rejected) -> SignalingOutput {
+    @discardableResult func reject(
+        _ sessionId: String, by device: Device, status: CallStatus = .rejected
+    ) -> SignalingOutput {
         send(.rejectCall(sessionId: sessionId, status: status), from: device)
     }
 
@@ -295,7 +304,9 @@ extension SignalingOutput {
 
     var resolutions: [(address: DeviceAddress, id: String, sessionId: String, uid: String)] {
         actions.compactMap {
-            if case .resolveSession(let address, let id, let sessionId, let uid) = $0 { return (address, id, sessionId, uid) }
+            if case .resolveSession(let address, let id, let sessionId, let uid) = $0 {
+                return (address, id, sessionId, uid)
+            }
             return nil
         }
     }
@@ -310,8 +321,11 @@ func addresses(_ devices: Device...) -> Set<DeviceAddress> {
 
 extension MachineHarness {
     /// alice on "a-phone" and "a-laptop", bob on "b-phone" and "b-laptop", all connected.
-    static func aliceAndBob(settings: SignalingSettings = SignalingSettings())
-        -> (MachineHarness, a1: Device, a2: Device, b1: Device, b2: Device) {
+    static func aliceAndBob(
+        settings: SignalingSettings = SignalingSettings()
+    )
+        -> (MachineHarness, a1: Device, a2: Device, b1: Device, b2: Device)
+    {
         let harness = MachineHarness(settings: settings)
         let a1 = harness.online("alice", "a-phone")
         let a2 = harness.online("alice", "a-laptop")

@@ -1,5 +1,6 @@
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 @Suite struct SessionIDTests {
     /// 32 lowercase hex digits, each digit of either nibble in use at every

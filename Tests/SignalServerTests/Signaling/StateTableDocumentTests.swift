@@ -1,8 +1,9 @@
-@testable import SignalServer
 import Foundation
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// docs/STATES.md is `ringd states` as of now, and both formats of the
 /// table say the same: the Markdown legend names every input, the JSON has
@@ -17,11 +18,13 @@ import TestSupport
         // The first line that differs, not both documents in full.
         let documented = text.split(separator: "\n", omittingEmptySubsequences: false)
         let current = generated.split(separator: "\n", omittingEmptySubsequences: false)
-        let line = zip(documented, current).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let line =
+            zip(documented, current).enumerated().first { $0.element.0 != $0.element.1 }?.offset
             ?? min(documented.count, current.count)
         let has = line < documented.count ? "\"\(documented[line])\"" : "nothing"
         let prints = line < current.count ? "\"\(current[line])\"" : "nothing"
-        Issue.record("""
+        Issue.record(
+            """
             docs/STATES.md is stale: line \(line + 1) is \(has), ringd states prints \(prints). Regenerate it with \
             `make states` (or `swift run ringd states > docs/STATES.md`).
             """)
@@ -43,7 +46,9 @@ import TestSupport
             #expect(object["next"] == .string(row.next?.rawValue ?? "none"))
             #expect(object["events"] == .array(row.events.map(JSONValue.string)))
             let replyKeys = object["reply"]?.objectMembers?.map(\.key)
-            #expect(row.reply == nil ? object["reply"] == .null
+            #expect(
+                row.reply == nil
+                    ? object["reply"] == .null
                     : replyKeys == ["ok", "call", "ringing", "otherCall", "error", "fromStore"])
         }
     }
@@ -59,15 +64,17 @@ import TestSupport
 
     /// A new request type must be added to the table or to what it says it leaves out.
     @Test func everyRequestTypeIsInTheTableOrNamedAsLeftOut() throws {
-        let inTable = Set(StateTableInput.all.compactMap { input in
-            RequestType(rawValue: String(input.name.prefix { $0.isLetter }))
-        })
+        let inTable = Set(
+            StateTableInput.all.compactMap { input in
+                RequestType(rawValue: String(input.name.prefix { $0.isLetter }))
+            })
         let leftOut: Set<RequestType> = [.getCallLogs, .registerPushToken, .unregisterPushToken, .getIceServers]
         #expect(inTable.union(leftOut) == Set(RequestType.allCases))
         #expect(inTable.isDisjoint(with: leftOut))
         let markdown = try StateTable.render(.markdown)
         for type in leftOut {
-            #expect(markdown.contains("`\(type.rawValue)`"), "docs/STATES.md does not say it leaves out \(type.rawValue)")
+            #expect(
+                markdown.contains("`\(type.rawValue)`"), "docs/STATES.md does not say it leaves out \(type.rawValue)")
         }
     }
 }

@@ -1,6 +1,7 @@
-@testable import SignalServer
 import SignalProtocol
 import Testing
+
+@testable import SignalServer
 
 /// The state table (docs/STATES.md) row by row: what each row must say,
 /// written out by hand from the rules of docs/PROTOCOL.md ("Semantics"),
@@ -366,22 +367,27 @@ import Testing
     /// The row in the notation of the lines above.
     static func line(_ row: StateTableRow) -> String {
         let next = (row.next?.rawValue ?? "none") + (row.newCall ? " new" : "")
-        let reply: String = switch row.reply {
-        case nil: "-"
-        case .error(let code, let fromStore)?: code.rawValue + (fromStore ? " store" : "")
-        case .ok(let call, let ringing, let otherCall)?:
-            "ok " + (call?.rawValue ?? "null") + (ringing.map { " ringing \($0)" } ?? "") + (otherCall ? " other" : "")
-        }
+        let reply: String =
+            switch row.reply {
+            case nil: "-"
+            case .error(let code, let fromStore)?: code.rawValue + (fromStore ? " store" : "")
+            case .ok(let call, let ringing, let otherCall)?:
+                "ok " + (call?.rawValue ?? "null") + (ringing.map { " ringing \($0)" } ?? "")
+                    + (otherCall ? " other" : "")
+            }
         let timers = row.timers.map { timer -> String in
             switch timer {
-            case .scheduled(let kind, let millis): name(kind) + (millis % 1000 == 0 ? "+\(millis / 1000)s" : "+\(millis)ms")
+            case .scheduled(let kind, let millis):
+                name(kind) + (millis % 1000 == 0 ? "+\(millis / 1000)s" : "+\(millis)ms")
             case .cancelled(let kind): name(kind) + "-"
             }
         }
-        let cells = [row.state?.rawValue ?? "none", row.input, row.actor.rawValue, next, reply,
-                     row.events.isEmpty ? "-" : row.events.joined(separator: " "),
-                     timers.isEmpty ? "-" : timers.joined(separator: ", "),
-                     row.pushes.isEmpty ? "-" : row.pushes.map(\.rawValue).joined(separator: ", ")]
+        let cells = [
+            row.state?.rawValue ?? "none", row.input, row.actor.rawValue, next, reply,
+            row.events.isEmpty ? "-" : row.events.joined(separator: " "),
+            timers.isEmpty ? "-" : timers.joined(separator: ", "),
+            row.pushes.isEmpty ? "-" : row.pushes.map(\.rawValue).joined(separator: ", "),
+        ]
         return cells.joined(separator: " | ")
     }
 

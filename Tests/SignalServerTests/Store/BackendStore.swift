@@ -1,4 +1,5 @@
 import SignalProtocol
+
 @testable import SignalServer
 
 /// The stores ringd keeps calls in: SQLite in a file or in memory (through

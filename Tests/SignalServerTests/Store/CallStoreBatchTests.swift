@@ -1,9 +1,10 @@
 import Dispatch
 import SignalProtocol
-@testable import SignalServer
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// Saves queued without waking the writer, and work deferred to the end of
 /// a batch: how an event loop's pass and a batch's deliveries are grouped.
@@ -25,7 +26,9 @@ import TestSupport
                 counter.signal()
             }
         }
-        let beforeTheWake = (store.writerIsWaiting, completed.load(ordering: .relaxed), store.batchCount - batchesBefore)
+        let beforeTheWake = (
+            store.writerIsWaiting, completed.load(ordering: .relaxed), store.batchCount - batchesBefore
+        )
         #expect(beforeTheWake == (true, 0, 0))
         store.wakeWriter()
         #expect(counter.wait(for: 3))
@@ -58,8 +61,11 @@ import TestSupport
         }
         gate.release()
         store.flush()
-        #expect(order.withLock { Array($0.prefix(6)) } == ["completion 1", "completion 2", "completion 3",
-                                                           "after 1", "after 2", "after 3"])
+        #expect(
+            order.withLock { Array($0.prefix(6)) } == [
+                "completion 1", "completion 2", "completion 3",
+                "after 1", "after 2", "after 3",
+            ])
         #expect(nested.wait(for: 3))
         #expect(order.withLock { Array($0.dropFirst(6)) } == ["nested 1", "nested 2", "nested 3"])
     }

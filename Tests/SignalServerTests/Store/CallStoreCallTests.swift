@@ -1,8 +1,9 @@
 import SignalProtocol
-@testable import SignalServer
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// Saving calls, reading them back, both parties' histories, and the
 /// start-up/shutdown closing of live calls.
@@ -16,14 +17,17 @@ import TestSupport
             ("title", .string("Standup ☎️ \"quoted\"\n")), ("count", .integer(-3)), ("ratio", .double(0.25)),
             ("flags", .array([.bool(true), .null, .object([])])),
         ])
-        let full = Call(sessionId: "full", callType: .video, status: .ended, initiator: "alice", receiver: "bob",
-                        initiatedAt: 1_700_000_000_123, acceptedAt: 1_700_000_001_000, endedAt: 1_700_000_060_000,
-                        acceptedBy: "bob-tablet", endedBy: "bob", endReason: .hangup, timeoutMs: 45_000, metadata: metadata)
-        let bare = Call(sessionId: "bare", callType: .audio, status: .initiated, initiator: "carol", receiver: "dave",
-                        initiatedAt: 0, timeoutMs: 30_000)
-        let emptyMetadata = Call(sessionId: "empty", callType: .audio, status: .rejected, initiator: "x", receiver: "y",
-                                 initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeoutMs: 0,
-                                 metadata: .object([]))
+        let full = Call(
+            sessionId: "full", callType: .video, status: .ended, initiator: "alice", receiver: "bob",
+            initiatedAt: 1_700_000_000_123, acceptedAt: 1_700_000_001_000, endedAt: 1_700_000_060_000,
+            acceptedBy: "bob-tablet", endedBy: "bob", endReason: .hangup, timeoutMs: 45_000, metadata: metadata)
+        let bare = Call(
+            sessionId: "bare", callType: .audio, status: .initiated, initiator: "carol", receiver: "dave",
+            initiatedAt: 0, timeoutMs: 30_000)
+        let emptyMetadata = Call(
+            sessionId: "empty", callType: .audio, status: .rejected, initiator: "x", receiver: "y",
+            initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeoutMs: 0,
+            metadata: .object([]))
         try store.saveAndWait([full, bare, emptyMetadata])
         #expect(try store.fetch("full") == full)
         #expect(try store.fetch("bare") == bare)
@@ -74,11 +78,17 @@ import TestSupport
         try store.saveAndWait([answered, unanswered])
 
         let alice = try store.logs("alice").logs
-        #expect(alice == [CallLog(call: unanswered, direction: .outgoing, missed: false),
-                          CallLog(call: answered, direction: .outgoing, missed: false)])
+        #expect(
+            alice == [
+                CallLog(call: unanswered, direction: .outgoing, missed: false),
+                CallLog(call: answered, direction: .outgoing, missed: false),
+            ])
         let bob = try store.logs("bob").logs
-        #expect(bob == [CallLog(call: unanswered, direction: .incoming, missed: true),
-                        CallLog(call: answered, direction: .incoming, missed: false)])
+        #expect(
+            bob == [
+                CallLog(call: unanswered, direction: .incoming, missed: true),
+                CallLog(call: answered, direction: .incoming, missed: false),
+            ])
         #expect(try store.logs("carol").logs.isEmpty)
     }
 
@@ -135,8 +145,12 @@ import TestSupport
         let first = Mutex<Result<Void, StoreError>?>(nil), middle = Mutex<Result<Void, StoreError>?>(nil)
         let revoked = Mutex<Result<Void, StoreError>?>(nil)
         let counter = CompletionCounter()
-        store.save([storedCall(2)]) { result in first.withLock { $0 = result }; counter.signal() }
-        store.save([storedCall(3), conflicting]) { result in middle.withLock { $0 = result }; counter.signal() }
+        store.save([storedCall(2)]) { result in
+            first.withLock { $0 = result }; counter.signal()
+        }
+        store.save([storedCall(3), conflicting]) { result in
+            middle.withLock { $0 = result }; counter.signal()
+        }
         let seen = Mutex<[String]>([])
         store.callLogs(for: "alice", query: CallLogFilter()) { result in
             seen.withLock { $0 = (try? result.get())?.logs.map(\.call.sessionId) ?? ["failed"] }
@@ -147,7 +161,9 @@ import TestSupport
             if case .failure(let error) = result { badCursor.withLock { $0 = error.code } }
             counter.signal()
         }
-        store.saveRevocation(uid: "alice", revokedAt: 5) { result in revoked.withLock { $0 = result }; counter.signal() }
+        store.saveRevocation(uid: "alice", revokedAt: 5) { result in
+            revoked.withLock { $0 = result }; counter.signal()
+        }
         let last = try waitForResult { completion in
             store.save([storedCall(4)], completion: completion)
             gate.release()
@@ -166,8 +182,9 @@ import TestSupport
         #expect(try store.fetch("session-1") == storedCall(1))
         #expect(try store.loadRevocations() == ["alice": 5])
 
-        #expect(try waitForResult { store.save([storedCall(5)], completion: $0) }.failureCode == .chainBroken,
-                "the next batch's changes fail too")
+        #expect(
+            try waitForResult { store.save([storedCall(5)], completion: $0) }.failureCode == .chainBroken,
+            "the next batch's changes fail too")
         let live = try waitForResult { store.recoverChain(completion: $0) }.get()
         #expect(live.isEmpty)
         try store.saveAndWait([storedCall(6)])
@@ -188,12 +205,17 @@ import TestSupport
         store.setFaultHook(nil)
         #expect(try waitForResult { store.save([storedCall(3)], completion: $0) }.failureCode == .chainBroken)
         // A commit of nothing that follows the changes (a relayed signal) fails with them; one that does not, runs.
-        #expect(try waitForResult { store.commit([], followsEarlierChanges: true, completion: $0) }.failureCode == .chainBroken)
+        #expect(
+            try waitForResult { store.commit([], followsEarlierChanges: true, completion: $0) }.failureCode
+                == .chainBroken)
         #expect(throws: Never.self) { try waitForResult { store.commit([], completion: $0) }.get() }
         #expect(try waitForResult { store.recoverChain(completion: $0) }.get() == [ringing])
-        #expect(throws: Never.self) { try waitForResult { store.commit([], followsEarlierChanges: true, completion: $0) }.get() }
+        #expect(throws: Never.self) {
+            try waitForResult { store.commit([], followsEarlierChanges: true, completion: $0) }.get()
+        }
         try store.saveAndWait([storedCall(4)])
-        #expect(try store.fetch("session-2") == nil && store.fetch("session-3") == nil && store.fetch("session-4") != nil)
+        #expect(
+            try store.fetch("session-2") == nil && store.fetch("session-3") == nil && store.fetch("session-4") != nil)
     }
 
     @Test func loadLiveCallsReadsTheLiveCallsOldestFirst() throws {

@@ -1,11 +1,13 @@
 import Dispatch
 import SignalProtocol
-@testable import SignalServer
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An event loop commits the saves of its pass itself when the writer's

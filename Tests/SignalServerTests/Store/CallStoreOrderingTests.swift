@@ -1,9 +1,10 @@
 import Dispatch
 import SignalProtocol
-@testable import SignalServer
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// The writer thread: FIFO completions after commit, group commit, reads
 /// ordered with writes, whole-batch failure, and blocking calls made from a

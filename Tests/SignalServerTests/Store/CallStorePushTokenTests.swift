@@ -1,16 +1,18 @@
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// Push tokens in a real SQLite file: one per device, moving between
 /// devices, the per-user limit, purges that spare a newer registration, and
 /// what a reopened store reads back.
 @Suite(.blocking) struct CallStorePushTokenTests {
     static func token(_ uid: String, _ deviceId: String, _ hex: String, at updatedAt: Int64) -> RegisteredPushToken {
-        RegisteredPushToken(uid: uid, deviceId: deviceId,
-                            registration: try! PushRegistration(platform: .apnsVoip, token: String(repeating: hex, count: 32)),
-                            updatedAt: updatedAt)
+        RegisteredPushToken(
+            uid: uid, deviceId: deviceId,
+            registration: try! PushRegistration(platform: .apnsVoip, token: String(repeating: hex, count: 32)),
+            updatedAt: updatedAt)
     }
 
     static func save(_ token: RegisteredPushToken, in store: CallStore, limit: Int = 10) throws -> PushTokenSaved {

@@ -1,7 +1,8 @@
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// Call history queries on every backend: every filter and combination,
 /// keyset pagination in save order (equal times, calls arriving and
@@ -15,8 +16,9 @@ import TestSupport
         var receiver = users[(index * 7 + 1) % 5]
         if receiver == initiator { receiver = users[(users.firstIndex(of: initiator)! + 1) % 5] }
         let statuses = CallStatus.allCases
-        var call = storedCall(index, initiator, receiver, type: index % 4 == 1 ? .video : .audio,
-                              status: statuses[(index / 2) % statuses.count])
+        var call = storedCall(
+            index, initiator, receiver, type: index % 4 == 1 ? .video : .audio,
+            status: statuses[(index / 2) % statuses.count])
         call.seq = Int64(index + 1)
         return call
     }
@@ -33,7 +35,9 @@ import TestSupport
     }
 
     /// Runs `body` with a store of `backend` holding `calls`.
-    private func withStore(_ backend: StoreBackend, _ calls: [Call] = calls, _ body: (BackendStore) throws -> Void) throws {
+    private func withStore(
+        _ backend: StoreBackend, _ calls: [Call] = calls, _ body: (BackendStore) throws -> Void
+    ) throws {
         let store = try BackendStore(backend)
         defer { store.close() }
         try store.save(calls)
@@ -61,8 +65,10 @@ import TestSupport
                 for missedOnly in [false, true] {
                     for direction in directions {
                         for peer in peers {
-                            queries.append(CallLogFilter(limit: 4, callType: callType, status: status,
-                                                        missedOnly: missedOnly, direction: direction, with: peer))
+                            queries.append(
+                                CallLogFilter(
+                                    limit: 4, callType: callType, status: status,
+                                    missedOnly: missedOnly, direction: direction, with: peer))
                         }
                     }
                 }
@@ -87,9 +93,11 @@ import TestSupport
     func eachFilterAloneOnEveryUser(_ backend: StoreBackend) throws {
         try withStore(backend) { store in
             for uid in ["alice", "bob", "carol", "dave", "erin", "nobody"] {
-                let queries = [CallLogFilter(limit: 100), CallLogFilter(limit: 100, callType: .video),
-                               CallLogFilter(limit: 100, status: .rejected), CallLogFilter(limit: 100, missedOnly: true),
-                               CallLogFilter(limit: 100, direction: .incoming), CallLogFilter(limit: 100, with: "alice")]
+                let queries = [
+                    CallLogFilter(limit: 100), CallLogFilter(limit: 100, callType: .video),
+                    CallLogFilter(limit: 100, status: .rejected), CallLogFilter(limit: 100, missedOnly: true),
+                    CallLogFilter(limit: 100, direction: .incoming), CallLogFilter(limit: 100, with: "alice"),
+                ]
                 for query in queries {
                     let page = try store.logs(uid, query)
                     #expect(page.logs == Self.expected(uid, query), "\(uid) \(query)")
@@ -112,8 +120,9 @@ import TestSupport
                     pages.append(page.logs)
                     guard let next = page.next else { break }
                     #expect(page.logs.count == limit)
-                    #expect(next == CallLogCursor.encode(try #require(page.logs.last).call.seq),
-                            "the cursor is the last entry's seq")
+                    #expect(
+                        next == CallLogCursor.encode(try #require(page.logs.last).call.seq),
+                        "the cursor is the last entry's seq")
                     query.cursor = next
                 }
                 #expect(pages.flatMap { $0 } == all, "limit \(limit)")
@@ -190,12 +199,16 @@ import TestSupport
         try withStore(backend) { store in
             let issued = try #require(try store.logs("alice", CallLogFilter(limit: 2)).next)
             for cursor in ["", "garbage", issued + "x", "AAAAAAAAAAA", String(issued.reversed()) + "+"] {
-                let error = try #require(throws: StoreError.self) { try store.logs("alice", CallLogFilter(cursor: cursor)) }
+                let error = try #require(throws: StoreError.self) {
+                    try store.logs("alice", CallLogFilter(cursor: cursor))
+                }
                 #expect(error == StoreError(.badCursor, "cursor is not one the server issued"), "\(cursor)")
                 #expect(throws: StoreError.self) { try CallLogFilter(cursor: cursor).seqBound() }
             }
             for limit in [0, -1, 101, Int.max] {
-                let error = try #require(throws: StoreError.self) { try store.logs("alice", CallLogFilter(limit: limit)) }
+                let error = try #require(throws: StoreError.self) {
+                    try store.logs("alice", CallLogFilter(limit: limit))
+                }
                 #expect(error == StoreError(.badQuery, "limit must be 1 to 100, not \(limit)"))
             }
             // A cursor from one user's history is only a position: on another it resumes at the same seq.

@@ -1,7 +1,8 @@
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// The store's half of resume, on every backend: which calls of a user
 /// changed after a position, read from the party indexes and the call the
@@ -28,9 +29,10 @@ import TestSupport
         }
 
         func call(_ id: String, _ from: String, _ to: String, _ status: CallStatus, endedBy: String? = nil) -> Call {
-            Call(sessionId: id, callType: .audio, status: status, initiator: from, receiver: to, initiatedAt: 1_000,
-                 endedAt: status.isTerminal ? 2_000 : nil, endedBy: endedBy,
-                 endReason: status == .busy ? .busy : status == .ended ? .hangup : nil, timeoutMs: 30_000)
+            Call(
+                sessionId: id, callType: .audio, status: status, initiator: from, receiver: to, initiatedAt: 1_000,
+                endedAt: status.isTerminal ? 2_000 : nil, endedBy: endedBy,
+                endReason: status == .busy ? .busy : status == .ended ? .hangup : nil, timeoutMs: 30_000)
         }
 
         func changed(_ uid: String, after seq: Int64, limit: Int = 10) throws -> ChangedCalls {

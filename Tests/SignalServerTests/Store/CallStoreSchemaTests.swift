@@ -1,8 +1,9 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// Opening, migrating, reopening and closing the store's database file.
 @Suite(.blocking) struct CallStoreSchemaTests {
@@ -32,9 +33,11 @@ import TestSupport
         let store = try CallStore(path: directory.path + "/calls.db")
         store.close()
         let database = try SQLiteDatabase(path: directory.path + "/calls.db")
-        for sql in ["UPDATE calls SET status = ?1, ended_at = ?2 WHERE session_id = ?3",
-                    "INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout) "
-                        + "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"] {
+        for sql in [
+            "UPDATE calls SET status = ?1, ended_at = ?2 WHERE session_id = ?3",
+            "INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout) "
+                + "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        ] {
             let program = try opcodes(sql, in: database)
             #expect(program.contains("OpenWrite") && !program.contains("OpenEphemeral"), "\(sql): \(program)")
         }
@@ -53,8 +56,10 @@ import TestSupport
         #expect(StoreSchema.latestVersion == 8)
         #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
         let names = try schemaNames(path)
-        for name in ["calls", "revocations", "calls_live", "calls_by_initiator", "calls_by_receiver", "calls_between",
-                     "calls_missed", "counters", "restart_grace", "webhook_deliveries", "webhook_deliveries_by_status"] {
+        for name in [
+            "calls", "revocations", "calls_live", "calls_by_initiator", "calls_by_receiver", "calls_between",
+            "calls_missed", "counters", "restart_grace", "webhook_deliveries", "webhook_deliveries_by_status",
+        ] {
             #expect(names.contains(name), "\(name)")
         }
         #expect(!names.contains("call_log"))
@@ -74,8 +79,10 @@ import TestSupport
                 defer { statement.reset() }
                 var names: Set<String> = []
                 while try statement.step() == .row { names.insert(statement.string(at: 0) ?? "") }
-                return (try connection.database.scalarInt64("PRAGMA user_version"),
-                        try connection.database.scalarText("PRAGMA journal_mode"), names)
+                return (
+                    try connection.database.scalarInt64("PRAGMA user_version"),
+                    try connection.database.scalarText("PRAGMA journal_mode"), names
+                )
             }
         }
         #expect(version == StoreSchema.latestVersion && journal == "memory")
@@ -84,7 +91,9 @@ import TestSupport
         #expect(try first.fetch("session-50") == storedCall(50))
         #expect(try second.fetch("session-1") == nil)
         #expect(first.checkpointCount == 0)
-        #expect(!FileManager.default.fileExists(atPath: CallStore.inMemoryPath), "a file named :memory: in \(FileManager.default.currentDirectoryPath)")
+        #expect(
+            !FileManager.default.fileExists(atPath: CallStore.inMemoryPath),
+            "a file named :memory: in \(FileManager.default.currentDirectoryPath)")
     }
 
     @Test func reopeningKeepsDataAndVersion() throws {
@@ -111,7 +120,8 @@ import TestSupport
         try old.execute("PRAGMA journal_mode = WAL")
         try old.execute(StoreSchema.migrations[0].sql)
         try old.execute("PRAGMA user_version = 1")
-        try old.execute("""
+        try old.execute(
+            """
             INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, ended_at, ended_by,
                                end_reason, timeout)
             VALUES ('session-1', 'audio', 'unanswered', 'alice', 'bob', 1000, 31000, NULL, 'timeout', 30);
@@ -123,8 +133,13 @@ import TestSupport
         defer { store.close() }
         let call = try #require(try store.fetch("session-1"))
         #expect(try store.logs("alice").logs == [CallLog(call: call, direction: .outgoing, missed: false)])
-        #expect(try store.logs("bob", CallLogFilter(missedOnly: true)).logs == [CallLog(call: call, direction: .incoming, missed: true)])
-        #expect(try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version") == StoreSchema.latestVersion)
+        #expect(
+            try store.logs("bob", CallLogFilter(missedOnly: true)).logs == [
+                CallLog(call: call, direction: .incoming, missed: true)
+            ])
+        #expect(
+            try SQLiteDatabase(path: directory.databasePath).scalarInt64("PRAGMA user_version")
+                == StoreSchema.latestVersion)
         // Version 3 reads the calls already there as changed before any
         // position, and hands out positions above their seq.
         #expect(call.seq == 0)
@@ -137,7 +152,9 @@ import TestSupport
     static func file(atVersion version: Int64, in directory: TemporaryDirectory) throws -> SQLiteDatabase {
         let old = try SQLiteDatabase(path: directory.databasePath)
         try old.execute("PRAGMA journal_mode = WAL")
-        for migration in StoreSchema.migrations.prefix(while: { $0.version <= version }) { try old.execute(migration.sql) }
+        for migration in StoreSchema.migrations.prefix(while: { $0.version <= version }) {
+            try old.execute(migration.sql)
+        }
         try old.execute("PRAGMA user_version = \(version)")
         return old
     }
@@ -149,7 +166,8 @@ import TestSupport
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let old = try Self.file(atVersion: 5, in: directory)
-        try old.execute("""
+        try old.execute(
+            """
             INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout, change_seq, seq)
             VALUES ('rang-before', 'audio', 'initiated', 'alice', 'bob', 1000, 20, 7, 7);
             """)
@@ -175,7 +193,8 @@ import TestSupport
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let old = try Self.file(atVersion: 7, in: directory)
-        try old.execute("""
+        try old.execute(
+            """
             INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout, timeout_ms,
                                accepted_at, accepted_by, change_seq, seq)
             VALUES ('placed-before', 'video', 'ongoing', 'alice', 'bob', 1000, 45, 45000, 2000, 'b1', 7, 7);
@@ -193,8 +212,9 @@ import TestSupport
         call.acceptedBy = "bob-phone"
         try store.saveAndWait([call])
         #expect(try store.fetch(call.sessionId) == call)
-        #expect(try store.logs("alice").logs.first { $0.call.sessionId == call.sessionId }?.call.initiatorDevice
-            == "alice-laptop")
+        #expect(
+            try store.logs("alice").logs.first { $0.call.sessionId == call.sessionId }?.call.initiatorDevice
+                == "alice-laptop")
     }
 
     /// The log is copied back by the checkpointer thread once it holds
@@ -211,7 +231,8 @@ import TestSupport
             saved += 1
             try store.saveAndWait([storedCall(saved)])
         }
-        #expect(waitUntil(timeout: storeTestTimeout) { store.checkpointCount > 0 }, "no checkpoint after \(saved) commits")
+        #expect(
+            waitUntil(timeout: storeTestTimeout) { store.checkpointCount > 0 }, "no checkpoint after \(saved) commits")
         let raw = try SQLiteDatabase(path: directory.databasePath)
         #expect(try raw.scalarInt64("SELECT count(*) FROM calls") == Int64(saved))
     }
@@ -264,7 +285,9 @@ import TestSupport
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try Data("x".utf8).write(to: URL(fileURLWithPath: directory.path + "/file"))
-        let nested = try #require(throws: StoreError.self) { try CallStore(path: directory.path + "/file/sub/calls.db") }
+        let nested = try #require(throws: StoreError.self) {
+            try CallStore(path: directory.path + "/file/sub/calls.db")
+        }
         #expect(nested.code == .directory)
         let direct = try #require(throws: StoreError.self) { try CallStore(path: directory.path + "/file/calls.db") }
         #expect(direct.code == .directory)

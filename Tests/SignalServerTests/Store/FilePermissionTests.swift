@@ -1,9 +1,11 @@
 import Foundation
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The token secret and the store are the owner's only: files ringd creates

@@ -1,6 +1,7 @@
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// What the writer's commit hook is told to do as the log grows.
 @Suite(.blocking) struct StoreCheckpointerOutcomeTests {
@@ -14,8 +15,9 @@ import TestSupport
         let step = StoreCheckpointer.thresholdFrames
         #expect(checkpointer.walCommitted(frames: StoreCheckpointer.catchUpFrames - 1) == .proceed)
         #expect(checkpointer.walCommitted(frames: StoreCheckpointer.catchUpFrames) == .catchUp)
-        #expect(checkpointer.walCommitted(frames: StoreCheckpointer.catchUpFrames + 1) == .proceed,
-                "at most one catch-up per threshold of growth")
+        #expect(
+            checkpointer.walCommitted(frames: StoreCheckpointer.catchUpFrames + 1) == .proceed,
+            "at most one catch-up per threshold of growth")
         #expect(checkpointer.walCommitted(frames: StoreCheckpointer.limitFrames) == .catchUpAfterPass)
         #expect(checkpointer.walCommitted(frames: StoreCheckpointer.limitFrames + step) == .catchUpAfterPass)
         checkpointer.waitForRunningPass()

@@ -1,7 +1,8 @@
 import CSQLite
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// The owning SQLite wrappers: statement cache, bindings, columns, errors;
 /// and the call log cursor codec.
@@ -70,7 +71,7 @@ import TestSupport
             let error = try #require(throws: SQLiteError.self) { try duplicate.run() }
             #expect(error.code == "SQLITE_CONSTRAINT")
             #expect(error.resultCode == SQLITE_CONSTRAINT)
-            #expect(error.extendedCode == 2067) // SQLITE_CONSTRAINT_UNIQUE
+            #expect(error.extendedCode == 2067)  // SQLITE_CONSTRAINT_UNIQUE
             #expect(error.message.contains("UNIQUE"))
             #expect(error.operation == "INSERT INTO t (k) VALUES (?1)")
 
@@ -100,8 +101,10 @@ import TestSupport
             #expect(try CallLogCursor.decode(cursor) == seq)
         }
         let valid = CallLogCursor.encode(12345)
-        let invalid = ["", "abc", valid + "A", String(valid.dropLast()), valid + "=", "AAAAAAAAAAA", // seq 0
-                       CallLogCursor.encode(-1), "AAAAAAAAAA+", "AAAAAAAAAAB", "!!!!!!!!!!!", "AAAAAAAAAA\u{e9}"]
+        let invalid = [
+            "", "abc", valid + "A", String(valid.dropLast()), valid + "=", "AAAAAAAAAAA",  // seq 0
+            CallLogCursor.encode(-1), "AAAAAAAAAA+", "AAAAAAAAAAB", "!!!!!!!!!!!", "AAAAAAAAAA\u{e9}",
+        ]
         for cursor in invalid {
             let error = try #require(throws: StoreError.self) { try CallLogCursor.decode(cursor) }
             #expect(error.code == .badCursor, "\(cursor)")

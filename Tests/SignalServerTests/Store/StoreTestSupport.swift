@@ -1,10 +1,12 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
 import Synchronization
 import TestSupport
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failure of the store test harness itself (a timeout, a temp directory).
@@ -114,8 +116,10 @@ extension CallStore {
     /// Commits `calls` as changes creating them (the store writes a change's
     /// `after`, inserting or replacing by session id), for tests that think
     /// in snapshots.
-    func save(_ calls: [Call], wakeWriter: Bool = true,
-              completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+    func save(
+        _ calls: [Call], wakeWriter: Bool = true,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+    ) {
         commit(calls.map { CallChange.created($0, by: .server) }, wakeWriter: wakeWriter, completion: completion)
     }
 
@@ -151,14 +155,17 @@ func everyPage(from query: CallLogFilter, _ page: (CallLogFilter) throws -> Call
 
 /// A terminal call number `index` from `initiator` to `receiver`, its times
 /// derived from `index`.
-func storedCall(_ index: Int, _ initiator: String = "alice", _ receiver: String = "bob",
-                type: CallType = .audio, status: CallStatus = .ended) -> Call {
+func storedCall(
+    _ index: Int, _ initiator: String = "alice", _ receiver: String = "bob",
+    type: CallType = .audio, status: CallStatus = .ended
+) -> Call {
     let start = 1_700_000_000_000 + Int64(index) * 1000
     let answered = status == .ended || status == .ongoing
-    return Call(sessionId: "session-\(index)", callType: type, status: status, initiator: initiator,
-                receiver: receiver, initiatedAt: start, acceptedAt: answered ? start + 100 : nil,
-                endedAt: status.isTerminal ? start + 500 : nil, acceptedBy: answered ? "\(receiver)-phone" : nil,
-                endedBy: status.isTerminal ? initiator : nil, endReason: endReason(for: status), timeoutMs: 30_000)
+    return Call(
+        sessionId: "session-\(index)", callType: type, status: status, initiator: initiator,
+        receiver: receiver, initiatedAt: start, acceptedAt: answered ? start + 100 : nil,
+        endedAt: status.isTerminal ? start + 500 : nil, acceptedBy: answered ? "\(receiver)-phone" : nil,
+        endedBy: status.isTerminal ? initiator : nil, endReason: endReason(for: status), timeoutMs: 30_000)
 }
 
 /// The end reason a call that reached `status` normally has.

@@ -1,7 +1,8 @@
 import CShim
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A child process (`ringd`, `ringctl`, `tmux`) started with `posix_spawn`
@@ -49,9 +50,11 @@ final class ChildProcess {
     /// `directory` (this process's when nil). `passing`, when given, is the
     /// child's descriptor 3 (a listening socket it serves, say), the one
     /// descriptor beyond the standard streams it inherits.
-    init(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
-         directory: String? = nil, stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null,
-         passing descriptor: Int32? = nil) throws {
+    init(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
+        directory: String? = nil, stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null,
+        passing descriptor: Int32? = nil
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -90,7 +93,9 @@ final class ChildProcess {
         defer { (argv + envp).forEach { free($0) } }
         var child: pid_t = 0
         let spawned = posix_spawnp(&child, executable, &actions, nil, argv, envp)
-        guard spawned == 0 else { throw TestSocketError("cannot run \(executable): \(String(cString: strerror(spawned)))") }
+        guard spawned == 0 else {
+            throw TestSocketError("cannot run \(executable): \(String(cString: strerror(spawned)))")
+        }
         pid = child
         (standardInput, standardOutput, standardError) = (handles[0], handles[1], handles[2])
     }

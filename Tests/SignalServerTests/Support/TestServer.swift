@@ -1,10 +1,12 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
 import Synchronization
 import Testing
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What responders saw, recorded on loop threads and read from the test thread.
@@ -188,7 +190,9 @@ final class TestServer {
         if !waiterStarted {
             waiterStarted = true
             let server = self.server, exited = self.exited
-            Thread { server.wait(); exited.set() }.start()
+            Thread {
+                server.wait(); exited.set()
+            }.start()
         }
         return waitUntil(timeout: timeout) { exited.isSet }
     }

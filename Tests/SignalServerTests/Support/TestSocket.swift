@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Why a test socket operation failed.
 struct TestSocketError: Error, CustomStringConvertible {
@@ -222,7 +223,9 @@ final class TestSocket {
             }
             if end != nil { break }
             if try receiveSome(until: deadline) == 0 {
-                throw TestSocketError("EOF before a complete response head; got \(String(decoding: buffer, as: UTF8.self).debugDescription)")
+                throw TestSocketError(
+                    "EOF before a complete response head; got \(String(decoding: buffer, as: UTF8.self).debugDescription)"
+                )
             }
         }
         let headEnd = end!
@@ -237,10 +240,12 @@ final class TestSocket {
         var headers: [(name: String, value: String)] = []
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { throw TestSocketError("bad header line \(line)") }
-            headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: " ")))
+            headers.append(
+                (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: " ")))
         }
-        var response = TestHTTPResponse(status: status, reason: parts.count > 2 ? String(parts[2]) : "",
-                                        headers: headers, body: [])
+        var response = TestHTTPResponse(
+            status: status, reason: parts.count > 2 ? String(parts[2]) : "",
+            headers: headers, body: [])
         if let lengthText = response.header("Content-Length") {
             guard let length = Int(lengthText) else { throw TestSocketError("bad Content-Length \(lengthText)") }
             response.body = try receive(exactly: length, timeout: max(0.01, deadline - monotonicSeconds()))
@@ -260,7 +265,8 @@ extension String {
     func trimmingCharacters(in characters: String) -> String {
         let set = Set(characters)
         guard let first = firstIndex(where: { !set.contains($0) }),
-              let last = lastIndex(where: { !set.contains($0) }) else { return "" }
+            let last = lastIndex(where: { !set.contains($0) })
+        else { return "" }
         return String(self[first ... last])
     }
 }

@@ -2,8 +2,9 @@ import SignalCompression
 import SignalProtocol
 import SignalServer
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A fresh random `Sec-WebSocket-Key`: the base64 of 16 random bytes.
@@ -14,14 +15,17 @@ func randomWebSocketKey() -> String {
 
 /// An upgrade request for `path`; `headers` replaces the usual WebSocket
 /// headers when given, so tests can leave some out or get them wrong.
-func upgradeRequest(path: String = "/v1/ws", key: String, method: String = "GET", version: String = "HTTP/1.1",
-                    headers: [String]? = nil) -> String {
-    let lines = headers ?? [
-        "Upgrade: websocket",
-        "Connection: Upgrade",
-        "Sec-WebSocket-Key: \(key)",
-        "Sec-WebSocket-Version: 13",
-    ]
+func upgradeRequest(
+    path: String = "/v1/ws", key: String, method: String = "GET", version: String = "HTTP/1.1",
+    headers: [String]? = nil
+) -> String {
+    let lines =
+        headers ?? [
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            "Sec-WebSocket-Key: \(key)",
+            "Sec-WebSocket-Version: 13",
+        ]
     return "\(method) \(path) \(version)\r\nHost: 127.0.0.1\r\n" + lines.map { $0 + "\r\n" }.joined() + "\r\n"
 }
 
@@ -45,8 +49,11 @@ final class TestWebSocket {
         self.socket = socket
         self.extensions = extensions
         let deflate = extensions.flatMap { try? PerMessageDeflateNegotiation.validate(response: [$0], offer: .init()) }
-        reader = WebSocketMessageReader(role: .client, maxMessageBytes: maxMessageBytes, perMessageDeflate: deflate != nil)
-        decompressor = deflate.map { MessageDecompressor(contextTakeover: $0.serverToClient.contextTakeover, cache: nil) }
+        reader = WebSocketMessageReader(
+            role: .client, maxMessageBytes: maxMessageBytes, perMessageDeflate: deflate != nil)
+        decompressor = deflate.map {
+            MessageDecompressor(contextTakeover: $0.serverToClient.contextTakeover, cache: nil)
+        }
         reader.append(contentsOf: socket.buffer)
         socket.buffer = []
     }
@@ -54,21 +61,27 @@ final class TestWebSocket {
     /// Connects, performs the opening handshake and checks the 101 response.
     /// `firstBytes` are sent in the same write as the upgrade request;
     /// `offer` is sent as `Sec-WebSocket-Extensions`, `more` as further header lines.
-    static func connect(port: Int, path: String = "/v1/ws", firstBytes: [UInt8] = [],
-                        receiveBufferSize: Int? = nil, offer: String? = nil, headers more: [String] = []) throws -> TestWebSocket {
+    static func connect(
+        port: Int, path: String = "/v1/ws", firstBytes: [UInt8] = [],
+        receiveBufferSize: Int? = nil, offer: String? = nil, headers more: [String] = []
+    ) throws -> TestWebSocket {
         let socket = try TestSocket(port: port, receiveBufferSize: receiveBufferSize)
         let key = randomWebSocketKey()
         let extraHeaders = offer.map { ["Sec-WebSocket-Extensions: \($0)"] } ?? []
-        let headers = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: \(key)",
-                       "Sec-WebSocket-Version: 13"] + extraHeaders + more
+        let headers =
+            [
+                "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: \(key)",
+                "Sec-WebSocket-Version: 13",
+            ] + extraHeaders + more
         try socket.send(Array(upgradeRequest(path: path, key: key, headers: headers).utf8) + firstBytes)
         let response = try socket.readResponse()
         guard response.status == 101 else {
             throw TestSocketError("handshake answered \(response.status): \(response.bodyText)")
         }
         guard response.header("Upgrade")?.lowercased() == "websocket",
-              response.header("Connection")?.lowercased() == "upgrade",
-              response.header("Sec-WebSocket-Accept") == WebSocketHandshake.acceptValue(forKey: key) else {
+            response.header("Connection")?.lowercased() == "upgrade",
+            response.header("Sec-WebSocket-Accept") == WebSocketHandshake.acceptValue(forKey: key)
+        else {
             throw TestSocketError("bad 101 headers: \(response.headers)")
         }
         return TestWebSocket(socket: socket, extensions: response.header("Sec-WebSocket-Extensions"))
@@ -78,8 +91,10 @@ final class TestWebSocket {
 
     /// Sends one masked frame.
     func send(_ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true, reservedBits: UInt8 = 0) throws {
-        try socket.send(WebSocketFrameEncoder.frame(opcode, payload: payload, fin: fin, reservedBits: reservedBits,
-                                                    maskKey: .random()))
+        try socket.send(
+            WebSocketFrameEncoder.frame(
+                opcode, payload: payload, fin: fin, reservedBits: reservedBits,
+                maskKey: .random()))
     }
 
     func send(text: String) throws { try send(.text, Array(text.utf8)) }

@@ -1,8 +1,10 @@
 import Foundation
-@testable import SignalServer
 import TestSupport
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A PostgreSQL server for one suite, from Debian's `postgresql` (which
@@ -33,8 +35,12 @@ final class ThrowawayPostgres {
 
     /// Starts the server; -w waits until it accepts connections (at most -t seconds).
     func start() throws {
-        try run(pgCtl, ["-D", directory + "/data", "-w", "-t", "30", "-l", directory + "/server.log", "-o",
-                        "-k \(directory) -c listen_addresses='' -F -c max_connections=50", "start"])
+        try run(
+            pgCtl,
+            [
+                "-D", directory + "/data", "-w", "-t", "30", "-l", directory + "/server.log", "-o",
+                "-k \(directory) -c listen_addresses='' -F -c max_connections=50", "start",
+            ])
     }
 
     /// Stops the server at once, as a crash or a failover would (what
@@ -63,7 +69,8 @@ final class ThrowawayPostgres {
     /// the test process's descriptors on (its output pipe among them), and
     /// the server `pg_ctl` leaves running would hold them open for good.
     private func run(_ executable: String, _ arguments: [String]) throws {
-        let spawn = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL).returncode)"
+        let spawn =
+            "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL).returncode)"
         let result = try Command.run("/usr/bin/python3", ["-c", spawn] + asUser + [executable] + arguments)
         guard result.status == 0 else {
             let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// The tap: every transition, in order, with the calls before and after and
 /// what each device was told.
@@ -11,7 +11,8 @@ struct TapTests {
     func fullCall() throws {
         let rig = try TestAPIRig()
         defer { rig.finish() }
-        let tap = try TestWebSocket.connect(port: rig.port, path: "/v1/test/tap", headers: ["X-Test-Key: \(TestAPIRig.key)"])
+        let tap = try TestWebSocket.connect(
+            port: rig.port, path: "/v1/test/tap", headers: ["X-Test-Key: \(TestAPIRig.key)"])
         defer { tap.close() }
         let alice = try rig.device("alice", "a1"), bob = try rig.device("bob", "b1")
         let call = try alice.initiate(to: "bob").call()
@@ -25,9 +26,17 @@ struct TapTests {
             let message = try tap.nextMessage()
             records.append(try JSONValue.parse(message.payload))
         }
-        let inputs = records.map { [$0["input"]?["type"]?.stringValue, $0["input"]?["request"]?.stringValue ?? $0["input"]?["uid"]?.stringValue] }
-        #expect(inputs == [["connect", "alice"], ["connect", "bob"], ["request", "initiateCall"],
-                           ["request", "acceptCall"], ["request", "endCall"]])
+        let inputs = records.map {
+            [
+                $0["input"]?["type"]?.stringValue,
+                $0["input"]?["request"]?.stringValue ?? $0["input"]?["uid"]?.stringValue,
+            ]
+        }
+        #expect(
+            inputs == [
+                ["connect", "alice"], ["connect", "bob"], ["request", "initiateCall"],
+                ["request", "acceptCall"], ["request", "endCall"],
+            ])
         let seqs = records.compactMap { $0["seq"]?.integerValue }
         #expect(seqs == Array(seqs[0] ..< seqs[0] + 5))
         #expect(records.allSatisfy { $0["committed"]?.boolValue == true })
@@ -57,7 +66,8 @@ struct TapTests {
         let alice = try rig.device("alice", "a1"), bob = try rig.device("bob", "b1")
         let call = try alice.initiate(to: "bob").call()
         #expect(try bob.accept(call.sessionId).ok)
-        #expect(try alice.signal(call.sessionId, .object([("kind", .string("offer")), ("sdp", .string("secret-sdp"))])).ok)
+        #expect(
+            try alice.signal(call.sessionId, .object([("kind", .string("offer")), ("sdp", .string("secret-sdp"))])).ok)
         let kept = try rig.transitions(sessionId: call.sessionId)
         let relay = try #require(kept.last, "\(kept)")
         #expect(relay["input"]?["request"]?.stringValue == "signal")
@@ -77,12 +87,15 @@ struct TapTests {
         let alice = try rig.device("alice", "a1")
         _ = try rig.device("bob", "b1")
         let call = try alice.initiate(to: "bob").call()
-        let tap = try TestWebSocket.connect(port: rig.port, path: "/v1/test/tap?afterSeq=0",
-                                            headers: ["X-Test-Key: \(TestAPIRig.key)"])
+        let tap = try TestWebSocket.connect(
+            port: rig.port, path: "/v1/test/tap?afterSeq=0",
+            headers: ["X-Test-Key: \(TestAPIRig.key)"])
         defer { tap.close() }
         #expect(try alice.cancel(call.sessionId).ok)
         var types: [String?] = []
-        while types.count < 4 { types.append(try JSONValue.parse(tap.nextMessage().payload)["input"]?["request"]?.stringValue) }
+        while types.count < 4 {
+            types.append(try JSONValue.parse(tap.nextMessage().payload)["input"]?["request"]?.stringValue)
+        }
         #expect(types == [nil, nil, "initiateCall", "cancelCall"])
     }
 

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// A ringd with the test API on, and requests to it with the test key.
 final class TestAPIRig {
@@ -21,8 +21,10 @@ final class TestAPIRig {
 
     /// A request to the test API; fails the test unless it answers `expect`.
     @discardableResult
-    func call(_ method: String, _ path: String, _ body: String? = nil, expect status: Int = 200,
-              sourceLocation: SourceLocation = #_sourceLocation) throws -> SignalingIntegration.RestResponse {
+    func call(
+        _ method: String, _ path: String, _ body: String? = nil, expect status: Int = 200,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> SignalingIntegration.RestResponse {
         let response = try harness.rest(method, path, body: body, apiKey: nil, headers: ["X-Test-Key: \(Self.key)"])
         #expect(response.status == status, "\(method) \(path): \(response)", sourceLocation: sourceLocation)
         return response
@@ -42,7 +44,9 @@ final class TestAPIRig {
 
     /// The transitions kept for `sessionId`.
     func transitions(sessionId: String) throws -> [JSONValue] {
-        guard case .array(let records)? = try call("GET", "/v1/test/transitions?sessionId=\(sessionId)").json?["transitions"]
+        guard
+            case .array(let records)? = try call("GET", "/v1/test/transitions?sessionId=\(sessionId)").json?[
+                "transitions"]
         else { return [] }
         return records
     }

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// The test API's manual clock: ring timeouts and grace periods fire when a
 /// test advances it, in deadline order, delivered before the advance returns.
@@ -40,7 +40,8 @@ struct TestClockTests {
         try SignalingIntegration.expectOne([b], .initiated, long.sessionId)
         try SignalingIntegration.expectOne([d], .initiated, short.sessionId)
         #expect(try rig.advance(60_000) == 2)
-        let ended = try SignalingIntegration.expectOne([a], .unanswered, long.sessionId)
+        let ended =
+            try SignalingIntegration.expectOne([a], .unanswered, long.sessionId)
             + SignalingIntegration.expectOne([c], .unanswered, short.sessionId)
         #expect(ended[0].call.endedAt == long.initiatedAt + 20_000)
         #expect(ended[1].call.endedAt == short.initiatedAt + 10_000)
@@ -50,7 +51,8 @@ struct TestClockTests {
         #expect(timers.compactMap { $0["input"]?["sessionId"]?.stringValue } == [short.sessionId, long.sessionId])
     }
 
-    @Test("a grace period on the manual clock: a dropped callee's call ends connection_lost; one who comes back goes on")
+    @Test(
+        "a grace period on the manual clock: a dropped callee's call ends connection_lost; one who comes back goes on")
     func grace() throws {
         let rig = try TestAPIRig { $0.reconnectGrace = 10 }
         defer { rig.finish() }

@@ -14,7 +14,8 @@ struct TestClockUnitTests {
             monotonic.add(ms, ordering: .relaxed)
         }
         var clock: SignalingClock {
-            SignalingClock(wall: { self.wall.load(ordering: .relaxed) }, monotonic: { self.monotonic.load(ordering: .relaxed) })
+            SignalingClock(
+                wall: { self.wall.load(ordering: .relaxed) }, monotonic: { self.monotonic.load(ordering: .relaxed) })
         }
     }
 

@@ -1,18 +1,20 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// The test API's faults, reset and crash, and who may use it.
 @Suite("Test API: faults, reset, crash, access", .blocking)
 struct TestFaultTests {
     @Test("without the key every route is refused; with testing off the routes do not exist")
     func access() throws {
-        let routes = [("GET", "/v1/test/clock"), ("POST", "/v1/test/clock"), ("POST", "/v1/test/clock/advance"),
-                      ("POST", "/v1/test/devices/bob/b1/drop"), ("POST", "/v1/test/devices/bob/b1/hold"),
-                      ("POST", "/v1/test/devices/bob/b1/release"), ("POST", "/v1/test/store/fail"),
-                      ("POST", "/v1/test/crash"), ("POST", "/v1/test/reset"), ("GET", "/v1/test/transitions"),
-                      ("GET", "/v1/test/tap")]
+        let routes = [
+            ("GET", "/v1/test/clock"), ("POST", "/v1/test/clock"), ("POST", "/v1/test/clock/advance"),
+            ("POST", "/v1/test/devices/bob/b1/drop"), ("POST", "/v1/test/devices/bob/b1/hold"),
+            ("POST", "/v1/test/devices/bob/b1/release"), ("POST", "/v1/test/store/fail"),
+            ("POST", "/v1/test/crash"), ("POST", "/v1/test/reset"), ("GET", "/v1/test/transitions"),
+            ("GET", "/v1/test/tap"),
+        ]
         let on = try TestAPIRig()
         defer { on.finish() }
         let off = try SignalingIntegration.Harness()
@@ -47,8 +49,13 @@ struct TestFaultTests {
         #expect(clock?["mode"]?.stringValue == "real")
         // Real time runs the timers again: a short ring ends by itself.
         let dave = try rig.device("dave", "d1"), erin = try rig.device("erin", "e1")
-        let short = try dave.request("initiateCall", [("receiverId", .string("erin")), ("callType", .string("audio")),
-                                                       ("timeoutMs", .integer(200))]).call()
+        let short = try dave.request(
+            "initiateCall",
+            [
+                ("receiverId", .string("erin")), ("callType", .string("audio")),
+                ("timeoutMs", .integer(200)),
+            ]
+        ).call()
         #expect(try erin.waitForEvent(short.sessionId, .unanswered, timeout: 10).status == .unanswered)
         let logs = try rig.harness.rest("GET", "/v1/users/alice/calls")
         #expect(SignalingIntegration.logEntries(logs.json).isEmpty, "\(logs)")
@@ -135,11 +142,13 @@ struct TestFaultTests {
         try SignalingIntegration.expectOne([alice2], .ended, call.sessionId)
         // The tap shows the restart: both parties' grace periods, started as they were away.
         guard case .array(let records)? = try rig.call("GET", "/v1/test/transitions?uid=alice").json?["transitions"],
-              let restart = records.first(where: { $0["input"]?["type"]?.stringValue == "restart" }),
-              case .array(let actions)? = restart["actions"] else {
+            let restart = records.first(where: { $0["input"]?["type"]?.stringValue == "restart" }),
+            case .array(let actions)? = restart["actions"]
+        else {
             throw SignalingIntegration.ClientError("no restart transition")
         }
-        #expect(actions.filter { $0["type"]?.stringValue == "schedule" }.compactMap { $0["uid"]?.stringValue }.sorted()
-            == ["alice", "bob"])
+        #expect(
+            actions.filter { $0["type"]?.stringValue == "schedule" }.compactMap { $0["uid"]?.stringValue }.sorted()
+                == ["alice", "bob"])
     }
 }

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// Outbound limits: a peer that does not read is dropped at the hard limit;
 /// a slow one below it gets everything, in order.

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// The WebSocket opening handshake over real sockets.
 @Suite(.blocking) struct HandshakeTests {
@@ -52,18 +52,25 @@ import TestSupport
 
     @Test func missingUpgradeIs426() throws {
         let key = randomWebSocketKey()
-        let response = try expectRefusal(upgradeRequest(key: key, headers: [
-            "Connection: Upgrade", "Sec-WebSocket-Key: \(key)", "Sec-WebSocket-Version: 13",
-        ]), status: 426)
+        let response = try expectRefusal(
+            upgradeRequest(
+                key: key,
+                headers: [
+                    "Connection: Upgrade", "Sec-WebSocket-Key: \(key)", "Sec-WebSocket-Version: 13",
+                ]), status: 426)
         #expect(response.header("Upgrade") == "websocket")
         #expect(try jsonBody(response)["error"]?["code"] == .string("ERR_UPGRADE_REQUIRED"))
     }
 
     @Test func connectionWithoutUpgradeTokenIs400() throws {
         let key = randomWebSocketKey()
-        let response = try expectRefusal(upgradeRequest(key: key, headers: [
-            "Upgrade: websocket", "Connection: keep-alive", "Sec-WebSocket-Key: \(key)", "Sec-WebSocket-Version: 13",
-        ]), status: 400)
+        let response = try expectRefusal(
+            upgradeRequest(
+                key: key,
+                headers: [
+                    "Upgrade: websocket", "Connection: keep-alive", "Sec-WebSocket-Key: \(key)",
+                    "Sec-WebSocket-Version: 13",
+                ]), status: 400)
         #expect(try jsonBody(response)["error"]?["code"] == .string("ERR_BAD_REQUEST"))
     }
 
@@ -73,10 +80,13 @@ import TestSupport
         let socket = try TestSocket(port: server.port)
         defer { socket.close() }
         let key = randomWebSocketKey()
-        try socket.send(upgradeRequest(key: key, headers: [
-            "upgrade: WebSocket", "connection: keep-alive, Upgrade", "Sec-WebSocket-Key: \(key)",
-            "Sec-WebSocket-Version: 13",
-        ]))
+        try socket.send(
+            upgradeRequest(
+                key: key,
+                headers: [
+                    "upgrade: WebSocket", "connection: keep-alive, Upgrade", "Sec-WebSocket-Key: \(key)",
+                    "Sec-WebSocket-Version: 13",
+                ]))
         let response = try socket.readResponse()
         #expect(response.status == 101)
         #expect(response.header("Sec-WebSocket-Accept") == WebSocketHandshake.acceptValue(forKey: key))
@@ -84,17 +94,21 @@ import TestSupport
 
     @Test func version8Is426NamingVersion13() throws {
         let key = randomWebSocketKey()
-        let response = try expectRefusal(upgradeRequest(key: key, headers: [
-            "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: \(key)", "Sec-WebSocket-Version: 8",
-        ]), status: 426)
+        let response = try expectRefusal(
+            upgradeRequest(
+                key: key,
+                headers: [
+                    "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: \(key)",
+                    "Sec-WebSocket-Version: 8",
+                ]), status: 426)
         #expect(response.header("Sec-WebSocket-Version") == "13")
     }
 
     @Test(arguments: [
         "not base64!",
-        "dGhlIHNhbXBsZSBub25jZQ",          // unpadded
-        "AAAAAAAAAAAAAAAAAAAA",             // base64 of 15 bytes
-        "AAAAAAAAAAAAAAAAAAAAAAAAAA==",     // base64 of 19 bytes
+        "dGhlIHNhbXBsZSBub25jZQ",  // unpadded
+        "AAAAAAAAAAAAAAAAAAAA",  // base64 of 15 bytes
+        "AAAAAAAAAAAAAAAAAAAAAAAAAA==",  // base64 of 19 bytes
     ])
     func keyThatIsNotBase64Of16BytesIs400(key: String) throws {
         try expectRefusal(upgradeRequest(key: key), status: 400)

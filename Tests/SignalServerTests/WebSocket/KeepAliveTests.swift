@@ -1,15 +1,16 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// Keep-alive pings, the ping timeout and the handshake timeout.
 @Suite(.blocking) struct DeadlineTests {
     private func pingingServer() throws -> TestServer {
-        try TestServer(config: testConfig {
-            $0.pingInterval = 0.2
-            $0.pingTimeout = 0.6
-        })
+        try TestServer(
+            config: testConfig {
+                $0.pingInterval = 0.2
+                $0.pingTimeout = 0.6
+            })
     }
 
     @Test func silentClientIsPingedThenClosedWith1001() throws {
@@ -57,7 +58,7 @@ import TestSupport
             do {
                 event = try socket.nextEvent(timeout: left)
             } catch is TestSocketError {
-                break // quiet until the end: fine
+                break  // quiet until the end: fine
             }
             switch event {
             case .ping(let payload):

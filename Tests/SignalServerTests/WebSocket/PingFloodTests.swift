@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A client that pings without reading: only the latest ping is answered
 /// while earlier pongs wait for the socket, so the server queues a bounded

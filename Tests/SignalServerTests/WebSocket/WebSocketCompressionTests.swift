@@ -1,29 +1,34 @@
 import SignalCompression
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// permessage-deflate over real sockets against the echo responder.
 @Suite(.blocking) struct WebSocketCompressionTests {
     static let offer = "permessage-deflate; client_max_window_bits"
 
-    private func server(compression: Bool = true, threshold: Int = 256, contextTakeover: Bool = false,
-                        maxMessageBytes: Int = 1 << 20) throws -> TestServer {
-        try TestServer(config: testConfig {
-            $0.compression = compression
-            $0.compressionThresholdBytes = threshold
-            $0.compressionContextTakeover = contextTakeover
-            $0.maxMessageBytes = maxMessageBytes
-            $0.outboundHardLimit = 16 << 20
-        })
+    private func server(
+        compression: Bool = true, threshold: Int = 256, contextTakeover: Bool = false,
+        maxMessageBytes: Int = 1 << 20
+    ) throws -> TestServer {
+        try TestServer(
+            config: testConfig {
+                $0.compression = compression
+                $0.compressionThresholdBytes = threshold
+                $0.compressionContextTakeover = contextTakeover
+                $0.maxMessageBytes = maxMessageBytes
+                $0.outboundHardLimit = 16 << 20
+            })
     }
 
     /// A masked frame with RSV1 carrying `payload` compressed on its own.
     private func compressedFrame(_ opcode: WebSocketOpcode, _ payload: [UInt8]) throws -> [UInt8] {
-        var compressor = MessageCompressor(PerMessageDeflateDirection(windowBits: 15, contextTakeover: false), cache: nil)
-        return WebSocketFrameEncoder.frame(opcode, payload: try compressor.compress(payload),
-                                           reservedBits: WebSocketFrameHeader.rsv1, maskKey: .random())
+        var compressor = MessageCompressor(
+            PerMessageDeflateDirection(windowBits: 15, contextTakeover: false), cache: nil)
+        return WebSocketFrameEncoder.frame(
+            opcode, payload: try compressor.compress(payload),
+            reservedBits: WebSocketFrameHeader.rsv1, maskKey: .random())
     }
 
     /// The first byte of the next frame the server sends (its FIN, RSV and opcode bits).
@@ -79,7 +84,7 @@ import TestSupport
         var generator = SystemRandomNumberGenerator()
         let noise = (0 ..< 2000).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
         try socket.socket.send(WebSocketFrameEncoder.frame(.binary, payload: noise, maskKey: .random()))
-        #expect(try nextFrameFirstByte(socket) == 0x82) // FIN, binary, no RSV1
+        #expect(try nextFrameFirstByte(socket) == 0x82)  // FIN, binary, no RSV1
         #expect(try socket.nextMessage() == WebSocketMessage(kind: .binary, payload: noise))
     }
 
@@ -90,11 +95,11 @@ import TestSupport
         defer { socket.close() }
         let large = Array(String(repeating: "{\"type\":\"call\",\"status\":\"ringing\"} ", count: 40).utf8)
         try socket.socket.send(try compressedFrame(.text, large))
-        #expect(try nextFrameFirstByte(socket) == 0xC1) // FIN, RSV1, text
+        #expect(try nextFrameFirstByte(socket) == 0xC1)  // FIN, RSV1, text
         #expect(try socket.nextMessage() == WebSocketMessage(kind: .text, payload: large))
 
         try socket.socket.send(try compressedFrame(.text, Array("small".utf8)))
-        #expect(try nextFrameFirstByte(socket) == 0x81) // under the threshold: FIN, text, no RSV1
+        #expect(try nextFrameFirstByte(socket) == 0x81)  // under the threshold: FIN, text, no RSV1
         #expect(try socket.nextMessage() == .text("small"))
     }
 
@@ -103,7 +108,8 @@ import TestSupport
         defer { server.stop() }
         let socket = try TestWebSocket.connect(port: server.port, offer: Self.offer)
         defer { socket.close() }
-        var compressor = MessageCompressor(PerMessageDeflateDirection(windowBits: 15, contextTakeover: true), cache: nil)
+        var compressor = MessageCompressor(
+            PerMessageDeflateDirection(windowBits: 15, contextTakeover: true), cache: nil)
         let payload = (0 ..< 3_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
         for _ in 0 ..< 2 {
             let compressed = try compressor.compress(payload)

@@ -1,7 +1,7 @@
 import SignalProtocol
 import SignalServer
-import Testing
 import TestSupport
+import Testing
 
 /// WebSocket messages, control frames and protocol failures over real
 /// sockets, against an echo responder.
@@ -9,10 +9,11 @@ import TestSupport
     static let payloadSizes = [0, 1, 125, 126, 127, 65535, 65536, 200_000]
 
     private func echoServer(maxMessageBytes: Int = 1 << 20) throws -> TestServer {
-        try TestServer(config: testConfig {
-            $0.maxMessageBytes = maxMessageBytes
-            $0.outboundHardLimit = 16 << 20
-        })
+        try TestServer(
+            config: testConfig {
+                $0.maxMessageBytes = maxMessageBytes
+                $0.outboundHardLimit = 16 << 20
+            })
     }
 
     @Test(arguments: payloadSizes)
@@ -136,8 +137,10 @@ import TestSupport
 
     /// Sends `bytes` on a fresh connection and expects a close frame with
     /// `code`, TCP closed by the server, and the responder told `code`.
-    private func expectFailure(_ bytes: [UInt8], code: WebSocketCloseCode, maxMessageBytes: Int = 1 << 20,
-                               sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectFailure(
+        _ bytes: [UInt8], code: WebSocketCloseCode, maxMessageBytes: Int = 1 << 20,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let server = try echoServer(maxMessageBytes: maxMessageBytes)
         defer { server.stop() }
         let socket = try TestWebSocket.connect(port: server.port)
@@ -149,18 +152,22 @@ import TestSupport
         #expect(server.recorder.messageCount == 0, sourceLocation: sourceLocation)
     }
 
-    private func masked(_ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true,
-                        reservedBits: UInt8 = 0) -> [UInt8] {
+    private func masked(
+        _ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true,
+        reservedBits: UInt8 = 0
+    ) -> [UInt8] {
         WebSocketFrameEncoder.frame(opcode, payload: payload, fin: fin, reservedBits: reservedBits, maskKey: .random())
     }
 
     @Test func messageOverMaxMessageBytesIs1009() throws {
-        try expectFailure(masked(.binary, [UInt8](repeating: 1, count: 2000)), code: .messageTooBig,
-                          maxMessageBytes: 1024)
+        try expectFailure(
+            masked(.binary, [UInt8](repeating: 1, count: 2000)), code: .messageTooBig,
+            maxMessageBytes: 1024)
     }
 
     @Test func fragmentedMessageOverMaxMessageBytesIs1009() throws {
-        let fragments = masked(.binary, [UInt8](repeating: 1, count: 600), fin: false)
+        let fragments =
+            masked(.binary, [UInt8](repeating: 1, count: 600), fin: false)
             + masked(.continuation, [UInt8](repeating: 2, count: 600))
         try expectFailure(fragments, code: .messageTooBig, maxMessageBytes: 1024)
     }
@@ -204,7 +211,8 @@ import TestSupport
     }
 
     @Test func newMessageInsideAFragmentedOneIs1002() throws {
-        try expectFailure(masked(.text, Array("a".utf8), fin: false) + masked(.text, Array("b".utf8)),
-                          code: .protocolError)
+        try expectFailure(
+            masked(.text, Array("a".utf8), fin: false) + masked(.text, Array("b".utf8)),
+            code: .protocolError)
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
-@testable import SignalServer
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// ``OutboundHTTPClient`` under many requests, a receiver that never
 /// answers, and `close()` with work in flight.
@@ -18,9 +19,11 @@ import TestSupport
         // From four threads at once, as the dispatcher's callers might.
         DispatchQueue.concurrentPerform(iterations: 4) { part in
             for index in stride(from: part, to: count, by: 4) {
-                client.send(OutboundRequest(url: url, headers: [("X-Index", "\(index)")],
-                                           body: Array("{\"index\":\(index)}".utf8), timeout: 20),
-                            completion: responses.completion)
+                client.send(
+                    OutboundRequest(
+                        url: url, headers: [("X-Index", "\(index)")],
+                        body: Array("{\"index\":\(index)}".utf8), timeout: 20),
+                    completion: responses.completion)
             }
         }
         let all = try #require(responses.wait(for: count, timeout: 60))
@@ -43,12 +46,14 @@ import TestSupport
         let stuck = WebhookResponses()
         // Enough to fill the silent host's one connection and queue behind it.
         for _ in 0 ..< 3 {
-            client.send(OutboundRequest(url: silent.url("/silent"), body: [], timeout: 30), completion: stuck.completion)
+            client.send(
+                OutboundRequest(url: silent.url("/silent"), body: [], timeout: 30), completion: stuck.completion)
         }
         #expect(waitUntil(timeout: 5) { silent.log.parkedCount == 1 })
         let started = monotonicSeconds()
         for _ in 0 ..< 5 {
-            let response = try #require(client.exchange(OutboundRequest(url: healthy.url("/ok"), body: [], timeout: 10)))
+            let response = try #require(
+                client.exchange(OutboundRequest(url: healthy.url("/ok"), body: [], timeout: 10)))
             #expect(response.status == 200)
         }
         #expect(monotonicSeconds() - started < 5)
@@ -87,7 +92,8 @@ import TestSupport
         let pending = WebhookResponses()
         // Two in flight on the two connections, three waiting for one.
         for _ in 0 ..< 5 {
-            client.send(OutboundRequest(url: receiver.url("/silent"), body: [], timeout: 30), completion: pending.completion)
+            client.send(
+                OutboundRequest(url: receiver.url("/silent"), body: [], timeout: 30), completion: pending.completion)
         }
         #expect(waitUntil(timeout: 5) { receiver.log.parkedCount == 2 })
         let started = monotonicSeconds()

@@ -1,8 +1,9 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// A receiver, a temporary directory and the ringd ``ringd(_:_:)`` starts
 /// there with one endpoint; ``finish()`` stops them in that order's reverse.
@@ -18,7 +19,9 @@ final class WebhookRig {
 
     /// A ringd whose one endpoint is `url` (signed with both test secrets,
     /// retried after 50 ms), its store in ``directory``.
-    func ringd(_ url: String, _ adjust: @escaping (inout WebhookSettings) -> Void = { _ in }) throws -> SignalingIntegration.Harness {
+    func ringd(
+        _ url: String, _ adjust: @escaping (inout WebhookSettings) -> Void = { _ in }
+    ) throws -> SignalingIntegration.Harness {
         let signature = try WebhookSignature(secrets: WebhookDeliveryTests.secrets)
         let directory = self.directory
         let harness = try SignalingIntegration.Harness { config in
@@ -44,10 +47,13 @@ final class WebhookRig {
     static let secrets = [WebhookExample.firstSecret, WebhookExample.secondSecret]
 
     /// The requests `receiver` got at `path`, once there are `count` (waited for).
-    static func requests(_ receiver: WebhookReceiver, _ path: String, count: Int,
-                         sourceLocation: SourceLocation = #_sourceLocation) -> [ReceivedWebhook] {
+    static func requests(
+        _ receiver: WebhookReceiver, _ path: String, count: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> [ReceivedWebhook] {
         let arrived = waitUntil(timeout: 15) { receiver.log.count(path: path) >= count }
-        #expect(arrived, "\(receiver.log.count(path: path)) of \(count) requests arrived", sourceLocation: sourceLocation)
+        #expect(
+            arrived, "\(receiver.log.count(path: path)) of \(count) requests arrived", sourceLocation: sourceLocation)
         return receiver.log.requests.filter { $0.path == path }
     }
 
@@ -91,17 +97,21 @@ final class WebhookRig {
         for request in received {
             let body = Self.json(request)
             guard let sessionId = body["data"]?["sessionId"]?.stringValue, let trigger = body["trigger"]?.stringValue,
-                  let seq = body["data"]?["call"]?["seq"]?.integerValue else {
+                let seq = body["data"]?["call"]?["seq"]?.integerValue
+            else {
                 Issue.record("not an event: \(String(decoding: request.body, as: UTF8.self))")
                 continue
             }
             triggers[sessionId, default: []].append(trigger)
             seqs[sessionId, default: []].append(seq)
-            #expect(request.headers["webhook-id"] == "evt_\(sessionId)_\(seq)" && body["id"]?.stringValue == request.headers["webhook-id"])
+            #expect(
+                request.headers["webhook-id"] == "evt_\(sessionId)_\(seq)"
+                    && body["id"]?.stringValue == request.headers["webhook-id"])
             #expect(request.headers["content-type"] == "application/json")
             let timestamp = try #require(request.headers["webhook-timestamp"].flatMap { Int64($0) })
-            let signed = try WebhookSignature(secrets: Self.secrets).headers(id: request.headers["webhook-id"] ?? "",
-                                                                              timestamp: timestamp, body: request.body)
+            let signed = try WebhookSignature(secrets: Self.secrets).headers(
+                id: request.headers["webhook-id"] ?? "",
+                timestamp: timestamp, body: request.body)
             #expect(request.headers["webhook-signature"] == signed.signature)
             #expect(request.headers["webhook-signature"]?.split(separator: " ").count == 2, "one signature per secret")
             #expect(request.headers["x-cometchat-signature"] == signed.cometChatSignature)
@@ -110,8 +120,9 @@ final class WebhookRig {
         #expect(seqs.values.allSatisfy { $0 == $0.sorted() }, "the events of a call arrive in the order of its changes")
         #expect(receiver.log.requests.count == received.count, "each event once")
         let first = try #require(received.first)
-        try WebhookStandardLibraryTests.expectVerified(body: first.body, headers: first.headers.map { ($0.name, $0.value) },
-                                                       secrets: Self.secrets)
+        try WebhookStandardLibraryTests.expectVerified(
+            body: first.body, headers: first.headers.map { ($0.name, $0.value) },
+            secrets: Self.secrets)
     }
 
     @Test func anHTTPSEndpointIsVerifiedWithTheConfiguredCA() throws {
@@ -140,7 +151,9 @@ final class WebhookRig {
         let database = try SQLiteDatabase(path: directory.file("ringd.sqlite"))
         var row: String?
         let failed = waitUntil(timeout: 10) {
-            row = try? database.scalarText("SELECT status || ' ' || coalesce(last_error, '') FROM webhook_deliveries WHERE session_id = '\(sessionId)'")
+            row = try? database.scalarText(
+                "SELECT status || ' ' || coalesce(last_error, '') FROM webhook_deliveries WHERE session_id = '\(sessionId)'"
+            )
             return row?.hasPrefix("failed") == true
         }
         #expect(failed && row?.hasPrefix("failed TLS") == true, "\(row ?? "missing")")
@@ -160,7 +173,9 @@ final class WebhookRig {
         let attempts = Self.requests(receiver, "/flaky", count: 6)
         let ids = attempts.map { $0.headers["webhook-id"] ?? "" }
         #expect(ids.count == 6 && Set(ids).count == 2, "\(ids)")
-        #expect(Array(ids.prefix(3)) == Array(repeating: ids[0], count: 3), "the call's second event waits for its first: \(ids)")
+        #expect(
+            Array(ids.prefix(3)) == Array(repeating: ids[0], count: 3),
+            "the call's second event waits for its first: \(ids)")
         for id in Set(ids) {
             let bodies = Set(attempts.filter { $0.headers["webhook-id"] == id }.map(\.body))
             #expect(bodies.count == 1, "every attempt of \(id) is the same bytes")
@@ -185,7 +200,8 @@ final class WebhookRig {
         let sessionId = try alice.initiate(to: "bob").call().sessionId
 
         let database = try SQLiteDatabase(path: directory.file("ringd.sqlite"))
-        let sql = "SELECT status || ' ' || attempts || ' ' || coalesce(last_error, '') FROM webhook_deliveries WHERE session_id = '\(sessionId)'"
+        let sql =
+            "SELECT status || ' ' || attempts || ' ' || coalesce(last_error, '') FROM webhook_deliveries WHERE session_id = '\(sessionId)'"
         var row: String?
         let failed = waitUntil(timeout: 15) {
             row = try? database.scalarText(sql)

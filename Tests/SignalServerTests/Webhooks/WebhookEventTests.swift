@@ -1,6 +1,7 @@
-@testable import SignalServer
 import SignalProtocol
 import Testing
+
+@testable import SignalServer
 
 /// `WebhookEvent(change:)`: the id, the time and the body bytes.
 @Suite struct WebhookEventTests {
@@ -28,8 +29,9 @@ import Testing
         let change = WebhookExample.accepted
         #expect(try WebhookEvent(change: change) == WebhookEvent(change: change))
         let ended = try change.after.applying(.hangUp, by: .device(uid: "alice", deviceId: "a1"), at: 1_700_000_009_000)
-        var endedChange = CallChange(before: change.after, after: ended, transition: .hangUp,
-                                     actor: .device(uid: "alice", deviceId: "a1"))
+        var endedChange = CallChange(
+            before: change.after, after: ended, transition: .hangUp,
+            actor: .device(uid: "alice", deviceId: "a1"))
         endedChange.after.seq = 43
         let endedEvent = try WebhookEvent(change: endedChange)
         #expect(endedEvent.id == "evt_9f2ce0b4a1d34c6e8b7f5a2c1d0e3f4a_43")
@@ -46,8 +48,10 @@ import Testing
         #expect(try WebhookEvent(change: WebhookExample.accepted).createdAt == 1_700_000_004_000)
         var unanswered = try ringing.applying(.timeOut, by: .server, at: 1_700_000_045_000)
         unanswered.seq = 42
-        let event = try WebhookEvent(change: CallChange(before: ringing, after: unanswered, transition: .timeOut,
-                                                        actor: .server))
+        let event = try WebhookEvent(
+            change: CallChange(
+                before: ringing, after: unanswered, transition: .timeOut,
+                actor: .server))
         #expect(event.trigger == .callUnanswered)
         #expect(event.createdAt == 1_700_000_045_000)
     }

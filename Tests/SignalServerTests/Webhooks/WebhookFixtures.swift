@@ -1,5 +1,6 @@
-@testable import SignalServer
 import SignalProtocol
+
+@testable import SignalServer
 
 /// The example of the webhook tests: bob's phone accepts alice's video
 /// call, the store's 42nd change. Its body and signatures were worked out
@@ -7,9 +8,10 @@ import SignalProtocol
 enum WebhookExample {
     static let sessionId = "9f2ce0b4a1d34c6e8b7f5a2c1d0e3f4a"
 
-    static let ringing = Call(sessionId: sessionId, callType: .video, status: .initiated, initiator: "alice",
-                              receiver: "bob", initiatorDevice: "alice-laptop", initiatedAt: 1_700_000_000_000, timeoutMs: 45_000,
-                              metadata: .object([("topic", .string("standup"))]), seq: 41)
+    static let ringing = Call(
+        sessionId: sessionId, callType: .video, status: .initiated, initiator: "alice",
+        receiver: "bob", initiatorDevice: "alice-laptop", initiatedAt: 1_700_000_000_000, timeoutMs: 45_000,
+        metadata: .object([("topic", .string("standup"))]), seq: 41)
 
     static var accepted: CallChange {
         var after = ringing
@@ -17,8 +19,9 @@ enum WebhookExample {
         after.acceptedAt = 1_700_000_004_000
         after.acceptedBy = "bob-phone"
         after.seq = 42
-        return CallChange(before: ringing, after: after, transition: .accept(deviceId: "bob-phone"),
-                          actor: .device(uid: "bob", deviceId: "bob-phone"))
+        return CallChange(
+            before: ringing, after: after, transition: .accept(deviceId: "bob-phone"),
+            actor: .device(uid: "bob", deviceId: "bob-phone"))
     }
 
     static let eventId = "evt_9f2ce0b4a1d34c6e8b7f5a2c1d0e3f4a_42"

@@ -1,8 +1,9 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// ``OutboundHTTPClient`` against a receiver that offers HTTP/2 by ALPN:
 /// nghttpd (Debian `nghttp2-server`), which serves a file for any method and
@@ -20,11 +21,16 @@ import TestSupport
             let directory = try TemporaryDirectory(prefix: "ringd-h2")
             try "{\"ok\":true}\n".write(toFile: directory.file("hook"), atomically: true, encoding: .utf8)
             let port = try SignalingIntegration.freePorts(1)[0]
-            let executable = FileManager.default.isExecutableFile(atPath: "/usr/sbin/nghttpd") ? "/usr/sbin/nghttpd" : "nghttpd"
-            let process = try ChildProcess(executable, ["-a", "127.0.0.1", "-d", directory.path, "-v", "\(port)",
-                                                        certificate.privateKeyPath, certificate.certificatePath],
-                                           stdout: .file(directory.file("nghttpd.log")),
-                                           stderr: .file(directory.file("nghttpd.log")))
+            let executable =
+                FileManager.default.isExecutableFile(atPath: "/usr/sbin/nghttpd") ? "/usr/sbin/nghttpd" : "nghttpd"
+            let process = try ChildProcess(
+                executable,
+                [
+                    "-a", "127.0.0.1", "-d", directory.path, "-v", "\(port)",
+                    certificate.privateKeyPath, certificate.certificatePath,
+                ],
+                stdout: .file(directory.file("nghttpd.log")),
+                stderr: .file(directory.file("nghttpd.log")))
             (self.directory, self.port, self.process) = (directory, port, process)
             let listening = waitUntil(timeout: 10) {
                 guard process.isRunning, let socket = try? TestSocket(port: port) else { return false }
@@ -39,9 +45,10 @@ import TestSupport
 
         /// The connection ids of the requests nghttpd received.
         var connectionsWithRequests: Set<String> {
-            Set(log.split(separator: "\n").filter { $0.contains(":method: POST") }.compactMap { line in
-                line.split(separator: "]").first.map(String.init)
-            })
+            Set(
+                log.split(separator: "\n").filter { $0.contains(":method: POST") }.compactMap { line in
+                    line.split(separator: "]").first.map(String.init)
+                })
         }
 
         deinit {
@@ -61,9 +68,11 @@ import TestSupport
         let responses = WebhookResponses()
         let count = 50
         for index in 0 ..< count {
-            client.send(OutboundRequest(url: url, headers: [("X-Ringd-Signature", "sha256=\(index)")], body: body,
-                                       timeout: 20),
-                        completion: responses.completion)
+            client.send(
+                OutboundRequest(
+                    url: url, headers: [("X-Ringd-Signature", "sha256=\(index)")], body: body,
+                    timeout: 20),
+                completion: responses.completion)
         }
         let all = try #require(responses.wait(for: count, timeout: 30))
         #expect(all.allSatisfy { $0.status == 200 && $0.error == nil && $0.httpVersion == "2" })

@@ -1,8 +1,9 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// ``OutboundHTTPClient`` against a real receiver on loopback (ringd's own
 /// HTTP server): what arrives, how answers and failures are reported.
@@ -13,12 +14,16 @@ import TestSupport
         let client = try OutboundHTTPClient(maxConnectionsPerHost: 2, caFile: nil)
         defer { client.close() }
         // Larger than curl's `Expect: 100-continue` threshold, and not ASCII only.
-        let body = Array("{\"event\":\"call.ended\",\"note\":\"né ☎\",\"pad\":\"".utf8)
+        let body =
+            Array("{\"event\":\"call.ended\",\"note\":\"né ☎\",\"pad\":\"".utf8)
             + [UInt8](repeating: UInt8(ascii: "p"), count: 20_000) + Array("\"}".utf8)
-        let request = OutboundRequest(url: receiver.url("/ok"),
-                                     headers: [("X-Ringd-Signature", "sha256=00ff"), ("X-Ringd-Event", "call.ended"),
-                                               ("X-Empty", "")],
-                                     body: body, timeout: 10)
+        let request = OutboundRequest(
+            url: receiver.url("/ok"),
+            headers: [
+                ("X-Ringd-Signature", "sha256=00ff"), ("X-Ringd-Event", "call.ended"),
+                ("X-Empty", ""),
+            ],
+            body: body, timeout: 10)
         let response = try #require(client.exchange(request))
         #expect(response.error == nil)
         #expect(response.status == 200)
@@ -46,8 +51,9 @@ import TestSupport
         defer { receiver.stop() }
         let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let request = OutboundRequest(url: receiver.url("/ok"), headers: [("content-type", "application/cloudevents+json")],
-                                     body: Array("{}".utf8), timeout: 10)
+        let request = OutboundRequest(
+            url: receiver.url("/ok"), headers: [("content-type", "application/cloudevents+json")],
+            body: Array("{}".utf8), timeout: 10)
         #expect(try #require(client.exchange(request)).status == 200)
         let received = try #require(receiver.log.requests.first)
         #expect(received.headers.values("Content-Type") == ["application/cloudevents+json"])
@@ -70,7 +76,8 @@ import TestSupport
         defer { receiver.stop() }
         let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let response = try #require(client.exchange(OutboundRequest(url: receiver.url("/redirect"), body: [], timeout: 10)))
+        let response = try #require(
+            client.exchange(OutboundRequest(url: receiver.url("/redirect"), body: [], timeout: 10)))
         #expect(response.status == 302)
         #expect(response.error == nil)
         #expect(receiver.log.count(path: "/ok") == 0)
@@ -86,7 +93,9 @@ import TestSupport
         #expect(response.error == nil)
         #expect(response.body == [UInt8](repeating: UInt8(ascii: "x"), count: OutboundHTTPClient.keptBodyBytes))
         // The whole body was read: the connection serves the next request.
-        #expect(try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 10))).status == 200)
+        #expect(
+            try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 10))).status
+                == 200)
         #expect(receiver.accepted == 1)
     }
 
@@ -95,7 +104,8 @@ import TestSupport
         defer { receiver.stop() }
         let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let response = try #require(client.exchange(OutboundRequest(url: receiver.url("/silent"), body: [], timeout: 0.5)))
+        let response = try #require(
+            client.exchange(OutboundRequest(url: receiver.url("/silent"), body: [], timeout: 0.5)))
         #expect(response.error?.code == .timeout)
         #expect(response.status == nil)
         #expect(response.elapsed >= 0.45)
@@ -109,8 +119,11 @@ import TestSupport
         defer { close(fd) }
         let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
-        let response = try #require(client.exchange(OutboundRequest(url: "http://127.0.0.1:\(port)/hook", body: [],
-                                                                   timeout: 5)))
+        let response = try #require(
+            client.exchange(
+                OutboundRequest(
+                    url: "http://127.0.0.1:\(port)/hook", body: [],
+                    timeout: 5)))
         #expect(response.error?.code == .connect)
         #expect(response.error?.curlCode == 7)
         #expect(response.status == nil)
@@ -121,8 +134,11 @@ import TestSupport
         let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
         // .invalid never resolves (RFC 6761).
-        let response = try #require(client.exchange(OutboundRequest(url: "http://ringd-webhook-test.invalid/hook",
-                                                                   body: [], timeout: 20), timeout: 30))
+        let response = try #require(
+            client.exchange(
+                OutboundRequest(
+                    url: "http://ringd-webhook-test.invalid/hook",
+                    body: [], timeout: 20), timeout: 30))
         #expect(response.error?.code == .dns)
         #expect(response.status == nil)
     }
@@ -133,7 +149,8 @@ import TestSupport
         let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
         let requests = [
-            OutboundRequest(url: receiver.url("/ok"), headers: [("X-Injected", "a\r\nX-Evil: 1")], body: [], timeout: 5),
+            OutboundRequest(
+                url: receiver.url("/ok"), headers: [("X-Injected", "a\r\nX-Evil: 1")], body: [], timeout: 5),
             OutboundRequest(url: receiver.url("/ok"), headers: [("Bad Name", "x")], body: [], timeout: 5),
             OutboundRequest(url: "ftp://127.0.0.1:\(receiver.server.port)/ok", body: [], timeout: 5),
             OutboundRequest(url: "file:///etc/passwd", body: [], timeout: 5),

@@ -1,7 +1,8 @@
 import Foundation
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// ``OutboundHTTPClient`` over TLS against ringd's TLS server with a
 /// generated certificate: verified against the CA file, refused without it.
@@ -14,9 +15,12 @@ import TestSupport
         let client = try OutboundHTTPClient(maxConnectionsPerHost: 2, caFile: certificate.certificatePath)
         defer { client.close() }
         let body = Array("{\"event\":\"call.ringing\"}".utf8)
-        let first = try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"),
-                                                                headers: [("X-Ringd-Signature", "sha256=ab")],
-                                                                body: body, timeout: 10)))
+        let first = try #require(
+            client.exchange(
+                OutboundRequest(
+                    url: receiver.url("/ok"),
+                    headers: [("X-Ringd-Signature", "sha256=ab")],
+                    body: body, timeout: 10)))
         #expect(first.error == nil)
         #expect(first.status == 200)
         // HTTP/2 is offered by ALPN; ringd's server answers http/1.1.
@@ -27,7 +31,8 @@ import TestSupport
 
         let responses = WebhookResponses()
         for _ in 0 ..< 20 {
-            client.send(OutboundRequest(url: receiver.url("/ok"), body: body, timeout: 10), completion: responses.completion)
+            client.send(
+                OutboundRequest(url: receiver.url("/ok"), body: body, timeout: 10), completion: responses.completion)
         }
         let all = try #require(responses.wait(for: 20, timeout: 30))
         #expect(all.allSatisfy { $0.status == 200 && $0.error == nil })

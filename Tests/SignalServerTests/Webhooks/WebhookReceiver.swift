@@ -1,8 +1,9 @@
 import Foundation
-@testable import SignalServer
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// A webhook request as the receiver saw it.
 struct ReceivedWebhook: Sendable {
@@ -20,8 +21,10 @@ final class WebhookReceiverLog: Sendable {
 
     func record(_ request: HTTPRequest) {
         received.withLock {
-            $0.append(ReceivedWebhook(method: request.method, path: request.path, headers: request.headers,
-                                      body: request.body))
+            $0.append(
+                ReceivedWebhook(
+                    method: request.method, path: request.path, headers: request.headers,
+                    body: request.body))
         }
     }
 
@@ -55,12 +58,17 @@ final class WebhookReceiverRouter: HTTPRouter {
         case "/redirect":
             return .respond(HTTPResponse(status: HTTPStatus(302, "Found"), headers: HTTPHeaders([("Location", "/ok")])))
         case "/big":
-            return .respond(HTTPResponse(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: Self.bigBodySize)))
+            return .respond(
+                HTTPResponse(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: Self.bigBodySize)))
         case "/flaky":
             // 500 to the first two attempts of each event, then 200.
-            let attempts = log.requests.filter { $0.path == "/flaky" && $0.headers["webhook-id"] == request.headers["webhook-id"] }
-            return .respond(attempts.count <= 2 ? HTTPResponse(status: .internalServerError, body: Array("not yet".utf8))
-                                               : .json(.ok, .object([])))
+            let attempts = log.requests.filter {
+                $0.path == "/flaky" && $0.headers["webhook-id"] == request.headers["webhook-id"]
+            }
+            return .respond(
+                attempts.count <= 2
+                    ? HTTPResponse(status: .internalServerError, body: Array("not yet".utf8))
+                    : .json(.ok, .object([])))
         case "/silent":
             let log = self.log
             return .later { sink in log.park(sink) }
@@ -79,11 +87,13 @@ final class WebhookReceiver {
 
     init(tls certificate: CertificateFiles? = nil) throws {
         let log = self.log
-        server = try TestServer(config: testConfig {
-            $0.tlsCertificatePath = certificate?.certificatePath
-            $0.tlsPrivateKeyPath = certificate?.privateKeyPath
-            $0.handshakeTimeout = 30
-        }) { _ in WebhookReceiverRouter(log: log) }
+        server = try TestServer(
+            config: testConfig {
+                $0.tlsCertificatePath = certificate?.certificatePath
+                $0.tlsPrivateKeyPath = certificate?.privateKeyPath
+                $0.handshakeTimeout = 30
+            }
+        ) { _ in WebhookReceiverRouter(log: log) }
         scheme = certificate == nil ? "http" : "https"
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import SignalProtocol
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 private extension JSONValue {
     var arrayValue: [JSONValue]? {
@@ -31,7 +32,10 @@ private extension JSONValue {
         }
         #expect(settled, "\(failed)")
         #expect(failed.map { $0["trigger"]?.stringValue } == ["call_cancelled", "call_initiated"], "newest first")
-        #expect(failed.allSatisfy { $0["lastStatus"] == .integer(500) && $0["attempts"] == .integer(1) && $0["endpoint"] == .string(url) })
+        #expect(
+            failed.allSatisfy {
+                $0["lastStatus"] == .integer(500) && $0["attempts"] == .integer(1) && $0["endpoint"] == .string(url)
+            })
 
         let page = try #require(try h.rest("GET", "/v1/webhooks/deliveries?limit=1").json)
         #expect(page["deliveries"]?.arrayValue?.count == 1)
@@ -48,9 +52,11 @@ private extension JSONValue {
         #expect(retried.status == 200 && retried.json?["status"] == .string("pending"), "\(retried)")
         let attempts = { receiver.log.requests.filter { $0.headers["webhook-id"] == eventId }.count }
         #expect(waitUntil(timeout: 10) { attempts() == 2 }, "the retry is sent with the same webhook-id")
-        #expect(waitUntil(timeout: 10) {
-            (try? h.rest("GET", "/v1/webhooks/deliveries?status=failed").json?["deliveries"]?.arrayValue?.count) == 2
-        }, "the retry failed again, and counts one attempt")
+        #expect(
+            waitUntil(timeout: 10) {
+                (try? h.rest("GET", "/v1/webhooks/deliveries?status=failed").json?["deliveries"]?.arrayValue?.count)
+                    == 2
+            }, "the retry failed again, and counts one attempt")
         let all = try h.rest("POST", "/v1/webhooks/deliveries/retry?status=failed")
         #expect(all.json?["retried"] == .integer(2), "\(all)")
         #expect(try h.rest("POST", "/v1/webhooks/deliveries/retry").status == 400)
@@ -101,7 +107,8 @@ private extension JSONValue {
         let all = waitUntil(timeout: 30) { receiver.log.count(path: "/silent") >= 20 }
         #expect(all, "\(receiver.log.count(path: "/silent")) of 20 events were sent")
         let ids = receiver.log.requests.map { $0.headers["webhook-id"] ?? "" }
-        #expect(Set(ids).count == 20 && ids.count == 20, "each event once: \(ids.count) sent, \(Set(ids).count) distinct")
+        #expect(
+            Set(ids).count == 20 && ids.count == 20, "each event once: \(ids.count) sent, \(Set(ids).count) distinct")
         for sessionId in sessions {
             let order = ids.filter { $0.hasPrefix("evt_\(sessionId)_") }
             #expect(order.count == 2 && order == order.sorted { $0.count == $1.count ? $0 < $1 : $0.count < $1.count })

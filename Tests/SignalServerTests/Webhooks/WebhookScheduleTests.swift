@@ -1,6 +1,7 @@
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// The dispatcher's schedule: due entries come out earliest first, ties in
 /// the order pushed; blocked entries first in, first out.

@@ -1,6 +1,7 @@
-@testable import SignalServer
 import SignalProtocol
 import Testing
+
+@testable import SignalServer
 
 /// `WebhookSecret` and `WebhookSignature` against vectors computed outside
 /// ringd (see ``WebhookExample``).
@@ -13,17 +14,24 @@ import Testing
         #expect(headers.timestamp == WebhookExample.timestamp)
         #expect(headers.signature == WebhookExample.firstSignature)
         #expect(headers.cometChatSignature == WebhookExample.cometChatSignature)
-        #expect(headers.fields.map(\.name) == ["webhook-id", "webhook-timestamp", "webhook-signature",
-                                               "X-CometChat-Signature"])
-        #expect(headers.fields.map(\.value) == [WebhookExample.eventId, "1700000005", WebhookExample.firstSignature,
-                                                WebhookExample.cometChatSignature])
+        #expect(
+            headers.fields.map(\.name) == [
+                "webhook-id", "webhook-timestamp", "webhook-signature",
+                "X-CometChat-Signature",
+            ])
+        #expect(
+            headers.fields.map(\.value) == [
+                WebhookExample.eventId, "1700000005", WebhookExample.firstSignature,
+                WebhookExample.cometChatSignature,
+            ])
     }
 
     /// The example the Standard Webhooks (and Svix) libraries test with.
     @Test func matchesTheStandardWebhooksLibrariesVector() throws {
         let signature = try WebhookSignature(secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])
-        let headers = try signature.headers(id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330,
-                                        body: Array(#"{"test": 2432232314}"#.utf8))
+        let headers = try signature.headers(
+            id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330,
+            body: Array(#"{"test": 2432232314}"#.utf8))
         #expect(headers.signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
     }
 
@@ -35,7 +43,8 @@ import Testing
         #expect(headers.signature == WebhookExample.firstSignature + " " + WebhookExample.secondSignature)
         #expect(headers.cometChatSignature == WebhookExample.cometChatSignature)
         let reversed = try WebhookSignature(secrets: [WebhookExample.secondSecret, WebhookExample.firstSecret])
-        #expect(try reversed.headers(for: event, timestamp: WebhookExample.timestamp).signature
+        #expect(
+            try reversed.headers(for: event, timestamp: WebhookExample.timestamp).signature
                 == WebhookExample.secondSignature + " " + WebhookExample.firstSignature)
     }
 

@@ -1,9 +1,11 @@
 import Foundation
-@testable import SignalServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A name server that never answers must hold up nothing but the request
@@ -32,7 +34,9 @@ struct WebhookSilentDNSTests {
         socketAddress.sin_port = UInt16(53).bigEndian
         socketAddress.sin_addr.s_addr = inet_addr(address)
         let bound = withUnsafePointer(to: &socketAddress) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard fd >= 0, bound == 0 else {
             throw TestSocketError("cannot bind \(address):53: \(String(cString: strerror(errno)))")
@@ -41,16 +45,19 @@ struct WebhookSilentDNSTests {
     }
 
     @Test func aSilentNameServerHoldsUpOnlyItsOwnRequest() throws {
-        let nameServer = try silentNameServer(ProcessInfo.processInfo.environment["RINGD_TESTS_SILENT_DNS"] ?? "127.0.0.77")
+        let nameServer = try silentNameServer(
+            ProcessInfo.processInfo.environment["RINGD_TESTS_SILENT_DNS"] ?? "127.0.0.77")
         defer { close(nameServer) }
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
         let client = try OutboundHTTPClient(maxConnectionsPerHost: 1, caFile: nil)
         defer { client.close() }
         let lookup = WebhookResponses()
-        client.send(OutboundRequest(url: "http://hooks.example.org/a", body: [], timeout: 1), completion: lookup.completion)
+        client.send(
+            OutboundRequest(url: "http://hooks.example.org/a", body: [], timeout: 1), completion: lookup.completion)
         for _ in 0 ..< 3 {
-            let response = try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 5)))
+            let response = try #require(
+                client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 5)))
             #expect(response.status == 200)
             #expect(response.elapsed < 0.5)
         }
@@ -59,8 +66,11 @@ struct WebhookSilentDNSTests {
         #expect(timedOut.elapsed < 2)
 
         let closing = WebhookResponses()
-        client.send(OutboundRequest(url: "http://hooks.example.org/b", body: [], timeout: 30), completion: closing.completion)
-        #expect(try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 5))).status == 200)
+        client.send(
+            OutboundRequest(url: "http://hooks.example.org/b", body: [], timeout: 30), completion: closing.completion)
+        #expect(
+            try #require(client.exchange(OutboundRequest(url: receiver.url("/ok"), body: [], timeout: 5))).status == 200
+        )
         let started = monotonicSeconds()
         client.close()
         #expect(monotonicSeconds() - started < 1)

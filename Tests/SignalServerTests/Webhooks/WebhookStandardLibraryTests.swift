@@ -1,8 +1,9 @@
-@testable import SignalServer
 import Foundation
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
+
+@testable import SignalServer
 
 /// ringd's signatures verified by an implementation that is not ringd's:
 /// the Standard Webhooks library from PyPI, in the virtual environment
@@ -31,7 +32,8 @@ import TestSupport
             ended.endedBy = "zoë"
             ended.endReason = .hangup
             ended.seq = 43
-            return CallChange(before: ongoing, after: ended, transition: .hangUp, actor: .device(uid: "zoë", deviceId: "z1"))
+            return CallChange(
+                before: ongoing, after: ended, transition: .hangUp, actor: .device(uid: "zoë", deviceId: "z1"))
         }
 
         var testDescription: String { rawValue }
@@ -49,9 +51,13 @@ import TestSupport
 
     /// Runs the script on `body` as signed by `headers` with `secrets` (two)
     /// and expects every check of it to pass.
-    static func expectVerified(body: [UInt8], headers: [(String, String)], secrets: [String],
-                               sourceLocation: SourceLocation = #_sourceLocation) throws {
-        try #require(FileManager.default.isExecutableFile(atPath: python), """
+    static func expectVerified(
+        body: [UInt8], headers: [(String, String)], secrets: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: python),
+            """
             \(python) is missing: run `make venv` (or `make test`, which runs it) to install the \
             Standard Webhooks library this test verifies with
             """, sourceLocation: sourceLocation)
@@ -73,13 +79,14 @@ import TestSupport
         let output = String(decoding: child.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
         #expect(termination == .exited(0), "stdout:\n\(output)\nstderr:\n\(stderr)", sourceLocation: sourceLocation)
-        #expect(output.split(separator: "\n") == [
-            "ok webhook-signature verifies with secret 1",
-            "ok a changed body is refused with secret 1",
-            "ok webhook-signature verifies with secret 2",
-            "ok a changed body is refused with secret 2",
-            "ok a secret that was not used is refused",
-            "ok X-CometChat-Signature is the hex HMAC of the body with secret 1",
-        ], "stderr:\n\(stderr)", sourceLocation: sourceLocation)
+        #expect(
+            output.split(separator: "\n") == [
+                "ok webhook-signature verifies with secret 1",
+                "ok a changed body is refused with secret 1",
+                "ok webhook-signature verifies with secret 2",
+                "ok a changed body is refused with secret 2",
+                "ok a secret that was not used is refused",
+                "ok X-CometChat-Signature is the hex HMAC of the body with secret 1",
+            ], "stderr:\n\(stderr)", sourceLocation: sourceLocation)
     }
 }

@@ -1,6 +1,7 @@
-@testable import SignalServer
 import SignalProtocol
 import Testing
+
+@testable import SignalServer
 
 /// `WebhookTrigger(change:)` for every change the state machine makes,
 /// driven through the machine itself, and for the changes it never makes.
@@ -95,10 +96,12 @@ import Testing
     /// A start that ends the calls a crash left live (`calls.onRestart: end`).
     @Test func restartCancelsRingingAndEndsOngoingCalls() {
         let start = MachineHarness.start
-        let ringing = Call(sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                           initiatedAt: start, timeoutMs: 45_000, seq: 1)
-        let ongoing = Call(sessionId: "s2", callType: .video, status: .ongoing, initiator: "carol", receiver: "dave",
-                           initiatedAt: start + 1, acceptedAt: start + 2, acceptedBy: "d1", timeoutMs: 45_000, seq: 3)
+        let ringing = Call(
+            sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
+            initiatedAt: start, timeoutMs: 45_000, seq: 1)
+        let ongoing = Call(
+            sessionId: "s2", callType: .video, status: .ongoing, initiator: "carol", receiver: "dave",
+            initiatedAt: start + 1, acceptedAt: start + 2, acceptedBy: "d1", timeoutMs: 45_000, seq: 3)
         var machine = CallStateMachine(settings: SignalingSettings())
         machine.continueSequence(after: 3)
         let output = machine.restart(with: [ringing, ongoing], now: SignalingTime(wall: start + 5_000, monotonic: 0))
@@ -110,32 +113,39 @@ import Testing
     /// whose ring deadline passed while the server was away as unanswered.
     @Test func restoringACallPastItsDeadlineIsUnanswered() {
         let h = MachineHarness()
-        let ringing = Call(sessionId: "old", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                           initiatedAt: MachineHarness.start - 60_000, timeoutMs: 45_000, seq: 7)
+        let ringing = Call(
+            sessionId: "old", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
+            initiatedAt: MachineHarness.start - 60_000, timeoutMs: 45_000, seq: 7)
         h.restore([ringing], lastSeq: 7)
         #expect(triggers(h) == [.callUnanswered])
     }
 
     /// Changes no machine makes have no trigger.
     @Test func changesTheMachineNeverMakesHaveNone() throws {
-        let ringing = Call(sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
-                           initiatedAt: 1_000, timeoutMs: 45_000, seq: 1)
+        let ringing = Call(
+            sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
+            initiatedAt: 1_000, timeoutMs: 45_000, seq: 1)
         let ongoing = try ringing.applying(.accept(deviceId: "d1"), by: .device(uid: "bob", deviceId: "d1"), at: 2_000)
         let ended = try ongoing.applying(.hangUp, by: .device(uid: "bob", deviceId: "d1"), at: 3_000)
         #expect(WebhookTrigger(change: .created(ongoing, by: .server)) == nil)
         #expect(WebhookTrigger(change: .created(ended, by: .server)) == nil)
-        #expect(WebhookTrigger(change: CallChange(before: ongoing, after: ringing, transition: nil, actor: .server)) == nil)
-        #expect(WebhookTrigger(change: CallChange(before: ongoing, after: ongoing, transition: nil, actor: .server)) == nil)
+        #expect(
+            WebhookTrigger(change: CallChange(before: ongoing, after: ringing, transition: nil, actor: .server)) == nil)
+        #expect(
+            WebhookTrigger(change: CallChange(before: ongoing, after: ongoing, transition: nil, actor: .server)) == nil)
         var endedAgain = ended
         endedAgain.status = .cancelled
-        #expect(WebhookTrigger(change: CallChange(before: ended, after: endedAgain, transition: nil, actor: .server)) == nil)
+        #expect(
+            WebhookTrigger(change: CallChange(before: ended, after: endedAgain, transition: nil, actor: .server)) == nil
+        )
     }
 
     /// The raw values are the names docs/WEBHOOKS.md gives, in its order.
     @Test func rawValuesAreTheDocumentedNames() {
-        #expect(WebhookTrigger.allCases.map(\.rawValue) == [
-            "call_initiated", "call_started", "call_ended", "call_rejected", "call_busy", "call_cancelled",
-            "call_unanswered",
-        ])
+        #expect(
+            WebhookTrigger.allCases.map(\.rawValue) == [
+                "call_initiated", "call_started", "call_ended", "call_rejected", "call_busy", "call_cancelled",
+                "call_unanswered",
+            ])
     }
 }

@@ -46,12 +46,15 @@ public enum PerMessageDeflateNegotiation {
     ///
     /// With `contextTakeover` false the answer asks for no context takeover
     /// both ways, which the server may always do (§7.1.1).
-    public static func accept(offers fieldValues: [String],
-                              contextTakeover: Bool) throws(WebSocketExtensionError) -> PerMessageDeflateParameters? {
+    public static func accept(
+        offers fieldValues: [String],
+        contextTakeover: Bool
+    ) throws(WebSocketExtensionError) -> PerMessageDeflateParameters? {
         for element in try WebSocketExtension.parseList(fieldValues)
         where element.name == PerMessageDeflateParameters.extensionName {
             guard let offer = try? PerMessageDeflateParameters(element.parameters, isOffer: true),
-                  offer.serverMaxWindowBits ?? 15 >= smallestCompressorWindowBits else { continue }
+                offer.serverMaxWindowBits ?? 15 >= smallestCompressorWindowBits
+            else { continue }
             return response(to: offer, contextTakeover: contextTakeover)
         }
         return nil
@@ -61,11 +64,14 @@ public enum PerMessageDeflateNegotiation {
     /// (and both when the server keeps no context), the offered
     /// `server_max_window_bits`, and no `client_max_window_bits` (the server
     /// inflates with a 15-bit window, which reads every smaller one).
-    public static func response(to offer: PerMessageDeflateParameters,
-                                contextTakeover: Bool) -> PerMessageDeflateParameters {
-        PerMessageDeflateParameters(serverNoContextTakeover: offer.serverNoContextTakeover || !contextTakeover,
-                                    clientNoContextTakeover: offer.clientNoContextTakeover || !contextTakeover,
-                                    serverMaxWindowBits: offer.serverMaxWindowBits)
+    public static func response(
+        to offer: PerMessageDeflateParameters,
+        contextTakeover: Bool
+    ) -> PerMessageDeflateParameters {
+        PerMessageDeflateParameters(
+            serverNoContextTakeover: offer.serverNoContextTakeover || !contextTakeover,
+            clientNoContextTakeover: offer.clientNoContextTakeover || !contextTakeover,
+            serverMaxWindowBits: offer.serverMaxWindowBits)
     }
 
     /// The client's check of the response's `Sec-WebSocket-Extensions` fields
@@ -75,27 +81,33 @@ public enum PerMessageDeflateNegotiation {
     /// parameters, bad values, `server_max_window_bits` above the offered
     /// limit, or `client_max_window_bits` the client did not offer or its
     /// compressor cannot honour (below ``smallestCompressorWindowBits``).
-    public static func validate(response fieldValues: [String],
-                                offer: PerMessageDeflateParameters?) throws(WebSocketExtensionError) -> PerMessageDeflateParameters? {
+    public static func validate(
+        response fieldValues: [String],
+        offer: PerMessageDeflateParameters?
+    ) throws(WebSocketExtensionError) -> PerMessageDeflateParameters? {
         let elements = try WebSocketExtension.parseList(fieldValues)
         guard let element = elements.first else { return nil }
         guard let offer, element.name == PerMessageDeflateParameters.extensionName else {
-            throw WebSocketExtensionError(.notOffered, "the server chose the extension \(element.name), which was not offered")
+            throw WebSocketExtensionError(
+                .notOffered, "the server chose the extension \(element.name), which was not offered")
         }
         guard elements.count == 1 else {
             throw WebSocketExtensionError(.notOffered, "the server chose \(elements.count) extensions; one was offered")
         }
         let response = try PerMessageDeflateParameters(element.parameters, isOffer: false)
         if let limit = offer.serverMaxWindowBits, let bits = response.serverMaxWindowBits, bits > limit {
-            throw WebSocketExtensionError(.notOffered, "server_max_window_bits=\(bits) is larger than the \(limit) offered")
+            throw WebSocketExtensionError(
+                .notOffered, "server_max_window_bits=\(bits) is larger than the \(limit) offered")
         }
         if case .bits(let bits) = response.clientMaxWindowBits {
             if offer.clientMaxWindowBits == .absent {
                 throw WebSocketExtensionError(.notOffered, "client_max_window_bits=\(bits) was not offered")
             }
             if bits < smallestCompressorWindowBits {
-                throw WebSocketExtensionError(.unsupportedValue,
-                                              "client_max_window_bits=\(bits) is below the \(smallestCompressorWindowBits) zlib can compress with")
+                throw WebSocketExtensionError(
+                    .unsupportedValue,
+                    "client_max_window_bits=\(bits) is below the \(smallestCompressorWindowBits) zlib can compress with"
+                )
             }
         }
         return response

@@ -27,8 +27,10 @@ public struct PerMessageDeflateParameters: Hashable, Sendable {
     /// `client_max_window_bits`.
     public var clientMaxWindowBits = ClientWindowBits.absent
 
-    public init(serverNoContextTakeover: Bool = false, clientNoContextTakeover: Bool = false,
-                serverMaxWindowBits: Int? = nil, clientMaxWindowBits: ClientWindowBits = .absent) {
+    public init(
+        serverNoContextTakeover: Bool = false, clientNoContextTakeover: Bool = false,
+        serverMaxWindowBits: Int? = nil, clientMaxWindowBits: ClientWindowBits = .absent
+    ) {
         self.serverNoContextTakeover = serverNoContextTakeover
         self.clientNoContextTakeover = clientNoContextTakeover
         self.serverMaxWindowBits = serverMaxWindowBits
@@ -74,7 +76,8 @@ public struct PerMessageDeflateParameters: Hashable, Sendable {
     /// A window-bits value: 1–2 decimal digits, no leading zero, 8...15.
     private static func windowBits(_ parameter: WebSocketExtension.Parameter) throws(WebSocketExtensionError) -> Int {
         guard let text = parameter.value, text.first != "0", text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              let bits = Int(text), windowBitsRange.contains(bits) else {
+            let bits = Int(text), windowBitsRange.contains(bits)
+        else {
             throw WebSocketExtensionError(.invalidValue, "\(parameter.name) must be a number from 8 to 15")
         }
         return bits

@@ -93,7 +93,8 @@ struct HeaderScanner {
                 continue
             }
             skipWhitespace()
-            let value = index < bytes.count && bytes[index] == UInt8(ascii: "\"")
+            let value =
+                index < bytes.count && bytes[index] == UInt8(ascii: "\"")
                 ? try quotedToken(parameter) : try token(what: "a value for \(parameter)")
             parameters.append(.init(parameter, value))
         }

@@ -25,8 +25,9 @@ extension PostgresConnection {
             parameters.append(value)
             return "$\(parameters.count)"
         }
-        let filters = HistoryFilters(peer: query.with.map(bind), callType: query.callType.map { bind($0.rawValue) },
-                                     status: query.status.map { bind($0.rawValue) })
+        let filters = HistoryFilters(
+            peer: query.with.map(bind), callType: query.callType.map { bind($0.rawValue) },
+            status: query.status.map { bind($0.rawValue) })
         var scans: [String] = []
         if query.direction != .incoming && !query.missedOnly {
             scans.append(Self.historyScan(party: "initiator", other: "receiver", missed: false, filters))

@@ -5,7 +5,8 @@ import SignalProtocol
 /// with bound text parameters.
 extension PostgresConnection {
     /// The columns a ``Call`` is decoded from, in ``decodeCall(_:_:)``'s order.
-    static let callColumns = "session_id, call_type, status, initiator, receiver, initiator_device, initiated_at, "
+    static let callColumns =
+        "session_id, call_type, status, initiator, receiver, initiator_device, initiated_at, "
         + "accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq"
     /// How many columns ``callColumns`` names: a query selecting more reads them from this index on.
     static let callColumnCount = 15
@@ -35,8 +36,10 @@ extension PostgresConnection {
         do throws(PostgresError) {
             if try execute(Self.updateCallSQL, parameters).affected > 0 { return }
             try execute(Self.insertCallSQL, parameters)
-        } catch where error.sqlState == PostgresError.uniqueViolation {
-            throw StoreError(.callConflict, "call \(call.sessionId) is stored with other parties than \(call.initiator) and \(call.receiver)")
+        } catch  where error.sqlState == PostgresError.uniqueViolation {
+            throw StoreError(
+                .callConflict,
+                "call \(call.sessionId) is stored with other parties than \(call.initiator) and \(call.receiver)")
         } catch {
             throw StoreError(error)
         }
@@ -51,24 +54,32 @@ extension PostgresConnection {
 
     /// The values of `call` as `$1…$15`, in ``callColumns``' order.
     static func parameters(of call: Call) -> [String?] {
-        [call.sessionId, call.callType.rawValue, call.status.rawValue, call.initiator, call.receiver, call.initiatorDevice,
-         String(call.initiatedAt), call.acceptedAt.map { String($0) }, call.endedAt.map { String($0) }, call.acceptedBy,
-         call.endedBy, call.endReason?.rawValue, String(call.timeoutMs), call.metadata?.serialized, String(call.seq)]
+        [
+            call.sessionId, call.callType.rawValue, call.status.rawValue, call.initiator, call.receiver,
+            call.initiatorDevice,
+            String(call.initiatedAt), call.acceptedAt.map { String($0) }, call.endedAt.map { String($0) },
+            call.acceptedBy,
+            call.endedBy, call.endReason?.rawValue, String(call.timeoutMs), call.metadata?.serialized, String(call.seq),
+        ]
     }
 
     /// The ``Call`` in row `row` of a result selecting ``callColumns``.
     /// Fails on a value this build does not know.
     static func decodeCall(_ rows: PostgresRows, _ row: Int) throws(StoreError) -> Call {
-        guard let sessionId = rows.string(row, 0), let initiator = rows.string(row, 3), let receiver = rows.string(row, 4),
-              let initiatedAt = rows.int64(row, 6), let timeoutMs = rows.int64(row, 12) else {
+        guard let sessionId = rows.string(row, 0), let initiator = rows.string(row, 3),
+            let receiver = rows.string(row, 4),
+            let initiatedAt = rows.int64(row, 6), let timeoutMs = rows.int64(row, 12)
+        else {
             throw StoreError(.corruptRow, "a call row lacks its session id, parties or times")
         }
         return try CallRowValues(
             sessionId: sessionId, callType: rows.string(row, 1), status: rows.string(row, 2), initiator: initiator,
-            receiver: receiver, initiatorDevice: rows.string(row, 5), initiatedAt: initiatedAt, acceptedAt: rows.int64(row, 7),
+            receiver: receiver, initiatorDevice: rows.string(row, 5), initiatedAt: initiatedAt,
+            acceptedAt: rows.int64(row, 7),
             endedAt: rows.int64(row, 8), acceptedBy: rows.string(row, 9), endedBy: rows.string(row, 10),
             endReason: rows.string(row, 11), timeoutMs: timeoutMs, metadata: rows.string(row, 13),
-            seq: rows.int64(row, 14) ?? 0).decoded()
+            seq: rows.int64(row, 14) ?? 0
+        ).decoded()
     }
 }
 
@@ -76,9 +87,11 @@ extension StoreError {
     /// A ``StoreErrorCode/database`` error describing a PostgreSQL failure
     /// (``StoreErrorCode/retry`` for one that running again resolves).
     init(_ error: PostgresError) {
-        let retry = error.sqlState.map {
-            [PostgresError.deadlockDetected, PostgresError.serializationFailure, PostgresError.lockNotAvailable].contains($0)
-        } ?? false
+        let retry =
+            error.sqlState.map {
+                [PostgresError.deadlockDetected, PostgresError.serializationFailure, PostgresError.lockNotAvailable]
+                    .contains($0)
+            } ?? false
         self.init(retry ? .retry : .database, "POSTGRES " + error.description)
     }
 }

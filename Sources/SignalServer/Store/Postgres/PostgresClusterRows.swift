@@ -27,21 +27,26 @@ extension PostgresConnection {
     /// Called on the node's listening connection, whose session it records
     /// (see ``fence(_:)``).
     func registerNode(name: String) throws(PostgresError) -> Int64 {
-        let rows = try execute("""
+        let rows = try execute(
+            """
             INSERT INTO nodes (started_at, renewed_at, name, listener_pid, listener_started)
             SELECT \(Self.databaseNow), \(Self.databaseNow), $1, pid, backend_start
             FROM pg_stat_activity WHERE pid = pg_backend_pid()
             RETURNING node_id
             """, [name])
-        guard let node = rows.int64(0, 0) else { throw PostgresError(sqlState: nil, message: "no node number returned") }
+        guard let node = rows.int64(0, 0) else {
+            throw PostgresError(sqlState: nil, message: "no node number returned")
+        }
         return node
     }
 
     /// Renews `node`'s lease; false when another node declared it dead (it
     /// stopped renewing for longer than the lease) or its row is gone.
     func renewLease(node: Int64) throws(PostgresError) -> Bool {
-        try execute("UPDATE nodes SET renewed_at = \(Self.databaseNow) WHERE node_id = $1 AND NOT dead",
-                    [String(node)]).affected > 0
+        try execute(
+            "UPDATE nodes SET renewed_at = \(Self.databaseNow) WHERE node_id = $1 AND NOT dead",
+            [String(node)]
+        ).affected > 0
     }
 
     /// Declares dead every node whose lease is older than `leaseMillis` and
@@ -49,7 +54,8 @@ extension PostgresConnection {
     /// (database clock, ms) their lease ran out. Once dead, a node stays
     /// dead: it can neither renew nor take devices again.
     func lapsedNodes(leaseMillis: Int64) throws(PostgresError) -> [(node: Int64, lapsedAt: Int64)] {
-        let rows = try execute("""
+        let rows = try execute(
+            """
             UPDATE nodes SET dead = true WHERE dead OR renewed_at < \(Self.databaseNow) - $1
             RETURNING node_id, renewed_at + $1
             """, [String(leaseMillis)])
@@ -65,7 +71,8 @@ extension PostgresConnection {
     /// when it thaws it finds its connection gone and registers anew. The
     /// session's start time tells it from a later one with the same pid.
     func fence(_ node: Int64) throws(PostgresError) {
-        try execute("""
+        try execute(
+            """
             SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a JOIN nodes n
             ON a.pid = n.listener_pid AND a.backend_start = n.listener_started WHERE n.node_id = $1 AND n.dead
             """, [String(node)])
@@ -79,20 +86,24 @@ extension PostgresConnection {
 
     /// Up to `limit` of the devices presence puts on `node`.
     func devices(onNode node: Int64, limit: Int) throws(PostgresError) -> [Device] {
-        let rows = try execute("SELECT uid, device_id, loop, connection FROM presence WHERE node_id = $1 LIMIT $2",
-                               [String(node), String(limit)])
+        let rows = try execute(
+            "SELECT uid, device_id, loop, connection FROM presence WHERE node_id = $1 LIMIT $2",
+            [String(node), String(limit)])
         return (0 ..< rows.count).compactMap { row in
             guard let uid = rows.string(row, 0), let deviceId = rows.string(row, 1), let loop = rows.int64(row, 2),
-                  let connection = rows.int64(row, 3) else { return nil }
-            return Device(uid: uid, deviceId: deviceId,
-                          address: DeviceAddress(node: node, loop: Int(loop), connection: UInt64(connection)))
+                let connection = rows.int64(row, 3)
+            else { return nil }
+            return Device(
+                uid: uid, deviceId: deviceId,
+                address: DeviceAddress(node: node, loop: Int(loop), connection: UInt64(connection)))
         }
     }
 
     /// Deletes the dead `node` once no device is left on it, with the
     /// messages it did not take; false while devices remain.
     func removeNode(_ node: Int64) throws(PostgresError) -> Bool {
-        try execute("""
+        try execute(
+            """
             WITH gone AS (
                 DELETE FROM nodes WHERE node_id = $1 AND dead AND NOT EXISTS (SELECT 1 FROM presence WHERE node_id = $1)
                 RETURNING node_id)
@@ -128,21 +139,25 @@ extension PostgresConnection {
 
     /// The connected devices of `uids` on every node.
     func presence(of uids: some Collection<String>) throws(PostgresError) -> [String: [String: DeviceAddress]] {
-        let rows = try execute("""
+        let rows = try execute(
+            """
             SELECT uid, device_id, node_id, loop, connection FROM presence
             WHERE uid = ANY($1::text[])
             """, [Self.textArray(Array(uids))])
         var devices: [String: [String: DeviceAddress]] = [:]
         for row in 0 ..< rows.count {
             guard let uid = rows.string(row, 0), let deviceId = rows.string(row, 1), let node = rows.int64(row, 2),
-                  let loop = rows.int64(row, 3), let connection = rows.int64(row, 4) else { continue }
-            devices[uid, default: [:]][deviceId] = DeviceAddress(node: node, loop: Int(loop), connection: UInt64(connection))
+                let loop = rows.int64(row, 3), let connection = rows.int64(row, 4)
+            else { continue }
+            devices[uid, default: [:]][deviceId] = DeviceAddress(
+                node: node, loop: Int(loop), connection: UInt64(connection))
         }
         return devices
     }
 
     func setPresence(uid: String, deviceId: String, at address: DeviceAddress) throws(PostgresError) {
-        try execute("""
+        try execute(
+            """
             INSERT INTO presence (uid, device_id, node_id, loop, connection) VALUES ($1, $2, $3, $4, $5)
             ON CONFLICT (uid, device_id) DO UPDATE SET node_id = $3, loop = $4, connection = $5
             """, [uid, deviceId, String(address.node), String(address.loop), String(address.connection)])
@@ -156,7 +171,8 @@ extension PostgresConnection {
 
     /// The running grace period of each of `uids` that has one.
     func graceGenerations(of uids: some Collection<String>) throws(PostgresError) -> [String: UInt64] {
-        let rows = try execute("""
+        let rows = try execute(
+            """
             SELECT subject, generation FROM timers
             WHERE kind = 'grace' AND subject = ANY($1::text[])
             """, [Self.textArray(Array(uids))])
@@ -172,7 +188,8 @@ extension PostgresConnection {
     /// Starts or replaces `timer`, due at `due` (wall clock, ms).
     func setTimer(_ timer: SignalingTimer, due: Int64) throws(PostgresError) {
         let (kind, subject, generation) = Self.row(of: timer)
-        try execute("""
+        try execute(
+            """
             INSERT INTO timers (kind, subject, due_at, generation) VALUES ($1, $2, $3, $4)
             ON CONFLICT (kind, subject) DO UPDATE SET due_at = $3, generation = $4
             """, [kind, subject, String(due), String(generation)])
@@ -186,14 +203,17 @@ extension PostgresConnection {
     /// deletes the row fires it, once.
     func takeTimer(_ timer: SignalingTimer, dueBy now: Int64) throws(PostgresError) -> Bool {
         let (kind, subject, generation) = Self.row(of: timer)
-        return try execute("DELETE FROM timers WHERE kind = $1 AND subject = $2 AND generation = $3 AND due_at <= $4",
-                           [kind, subject, String(generation), String(now)]).affected > 0
+        return try execute(
+            "DELETE FROM timers WHERE kind = $1 AND subject = $2 AND generation = $3 AND due_at <= $4",
+            [kind, subject, String(generation), String(now)]
+        ).affected > 0
     }
 
     /// Timers due by `now`, earliest first.
     func dueTimers(by now: Int64, limit: Int) throws(PostgresError) -> [SignalingTimer] {
-        let rows = try execute("SELECT kind, subject, generation FROM timers WHERE due_at <= $1 ORDER BY due_at LIMIT $2",
-                               [String(now), String(limit)])
+        let rows = try execute(
+            "SELECT kind, subject, generation FROM timers WHERE due_at <= $1 ORDER BY due_at LIMIT $2",
+            [String(now), String(limit)])
         return (0 ..< rows.count).compactMap { row in
             guard let subject = rows.string(row, 1), let generation = rows.int64(row, 2) else { return nil }
             switch rows.string(row, 0) {
@@ -235,8 +255,9 @@ extension PostgresConnection {
     func notify(_ channel: String, node: Int64, body: String, now: Int64) throws(PostgresError) {
         var payload = body
         if body.utf8.count > Self.inlineMessageLimit {
-            let rows = try execute("INSERT INTO node_messages (node_id, created_at, body) VALUES ($1, $2, $3) RETURNING id",
-                                   [String(node), String(now), body])
+            let rows = try execute(
+                "INSERT INTO node_messages (node_id, created_at, body) VALUES ($1, $2, $3) RETURNING id",
+                [String(node), String(now), body])
             payload = "@" + (rows.string(0, 0) ?? "")
         }
         try execute("SELECT pg_notify($1, $2)", [channel, payload])
@@ -256,8 +277,9 @@ extension PostgresConnection {
     /// The value every node shares under `name`: the first node to ask
     /// stores `proposed`; later ones read it.
     func sharedValue(_ name: String, proposing proposed: String) throws(PostgresError) -> String {
-        try execute("INSERT INTO cluster_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-                    [name, proposed])
+        try execute(
+            "INSERT INTO cluster_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+            [name, proposed])
         return try execute("SELECT value FROM cluster_settings WHERE name = $1", [name]).string(0, 0) ?? proposed
     }
 

@@ -1,6 +1,7 @@
 import CLibpq
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failure PostgreSQL or libpq reported: the SQLSTATE when the server
@@ -86,7 +87,8 @@ final class PostgresConnection {
         defer { for copy in copies { free(copy) } }
         let result: OpaquePointer? = copies.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                PQexecParams(handle, sql, Int32(values.count), nil, values.isEmpty ? nil : values.baseAddress, nil, nil, 0)
+                PQexecParams(
+                    handle, sql, Int32(values.count), nil, values.isEmpty ? nil : values.baseAddress, nil, nil, 0)
             }
         }
         guard let result else {
@@ -133,8 +135,10 @@ final class PostgresConnection {
     /// would otherwise end the caller's. A statement that failed inside
     /// `body` fails the transaction even if `body` caught the error, as
     /// PostgreSQL would silently turn the COMMIT into a ROLLBACK.
-    func transaction<T>(_ mode: TransactionMode = .readWrite,
-                        _ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
+    func transaction<T>(
+        _ mode: TransactionMode = .readWrite,
+        _ body: () throws(PostgresError) -> T
+    ) throws(PostgresError) -> T {
         guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
             throw PostgresError(sqlState: nil, message: "a transaction is already open on this connection")
         }
@@ -142,8 +146,9 @@ final class PostgresConnection {
         do throws(PostgresError) {
             let value = try body()
             guard PQtransactionStatus(handle) != PQTRANS_INERROR else {
-                throw PostgresError(sqlState: Self.inFailedTransaction,
-                                    message: "a statement of the transaction failed; it was rolled back")
+                throw PostgresError(
+                    sqlState: Self.inFailedTransaction,
+                    message: "a statement of the transaction failed; it was rolled back")
             }
             try execute("COMMIT")
             return value
@@ -238,14 +243,17 @@ extension PostgresConnection {
         var heard = takeNotifications()
         guard heard.isEmpty else { return heard }
         var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-        guard descriptor.fd >= 0 else { throw PostgresError(sqlState: nil, message: "the connection to PostgreSQL is closed") }
+        guard descriptor.fd >= 0 else {
+            throw PostgresError(sqlState: nil, message: "the connection to PostgreSQL is closed")
+        }
         let ready = poll(&descriptor, 1, timeoutMillis)
         if ready < 0 && errno != EINTR {
             throw PostgresError(sqlState: nil, message: "poll on the PostgreSQL connection failed: errno \(errno)")
         }
         if ready > 0 {
             guard PQconsumeInput(handle) == 1 else {
-                throw PostgresError(sqlState: nil, message: "reading from PostgreSQL: " + Self.trimmed(PQerrorMessage(handle)))
+                throw PostgresError(
+                    sqlState: nil, message: "reading from PostgreSQL: " + Self.trimmed(PQerrorMessage(handle)))
             }
             heard = takeNotifications()
         }
@@ -255,8 +263,10 @@ extension PostgresConnection {
     private func takeNotifications() -> [PostgresNotification] {
         var heard: [PostgresNotification] = []
         while let notification = PQnotifies(handle) {
-            heard.append(PostgresNotification(channel: String(cString: notification.pointee.relname),
-                                              payload: String(cString: notification.pointee.extra)))
+            heard.append(
+                PostgresNotification(
+                    channel: String(cString: notification.pointee.relname),
+                    payload: String(cString: notification.pointee.extra)))
             PQfreemem(notification)
         }
         return heard

@@ -46,29 +46,35 @@ extension PostgresConnection {
     func changedCalls(of uid: String, after seq: Int64, limit: Int) throws(StoreError) -> ChangedCalls {
         let (createdAfter, createdByAt) = try reportingPostgresErrors { () throws(PostgresError) in
             let read = { () throws(PostgresError) in
-                (try self.execute(Self.createdAfterSQL, [uid, String(seq), String(limit + 1)]),
-                 try self.execute(Self.createdByAtSQL, [uid, String(seq), String(limit)]))
+                (
+                    try self.execute(Self.createdAfterSQL, [uid, String(seq), String(limit + 1)]),
+                    try self.execute(Self.createdByAtSQL, [uid, String(seq), String(limit)])
+                )
             }
             return try isInTransaction ? read() : transaction(.readOnlySnapshot, read)
         }
-        return ChangedCalls(createdAfter: try Self.decodeCalls(createdAfter),
-                            createdByAt: try Self.decodeCalls(createdByAt, through: ChangedCalls.mayHaveBeenLive),
-                            after: seq, limit: limit)
+        return ChangedCalls(
+            createdAfter: try Self.decodeCalls(createdAfter),
+            createdByAt: try Self.decodeCalls(createdByAt, through: ChangedCalls.mayHaveBeenLive),
+            after: seq, limit: limit)
     }
 
     /// The calls still `initiated` or `ongoing` that one of `uids` is a
     /// party of, oldest first: what a node serving those users continues.
     func liveCalls(ofAny uids: [String]) throws(StoreError) -> [Call] {
-        try Self.decodeCalls(reportingPostgresErrors { () throws(PostgresError) in
-            try execute(Self.liveCallsOfAnySQL, [Self.textArray(uids)])
-        })
+        try Self.decodeCalls(
+            reportingPostgresErrors { () throws(PostgresError) in
+                try execute(Self.liveCallsOfAnySQL, [Self.textArray(uids)])
+            })
     }
 
     /// The rows of a result selecting ``callColumns`` first, as calls, up
     /// to and including the first that `last` returns true for: the rest
     /// need not be decoded.
-    private static func decodeCalls(_ rows: PostgresRows,
-                                    through last: (Call) -> Bool = { _ in false }) throws(StoreError) -> [Call] {
+    private static func decodeCalls(
+        _ rows: PostgresRows,
+        through last: (Call) -> Bool = { _ in false }
+    ) throws(StoreError) -> [Call] {
         var calls: [Call] = []
         for row in 0 ..< rows.count {
             let call = try decodeCall(rows, row)

@@ -9,8 +9,10 @@ extension PostgresConnection {
     /// The values of `token` as `$1…$7`, in ``pushTokenColumns``' order.
     static func parameters(of token: RegisteredPushToken) -> [String?] {
         let registration = token.registration
-        return [token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
-                registration.environment?.rawValue, String(token.updatedAt)]
+        return [
+            token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
+            registration.environment?.rawValue, String(token.updatedAt),
+        ]
     }
 
     /// Stores `token` as its device's (see ``StoreConnection/save(_:limit:)``),
@@ -23,19 +25,22 @@ extension PostgresConnection {
     func savePushToken(_ token: RegisteredPushToken, limit: Int) throws(PostgresError) -> PushTokenSaved {
         try lockUsers([token.uid])
         let registration = token.registration
-        let holders = try execute("""
+        let holders = try execute(
+            """
             DELETE FROM push_tokens WHERE platform = $1 AND token = $2 AND NOT (uid = $3 AND device_id = $4)
             RETURNING uid, device_id
             """, [registration.platform.rawValue, registration.token, token.uid, token.deviceId])
         let movedFrom = (0 ..< holders.count).map {
             PushDeviceKey(uid: holders.string($0, 0) ?? "", deviceId: holders.string($0, 1) ?? "")
         }
-        try execute("""
+        try execute(
+            """
             INSERT INTO push_tokens (\(Self.pushTokenColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)
             ON CONFLICT (uid, device_id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
                 topic = excluded.topic, environment = excluded.environment, updated_at = excluded.updated_at
             """, Self.parameters(of: token))
-        let evicted = try execute("""
+        let evicted = try execute(
+            """
             DELETE FROM push_tokens WHERE uid = $1 AND device_id IN (
                 SELECT device_id FROM push_tokens WHERE uid = $1 AND device_id != $2
                 ORDER BY updated_at DESC, device_id COLLATE "C" OFFSET $3)
@@ -47,13 +52,18 @@ extension PostgresConnection {
 
     /// Removes the device's token; with `only`, only while it is still that
     /// registration (a purge must not remove one registered since). Whether a row went.
-    func deletePushToken(of device: PushDeviceKey, only registration: RegisteredPushToken? = nil) throws(PostgresError) -> Bool {
-        try execute("""
+    func deletePushToken(
+        of device: PushDeviceKey, only registration: RegisteredPushToken? = nil
+    ) throws(PostgresError) -> Bool {
+        try execute(
+            """
             DELETE FROM push_tokens WHERE uid = $1 AND device_id = $2
                 AND ($3::text IS NULL OR (token = $3 AND updated_at <= $4::bigint))
             RETURNING uid
-            """, [device.uid, device.deviceId, registration?.registration.token, registration.map { String($0.updatedAt) }])
-            .count > 0
+            """,
+            [device.uid, device.deviceId, registration?.registration.token, registration.map { String($0.updatedAt) }]
+        )
+        .count > 0
     }
 
     /// The stored tokens of `uids`, or every one. A row this build cannot
@@ -61,17 +71,20 @@ extension PostgresConnection {
     func pushTokens(of uids: [String]? = nil) throws(StoreError) -> [RegisteredPushToken] {
         let rows = try reportingPostgresErrors { () throws(PostgresError) in
             if let uids {
-                try execute("SELECT \(Self.pushTokenColumns) FROM push_tokens WHERE uid = ANY($1::text[])",
-                            [Self.textArray(uids)])
+                try execute(
+                    "SELECT \(Self.pushTokenColumns) FROM push_tokens WHERE uid = ANY($1::text[])",
+                    [Self.textArray(uids)])
             } else {
                 try execute("SELECT \(Self.pushTokenColumns) FROM push_tokens")
             }
         }
         return (0 ..< rows.count).compactMap { row in
-            PushTokenRowValues(uid: rows.string(row, 0) ?? "", deviceId: rows.string(row, 1) ?? "",
-                               platform: rows.string(row, 2), token: rows.string(row, 3), topic: rows.string(row, 4),
-                               environment: rows.string(row, 5), updatedAt: rows.int64(row, 6) ?? 0)
-                .decoded(by: "cluster store")
+            PushTokenRowValues(
+                uid: rows.string(row, 0) ?? "", deviceId: rows.string(row, 1) ?? "",
+                platform: rows.string(row, 2), token: rows.string(row, 3), topic: rows.string(row, 4),
+                environment: rows.string(row, 5), updatedAt: rows.int64(row, 6) ?? 0
+            )
+            .decoded(by: "cluster store")
         }
     }
 }

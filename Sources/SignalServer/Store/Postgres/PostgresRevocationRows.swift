@@ -6,7 +6,8 @@ extension PostgresConnection {
     /// that learned of it late, changes nothing.
     func saveRevocation(uid: String, revokedAt: Int64) throws(StoreError) {
         try reportingPostgresErrors { () throws(PostgresError) in
-            try execute("""
+            try execute(
+                """
                 INSERT INTO revocations (uid, revoked_at) VALUES ($1, $2)
                 ON CONFLICT (uid) DO UPDATE SET revoked_at = greatest(revocations.revoked_at, excluded.revoked_at)
                 """, [uid, String(revokedAt)])

@@ -10,150 +10,152 @@ enum PostgresSchema {
     }
 
     static let migrations: [Migration] = [
-        Migration(version: 1, sql: """
-            -- The store-wide change sequence (Call.seq), taken in the
-            -- transition's transaction under the locks of the users it
-            -- touches, so each user's positions follow commit order. A
-            -- transition takes 8 positions at once (it makes at most 8 changes).
-            CREATE SEQUENCE change_seq INCREMENT BY 8;
+        Migration(
+            version: 1,
+            sql: """
+                -- The store-wide change sequence (Call.seq), taken in the
+                -- transition's transaction under the locks of the users it
+                -- touches, so each user's positions follow commit order. A
+                -- transition takes 8 positions at once (it makes at most 8 changes).
+                CREATE SEQUENCE change_seq INCREMENT BY 8;
 
-            -- seq is the position of a call's first change, as in SQLite:
-            -- history cursors are seqs, and a resume finds the calls created
-            -- after a position by it. A call saved without one takes the next.
-            CREATE TABLE calls (
-                seq BIGINT PRIMARY KEY DEFAULT nextval('change_seq'),
-                session_id TEXT NOT NULL UNIQUE,
-                call_type TEXT NOT NULL,
-                status TEXT NOT NULL,
-                initiator TEXT NOT NULL,
-                receiver TEXT NOT NULL,
-                initiator_device TEXT,
-                initiated_at BIGINT NOT NULL,
-                accepted_at BIGINT,
-                ended_at BIGINT,
-                accepted_by TEXT,
-                ended_by TEXT,
-                end_reason TEXT,
-                timeout_ms BIGINT NOT NULL,
-                metadata TEXT,  -- as sent: JSONB would reorder its members
-                change_seq BIGINT NOT NULL
-            );
-            -- A history page is the newest of two scans in seq order, one per
-            -- party column (PostgresCallLogs.swift); calls_between serves the
-            -- peer filter in both directions and calls_missed the missed
-            -- filter, whose condition the query repeats so the planner may
-            -- prove it. The same indexes as SQLite's.
-            CREATE INDEX calls_by_initiator ON calls (initiator, seq);
-            CREATE INDEX calls_by_receiver ON calls (receiver, seq);
-            CREATE INDEX calls_between ON calls (initiator, receiver, seq);
-            CREATE INDEX calls_missed ON calls (receiver, seq)
-                WHERE status = 'unanswered' OR status = 'cancelled' OR status = 'busy';
-            -- A transition reads the live calls of the users it locks.
-            CREATE INDEX calls_live_by_initiator ON calls (initiator) WHERE status = 'initiated' OR status = 'ongoing';
-            CREATE INDEX calls_live_by_receiver ON calls (receiver) WHERE status = 'initiated' OR status = 'ongoing';
+                -- seq is the position of a call's first change, as in SQLite:
+                -- history cursors are seqs, and a resume finds the calls created
+                -- after a position by it. A call saved without one takes the next.
+                CREATE TABLE calls (
+                    seq BIGINT PRIMARY KEY DEFAULT nextval('change_seq'),
+                    session_id TEXT NOT NULL UNIQUE,
+                    call_type TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    initiator TEXT NOT NULL,
+                    receiver TEXT NOT NULL,
+                    initiator_device TEXT,
+                    initiated_at BIGINT NOT NULL,
+                    accepted_at BIGINT,
+                    ended_at BIGINT,
+                    accepted_by TEXT,
+                    ended_by TEXT,
+                    end_reason TEXT,
+                    timeout_ms BIGINT NOT NULL,
+                    metadata TEXT,  -- as sent: JSONB would reorder its members
+                    change_seq BIGINT NOT NULL
+                );
+                -- A history page is the newest of two scans in seq order, one per
+                -- party column (PostgresCallLogs.swift); calls_between serves the
+                -- peer filter in both directions and calls_missed the missed
+                -- filter, whose condition the query repeats so the planner may
+                -- prove it. The same indexes as SQLite's.
+                CREATE INDEX calls_by_initiator ON calls (initiator, seq);
+                CREATE INDEX calls_by_receiver ON calls (receiver, seq);
+                CREATE INDEX calls_between ON calls (initiator, receiver, seq);
+                CREATE INDEX calls_missed ON calls (receiver, seq)
+                    WHERE status = 'unanswered' OR status = 'cancelled' OR status = 'busy';
+                -- A transition reads the live calls of the users it locks.
+                CREATE INDEX calls_live_by_initiator ON calls (initiator) WHERE status = 'initiated' OR status = 'ongoing';
+                CREATE INDEX calls_live_by_receiver ON calls (receiver) WHERE status = 'initiated' OR status = 'ongoing';
 
-            -- A node's lease: it renews renewed_at every third of the lease
-            -- time; a node whose lease is older is dead.
-            -- Times are the database's clock. A node another one found
-            -- lapsed is dead for good: it can neither renew nor take devices.
-            CREATE TABLE nodes (
-                node_id BIGSERIAL PRIMARY KEY,
-                started_at BIGINT NOT NULL,
-                renewed_at BIGINT NOT NULL,
-                dead BOOLEAN NOT NULL DEFAULT false,
-                name TEXT NOT NULL,
-                -- The session the node listens on, ended once the node is dead.
-                listener_pid INT,
-                listener_started TIMESTAMPTZ
-            );
-            -- Which node holds each connected device, and where on it. No
-            -- cascade: a dead node's devices leave through the disconnect
-            -- rules (grace), one by one, before its row goes.
-            CREATE TABLE presence (
-                uid TEXT NOT NULL,
-                device_id TEXT NOT NULL,
-                node_id BIGINT NOT NULL REFERENCES nodes (node_id),
-                loop INT NOT NULL,
-                connection BIGINT NOT NULL,
-                PRIMARY KEY (uid, device_id)
-            );
-            CREATE INDEX presence_by_node ON presence (node_id);
+                -- A node's lease: it renews renewed_at every third of the lease
+                -- time; a node whose lease is older is dead.
+                -- Times are the database's clock. A node another one found
+                -- lapsed is dead for good: it can neither renew nor take devices.
+                CREATE TABLE nodes (
+                    node_id BIGSERIAL PRIMARY KEY,
+                    started_at BIGINT NOT NULL,
+                    renewed_at BIGINT NOT NULL,
+                    dead BOOLEAN NOT NULL DEFAULT false,
+                    name TEXT NOT NULL,
+                    -- The session the node listens on, ended once the node is dead.
+                    listener_pid INT,
+                    listener_started TIMESTAMPTZ
+                );
+                -- Which node holds each connected device, and where on it. No
+                -- cascade: a dead node's devices leave through the disconnect
+                -- rules (grace), one by one, before its row goes.
+                CREATE TABLE presence (
+                    uid TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    node_id BIGINT NOT NULL REFERENCES nodes (node_id),
+                    loop INT NOT NULL,
+                    connection BIGINT NOT NULL,
+                    PRIMARY KEY (uid, device_id)
+                );
+                CREATE INDEX presence_by_node ON presence (node_id);
 
-            -- Ring timeouts and grace periods as due rows: any live node
-            -- fires one once due, so it fires when the node that set it died.
-            CREATE TABLE timers (
-                kind TEXT NOT NULL,
-                subject TEXT NOT NULL,
-                due_at BIGINT NOT NULL,
-                generation BIGINT NOT NULL,
-                PRIMARY KEY (kind, subject)
-            );
-            CREATE INDEX timers_due ON timers (due_at);
+                -- Ring timeouts and grace periods as due rows: any live node
+                -- fires one once due, so it fires when the node that set it died.
+                CREATE TABLE timers (
+                    kind TEXT NOT NULL,
+                    subject TEXT NOT NULL,
+                    due_at BIGINT NOT NULL,
+                    generation BIGINT NOT NULL,
+                    PRIMARY KEY (kind, subject)
+                );
+                CREATE INDEX timers_due ON timers (due_at);
 
-            -- Messages for a node too large for a NOTIFY payload (8000
-            -- bytes): the notification names the row, the node takes it.
-            CREATE TABLE node_messages (
-                id BIGSERIAL PRIMARY KEY,
-                node_id BIGINT NOT NULL,
-                created_at BIGINT NOT NULL,
-                body TEXT NOT NULL
-            );
+                -- Messages for a node too large for a NOTIFY payload (8000
+                -- bytes): the notification names the row, the node takes it.
+                CREATE TABLE node_messages (
+                    id BIGSERIAL PRIMARY KEY,
+                    node_id BIGINT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    body TEXT NOT NULL
+                );
 
-            -- One token per device, as in SQLite (StoreSchema migration 5):
-            -- a token belongs to one device at a time, which the unique
-            -- index enforces when it moves.
-            CREATE TABLE push_tokens (
-                uid TEXT NOT NULL,
-                device_id TEXT NOT NULL,
-                platform TEXT NOT NULL,
-                token TEXT NOT NULL,
-                topic TEXT,
-                environment TEXT,
-                updated_at BIGINT NOT NULL,
-                PRIMARY KEY (uid, device_id)
-            );
-            CREATE UNIQUE INDEX push_tokens_by_token ON push_tokens (platform, token);
+                -- One token per device, as in SQLite (StoreSchema migration 5):
+                -- a token belongs to one device at a time, which the unique
+                -- index enforces when it moves.
+                CREATE TABLE push_tokens (
+                    uid TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    platform TEXT NOT NULL,
+                    token TEXT NOT NULL,
+                    topic TEXT,
+                    environment TEXT,
+                    updated_at BIGINT NOT NULL,
+                    PRIMARY KEY (uid, device_id)
+                );
+                CREATE UNIQUE INDEX push_tokens_by_token ON push_tokens (platform, token);
 
-            -- Values every node shares: the generated token secret.
-            CREATE TABLE cluster_settings (
-                name TEXT PRIMARY KEY,
-                value TEXT NOT NULL
-            );
+                -- Values every node shares: the generated token secret.
+                CREATE TABLE cluster_settings (
+                    name TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                );
 
-            CREATE TABLE revocations (
-                uid TEXT PRIMARY KEY,
-                revoked_at BIGINT NOT NULL
-            );
+                CREATE TABLE revocations (
+                    uid TEXT PRIMARY KEY,
+                    revoked_at BIGINT NOT NULL
+                );
 
-            -- The webhook outbox (docs/WEBHOOKS.md), SQLite's columns,
-            -- written in the transaction of the change. claimed is the term
-            -- of the webhook leader holding the row in memory: a leader
-            -- claims what its term does not hold (a new leader takes over
-            -- the old one's rows), and records an attempt only on a row its
-            -- term still holds.
-            CREATE TABLE webhook_deliveries (
-                endpoint TEXT NOT NULL,
-                seq BIGINT NOT NULL,
-                event_id TEXT NOT NULL,
-                session_id TEXT NOT NULL,
-                trigger TEXT NOT NULL,
-                created_at BIGINT NOT NULL,
-                body TEXT NOT NULL,
-                status TEXT NOT NULL,
-                attempts INT NOT NULL,
-                next_attempt_at BIGINT NOT NULL,
-                last_status INT,
-                last_error TEXT,
-                updated_at BIGINT NOT NULL,
-                claimed BIGINT,
-                PRIMARY KEY (endpoint, seq)
-            );
-            CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (seq) WHERE status = 'pending';
-            -- The REST listing, newest first, by status or not.
-            CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries (status, seq);
-            CREATE INDEX webhook_deliveries_by_seq ON webhook_deliveries (seq);
-            CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (updated_at) WHERE status != 'pending';
-            """),
+                -- The webhook outbox (docs/WEBHOOKS.md), SQLite's columns,
+                -- written in the transaction of the change. claimed is the term
+                -- of the webhook leader holding the row in memory: a leader
+                -- claims what its term does not hold (a new leader takes over
+                -- the old one's rows), and records an attempt only on a row its
+                -- term still holds.
+                CREATE TABLE webhook_deliveries (
+                    endpoint TEXT NOT NULL,
+                    seq BIGINT NOT NULL,
+                    event_id TEXT NOT NULL,
+                    session_id TEXT NOT NULL,
+                    trigger TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    body TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    attempts INT NOT NULL,
+                    next_attempt_at BIGINT NOT NULL,
+                    last_status INT,
+                    last_error TEXT,
+                    updated_at BIGINT NOT NULL,
+                    claimed BIGINT,
+                    PRIMARY KEY (endpoint, seq)
+                );
+                CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (seq) WHERE status = 'pending';
+                -- The REST listing, newest first, by status or not.
+                CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries (status, seq);
+                CREATE INDEX webhook_deliveries_by_seq ON webhook_deliveries (seq);
+                CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (updated_at) WHERE status != 'pending';
+                """)
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -167,7 +169,9 @@ enum PostgresSchema {
             try connection.execute("SELECT pg_advisory_xact_lock(4242001)")
             let current = try connection.execute("SELECT coalesce(max(version), 0) FROM ringd_schema").int64(0, 0) ?? 0
             guard current <= latestVersion else {
-                throw PostgresError(sqlState: nil, message: "the database has schema version \(current); this build knows up to \(latestVersion)")
+                throw PostgresError(
+                    sqlState: nil,
+                    message: "the database has schema version \(current); this build knows up to \(latestVersion)")
             }
             for migration in migrations where migration.version > current {
                 try connection.run(script: migration.sql)

@@ -5,7 +5,8 @@ import SignalProtocol
 /// leader (docs/CLUSTER.md, "Webhooks"): `claimed` is the term of the leader
 /// holding the row in memory.
 extension PostgresConnection {
-    private static let columns = "endpoint, seq, event_id, session_id, trigger, created_at, body, status, attempts, "
+    private static let columns =
+        "endpoint, seq, event_id, session_id, trigger, created_at, body, status, attempts, "
         + "next_attempt_at, last_status, last_error, updated_at"
 
     /// The channel a transaction that wrote deliveries notifies; the leader listens on it.
@@ -23,7 +24,8 @@ extension PostgresConnection {
             values.append("(" + (1 ... 13).map { "$\(base + $0)" }.joined(separator: ", ") + ")")
             parameters += Self.fields(delivery)
         }
-        try execute("""
+        try execute(
+            """
             WITH added AS (INSERT INTO webhook_deliveries (\(Self.columns)) VALUES \(values.joined(separator: ", ")))
             SELECT pg_notify('\(Self.webhookChannel)', '')
             """, parameters)
@@ -31,10 +33,12 @@ extension PostgresConnection {
 
     /// The 13 fields of `delivery` in the order of ``columns``.
     private static func fields(_ delivery: WebhookDelivery) -> [String?] {
-        [delivery.endpoint, String(delivery.seq), delivery.eventId, delivery.sessionId, delivery.trigger,
-         String(delivery.createdAt), String(decoding: delivery.body, as: UTF8.self), delivery.status.rawValue,
-         String(delivery.attempts), String(delivery.nextAttemptAt), delivery.lastStatus.map(String.init),
-         delivery.lastError, String(delivery.updatedAt)]
+        [
+            delivery.endpoint, String(delivery.seq), delivery.eventId, delivery.sessionId, delivery.trigger,
+            String(delivery.createdAt), String(decoding: delivery.body, as: UTF8.self), delivery.status.rawValue,
+            String(delivery.attempts), String(delivery.nextAttemptAt), delivery.lastStatus.map(String.init),
+            delivery.lastError, String(delivery.updatedAt),
+        ]
     }
 
     /// Claims for `term` at most `limit` pending deliveries it does not
@@ -44,7 +48,8 @@ extension PostgresConnection {
     /// an earlier one that is still pending.
     func claimWebhookDeliveries(term: Int64, limit: Int) throws(StoreError) -> [WebhookDelivery] {
         let rows = try reportingPostgresErrors { () throws(PostgresError) in
-            try execute("""
+            try execute(
+                """
                 UPDATE webhook_deliveries SET claimed = $1 WHERE (endpoint, seq) IN (
                     SELECT endpoint, seq FROM webhook_deliveries
                     WHERE status = 'pending' AND claimed IS DISTINCT FROM $1 ORDER BY seq LIMIT $2)
@@ -59,18 +64,25 @@ extension PostgresConnection {
     @discardableResult
     func saveWebhookAttempt(_ delivery: WebhookDelivery, term: Int64) throws(StoreError) -> Bool {
         try reportingPostgresErrors { () throws(PostgresError) in
-            try execute("""
+            try execute(
+                """
                 UPDATE webhook_deliveries SET status = $3, attempts = $4, next_attempt_at = $5, last_status = $6,
                                               last_error = $7, updated_at = $8
                 WHERE endpoint = $1 AND seq = $2 AND claimed = $9
-                """, [delivery.endpoint, String(delivery.seq), delivery.status.rawValue, String(delivery.attempts),
-                      String(delivery.nextAttemptAt), delivery.lastStatus.map(String.init), delivery.lastError,
-                      String(delivery.updatedAt), String(term)]).affected == 1
+                """,
+                [
+                    delivery.endpoint, String(delivery.seq), delivery.status.rawValue, String(delivery.attempts),
+                    String(delivery.nextAttemptAt), delivery.lastStatus.map(String.init), delivery.lastError,
+                    String(delivery.updatedAt), String(term),
+                ]
+            ).affected == 1
         }
     }
 
     /// One page of deliveries, newest change first, with the SQLite store's cursor.
-    func webhookDeliveries(_ query: WebhookDeliveryQuery) throws(StoreError) -> (deliveries: [WebhookDelivery], next: String?) {
+    func webhookDeliveries(
+        _ query: WebhookDeliveryQuery
+    ) throws(StoreError) -> (deliveries: [WebhookDelivery], next: String?) {
         var parameters: [String?] = [String(query.limit + 1)]
         var conditions: [String] = []
         if let status = query.status {
@@ -86,8 +98,9 @@ extension PostgresConnection {
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         // COLLATE "C": the cursor compares endpoints bytewise, as SQLite does.
         let rows = try reportingPostgresErrors { () throws(PostgresError) in
-            try execute("SELECT \(Self.columns) FROM webhook_deliveries\(filter) "
-                + "ORDER BY seq DESC, endpoint COLLATE \"C\" DESC LIMIT $1", parameters)
+            try execute(
+                "SELECT \(Self.columns) FROM webhook_deliveries\(filter) "
+                    + "ORDER BY seq DESC, endpoint COLLATE \"C\" DESC LIMIT $1", parameters)
         }
         var deliveries = try Self.deliveries(rows)
         guard deliveries.count > query.limit else { return (deliveries, nil) }
@@ -107,7 +120,8 @@ extension PostgresConnection {
         }
         let rows = try reportingPostgresErrors { () throws(PostgresError) in
             try transaction { () throws(PostgresError) in
-                let rows = try execute("""
+                let rows = try execute(
+                    """
                     UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = $1, updated_at = $1,
                                                   claimed = NULL
                     WHERE status = 'failed'\(filter) RETURNING \(Self.columns)
@@ -123,10 +137,12 @@ extension PostgresConnection {
     /// `cutoff` (ms); returns how many.
     func pruneWebhookDeliveries(before cutoff: Int64, limit: Int) throws(StoreError) -> Int {
         try reportingPostgresErrors { () throws(PostgresError) in
-            try execute("""
+            try execute(
+                """
                 DELETE FROM webhook_deliveries WHERE (endpoint, seq) IN (
                     SELECT endpoint, seq FROM webhook_deliveries WHERE status != 'pending' AND updated_at < $1 LIMIT $2)
-                """, [String(cutoff), String(limit)]).affected
+                """, [String(cutoff), String(limit)]
+            ).affected
         }
     }
 
@@ -142,18 +158,21 @@ extension PostgresConnection {
         var deliveries: [WebhookDelivery] = []
         for row in 0 ..< rows.count {
             guard let endpoint = rows.string(row, 0), let seq = rows.int64(row, 1), let eventId = rows.string(row, 2),
-                  let sessionId = rows.string(row, 3), let trigger = rows.string(row, 4),
-                  let createdAt = rows.int64(row, 5), let body = rows.string(row, 6),
-                  let status = rows.string(row, 7).flatMap(WebhookDeliveryStatus.init(rawValue:)),
-                  let attempts = rows.int64(row, 8), let nextAttemptAt = rows.int64(row, 9),
-                  let updatedAt = rows.int64(row, 12) else {
+                let sessionId = rows.string(row, 3), let trigger = rows.string(row, 4),
+                let createdAt = rows.int64(row, 5), let body = rows.string(row, 6),
+                let status = rows.string(row, 7).flatMap(WebhookDeliveryStatus.init(rawValue:)),
+                let attempts = rows.int64(row, 8), let nextAttemptAt = rows.int64(row, 9),
+                let updatedAt = rows.int64(row, 12)
+            else {
                 throw StoreError(.corruptRow, "a webhook delivery row lacks a field or has an unknown status")
             }
-            deliveries.append(WebhookDelivery(endpoint: endpoint, seq: seq, eventId: eventId, sessionId: sessionId,
-                                              trigger: trigger, createdAt: createdAt, body: Array(body.utf8),
-                                              status: status, attempts: Int(attempts), nextAttemptAt: nextAttemptAt,
-                                              lastStatus: rows.int64(row, 10).map { Int($0) },
-                                              lastError: rows.string(row, 11), updatedAt: updatedAt))
+            deliveries.append(
+                WebhookDelivery(
+                    endpoint: endpoint, seq: seq, eventId: eventId, sessionId: sessionId,
+                    trigger: trigger, createdAt: createdAt, body: Array(body.utf8),
+                    status: status, attempts: Int(attempts), nextAttemptAt: nextAttemptAt,
+                    lastStatus: rows.int64(row, 10).map { Int($0) },
+                    lastError: rows.string(row, 11), updatedAt: updatedAt))
         }
         return deliveries
     }

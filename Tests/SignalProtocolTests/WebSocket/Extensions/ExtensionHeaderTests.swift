@@ -1,6 +1,6 @@
 import SignalProtocol
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Sec-WebSocket-Extensions: parsing", .blocking)
 struct ExtensionHeaderTests {
@@ -11,12 +11,17 @@ struct ExtensionHeaderTests {
             "permessage-deflate; client_max_window_bits, x-webkit-deflate-frame",
             "Permessage-Deflate ;Server_Max_Window_Bits=10 ; client_no_context_takeover",
         ])
-        #expect(list == [
-            WebSocketExtension("permessage-deflate", [Parameter("client_max_window_bits")]),
-            WebSocketExtension("x-webkit-deflate-frame"),
-            WebSocketExtension("permessage-deflate", [Parameter("server_max_window_bits", "10"),
-                                                      Parameter("client_no_context_takeover")]),
-        ])
+        #expect(
+            list == [
+                WebSocketExtension("permessage-deflate", [Parameter("client_max_window_bits")]),
+                WebSocketExtension("x-webkit-deflate-frame"),
+                WebSocketExtension(
+                    "permessage-deflate",
+                    [
+                        Parameter("server_max_window_bits", "10"),
+                        Parameter("client_no_context_takeover"),
+                    ]),
+            ])
     }
 
     @Test func quotedValuesAreUnquotedAndEscapesResolved() throws {
@@ -29,11 +34,13 @@ struct ExtensionHeaderTests {
         #expect(try WebSocketExtension.parseList([]).isEmpty)
     }
 
-    @Test("grammar violations fail with malformed_header", arguments: [
-        "permessage-deflate;", "; foo", "permessage-deflate; =1", "permessage-deflate; a=", "a b",
-        "permessage-deflate; x=\"unterminated", "permessage-deflate; x=\"two words\"", "permessage-deflate; x=\"\"",
-        "foo=1", "foo; a=1 2", "f(o)o",
-    ])
+    @Test(
+        "grammar violations fail with malformed_header",
+        arguments: [
+            "permessage-deflate;", "; foo", "permessage-deflate; =1", "permessage-deflate; a=", "a b",
+            "permessage-deflate; x=\"unterminated", "permessage-deflate; x=\"two words\"", "permessage-deflate; x=\"\"",
+            "foo=1", "foo; a=1 2", "f(o)o",
+        ])
     func malformedHeaders(_ value: String) {
         #expect(extensionErrorCode { try WebSocketExtension.parseList([value]) } == .malformedHeader)
     }

@@ -1,6 +1,7 @@
 import SignalProtocol
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 /// Calls saved to and read from PostgreSQL are the calls given, field for
 /// field (metadata's member order too), through updates; a snapshot naming
@@ -11,10 +12,14 @@ import Testing
         defer { server.stop() }
         let connection = try server.migratedConnection()
 
-        var call = Call(sessionId: "9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d", callType: .video, status: .initiated,
-                        initiator: "alice", receiver: "bob", initiatorDevice: "laptop", initiatedAt: 1_764_466_800_000,
-                        timeoutMs: 30_000, metadata: .object([("z", .integer(1)), ("a", .string("o'neil")),
-                                                              ("n", .array([.double(1.5), .null]))]), seq: 42)
+        var call = Call(
+            sessionId: "9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d", callType: .video, status: .initiated,
+            initiator: "alice", receiver: "bob", initiatorDevice: "laptop", initiatedAt: 1_764_466_800_000,
+            timeoutMs: 30_000,
+            metadata: .object([
+                ("z", .integer(1)), ("a", .string("o'neil")),
+                ("n", .array([.double(1.5), .null])),
+            ]), seq: 42)
         try connection.save(call)
         #expect(try connection.call(sessionId: call.sessionId) == call)
 
@@ -29,8 +34,9 @@ import Testing
         #expect(try connection.call(sessionId: call.sessionId) == call)
         #expect(try connection.execute("SELECT count(*) FROM calls").int64(0, 0) == 1)
 
-        var bare = Call(sessionId: "s2", callType: .audio, status: .busy, initiator: "carol", receiver: "bob",
-                        initiatedAt: 1, endedAt: 1, endReason: .busy, timeoutMs: 200)
+        var bare = Call(
+            sessionId: "s2", callType: .audio, status: .busy, initiator: "carol", receiver: "bob",
+            initiatedAt: 1, endedAt: 1, endReason: .busy, timeoutMs: 200)
         bare.seq = 46
         try connection.save(bare)
         #expect(try connection.call(sessionId: "s2") == bare)
@@ -38,13 +44,18 @@ import Testing
 
         var stolen = call
         stolen.receiver = "mallory"
-        #expect(throws: StoreError(.callConflict, "call \(call.sessionId) is stored with other parties than alice and mallory")) {
+        #expect(
+            throws: StoreError(
+                .callConflict, "call \(call.sessionId) is stored with other parties than alice and mallory")
+        ) {
             try connection.save(stolen)
         }
         #expect(try connection.call(sessionId: call.sessionId) == call)
 
         try connection.execute("UPDATE calls SET status = 'dancing' WHERE session_id = 's2'")
-        #expect(throws: StoreError(.corruptRow, "call s2 has status 'dancing'")) { try connection.call(sessionId: "s2") }
+        #expect(throws: StoreError(.corruptRow, "call s2 has status 'dancing'")) {
+            try connection.call(sessionId: "s2")
+        }
     }
 
     /// As in SQLite, a call's seq (the history cursor's position) is its

@@ -1,6 +1,7 @@
 import SignalProtocol
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 /// The same calls stored in SQLite (``StoreConnection``, in memory) and in
 /// PostgreSQL read the same: every history page and its cursor for many
@@ -30,7 +31,9 @@ import Testing
             // Late steps end no call and answer one, so calls are ringing and
             // ongoing at the end.
             let late = step >= 360
-            let next = !late ? live.isEmpty ? nil : random.next(live.count)
+            let next =
+                !late
+                ? live.isEmpty ? nil : random.next(live.count)
                 : live.contains { $0.status == .ongoing } ? nil : live.firstIndex { $0.status == .initiated }
             if let next, random.next(3) != 0 {
                 var call = live.remove(at: next)
@@ -40,8 +43,10 @@ import Testing
                     call.status = .ongoing
                     call.acceptedAt = now
                     call.acceptedBy = "\(call.receiver)-phone"
-                case (.initiated, 1): (call.status, call.endReason, call.endedBy) = (.rejected, .rejected, call.receiver)
-                case (.initiated, 2): (call.status, call.endReason, call.endedBy) = (.cancelled, .cancelled, call.initiator)
+                case (.initiated, 1):
+                    (call.status, call.endReason, call.endedBy) = (.rejected, .rejected, call.receiver)
+                case (.initiated, 2):
+                    (call.status, call.endReason, call.endedBy) = (.cancelled, .cancelled, call.initiator)
                 case (.initiated, 3): (call.status, call.endReason) = (.unanswered, .timeout)
                 case (.initiated, _): (call.status, call.endReason, call.endedBy) = (.busy, .busy, call.receiver)
                 default: (call.status, call.endReason, call.endedBy) = (.ended, .hangup, call.initiator)
@@ -54,11 +59,12 @@ import Testing
             let initiator = users[random.next(users.count)]
             let receiver = users.filter { $0 != initiator }[random.next(users.count - 1)]
             let busy = live.contains { $0.isParty(initiator) || $0.isParty(receiver) }
-            let call = Call(sessionId: "call-\(step)", callType: random.next(3) == 0 ? .video : .audio,
-                            status: busy ? .busy : .initiated, initiator: initiator, receiver: receiver,
-                            initiatorDevice: "\(initiator)-laptop", initiatedAt: 1_700_000_000_000 + Int64(step / 4) * 1_000,
-                            endedAt: busy ? 1_700_000_000_000 : nil, endReason: busy ? .busy : nil, timeoutMs: 30_000,
-                            metadata: step % 5 == 0 ? .object([("step", .integer(Int64(step)))]) : nil)
+            let call = Call(
+                sessionId: "call-\(step)", callType: random.next(3) == 0 ? .video : .audio,
+                status: busy ? .busy : .initiated, initiator: initiator, receiver: receiver,
+                initiatorDevice: "\(initiator)-laptop", initiatedAt: 1_700_000_000_000 + Int64(step / 4) * 1_000,
+                endedAt: busy ? 1_700_000_000_000 : nil, endReason: busy ? .busy : nil, timeoutMs: 30_000,
+                metadata: step % 5 == 0 ? .object([("step", .integer(Int64(step)))]) : nil)
             let saved = save(call)
             if !busy { live.append(saved) }
         }
@@ -99,11 +105,14 @@ import Testing
                         for missedOnly in [false, true] {
                             for direction in directions {
                                 for peer in [nil, "bob", "carol", "nobody"] {
-                                    var query = CallLogFilter(limit: 6, callType: callType, status: status,
-                                                              missedOnly: missedOnly, direction: direction, with: peer)
+                                    var query = CallLogFilter(
+                                        limit: 6, callType: callType, status: status,
+                                        missedOnly: missedOnly, direction: direction, with: peer)
                                     while true {
                                         let expected = try sqlite.callLogs(for: uid, query: query)
-                                        #expect(try postgres.callLogs(for: uid, query: query) == expected, "\(uid) \(query)")
+                                        #expect(
+                                            try postgres.callLogs(for: uid, query: query) == expected, "\(uid) \(query)"
+                                        )
                                         pages += 1
                                         guard let next = expected.next else { break }
                                         query.cursor = next
@@ -129,9 +138,10 @@ import Testing
     @Test func invalidQueriesFailAlike() throws {
         try withBothBackends { sqlite, postgres in
             let issued = try #require(try sqlite.callLogs(for: "alice", query: CallLogFilter(limit: 3)).next)
-            let queries = ["", "garbage", issued + "x", "AAAAAAAAAAA", String(issued.reversed()) + "+"].map {
-                CallLogFilter(cursor: $0)
-            } + [0, -1, 101, Int.max].map { CallLogFilter(limit: $0) }
+            let queries =
+                ["", "garbage", issued + "x", "AAAAAAAAAAA", String(issued.reversed()) + "+"].map {
+                    CallLogFilter(cursor: $0)
+                } + [0, -1, 101, Int.max].map { CallLogFilter(limit: $0) }
             for query in queries {
                 let expected = try #require(throws: StoreError.self) { try sqlite.callLogs(for: "alice", query: query) }
                 let error = try #require(throws: StoreError.self) { try postgres.callLogs(for: "alice", query: query) }
@@ -140,7 +150,8 @@ import Testing
             // The largest cursor there is, and one past every call, page alike too.
             for seq in [Int64.max, Int64(Self.changes.count + 1), 1] {
                 let query = CallLogFilter(cursor: CallLogCursor.encode(seq))
-                #expect(try postgres.callLogs(for: "alice", query: query) == sqlite.callLogs(for: "alice", query: query))
+                #expect(
+                    try postgres.callLogs(for: "alice", query: query) == sqlite.callLogs(for: "alice", query: query))
             }
         }
     }
@@ -153,8 +164,9 @@ import Testing
                     for limit in [1, 3, 10] {
                         let expected = try sqlite.changedCalls(of: uid, after: seq, limit: limit)
                         let changed = try postgres.changedCalls(of: uid, after: seq, limit: limit)
-                        #expect(changed.calls == expected.calls && changed.exceeded == expected.exceeded,
-                                "\(uid) after \(seq), limit \(limit)")
+                        #expect(
+                            changed.calls == expected.calls && changed.exceeded == expected.exceeded,
+                            "\(uid) after \(seq), limit \(limit)")
                         exceeded += expected.exceeded ? 1 : 0
                         found += expected.calls.isEmpty ? 0 : 1
                     }

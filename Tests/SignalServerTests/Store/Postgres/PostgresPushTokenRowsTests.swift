@@ -1,15 +1,17 @@
 import SignalProtocol
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 /// Push tokens in PostgreSQL keep SQLite's rules: one per device, a token
 /// on one device at a time (it moves), at most `limit` per user (the
 /// oldest go), and a purge removes only the registration it was about.
 @Suite(.serialized) struct PostgresPushTokenRowsTests {
     static func token(_ uid: String, _ deviceId: String, _ value: String, at: Int64) throws -> RegisteredPushToken {
-        RegisteredPushToken(uid: uid, deviceId: deviceId,
-                            registration: try PushRegistration(platform: .fcm, token: value + String(repeating: "x", count: 32)),
-                            updatedAt: at)
+        RegisteredPushToken(
+            uid: uid, deviceId: deviceId,
+            registration: try PushRegistration(platform: .fcm, token: value + String(repeating: "x", count: 32)),
+            updatedAt: at)
     }
 
     @Test func tokensMoveAreLimitedAndPurgedOnlyWhileCurrent() throws {
@@ -22,8 +24,9 @@ import Testing
 
         let phone = try Self.token("bob", "phone", "t1", at: 1000)
         #expect(try save(phone, on: connection).movedFrom.isEmpty)
-        let ipad = try PushRegistration(platform: .apnsVoip, token: String(repeating: "ab", count: 32), topic: "net.ringd.x",
-                                        environment: .sandbox)
+        let ipad = try PushRegistration(
+            platform: .apnsVoip, token: String(repeating: "ab", count: 32), topic: "net.ringd.x",
+            environment: .sandbox)
         let apns = RegisteredPushToken(uid: "bob", deviceId: "ipad", registration: ipad, updatedAt: 1500)
         _ = try save(apns, on: other)
         #expect(Set(try other.pushTokens()) == [phone, apns])
@@ -42,7 +45,8 @@ import Testing
         // A purge of a registration replaced since removes nothing.
         let stale = try Self.token("carol", "tablet", "t3", at: 4000)
         _ = try save(try Self.token("carol", "tablet", "t4", at: 5000), on: other)
-        #expect(try connection.deletePushToken(of: PushDeviceKey(uid: "carol", deviceId: "tablet"), only: stale) == false)
+        #expect(
+            try connection.deletePushToken(of: PushDeviceKey(uid: "carol", deviceId: "tablet"), only: stale) == false)
         #expect(try connection.deletePushToken(of: PushDeviceKey(uid: "carol", deviceId: "tablet")) == true)
         #expect(try connection.deletePushToken(of: PushDeviceKey(uid: "carol", deviceId: "tablet")) == false)
         #expect(try other.pushTokens().map(\.deviceId).sorted() == ["ipad", "laptop"])

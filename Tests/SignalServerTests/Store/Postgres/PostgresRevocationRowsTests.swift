@@ -1,5 +1,6 @@
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 /// Revocations in PostgreSQL only move forward, as in SQLite: a later time
 /// replaces the stored one, an earlier one changes nothing, and another

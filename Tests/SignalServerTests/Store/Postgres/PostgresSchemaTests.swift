@@ -1,5 +1,6 @@
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 /// The PostgreSQL schema: nodes starting together migrate once, and a
 /// second migration changes nothing.
@@ -11,8 +12,13 @@ import Testing
         try PostgresSchema.migrate(first)
         try PostgresSchema.migrate(second)
         #expect(try first.execute("SELECT count(*) FROM ringd_schema").int64(0, 0) == 1)
-        #expect(try first.execute("SELECT max(version) FROM ringd_schema").int64(0, 0) == Int64(PostgresSchema.latestVersion))
-        #expect(try first.execute("SELECT count(*) FROM pg_tables WHERE tablename IN ('calls', 'nodes', 'presence', 'timers')")
+        #expect(
+            try first.execute("SELECT max(version) FROM ringd_schema").int64(0, 0)
+                == Int64(PostgresSchema.latestVersion))
+        #expect(
+            try first.execute(
+                "SELECT count(*) FROM pg_tables WHERE tablename IN ('calls', 'nodes', 'presence', 'timers')"
+            )
             .int64(0, 0) == 4)
     }
 }

@@ -1,5 +1,6 @@
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 /// ``PostgresConnection/transaction(_:_:)``: commits what returns, rolls
 /// back what throws, refuses to nest, fails a transaction whose statement
@@ -41,7 +42,9 @@ import Testing
 
         let nested = try #require(throws: PostgresError.self) {
             try connection.transaction { () throws(PostgresError) in
-                try connection.transaction { () throws(PostgresError) in try connection.execute("INSERT INTO t VALUES ('e')") }
+                try connection.transaction { () throws(PostgresError) in
+                    try connection.execute("INSERT INTO t VALUES ('e')")
+                }
             }
         }
         #expect(nested.message == "a transaction is already open on this connection")

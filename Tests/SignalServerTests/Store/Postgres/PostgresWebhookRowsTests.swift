@@ -1,17 +1,21 @@
-@testable import SignalServer
 import Testing
+
+@testable import SignalServer
 
 /// The webhook outbox in PostgreSQL: rows are claimed by a leader's term
 /// oldest first and once per term, a new term takes over an old one's
 /// rows, an attempt is recorded only by the term holding the row, failed
 /// rows are retried by hand and listed in pages, and pruning keeps what is pending.
 @Suite(.serialized) struct PostgresWebhookRowsTests {
-    static func delivery(_ seq: Int64, endpoint: String = "http://a/hook", session: String = "s1",
-                         status: WebhookDeliveryStatus = .pending, updatedAt: Int64 = 1000) -> WebhookDelivery {
-        WebhookDelivery(endpoint: endpoint, seq: seq, eventId: "evt_\(session)_\(seq)", sessionId: session,
-                        trigger: "call_initiated", createdAt: 1000 + seq, body: Array("{\"seq\":\(seq),\"x\":\"é\"}".utf8),
-                        status: status, attempts: 0, nextAttemptAt: 1000 + seq, lastStatus: nil, lastError: nil,
-                        updatedAt: updatedAt)
+    static func delivery(
+        _ seq: Int64, endpoint: String = "http://a/hook", session: String = "s1",
+        status: WebhookDeliveryStatus = .pending, updatedAt: Int64 = 1000
+    ) -> WebhookDelivery {
+        WebhookDelivery(
+            endpoint: endpoint, seq: seq, eventId: "evt_\(session)_\(seq)", sessionId: session,
+            trigger: "call_initiated", createdAt: 1000 + seq, body: Array("{\"seq\":\(seq),\"x\":\"é\"}".utf8),
+            status: status, attempts: 0, nextAttemptAt: 1000 + seq, lastStatus: nil, lastError: nil,
+            updatedAt: updatedAt)
     }
 
     static func database() throws -> (ThrowawayPostgres, PostgresConnection, PostgresConnection) {
@@ -35,8 +39,10 @@ import Testing
         defer { server.stop() }
         try leader.execute("LISTEN \(PostgresConnection.webhookChannel)")
         try connection.transaction { () throws(PostgresError) in
-            try connection.insert([Self.delivery(24), Self.delivery(8, session: "s2"),
-                                   Self.delivery(8, endpoint: "http://b/hook", session: "s2")])
+            try connection.insert([
+                Self.delivery(24), Self.delivery(8, session: "s2"),
+                Self.delivery(8, endpoint: "http://b/hook", session: "s2"),
+            ])
         }
         try connection.transaction { () throws(PostgresError) in try connection.insert([Self.delivery(16)]) }
         // A rolled-back change leaves no delivery and tells no one.
@@ -81,17 +87,20 @@ import Testing
         #expect(retried.map { "\($0.seq) \($0.status) \($0.attempts) \($0.nextAttemptAt)" } == ["8 pending 0 9000"])
         #expect(try Self.heard(on: other, until: "") == [""], "the retry tells the leader")
         #expect(try other.claimWebhookDeliveries(term: 2, limit: 10).map(\.seq) == [8], "the leader claims it again")
-        #expect(try connection.retryWebhookDeliveries(endpoint: "http://a/hook", seq: 8, now: 9000).isEmpty,
-                "a pending row is not retried")
+        #expect(
+            try connection.retryWebhookDeliveries(endpoint: "http://a/hook", seq: 8, now: 9000).isEmpty,
+            "a pending row is not retried")
     }
 
     @Test func pagesNewestFirstAndPruningKeepsPending() throws {
         let (server, connection, _) = try Self.database()
         defer { server.stop() }
-        try connection.insert([Self.delivery(8, endpoint: "http://B"), Self.delivery(8, endpoint: "http://a"),
-                               Self.delivery(16, status: .delivered, updatedAt: 100),
-                               Self.delivery(24, status: .failed, updatedAt: 100), Self.delivery(32, updatedAt: 100),
-                               Self.delivery(40, status: .delivered, updatedAt: 5000)])
+        try connection.insert([
+            Self.delivery(8, endpoint: "http://B"), Self.delivery(8, endpoint: "http://a"),
+            Self.delivery(16, status: .delivered, updatedAt: 100),
+            Self.delivery(24, status: .failed, updatedAt: 100), Self.delivery(32, updatedAt: 100),
+            Self.delivery(40, status: .delivered, updatedAt: 5000),
+        ])
         var seen: [String] = []
         var query = WebhookDeliveryQuery(limit: 2)
         repeat {
@@ -100,8 +109,11 @@ import Testing
             query.cursor = page.next
         } while query.cursor != nil
         // Endpoints compare bytewise, as in SQLite: "a" after "B".
-        #expect(seen == ["40 http://a/hook", "32 http://a/hook", "24 http://a/hook", "16 http://a/hook", "8 http://a",
-                         "8 http://B"])
+        #expect(
+            seen == [
+                "40 http://a/hook", "32 http://a/hook", "24 http://a/hook", "16 http://a/hook", "8 http://a",
+                "8 http://B",
+            ])
         #expect(throws: StoreError.self) { try connection.webhookDeliveries(WebhookDeliveryQuery(cursor: "nonsense")) }
 
         #expect(try connection.pruneWebhookDeliveries(before: 1000, limit: 1) == 1)

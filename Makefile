@@ -5,7 +5,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libsqlite3-dev libsystemd-dev libcurl4-openssl-dev nghttp2-server systemd tmux python3-venv prometheus coturn postgresql libpq-dev haproxy
 CONFIG ?= config.json
 
-.PHONY: all deps build run test examples venv conformance clean
+.PHONY: all deps build run test lint examples venv conformance clean
 
 all: build
 
@@ -91,12 +91,20 @@ states: deps
 # (Tests/TestSupport/DedicatedThread.swift).
 TEST_TIMEOUT ?= 900
 
-test: deps venv
+test: deps venv lint
 	$(SWIFT) build --build-tests
 	timeout --kill-after=10 $(TEST_TIMEOUT) stdbuf -oL -eL $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory examples
 	$(MAKE) --no-print-directory browser-test
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# The formatter that ships with the toolchain, in its strictest mode, with
+# the checked-in .swift-format (120 columns). `swift format -i -r` followed
+# by the same paths fixes what it reports.
+FORMAT_PATHS := Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources examples/swift
+
+lint:
+	$(SWIFT) format lint --strict --parallel -r $(FORMAT_PATHS)
 
 # The Python example of an app's integration tests (examples/python: pytest
 # and websockets against `ringd --ephemeral`); the Swift one is a test

@@ -104,31 +104,42 @@ struct ClusterTransaction {
                 "a transition made \(output.changes.count) changes; a cluster transition makes at most \(positions)")
         }
         for change in output.changes { try db.save(change.after) }
+        let plan = DeliveryPlan(output.actions)
         try reportingPostgresErrors { () throws(PostgresError) in
             // The outbox: an event exists exactly when its change commits.
             try webhooks?.record(output.changes, on: db)
             try writePresence(before: devices, after: machine.devices, users: locked, node: node, on: db)
             try writeTimers(
-                output.actions, graces: graces, after: machine.graceGenerations, users: locked, now: now, on: db)
+                plan.timers, graces: graces, after: machine.graceGenerations, users: locked, now: now, on: db)
         }
         var messages: [Int64: NodeMessage] = [:]
-        for action in output.actions {
-            try add(action, to: &messages, on: db, now: now, frame: frame)
+        for step in plan.steps { add(step, to: &messages, frame: frame) }
+        // What a node answers from its store after the commit is read here,
+        // in the transaction, and follows the steps as it does there.
+        for resume in plan.resumes {
+            let answer = try resumed(resume, on: db, now: now)
+            messages[resume.address.node, default: NodeMessage()]
+                .send(frame(resume.id, .success(answer)), to: [resume.address])
+        }
+        for lookup in plan.lookups {
+            let error =
+                switch Result(catching: { () throws(StoreError) in try db.call(sessionId: lookup.sessionId) }) {
+                case .success(let stored): SignalError.notLive(lookup.sessionId, stored: stored, askedBy: lookup.uid)
+                case .failure(let failure): failure.signalError
+                }
+            messages[lookup.address.node, default: NodeMessage()]
+                .send(frame(lookup.id, .failure(error)), to: [lookup.address])
         }
         try reportingPostgresErrors { () throws(PostgresError) in
             for (target, message) in messages.sorted(by: { $0.key < $1.key }) where !message.isEmpty {
                 try db.notify(ClusterChannel.node(target), node: target, body: message.body, now: now.wall)
             }
             // To every node: the one that pushed the ring may be another.
-            for case .pushStopped(let call) in output.actions {
+            for call in plan.ringsStopped {
                 try ClusterBroadcast.send(ClusterBroadcast.pushStopped(call), on: db)
             }
         }
-        let rings = output.actions.compactMap { action -> (call: Call, connected: [String])? in
-            guard case .push(let call, let connected) = action else { return nil }
-            return (call, connected)
-        }
-        return Outcome(changes: output.changes, rings: rings)
+        return Outcome(changes: output.changes, rings: plan.rings)
     }
 
     /// The users the input names before anything is locked.
@@ -180,67 +191,55 @@ struct ClusterTransaction {
     /// Timer rows: what the machine scheduled or cancelled, and the grace
     /// periods it ended without a word (a device came back).
     private func writeTimers(
-        _ actions: [SignalingAction], graces: [String: UInt64], after: [String: UInt64],
+        _ timers: [TimerChange], graces: [String: UInt64], after: [String: UInt64],
         users: Set<String>, now: SignalingTime, on db: PostgresConnection
     ) throws(PostgresError) {
         for uid in users.sorted() where graces[uid] != nil && after[uid] == nil {
             try db.deleteTimer(kind: "grace", subject: uid)
         }
-        for action in actions {
-            switch action {
+        for timer in timers {
+            switch timer {
             case .schedule(let timer, let at):
                 try db.setTimer(timer, due: now.wall + (at - now.monotonic))
             case .cancel(let timer):
                 let row = PostgresConnection.row(of: timer)
                 try db.deleteTimer(kind: row.kind, subject: row.subject)
-            default:
-                break
             }
         }
     }
 
-    /// Adds what `action` sends to the messages of the nodes it concerns.
+    /// Adds what `step` sends to the messages of the nodes it concerns.
     private func add(
-        _ action: SignalingAction, to messages: inout [Int64: NodeMessage], on db: PostgresConnection,
-        now: SignalingTime, frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
-    ) throws(StoreError) {
-        switch action {
+        _ step: DeliveryPlan.Step, to messages: inout [Int64: NodeMessage],
+        frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
+    ) {
+        switch step {
         case .reply(let address, let id, let reply):
             messages[address.node, default: NodeMessage()].send(frame(id, reply.map(\.json)), to: [address])
-        case .event(let call, let recipients):
-            let encoded = ServerFrame.call(call).encoded
+        case .send(let encoded, let recipients):
             for (node, addresses) in Dictionary(grouping: recipients, by: \.node) {
                 messages[node, default: NodeMessage()].send(encoded, to: addresses)
             }
-        case .signal(let signal, let address):
-            messages[address.node, default: NodeMessage()].send(ServerFrame.signal(signal).encoded, to: [address])
         case .close(let address, let code, let reason):
             messages[address.node, default: NodeMessage()].close(address, code: code, reason: reason)
-        case .replyResuming(let address, let id, let authentication, let seq):
-            var answer = authentication
-            // A read that fails makes the resume `resumed: false`, as on one
-            // node; the savepoint keeps the failure from aborting the transaction.
-            try reportingPostgresErrors { () throws(PostgresError) in try db.execute("SAVEPOINT resume") }
-            let read = Result { () throws(StoreError) in
-                try db.changedCalls(of: authentication.uid, after: seq, limit: SignalingService.resumeCallLimit)
-            }
-            try reportingPostgresErrors { () throws(PostgresError) in
-                try db.execute(db.transactionFailed ? "ROLLBACK TO SAVEPOINT resume" : "RELEASE SAVEPOINT resume")
-            }
-            answer.resume = SignalingService.outcome(after: seq, read, handedOut: authentication.seq, now: now.wall)
-            messages[address.node, default: NodeMessage()].send(
-                frame(id, .success(ResultData.authenticated(answer).json)),
-                to: [address])
-        case .resolveSession(let address, let id, let sessionId, let uid):
-            let error =
-                switch Result(catching: { () throws(StoreError) in try db.call(sessionId: sessionId) }) {
-                case .success(let stored): SignalError.notLive(sessionId, stored: stored, askedBy: uid)
-                case .failure(let failure): failure.signalError
-                }
-            messages[address.node, default: NodeMessage()].send(frame(id, .failure(error)), to: [address])
-        case .schedule, .cancel, .push, .pushStopped:
-            break
         }
+    }
+
+    /// The `auth` result of a resume, read in the transaction. A read that
+    /// fails makes it `resumed: false`, as on one node; the savepoint keeps
+    /// the failure from aborting the transaction.
+    private func resumed(
+        _ resume: DeliveryPlan.Resume, on db: PostgresConnection, now: SignalingTime
+    ) throws(StoreError) -> JSONValue {
+        try reportingPostgresErrors { () throws(PostgresError) in try db.execute("SAVEPOINT resume") }
+        let read = Result { () throws(StoreError) in
+            try db.changedCalls(
+                of: resume.authentication.uid, after: resume.afterSeq, limit: SignalingService.resumeCallLimit)
+        }
+        try reportingPostgresErrors { () throws(PostgresError) in
+            try db.execute(db.transactionFailed ? "ROLLBACK TO SAVEPOINT resume" : "RELEASE SAVEPOINT resume")
+        }
+        return SignalingService.resumed(resume, read, now: now.wall)
     }
 }
 

@@ -1,53 +1,25 @@
 import SignalProtocol
 
 extension SignalingService {
-    /// Runs after an output's changes were committed, or failed to be (on
-    /// the thread that ran the store's batch). A failed commit answers its requester with
-    /// `ERR_INTERNAL` and does nothing else: no event, no timer (the
-    /// recovery schedules what the rebuilt calls need).
-    func perform(_ actions: [SignalingAction], committed: Result<Void, StoreError>) {
-        var deliveries: [(DeviceAddress, Delivery)] = []
-        var timers: [TimerChange] = []
-        let failed = !committed.isSuccess
-        for action in actions {
-            switch action {
-            case .reply(let address, let id, let reply):
-                let result =
-                    failed ? .failure(SignalError(.internalError, "the store failed; try again")) : reply.map(\.json)
-                deliveries.append((address, .frame(resultFrame(id: id, result))))
-            case .event(let call, let recipients) where !failed:
-                let frame = ServerFrame.call(call).encoded
-                for address in recipients { deliveries.append((address, .frame(frame))) }
-            case .signal(let signal, let address) where !failed:
-                deliveries.append((address, .frame(ServerFrame.signal(signal).encoded)))
-            case .close(let address, let code, let reason):
-                deliveries.append((address, .close(code: code, reason: reason)))
-            case .schedule(let timer, let at) where !failed:
-                timers.append(.schedule(timer, at: at))
-            case .cancel(let timer) where !failed:
-                timers.append(.cancel(timer))
-            case .resolveSession(let address, let id, let sessionId, let uid):
-                resolve(sessionId, for: uid, replyTo: address, id: id)
-            case .push(let call, let connected) where !failed:
-                pushes?.ring(call, connected: connected)
-            case .pushStopped(let call) where !failed:
-                pushes?.stopped(call)
-            case .event, .signal, .schedule, .cancel, .replyResuming, .push, .pushStopped:
-                break
-            }
-        }
-        deliver(deliveries, timers: timers)
+    /// Carries out `plan` once its output's changes were committed (on the
+    /// thread that ran the store's batch), or what is left of it after a
+    /// failed commit (``DeliveryPlan/afterFailedCommit``).
+    func perform(_ plan: DeliveryPlan) {
+        for lookup in plan.lookups { resolve(lookup) }
+        for ring in plan.rings { pushes?.ring(ring.call, connected: ring.connected) }
+        for call in plan.ringsStopped { pushes?.stopped(call) }
+        deliver(plan.deliveries(encodingResults: resultFrame), timers: plan.timers)
     }
 
     /// Answers a request about a session that is not live, from the store.
-    private func resolve(_ sessionId: String, for uid: String, replyTo address: DeviceAddress, id: String) {
-        store.call(sessionId: sessionId) { [self] result in
+    private func resolve(_ lookup: DeliveryPlan.Lookup) {
+        store.call(sessionId: lookup.sessionId) { [self] result in
             let error =
                 switch result {
-                case .success(let stored): SignalError.notLive(sessionId, stored: stored, askedBy: uid)
+                case .success(let stored): SignalError.notLive(lookup.sessionId, stored: stored, askedBy: lookup.uid)
                 case .failure(let failure): failure.signalError
                 }
-            deliver([(address, .frame(resultFrame(id: id, .failure(error))))])
+            deliver([(lookup.address, .frame(resultFrame(id: lookup.id, .failure(error))))])
         }
     }
 
@@ -106,14 +78,6 @@ extension SignalingService {
     }
 }
 
-/// A machine timer to start or drop, on loop 0.
-enum TimerChange: Sendable {
-    /// Start `timer`, due when the monotonic clock reads `at` (ms).
-    case schedule(SignalingTimer, at: Int64)
-    /// Drop `timer` if it has not run.
-    case cancel(SignalingTimer)
-}
-
 /// Work for the loops that the thread running a store batch holds until its batch's
 /// completions have all run.
 struct PendingWork: Sendable {
@@ -131,14 +95,6 @@ struct PendingWork: Sendable {
         }
         self.timers += timers
     }
-}
-
-/// Something for one device's connection.
-enum Delivery: Sendable {
-    /// A text frame, already encoded.
-    case frame([UInt8])
-    /// Close the WebSocket with this code.
-    case close(code: WebSocketCloseCode, reason: String)
 }
 
 extension Result {

@@ -5,40 +5,19 @@ import SignalProtocol
 /// reads go to the database.
 extension SignalingService {
     /// Hands an input to the cluster. Refused while stopping, as on one
-    /// node; one that cannot commit is answered with `ERR_UNAVAILABLE`.
+    /// node; one that cannot commit is answered with ``Refusal/clusterUnavailable``.
     func apply(_ kind: InputKind, _ description: TransitionInput, in cluster: ClusterNode, _ input: @escaping Input) {
-        let stopping = core.withLock { $0.stopping }
-        switch kind {
-        case .request(let address, let id) where stopping:
-            return deliver([
-                (
-                    address,
-                    .frame(resultFrame(id: id, .failure(SignalError(.unavailable, "the server is shutting down"))))
-                )
-            ])
-        case .presence(let refusing?) where stopping:
-            return deliver([
-                (
-                    refusing.0,
-                    .frame(
-                        resultFrame(
-                            id: refusing.1,
-                            .failure(SignalError(.unavailable, "the server is shutting down"))))
-                )
-            ])
-        default:
-            break
-        }
+        let admission = kind.admission(stopping: core.withLock { $0.stopping }, held: nil)
+        guard case .run = admission else { return refuse(admission) }
         cluster.submit(ClusterTransaction(description: description, input: input)) { [self] error in
             Log.warning("a cluster transition failed: \(error.message)")
-            let refusal = SignalError(.unavailable, "the cluster's database did not take the change; try again")
             switch kind {
             case .request(let address, let id):
-                deliver([(address, .frame(resultFrame(id: id, .failure(refusal))))])
+                refuse(.refuse(address, id: id, Refusal.clusterUnavailable))
             case .presence(let refusing?):
                 deliver([
-                    (refusing.0, .frame(resultFrame(id: refusing.1, .failure(refusal)))),
-                    (refusing.0, .close(code: .internalError, reason: "not registered in the cluster")),
+                    (refusing.address, .frame(resultFrame(id: refusing.id, .failure(Refusal.clusterUnavailable)))),
+                    (refusing.address, .close(code: .internalError, reason: "not registered in the cluster")),
                 ])
             case .presence(nil):
                 // Presence must not keep a device that left.

@@ -13,19 +13,23 @@ extension SignalingService {
     /// holds the core's lock), so every change made later reaches the
     /// device as an event after this result. A store that cannot answer
     /// makes it `resumed: false`, not a failed `auth`.
-    func replyResuming(
-        _ address: DeviceAddress, id: String?, _ authentication: Authentication, after seq: Int64,
-        wakeWriter: Bool
-    ) {
+    func replyResuming(_ resume: DeliveryPlan.Resume, wakeWriter: Bool) {
         store.changedCalls(
-            of: authentication.uid, after: seq, limit: Self.resumeCallLimit,
+            of: resume.authentication.uid, after: resume.afterSeq, limit: Self.resumeCallLimit,
             wakeWriter: wakeWriter
         ) { [self] result in
-            var answer = authentication
-            answer.resume = Self.outcome(after: seq, result, handedOut: authentication.seq, now: clock.wall())
-            let reply = ServerFrame.result(id: id, .success(ResultData.authenticated(answer).json))
-            deliver([(address, .frame(reply.encoded))])
+            let answer = Self.resumed(resume, result, now: clock.wall())
+            deliver([(resume.address, .frame(resultFrame(id: resume.id, .success(answer))))])
         }
+    }
+
+    /// The `auth` result of `resume`, given what the store read.
+    static func resumed(
+        _ resume: DeliveryPlan.Resume, _ read: Result<ChangedCalls, StoreError>, now: Int64
+    ) -> JSONValue {
+        var answer = resume.authentication
+        answer.resume = outcome(after: resume.afterSeq, read, handedOut: answer.seq, now: now)
+        return ResultData.authenticated(answer).json
     }
 
     /// `resumed: false` when the device asked after a position beyond the

@@ -117,7 +117,7 @@ public final class SignalingService: Sendable {
                 defer { actions = [] }
                 return actions
             }
-            perform(actions, committed: .success(()))
+            perform(DeliveryPlan(actions))
         }
         return state
     }
@@ -145,7 +145,7 @@ public final class SignalingService: Sendable {
 
     /// A call request from an authenticated device (on `loop`, its connection's).
     func handle(_ request: ClientRequest, id: String, from device: Device, on loop: SignalingLoop) {
-        apply(.request(device.address, id), .request(request, id: id, device: device), on: loop) { machine, now in
+        apply(.request(device.address, id: id), .request(request, id: id, device: device), on: loop) { machine, now in
             machine.handle(request, id: id, from: device, now: now)
         }
     }
@@ -190,17 +190,6 @@ public final class SignalingService: Sendable {
 
     // MARK: Effects
 
-    /// How an input is treated while the service stops or recovers.
-    enum InputKind {
-        /// A call request: refused (`ERR_UNAVAILABLE`) while stopping or recovering.
-        case request(DeviceAddress, String?)
-        /// A device arriving (refused while stopping, at `refusing`) or
-        /// leaving (never refused); deferred while recovering.
-        case presence(refusing: (DeviceAddress, String?)?)
-        /// A machine timer: dropped while stopping, deferred while recovering.
-        case timer
-    }
-
     /// Applies one input under the lock and queues its output to the store
     /// inside the lock, so outputs commit in the order of the changes. An
     /// input from an event loop commits at the end of the loop's pass, with
@@ -210,31 +199,24 @@ public final class SignalingService: Sendable {
         _ input: @escaping Input
     ) {
         if let cluster { return apply(kind, description, in: cluster, input) }
-        let refusal: (DeviceAddress, String?, SignalError)? = core.withLock { core in
-            switch kind {
-            case .request(let address, let id) where core.stopping || core.recovering || core.paused != nil:
-                let reason =
-                    core.stopping
-                    ? "the server is shutting down"
-                    : core.paused ?? "the server is recovering from a store failure; try again"
-                return (address, id, SignalError(.unavailable, reason))
-            case .presence(let refusing?) where core.stopping:
-                return (refusing.0, refusing.1, SignalError(.unavailable, "the server is shutting down"))
-            case .timer where core.stopping:
-                return nil
-            default:
-                if core.recovering || core.paused != nil {
-                    core.deferred.append((input, description))
-                } else {
-                    run(input, description, on: &core.machine, wakeWriter: loop == nil)
-                }
-                return nil
+        let admission = core.withLock { core in
+            let held = core.paused.map { SignalError(.unavailable, $0) } ?? (core.recovering ? Refusal.recovering : nil)
+            let admission = kind.admission(stopping: core.stopping, held: held)
+            switch admission {
+            case .run: run(input, description, on: &core.machine, wakeWriter: loop == nil)
+            case .hold: core.deferred.append((input, description))
+            case .drop, .refuse: break
             }
+            return admission
         }
         loop?.commitStoreAtTickEnd()
-        if let (address, id, error) = refusal {
-            deliver([(address, .frame(resultFrame(id: id, .failure(error))))])
-        }
+        refuse(admission)
+    }
+
+    /// Answers a refused input's requester.
+    func refuse(_ admission: Admission) {
+        guard case .refuse(let address, let id, let error) = admission else { return }
+        deliver([(address, .frame(resultFrame(id: id, .failure(error))))])
     }
 
     /// Runs `input` on `machine` (the core's, locked) and queues its output.
@@ -271,6 +253,7 @@ public final class SignalingService: Sendable {
         // A relay rests on the call being ongoing: if a change before it
         // was lost (the accept), the signal must not reach the peer.
         let relays = output.actions.contains { if case .signal = $0 { true } else { false } }
+        let plan = DeliveryPlan(output.actions)
         store.commit(
             changes, reservingSeq: output.seqReservation, restartGrace: output.restartGrace, wakeWriter: wakeWriter,
             followsEarlierChanges: relays, recording: recording(for: changes)
@@ -288,11 +271,9 @@ public final class SignalingService: Sendable {
                 if !changes.isEmpty { for consumer in consumers { consumer.committed(changes) } }
             }
             if let record { tap?.publish(record, committed: result.isSuccess) }
-            perform(output.actions, committed: result)
+            perform(result.isSuccess ? plan : plan.afterFailedCommit)
         }
-        for case .replyResuming(let address, let id, let authentication, let seq) in output.actions {
-            replyResuming(address, id: id, authentication, after: seq, wakeWriter: wakeWriter)
-        }
+        for resume in plan.resumes { replyResuming(resume, wakeWriter: wakeWriter) }
     }
 
     /// What the consumers write in the transaction that commits `changes`.

@@ -117,7 +117,7 @@ enum RestRoutes {
     }
 
     private static func call(sessionId: String, _ service: SignalingService) -> HTTPRoute {
-        if service.cluster == nil, let live = service.liveCall(sessionId: sessionId) {
+        if service.backend.decidesInMemory, let live = service.liveCall(sessionId: sessionId) {
             return .respond(.json(.ok, live.json))
         }
         return .later { sink in

@@ -12,7 +12,7 @@ import SignalProtocol
 enum WebhookRoutes {
     static func add(to table: inout RouteTable, service: SignalingService, webhooks: Webhooks?) {
         table.add("GET", "/v1/webhooks/deliveries") { request, _ in
-            RestRoutes.authorized(request, service) { list(request, webhooks?.store ?? service.store) }
+            RestRoutes.authorized(request, service) { list(request, webhooks?.store ?? service.backend.webhookStore) }
         }
         table.add("POST", "/v1/webhooks/deliveries/retry") { request, _ in
             RestRoutes.authorized(request, service) { retry(id: nil, request, service, webhooks) }

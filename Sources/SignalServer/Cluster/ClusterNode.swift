@@ -21,6 +21,8 @@ public final class ClusterNode: Sendable {
     /// The token secret every node shares when none is configured.
     let sharedTokenSecret: [UInt8]
     let worker: ClusterWorker
+    /// The webhook outbox in the database, read and written on the worker.
+    let webhookStore: ClusterWebhookStore
     private let listener: ClusterListener
     private let serviceRef = Mutex<SignalingService?>(nil)
     private let webhooksRef = Mutex<ClusterWebhooks?>(nil)
@@ -50,6 +52,7 @@ public final class ClusterNode: Sendable {
         }
         numberState = Atomic(0)
         worker = ClusterWorker(url: url, leaseSeconds: settings.leaseSeconds)
+        webhookStore = ClusterWebhookStore(worker: worker)
         listener = ClusterListener(url: url, settings: settings)
     }
 

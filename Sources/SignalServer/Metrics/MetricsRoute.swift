@@ -25,7 +25,8 @@ enum MetricsRoute {
         var text = PrometheusText()
         writeServer(stats, service, into: &text)
         writeCalls(service, into: &text)
-        writeStore(service.store.stats, into: &text)
+        // The embedded store's; a cluster node has none (PostgreSQL has its own statistics).
+        if let stats = service.backend.stats { writeStore(stats, into: &text) }
         writeOutbound(service, webhooks, into: &text)
         ProcessMetrics.read()?.write(to: &text)
         return text.text

@@ -16,8 +16,8 @@ public final class Ringd: ServerApplication {
     private let outbound: OutboundHTTPClient?
     /// The test API, with `testing.enabled`.
     private let testing: TestControl?
-    /// This node's part in a cluster, with `store.backend: postgres`.
-    private let cluster: ClusterNode?
+    /// Where the calls are kept: the SQLite store, or a cluster's PostgreSQL.
+    private let backend: CallBackend
 
     /// Prepares everything the server needs before it listens. Throws
     /// ``ConfigError`` for a bad secret, ``StoreError`` for a store that
@@ -25,24 +25,27 @@ public final class Ringd: ServerApplication {
     /// push credentials that cannot be read, and ``CryptoError`` when the
     /// access keys cannot be hashed.
     public init(config: ServerConfig) throws {
-        // A cluster node keeps its calls in PostgreSQL; its embedded store
-        // stays empty, in memory.
-        let cluster =
-            config.cluster.isEnabled
-            ? try ClusterNode(settings: config.cluster, name: ClusterNode.defaultName) : nil
-        self.cluster = cluster
-        let storePath = cluster == nil ? config.storePath : CallStore.inMemoryPath
-        storeLock = storePath == CallStore.inMemoryPath ? nil : try StoreLock(storePath: storePath)
-        let store = try CallStore(path: storePath, synchronousFull: config.storeSynchronousFull)
+        // A cluster node keeps everything in PostgreSQL and opens no SQLite store.
+        let backend: CallBackend
+        if config.cluster.isEnabled {
+            backend = .cluster(try ClusterNode(settings: config.cluster, name: ClusterNode.defaultName))
+            storeLock = nil
+        } else {
+            storeLock = config.storePath == CallStore.inMemoryPath ? nil : try StoreLock(storePath: config.storePath)
+            backend = .embedded(try CallStore(path: config.storePath, synchronousFull: config.storeSynchronousFull))
+        }
+        let store = backend.embeddedStore
+        self.backend = backend
         // Nodes share the secret PostgreSQL keeps unless one is configured.
         let secret =
-            if let cluster, config.tokenSecret == nil {
-                cluster.sharedTokenSecret
+            if case .cluster(let node) = backend, config.tokenSecret == nil {
+                node.sharedTokenSecret
             } else {
                 try TokenSecret.load(configured: config.tokenSecret, directory: config.dataDirectory)
             }
-        // A cluster node's revocations come from PostgreSQL once it attaches (ClusterListener).
-        let tokens = TokenAuthority(secret: secret, revocations: cluster == nil ? try store.loadRevocations() : [:])
+        // A cluster node's revocations and push tokens come from PostgreSQL
+        // once it attaches (ClusterListener).
+        let tokens = TokenAuthority(secret: secret, revocations: try store?.loadRevocations() ?? [:])
         let wall = SignalingClock.system.wall
         let needsOutbound = config.push.isEnabled || config.webhooks.endpoints.contains(where: \.enabled)
         for caFile in [config.webhooks.caFile, config.push.caFile].compactMap({ $0 }) {
@@ -56,19 +59,16 @@ public final class Ringd: ServerApplication {
                 maxConnectionsPerHost: max(config.webhooks.concurrency, config.push.connectionsPerHost),
                 caFile: nil) : nil
         self.outbound = outbound
-        // A cluster's outbox is in its database; every node writes it, the leader sends it.
-        let clusterWebhookStore = cluster.map { ClusterWebhookStore(worker: $0.worker) }
         let webhooks = outbound.flatMap {
-            Webhooks(settings: config.webhooks, store: store, cluster: clusterWebhookStore, client: $0, wall: wall)
+            Webhooks(settings: config.webhooks, backend: backend, client: $0, wall: wall)
         }
-        if cluster == nil { try webhooks?.load(from: store) }
+        if let store { try webhooks?.load(from: store) }
         self.webhooks = webhooks
-        let pushTokens = PushTokenRegistry(try store.loadPushTokens())
+        let pushTokens = PushTokenRegistry(try store?.loadPushTokens() ?? [])
         let pushes = try outbound.flatMap { client throws(PushError) -> PushDispatcher? in
             guard config.push.isEnabled else { return nil }
             return try PushDispatcher(
-                settings: config.push, registry: pushTokens,
-                store: cluster.map(PushTokenStore.cluster) ?? .local(store), client: client, wall: wall)
+                settings: config.push, registry: pushTokens, store: backend.pushTokens, client: client, wall: wall)
         }
         self.pushes = pushes
         let metrics = SignalingMetrics(wall: wall)
@@ -77,32 +77,32 @@ public final class Ringd: ServerApplication {
         }
         self.testing = testing
         service = SignalingService(
-            config: config, store: store, tokens: tokens,
+            config: config, backend: backend, tokens: tokens,
             keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys),
             clock: testing?.clock.signalingClock ?? .system,
-            consumers: (cluster == nil ? webhooks.map { [$0.outbox] } ?? [] : []) + [metrics],
+            // A cluster's transactions write the outbox themselves (ClusterWebhooks).
+            consumers: (store != nil ? webhooks.map { [$0.outbox] } ?? [] : []) + [metrics],
             pushTokens: pushTokens,
-            pushes: pushes, metrics: metrics, tap: testing?.tap, cluster: cluster)
-        if let testing {
-            testing.attach(to: service)
+            pushes: pushes, metrics: metrics, tap: testing?.tap)
+        if let testing, let store {
+            testing.attach(to: service, store: store)
             Log.warning(
                 "the test API is on (testing.enabled): anyone with the test key can change the clock, "
                     + "drop connections and erase every call; never enable it in production")
         }
         pushes?.start()
-        if let cluster {
-            let clustered = webhooks.flatMap { webhooks in
-                clusterWebhookStore.map { ClusterWebhooks(webhooks: webhooks, store: $0) }
-            }
-            try cluster.start(for: service, webhooks: clustered)
+        switch backend {
+        case .cluster(let node):
+            try node.start(
+                for: service, webhooks: webhooks.map { ClusterWebhooks(webhooks: $0, store: node.webhookStore) })
             webhooks?.start()
-            return
-        }
-        let report = try service.start(from: try store.loadContinuity())
-        webhooks?.start()
-        if report.restored > 0 || report.ended > 0 {
-            let ending = config.onRestart == .resume ? "ended (deadline passed)" : "ended (server_restart)"
-            Log.info("calls left live by the previous run: \(report.restored) restored, \(report.ended) \(ending)")
+        case .embedded(let store):
+            let report = try service.start(from: try store.loadContinuity())
+            webhooks?.start()
+            if report.restored > 0 || report.ended > 0 {
+                let ending = config.onRestart == .resume ? "ended (deadline passed)" : "ended (server_restart)"
+                Log.info("calls left live by the previous run: \(report.restored) restored, \(report.ended) \(ending)")
+            }
         }
     }
 
@@ -122,8 +122,10 @@ public final class Ringd: ServerApplication {
         webhooks?.stop()
         pushes?.stop()
         outbound?.close()
-        cluster?.stop()
-        service.store.close()
+        switch backend {
+        case .embedded(let store): store.close()
+        case .cluster(let node): node.stop()
+        }
         storeLock?.release()
     }
 }

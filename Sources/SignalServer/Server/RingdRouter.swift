@@ -13,16 +13,15 @@ public final class RingdRouter: HTTPRouter {
         service.metrics.startLagProbe(on: context.loop)
         table.add("GET", "/healthz") { _, _ in .respond(stats.healthResponse) }
         table.add("GET", "/readyz") { _, _ in
-            // A cluster node without its database takes no devices: balancers should send them elsewhere.
-            if let cluster = service.cluster, cluster.number == 0, stats.isReady {
+            // A node that cannot serve takes no devices: balancers should send them elsewhere.
+            if service.backend.unavailable != nil, stats.isReady {
                 return .respond(ServerStats.notReady("no connection to the cluster's database"))
             }
             return .respond(stats.readinessResponse)
         }
         table.add("GET", "/v1/ws") { request, _ in
-            if let cluster = service.cluster, cluster.number == 0 {
-                return .respond(
-                    .error(.serviceUnavailable, "this node has no connection to the cluster's database; try another"))
+            if let unavailable = service.backend.unavailable {
+                return .respond(.error(.serviceUnavailable, unavailable))
             }
             guard let authorization = request.headers["Authorization"] else {
                 return .webSocket(SignalingSession(loop: signaling, headerIdentity: nil))

@@ -13,7 +13,7 @@ extension SignalingService {
 
     /// Answers a request about a session that is not live, from the store.
     private func resolve(_ lookup: DeliveryPlan.Lookup) {
-        store.call(sessionId: lookup.sessionId) { [self] result in
+        backend.call(sessionId: lookup.sessionId) { [self] result in
             let error =
                 switch result {
                 case .success(let stored): SignalError.notLive(lookup.sessionId, stored: stored, askedBy: lookup.uid)
@@ -30,7 +30,7 @@ extension SignalingService {
     /// for the whole batch, not one per change.
     func deliver(_ deliveries: [(DeviceAddress, Delivery)], timers: [TimerChange] = []) {
         guard !deliveries.isEmpty || !timers.isEmpty else { return }
-        guard store.isRunningBatch else {
+        guard let store = backend.embeddedStore, store.isRunningBatch else {
             // Only a batch's completions hold work back; anyone else (a
             // refusal on a loop) sends at once, never taking the batch's held work.
             var work = PendingWork()

@@ -41,7 +41,7 @@ final class SignalingLoop {
         storeCommitScheduled = true
         eventLoop.atTickEnd { [self] in
             storeCommitScheduled = false
-            service.store.runQueuedOnLoop()
+            service.backend.embeddedStore?.runQueuedOnLoop()
         }
     }
 
@@ -50,7 +50,7 @@ final class SignalingLoop {
         let connection = nextConnection
         nextConnection += 1
         sessions[connection] = session
-        return DeviceAddress(node: service.cluster?.number ?? 0, loop: index, connection: connection)
+        return DeviceAddress(node: service.backend.node, loop: index, connection: connection)
     }
 
     /// Forgets a closed session.

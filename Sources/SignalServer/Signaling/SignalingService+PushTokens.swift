@@ -1,9 +1,6 @@
 import SignalProtocol
 
 extension SignalingService {
-    /// This node's store, or in a cluster the shared database.
-    var pushTokenStore: PushTokenStore { cluster.map(PushTokenStore.cluster) ?? .local(store) }
-
     /// Stores `registration` as the token of `uid`'s device `deviceId`
     /// (over the WebSocket or REST), moving it from any device that held it.
     /// An APNs token needs a topic, its own or the configured bundle id.
@@ -20,7 +17,7 @@ extension SignalingService {
             )
         }
         let token = RegisteredPushToken(uid: uid, deviceId: deviceId, registration: registration, updatedAt: now)
-        pushTokenStore.save(token, limit: config.push.maxTokensPerUser) { [pushTokens, config] result in
+        backend.pushTokens.save(token, limit: config.push.maxTokensPerUser) { [pushTokens, config] result in
             if case .success(let saved) = result {
                 pushTokens.saved(saved)
                 for device in saved.movedFrom { Log.info("push: the token of \(device) moved to \(uid)/\(deviceId)") }
@@ -39,7 +36,7 @@ extension SignalingService {
         completion: @escaping @Sendable (Result<Bool, SignalError>) -> Void
     ) {
         let device = PushDeviceKey(uid: uid, deviceId: deviceId)
-        pushTokenStore.delete(of: device) { [pushTokens] result in
+        backend.pushTokens.delete(of: device) { [pushTokens] result in
             if case .success = result { pushTokens.removed(device) }
             completion(result.mapError(\.signalError))
         }

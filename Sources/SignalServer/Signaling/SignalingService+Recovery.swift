@@ -8,21 +8,21 @@ extension SignalingService {
     /// change made after it are lost (the store's chain refuses them), so
     /// the machine must forget them too. Requests are refused from now on
     /// and the store is read back once everything queued before is done.
-    func commitFailed(_ error: StoreError) {
+    func commitFailed(_ error: StoreError, store: CallStore) {
         let first = core.withLock { core -> Bool in
             defer { core.recovering = true }
             return !core.recovering
         }
         guard first else { return }
         Log.error("store commit failed, the change is not durable: \(error); rebuilding the calls from the store")
-        recoverFromStore()
+        recoverFromStore(store)
     }
 
     /// Reads the live calls back (after every change queued so far) and
     /// rebuilds the machine from them, then applies the inputs deferred
     /// meanwhile. While the store keeps failing, tries again every
     /// ``recoveryRetrySeconds``.
-    private func recoverFromStore() {
+    private func recoverFromStore(_ store: CallStore) {
         store.recoverChain { [self] result in
             switch result {
             case .success(let calls):
@@ -39,7 +39,7 @@ extension SignalingService {
                 return
             case .failure(let error):
                 Log.error("reading the calls back from the store failed: \(error); trying again")
-                retryRecovery()
+                retryRecovery(store)
             }
         }
     }
@@ -54,10 +54,10 @@ extension SignalingService {
 
     /// Schedules another ``recoverFromStore()`` on loop 0 (without loops
     /// there is no server to recover for).
-    private func retryRecovery() {
+    private func retryRecovery(_ store: CallStore) {
         guard let loop0 = mailboxes.withLock({ $0[0] }) else { return }
         loop0.submit { [self] loop in
-            loop.schedule(after: Self.recoveryRetrySeconds) { [self] in recoverFromStore() }
+            loop.schedule(after: Self.recoveryRetrySeconds) { [self] in recoverFromStore(store) }
         }
     }
 }

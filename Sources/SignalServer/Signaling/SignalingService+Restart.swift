@@ -16,6 +16,9 @@ extension SignalingService {
     /// `server_restart` as `calls.onRestart` says. Blocks until that is
     /// committed; the timers of restored calls start once loop 0 serves.
     public func start(from continuity: StoreContinuity) throws(StoreError) -> StartReport {
+        // A cluster node has no start of its own: its calls stay in the
+        // database, and its machines are seeded there (``CallBackend``).
+        guard let store = backend.embeddedStore else { return StartReport(restored: 0, ended: 0) }
         let (output, live) = core.withLock { core in
             core.machine.continueSequence(after: continuity.lastSeq)
             let output =
@@ -49,13 +52,13 @@ extension SignalingService {
     /// calls stay live for the next start. A recovery under way is given a
     /// moment to finish first.
     public func shutdown() {
-        for _ in 0 ..< 3 where core.withLock({ $0.recovering }) { store.flush() }
+        for _ in 0 ..< 3 where core.withLock({ $0.recovering }) { backend.flush() }
         core.withLock { core in
             core.stopping = true
             if config.onRestart == .end {
                 run({ machine, now in machine.shutdown(now: now) }, .shutdown, on: &core.machine, wakeWriter: true)
             }
         }
-        store.flush()
+        backend.flush()
     }
 }

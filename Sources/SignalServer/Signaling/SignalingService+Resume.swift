@@ -13,7 +13,7 @@ extension SignalingService {
     /// holds the core's lock), so every change made later reaches the
     /// device as an event after this result. A store that cannot answer
     /// makes it `resumed: false`, not a failed `auth`.
-    func replyResuming(_ resume: DeliveryPlan.Resume, wakeWriter: Bool) {
+    func replyResuming(_ resume: DeliveryPlan.Resume, from store: CallStore, wakeWriter: Bool) {
         store.changedCalls(
             of: resume.authentication.uid, after: resume.afterSeq, limit: Self.resumeCallLimit,
             wakeWriter: wakeWriter

@@ -22,8 +22,8 @@ import Synchronization
 public final class SignalingService: Sendable {
     /// The configuration in force.
     public let config: ServerConfig
-    /// The durable store.
-    public let store: CallStore
+    /// Where calls are decided and kept (``CallBackend``).
+    public let backend: CallBackend
     /// Token minting and verification.
     public let tokens: TokenAuthority
     public let keys: AccessKeys
@@ -39,9 +39,6 @@ public final class SignalingService: Sendable {
     let metrics: SignalingMetrics
     /// Every transition, for the test API's tap (only with `testing.enabled`).
     let tap: TransitionTap?
-    /// This node's part in a cluster (`store.backend: postgres`): the
-    /// machine then runs in the database's transactions, not in `core`.
-    let cluster: ClusterNode?
     /// The machine's settings.
     let machineSettings: SignalingSettings
 
@@ -75,19 +72,18 @@ public final class SignalingService: Sendable {
         config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys,
         clock: SignalingClock = .system
     ) {
-        self.init(config: config, store: store, tokens: tokens, keys: keys, clock: clock, consumers: [])
+        self.init(config: config, backend: .embedded(store), tokens: tokens, keys: keys, clock: clock, consumers: [])
     }
 
     /// A service whose changes also go to `consumers`, and whose ringing
     /// calls go to `pushes`.
     init(
-        config: ServerConfig, store: CallStore, tokens: TokenAuthority, keys: AccessKeys, clock: SignalingClock,
+        config: ServerConfig, backend: CallBackend, tokens: TokenAuthority, keys: AccessKeys, clock: SignalingClock,
         consumers: [any CallChangeConsumer], pushTokens: PushTokenRegistry = PushTokenRegistry(),
-        pushes: PushDispatcher? = nil, metrics: SignalingMetrics? = nil, tap: TransitionTap? = nil,
-        cluster: ClusterNode? = nil
+        pushes: PushDispatcher? = nil, metrics: SignalingMetrics? = nil, tap: TransitionTap? = nil
     ) {
         self.config = config
-        self.store = store
+        self.backend = backend
         self.tokens = tokens
         self.keys = keys
         self.clock = clock
@@ -97,7 +93,6 @@ public final class SignalingService: Sendable {
         self.pushes = pushes
         self.metrics = metrics ?? SignalingMetrics(wall: clock.wall)
         self.tap = tap
-        self.cluster = cluster
         machineSettings = SignalingSettings(config: config, pushes: pushes != nil)
         core = Mutex(Core(machine: CallStateMachine(settings: machineSettings)))
     }
@@ -190,15 +185,22 @@ public final class SignalingService: Sendable {
 
     // MARK: Effects
 
-    /// Applies one input under the lock and queues its output to the store
-    /// inside the lock, so outputs commit in the order of the changes. An
-    /// input from an event loop commits at the end of the loop's pass, with
-    /// the other inputs of that pass.
+    /// Applies one input, as the backend decides it (``CallBackend/apply``).
     func apply(
         _ kind: InputKind, _ description: TransitionInput, on loop: SignalingLoop? = nil,
         _ input: @escaping Input
     ) {
-        if let cluster { return apply(kind, description, in: cluster, input) }
+        backend.apply(kind, description, on: loop, input, for: self)
+    }
+
+    /// Applies one input to the service's own machine under the lock and
+    /// queues its output to `store` inside the lock, so outputs commit in
+    /// the order of the changes. An input from an event loop commits at the
+    /// end of the loop's pass, with the other inputs of that pass.
+    func applyEmbedded(
+        _ kind: InputKind, _ description: TransitionInput, on loop: SignalingLoop?, to store: CallStore,
+        _ input: @escaping Input
+    ) {
         let admission = core.withLock { core in
             let held = core.paused.map { SignalError(.unavailable, $0) } ?? (core.recovering ? Refusal.recovering : nil)
             let admission = kind.admission(stopping: core.stopping, held: held)
@@ -247,7 +249,9 @@ public final class SignalingService: Sendable {
     /// committed the consumers get them, the tap its `record`, and the
     /// actions are performed. A failed commit starts a recovery.
     func enqueue(_ output: SignalingOutput, wakeWriter: Bool, record: TransitionRecord? = nil) {
-        guard !output.isEmpty else { return }
+        // The machine in `core` runs only beside an embedded store
+        // (``CallBackend/apply``); a cluster's machines run in its transactions.
+        guard !output.isEmpty, let store = backend.embeddedStore else { return }
         let tap = record == nil ? nil : self.tap
         let changes = output.changes
         // A relay rests on the call being ongoing: if a change before it
@@ -266,14 +270,14 @@ public final class SignalingService: Sendable {
                 break
             case .failure(let error) where !changes.isEmpty || !output.restartGrace.isEmpty:
                 // A chained write failed (restart grace rows are links too).
-                commitFailed(error)
+                commitFailed(error, store: store)
             case .failure, .success:
                 if !changes.isEmpty { for consumer in consumers { consumer.committed(changes) } }
             }
             if let record { tap?.publish(record, committed: result.isSuccess) }
             perform(result.isSuccess ? plan : plan.afterFailedCommit)
         }
-        for resume in plan.resumes { replyResuming(resume, wakeWriter: wakeWriter) }
+        for resume in plan.resumes { replyResuming(resume, from: store, wakeWriter: wakeWriter) }
     }
 
     /// What the consumers write in the transaction that commits `changes`.

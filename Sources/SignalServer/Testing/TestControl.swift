@@ -16,6 +16,8 @@ public final class TestControl: Sendable {
     /// Commits still to fail (`POST /v1/test/store/fail`).
     private let failingCommits = Mutex(0)
     private let serviceRef = Mutex<SignalingService?>(nil)
+    /// The service's store: the test API runs only on a node of its own.
+    private let storeRef = Mutex<CallStore?>(nil)
     let queue = DispatchQueue(label: "ringd-test-control")
 
     /// How long an operation waits for a loop to run its part.
@@ -33,9 +35,10 @@ public final class TestControl: Sendable {
     }
 
     /// Takes control of `service` (its clock must be ``clock``'s) and of its store's faults.
-    func attach(to service: SignalingService) {
+    func attach(to service: SignalingService, store: CallStore) {
         serviceRef.withLock { $0 = service }
-        service.store.setFaultHook { [weak self] point in
+        storeRef.withLock { $0 = store }
+        store.setFaultHook { [weak self] point in
             guard point == .commit, let self else { return nil }
             return failingCommits.withLock { remaining -> StoreError? in
                 guard remaining > 0 else { return nil }
@@ -46,6 +49,13 @@ public final class TestControl: Sendable {
     }
 
     private var service: SignalingService? { serviceRef.withLock { $0 } }
+
+    private func store() throws(TestControlError) -> CallStore {
+        guard let store = storeRef.withLock({ $0 }) else {
+            throw TestControlError(.unavailable, "the test API has no store")
+        }
+        return store
+    }
 
     // MARK: Clock
 
@@ -73,7 +83,7 @@ public final class TestControl: Sendable {
         var fired = 0
         while true {
             // Every timer change of the last firing has reached loop 0 once the store is flushed.
-            service.store.flush()
+            try store().flush()
             let next = Mutex<(timer: SignalingTimer, due: Int64)?>(nil)
             try onLoop(0, of: service) { state in
                 let taken = state.takeTimer(dueBy: target)
@@ -121,10 +131,11 @@ public final class TestControl: Sendable {
         let report = Mutex(StartReport(restored: 0, ended: 0))
         try replaceMachine(of: service, "the server is restarting (test API); try again", closing: { $0.drop() }) {
             () throws(TestControlError) in
-            service.store.flush()
+            let store = try store()
+            store.flush()
             let continuity: StoreContinuity
             do throws(StoreError) {
-                continuity = try service.store.loadContinuity()
+                continuity = try store.loadContinuity()
             } catch {
                 throw TestControlError(.storeFailed, "reading the store failed: \(error)")
             }
@@ -161,11 +172,12 @@ public final class TestControl: Sendable {
             of: service, "the server is resetting (test API); try again", closing: { $0.closeForReset() }
         ) {
             () throws(TestControlError) in
-            service.store.flush()
+            let store = try store()
+            store.flush()
             let lastSeq: Int64
             do throws(StoreError) {
-                try service.store.reset()
-                lastSeq = try service.store.loadContinuity().lastSeq
+                try store.reset()
+                lastSeq = try store.loadContinuity().lastSeq
             } catch {
                 throw TestControlError(.storeFailed, "emptying the store failed: \(error)")
             }
@@ -254,7 +266,7 @@ public final class TestControl: Sendable {
     /// Waits until everything queued is committed and every loop has run
     /// what it was handed (the frames are written to the connections).
     private func settle(_ service: SignalingService) throws(TestControlError) {
-        service.store.flush()
+        try store().flush()
         try onEveryLoop(of: service) { _ in }
     }
 

@@ -11,10 +11,11 @@ final class Webhooks: Sendable {
 
     /// Nil when no endpoint is enabled.
     init?(
-        settings: WebhookSettings, store: CallStore, cluster: ClusterWebhookStore? = nil, client: OutboundHTTPClient,
+        settings: WebhookSettings, backend: CallBackend, client: OutboundHTTPClient,
         wall: @escaping @Sendable () -> Int64
     ) {
-        let store: any WebhookStore = cluster ?? store
+        let store = backend.webhookStore
+        let cluster: ClusterWebhookStore? = if case .cluster(let node) = backend { node.webhookStore } else { nil }
         let endpoints = settings.endpoints.filter(\.enabled)
         guard !endpoints.isEmpty else { return nil }
         dispatcher = WebhookDispatcher(

@@ -157,5 +157,5 @@ struct ServiceApplication: ServerApplication {
 
     func makeRouter(_ context: ServerContext) -> HTTPRouter { RingdRouter(context: context, service: service) }
     func stop() { service.shutdown() }
-    func close() { service.store.close() }
+    func close() { service.backend.embeddedStore?.close() }
 }

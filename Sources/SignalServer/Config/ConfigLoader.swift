@@ -230,17 +230,14 @@ public enum ConfigLoader {
         try apply(document, prefix: "", to: &config, source: path)
         let known = Set(keys.map(\.environmentName))
         // A misspelt variable would otherwise change nothing, silently.
-        // RINGD_TESTS_… belong to the test suites, not to ringd.
-        if let unknown = environment.keys.filter({
-            $0.hasPrefix("RINGD_") && !$0.hasPrefix("RINGD_TESTS_") && !known.contains($0)
-        })
-        .sorted().first {
-            throw ConfigError(
-                "\(unknown) matches no configuration key (RINGD_ plus a key in upper snake case, e.g. RINGD_LISTEN_PORT)"
-            )
-        }
+        config.ignoredEnvironment = try EnvironmentOverrides.ignored(in: environment, known: known)
         for key in keys {
             guard let text = environment[key.environmentName] else { continue }
+            // A Service named like a key (`ringd-tls` gives RINGD_TLS_PORT=tcp://…) is not a setting.
+            if key.environmentName.hasSuffix("_PORT"), EnvironmentOverrides.isServiceAddress(text) {
+                config.ignoredEnvironment.append(key.environmentName)
+                continue
+            }
             // A value reads as JSON when it is JSON (numbers, lists), else as a string.
             let value = (try? JSONValue.parse(text)) ?? .string(text)
             guard key.apply(&config, value) || key.apply(&config, .string(text)) else {

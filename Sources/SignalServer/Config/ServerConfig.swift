@@ -12,6 +12,9 @@ public struct ServerConfig: Sendable {
     public var threads = 0
     /// How much to log (`logLevel`).
     public var logLevel = Log.Level.info
+    /// `RINGD_…` variables of the environment that were not ringd's
+    /// (Kubernetes service links), said at debug level once logging is set up.
+    public var ignoredEnvironment: [String] = []
     /// How log lines are written (`log.format`).
     public var logFormat = Log.Format.text
     /// The largest HTTP request body (`http.maxBodyBytes`; 413 beyond).

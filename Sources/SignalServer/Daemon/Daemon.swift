@@ -22,6 +22,9 @@ public enum Daemon {
     ) -> Int32 {
         Log.level = config.logLevel
         Log.format = config.logFormat
+        for name in config.ignoredEnvironment {
+            Log.debug("\(program): ignoring \(name): a Kubernetes service link, not a configuration key")
+        }
         signal(SIGPIPE, SIG_IGN)
         raiseDescriptorLimit()
         // Block the stop signals before any loop thread exists so every

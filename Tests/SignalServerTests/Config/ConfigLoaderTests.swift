@@ -253,6 +253,45 @@ func configError(
         #expect(try loadConfig("{}", environment: ["RINGD_TESTS_ANYTHING": "1", "RINGDX": "1"]).get().port == 8787)
     }
 
+    /// What Kubernetes injects into every pod of the namespace for a Service
+    /// named `ringd` (with a port named `https`) and one named `ringd-cluster`.
+    static let serviceLinks = [
+        "RINGD_SERVICE_HOST": "10.96.0.12", "RINGD_SERVICE_PORT": "443", "RINGD_SERVICE_PORT_HTTPS": "443",
+        "RINGD_PORT": "tcp://10.96.0.12:443", "RINGD_PORT_443_TCP": "tcp://10.96.0.12:443",
+        "RINGD_PORT_443_TCP_PROTO": "tcp", "RINGD_PORT_443_TCP_PORT": "443", "RINGD_PORT_443_TCP_ADDR": "10.96.0.12",
+        "RINGD_CLUSTER_SERVICE_HOST": "10.96.0.13", "RINGD_CLUSTER_SERVICE_PORT": "8787",
+        "RINGD_CLUSTER_PORT": "tcp://10.96.0.13:8787", "RINGD_CLUSTER_PORT_8787_TCP": "tcp://10.96.0.13:8787",
+        "RINGD_CLUSTER_PORT_8787_TCP_PROTO": "tcp", "RINGD_CLUSTER_PORT_8787_TCP_PORT": "8787",
+        "RINGD_CLUSTER_PORT_8787_TCP_ADDR": "10.96.0.13",
+    ]
+
+    @Test func kubernetesServiceLinksAreIgnoredAndNamed() throws {
+        let config = try loadConfig(
+            "{}", environment: Self.serviceLinks.merging(["RINGD_LISTEN_PORT": "9000"]) { a, _ in a }
+        )
+        .get()
+        #expect(config.port == 9000, "a real key still applies beside them")
+        #expect(config.ignoredEnvironment == Self.serviceLinks.keys.sorted())
+        // A Service named like a key: ringd-tls gives RINGD_TLS_PORT its address.
+        let tls = try loadConfig("{}", environment: ["RINGD_TLS_PORT": "tcp://10.96.0.14:443"]).get()
+        #expect(tls.tlsPort == nil && tls.ignoredEnvironment == ["RINGD_TLS_PORT"])
+    }
+
+    @Test func aMisspeltVariableIsStillRefusedWithTheNearestKey() throws {
+        #expect(
+            try configError("{}", environment: ["RINGD_LISTN_PORT": "9000"])
+                .contains(
+                    "RINGD_LISTN_PORT matches no configuration key (RINGD_ plus a key in upper snake case, "
+                        + "e.g. RINGD_LISTEN_PORT); did you mean RINGD_LISTEN_PORT?"))
+        #expect(
+            try configError("{}", environment: ["RINGD_STORE_PAHT": "x"]).hasSuffix("did you mean RINGD_STORE_PATH?"))
+        #expect(!(try configError("{}", environment: ["RINGD_WHATEVER": "1"]).contains("did you mean")))
+        // Shapes close to a link's that are not one.
+        for name in ["RINGD_X_SERVICE_ACCOUNT", "RINGD_PORT_443_TCP_NAME", "RINGD_PORT_X_TCP", "RINGD_FOO_PORT"] {
+            #expect(!EnvironmentOverrides.isServiceLink(name, value: "443"), "\(name)")
+        }
+    }
+
     @Test func invalidJSONIsPlacedByLineAndColumn() throws {
         let message = try configError("{\n  \"listen\": {\"port\": 1,}\n}")
         #expect(message.hasSuffix(".json:2:24: invalid JSON: expected a member name"), "the } of the line: \(message)")

@@ -43,6 +43,15 @@ import Testing
         #expect(embedded == production)
     }
 
+    /// Service links would put RINGD_SERVICE_HOST, RINGD_PORT, … into the
+    /// pods; ringd passes them over, but the manifests turn them off.
+    @Test func bothManifestsTurnServiceLinksOff() throws {
+        for manifest in [Self.kubernetes, Self.cluster] {
+            let text = try String(contentsOfFile: manifest, encoding: .utf8)
+            #expect(text.contains("\n      enableServiceLinks: false\n"), "\(manifest)")
+        }
+    }
+
     /// deploy/kubernetes/ringd-cluster.yaml: the store in PostgreSQL, a
     /// lease, and nothing secret or not yet supported in the ConfigMap.
     @Test func clusterConfigMapUsesPostgresAndHoldsNoSecrets() throws {

@@ -2,10 +2,10 @@ import Testing
 
 @testable import SignalServer
 
-/// The webhook outbox in PostgreSQL: rows are claimed by a leader's term
-/// oldest first and once per term, a new term takes over an old one's
-/// rows, an attempt is recorded only by the term holding the row, failed
-/// rows are retried by hand and listed in pages, and pruning keeps what is pending.
+/// The webhook outbox in PostgreSQL, where only a cluster has it (what
+/// every backend does is ``CallBackendTests``'): writes and retries notify
+/// the leader, rows are claimed once per term, a new term takes over an
+/// old one's rows, and an attempt is recorded only by the term holding the row.
 @Suite(.serialized) struct PostgresWebhookRowsTests {
     static func delivery(
         _ seq: Int64, endpoint: String = "http://a/hook", session: String = "s1",
@@ -90,34 +90,5 @@ import Testing
         #expect(
             try connection.retryWebhookDeliveries(endpoint: "http://a/hook", seq: 8, now: 9000).isEmpty,
             "a pending row is not retried")
-    }
-
-    @Test func pagesNewestFirstAndPruningKeepsPending() throws {
-        let (server, connection, _) = try Self.database()
-        defer { server.stop() }
-        try connection.insert([
-            Self.delivery(8, endpoint: "http://B"), Self.delivery(8, endpoint: "http://a"),
-            Self.delivery(16, status: .delivered, updatedAt: 100),
-            Self.delivery(24, status: .failed, updatedAt: 100), Self.delivery(32, updatedAt: 100),
-            Self.delivery(40, status: .delivered, updatedAt: 5000),
-        ])
-        var seen: [String] = []
-        var query = WebhookDeliveryQuery(limit: 2)
-        repeat {
-            let page = try connection.webhookDeliveries(query)
-            seen += page.deliveries.map { "\($0.seq) \($0.endpoint)" }
-            query.cursor = page.next
-        } while query.cursor != nil
-        // Endpoints compare bytewise, as in SQLite: "a" after "B".
-        #expect(
-            seen == [
-                "40 http://a/hook", "32 http://a/hook", "24 http://a/hook", "16 http://a/hook", "8 http://a",
-                "8 http://B",
-            ])
-        #expect(throws: StoreError.self) { try connection.webhookDeliveries(WebhookDeliveryQuery(cursor: "nonsense")) }
-
-        #expect(try connection.pruneWebhookDeliveries(before: 1000, limit: 1) == 1)
-        #expect(try connection.pruneWebhookDeliveries(before: 1000, limit: 10) == 1)
-        #expect(try connection.webhookDeliveries(WebhookDeliveryQuery()).deliveries.map(\.seq) == [40, 32, 8, 8])
     }
 }

@@ -162,15 +162,13 @@ public final class RingdProcess {
     /// Sends `number` to the current run.
     public func signal(_ number: Int32) { process.signal(number) }
 
-    /// How the current run ended within `timeout` seconds; nil if it still runs.
-    @discardableResult
-    public func waitForExit(timeout: Double) -> ChildProcess.Termination? { process.wait(timeout: timeout) }
+    /// Whether the current run exited within `timeout` seconds (``termination`` says how).
+    public func waitForExit(timeout: Double) -> Bool { process.wait(timeout: timeout) != nil }
 
     /// SIGTERM, then how it ended within `timeout` (nil if it still runs).
-    @discardableResult
     public func terminate(timeout: Double = 10) -> ChildProcess.Termination? {
         signal(SIGTERM)
-        return waitForExit(timeout: timeout)
+        return process.wait(timeout: timeout)
     }
 
     /// Kills the current run (SIGKILL) if it still runs, and reaps it.

@@ -9,7 +9,7 @@ import Testing
 /// `config.json` and its store in a data directory (a fresh temporary one
 /// unless the test names one), its port learnt from the readiness line
 /// (`listening ws://127.0.0.1:PORT`, or `wss://`), its stderr in
-/// `ringd.log` there. Start it with ``withRingd(config:environment:arguments:port:directory:workingDirectory:_:)-(_,_,_,_,_,_,(RingdProcess)throws->R)``,
+/// `ringd.log` there. Start it with ``withRingd(config:environment:arguments:port:directory:workingDirectory:_:)``,
 /// which always kills it and removes the directory.
 public final class RingdProcess {
     /// The data directory: `config.json`, `ringd.log`, `ringd.sqlite`.
@@ -236,24 +236,6 @@ public func withRingd<R>(
     defer { ringd.remove() }
     do {
         return try body(ringd)
-    } catch {
-        throw RingdProcess.failure(error, of: ringd)
-    }
-}
-
-/// ``withRingd(config:environment:arguments:port:directory:workingDirectory:_:)-(_,_,_,_,_,_,(RingdProcess)throws->R)``
-/// for a body that awaits.
-public func withRingd<R>(
-    config: String? = "{}", environment: [String: String] = [:], arguments: [String] = [], port: Int = 0,
-    directory: String? = nil, workingDirectory: String? = nil, isolation: isolated (any Actor)? = #isolation,
-    _ body: (RingdProcess) async throws -> R
-) async throws -> R {
-    let ringd = try RingdProcess(
-        config: config, environment: environment, arguments: arguments, port: port, directory: directory,
-        workingDirectory: workingDirectory)
-    defer { ringd.remove() }
-    do {
-        return try await body(ringd)
     } catch {
         throw RingdProcess.failure(error, of: ringd)
     }

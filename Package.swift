@@ -85,7 +85,7 @@ let package = Package(
             name: "ringbench",
             dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim"],
             path: "Sources/ringbench"),
-        .target(name: "TestSupport", dependencies: ["SignalCrypto"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["SignalCrypto", "CShim"], path: "Tests/TestSupport"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol", "TestSupport"]),
         .testTarget(name: "SignalSystemTests", dependencies: ["SignalSystem", "TestSupport"]),
         .testTarget(name: "SignalCryptoTests", dependencies: ["SignalCrypto", "SignalProtocol", "TestSupport"]),

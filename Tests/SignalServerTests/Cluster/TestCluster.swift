@@ -14,7 +14,6 @@ extension SignalingIntegration {
 
         let postgres: ThrowawayPostgres
         let url: String
-        private let binary: String
         private let root: TemporaryDirectory
         /// What every node gets in its environment besides the cluster's settings.
         private let environment: [String: String]
@@ -26,7 +25,6 @@ extension SignalingIntegration {
         init(nodes count: Int, config: String = "{}", environment: [String: String] = [:]) throws {
             self.config = config
             self.environment = environment
-            binary = try SignalingIntegration.ringdBinary() ?? { throw ClientError("ringd is not built") }()
             root = try TemporaryDirectory()
             postgres = try ThrowawayPostgres()
             url = postgres.url
@@ -38,21 +36,15 @@ extension SignalingIntegration {
         func addNode() throws -> RingdProcess {
             let directory = root.path + "/node\(nodes.count)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-            let node: RingdProcess
-            do {
-                node = try RingdProcess(
-                    binary: binary, directory: directory,
-                    environment: [
-                        "RINGD_STORE_BACKEND": "postgres",
-                        "RINGD_STORE_URL": url,
-                        "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
-                        "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
-                    ].merging(environment) { $1 }, config: config)
-            } catch {
-                // Why it did not start is in its log.
-                let log = (try? String(contentsOfFile: directory + "/ringd.log", encoding: .utf8)) ?? ""
-                throw ClientError("\(error)\n\(log)")
-            }
+            // A node that does not start says why in the error: RingdProcess adds its log.
+            let node = try RingdProcess(
+                config: config,
+                environment: [
+                    "RINGD_STORE_BACKEND": "postgres",
+                    "RINGD_STORE_URL": url,
+                    "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
+                    "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
+                ].merging(environment) { $1 }, directory: directory)
             nodes.append(node)
             return node
         }
@@ -83,7 +75,7 @@ extension SignalingIntegration {
         }
 
         deinit {
-            for node in nodes { node.stop() }
+            for node in nodes { node.remove() }
             postgres.stop()
             root.remove()
         }

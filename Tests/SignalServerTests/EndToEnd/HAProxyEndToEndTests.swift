@@ -62,17 +62,16 @@ struct HAProxyEndToEndTests {
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.haproxy), "no \(Self.haproxy): make deps installs haproxy"
         )
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let directory = try TemporaryDirectory(prefix: "ringd-haproxy")
         defer { directory.remove() }
         let certificate = try Self.certificate(in: directory)
         defer { certificate.files.remove() }
 
-        var nodes: [SignalingIntegration.RingdProcess] = []
-        defer { nodes.forEach { $0.stop() } }
+        var nodes: [RingdProcess] = []
+        defer { nodes.forEach { $0.remove() } }
         for name in ["node1", "node2"] {
             try FileManager.default.createDirectory(atPath: directory.file(name), withIntermediateDirectories: false)
-            nodes.append(try SignalingIntegration.RingdProcess(binary: binary, directory: directory.file(name)))
+            nodes.append(try RingdProcess(directory: directory.file(name)))
         }
         // The file names three nodes; the third is an address that refuses
         // connections (bound, never listening) for as long as the test runs.

@@ -31,24 +31,25 @@ struct InteractiveAnswerTests {
     @Test("pressing a accepts: both sides print the same connected line")
     func pressA() throws {
         let ringctl = try #require(RingctlProcess.binary(), "ringctl is not built")
-        let ringd = try RingctlEndToEndTests.startRingd()
-        defer { ringd.stop() }
-        let name = "ringctl-e2e-\(UUID().uuidString.prefix(8))"
-        let command = "\(ringctl) --server ws://127.0.0.1:\(ringd.port) --as bob answer --once; sleep 30"
-        try #require(
-            try tmux(["new-session", "-d", "-s", name, "-x", "200", "-y", "20", command]).status == 0,
-            "tmux is needed for this test (make test installs it)")
-        defer { _ = try? tmux(["kill-session", "-t", name]) }
-        let screen = { (try? self.tmux(["capture-pane", "-p", "-t", name]).output) ?? "" }
-        #expect(waitUntil(timeout: 10) { screen().contains("waiting for calls as bob") }, "\(screen())")
+        try withRingd { ringd in
+            let name = "ringctl-e2e-\(UUID().uuidString.prefix(8))"
+            let command = "\(ringctl) --server ws://127.0.0.1:\(ringd.port) --as bob answer --once; sleep 30"
+            try #require(
+                try tmux(["new-session", "-d", "-s", name, "-x", "200", "-y", "20", command]).status == 0,
+                "tmux is needed for this test (make test installs it)")
+            defer { _ = try? tmux(["kill-session", "-t", name]) }
+            let screen = { (try? self.tmux(["capture-pane", "-p", "-t", name]).output) ?? "" }
+            #expect(waitUntil(timeout: 10) { screen().contains("waiting for calls as bob") }, "\(screen())")
 
-        let alice = try RingctlProcess(
-            ["--as", "alice", "--json", "call", "bob", "--hangup-after", "1"], port: ringd.port)
-        #expect(waitUntil(timeout: 10) { screen().contains("incoming video call from alice · session") }, "\(screen())")
-        try tmux(["send-keys", "-t", name, "a"])
-        #expect(alice.exitStatus() == 0, "\(alice.errorOutput)")
-        let session = try #require(alice.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue)
-        #expect(waitUntil(timeout: 10) { screen().contains("connected · session \(session)") }, "\(screen())")
-        #expect(waitUntil(timeout: 10) { screen().contains("ended") }, "\(screen())")
+            let alice = try RingctlProcess(
+                ["--as", "alice", "--json", "call", "bob", "--hangup-after", "1"], port: ringd.port)
+            #expect(
+                waitUntil(timeout: 10) { screen().contains("incoming video call from alice · session") }, "\(screen())")
+            try tmux(["send-keys", "-t", name, "a"])
+            #expect(alice.exitStatus() == 0, "\(alice.errorOutput)")
+            let session = try #require(alice.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue)
+            #expect(waitUntil(timeout: 10) { screen().contains("connected · session \(session)") }, "\(screen())")
+            #expect(waitUntil(timeout: 10) { screen().contains("ended") }, "\(screen())")
+        }
     }
 }

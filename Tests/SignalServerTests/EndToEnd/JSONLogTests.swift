@@ -21,7 +21,7 @@ struct JSONLogTests {
         try
             #"{"listen": {"port": 0}, "log": {"format": "json"}, "store": {"path": "\#(directory.file("ringd.sqlite"))"}}"#
             .write(toFile: config, atomically: true, encoding: .utf8)
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
+        let binary = try RingdProcess.binary()
         let log = directory.file("ringd.log"), out = directory.file("ringd.out")
         let ringd = try ChildProcess(binary, ["--config", config], stdout: .file(out), stderr: .file(log))
         let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }

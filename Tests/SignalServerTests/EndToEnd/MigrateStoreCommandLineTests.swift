@@ -16,15 +16,11 @@ struct MigrateStoreCommandLineTests {
     ) throws
         -> (status: ChildProcess.Termination?, output: String, errors: String)
     {
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let (output, errors) = (directory.file("stdout"), directory.file("stderr"))
         for file in [output, errors] { try? FileManager.default.removeItem(atPath: file) }
-        let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
-        let process = try ChildProcess(
-            binary, ["migrate-store"] + arguments, environment: environment,
-            directory: directory.path, stdout: .file(output), stderr: .file(errors))
-        let status = process.wait(timeout: 60)
-        if status == nil { process.kill() }
+        let status = try RingdProcess.run(
+            ["migrate-store"] + arguments, directory: directory.path, stdout: .file(output), stderr: .file(errors),
+            timeout: 60)
         let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
         return (status, read(output), read(errors))
     }

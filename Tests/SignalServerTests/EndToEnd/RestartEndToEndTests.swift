@@ -44,83 +44,74 @@ struct RestartEndToEndTests {
 
     @Test("kill -9 of ringd mid-call: both stay connected to the same session, then Ctrl-C hangs up both")
     func callSurvivesKill() throws {
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let first = try SignalingIntegration.RingdProcess(binary: binary, directory: directory.path)
-        defer { first.stop() }
-        let port = first.port
-        let (alice, bob, connected) = try Self.connectedCall(bobPort: port, alicePort: port)
+        try withRingd { ringd in
+            let port = ringd.port
+            let (alice, bob, connected) = try Self.connectedCall(bobPort: port, alicePort: port)
 
-        first.signal(SIGKILL)
-        #expect(first.waitForExit(timeout: 10))
-        let second = try SignalingIntegration.RingdProcess(binary: binary, directory: directory.path, port: port)
-        defer { second.stop() }
-        for side in [alice, bob] {
+            ringd.signal(SIGKILL)
+            #expect(ringd.waitForExit(timeout: 10))
+            try ringd.restart()
+            for side in [alice, bob] {
+                #expect(
+                    Self.line(side, startingWith: "reconnected") == "reconnected · " + connected,
+                    "\(side.output) \(side.errorOutput)")
+            }
+
+            alice.signal(SIGINT)
+            #expect(alice.exitStatus() == 0, "\(alice.output) \(alice.errorOutput)")
+            #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")
+            let sessionId = String(connected.dropFirst("connected · session ".count))
+            let stored = try #require(try SignalingIntegration.rest(port: port, "GET", "/v1/calls/\(sessionId)").json)
             #expect(
-                Self.line(side, startingWith: "reconnected") == "reconnected · " + connected,
-                "\(side.output) \(side.errorOutput)")
-        }
-
-        alice.signal(SIGINT)
-        #expect(alice.exitStatus() == 0, "\(alice.output) \(alice.errorOutput)")
-        #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")
-        let sessionId = String(connected.dropFirst("connected · session ".count))
-        let stored = try #require(try SignalingIntegration.rest(port: port, "GET", "/v1/calls/\(sessionId)").json)
-        #expect(
-            stored["status"] == .string("ended") && stored["endReason"] == .string("hangup")
-                && stored["endedBy"] == .string("alice"), "\(stored.serialized)")
-        for side in [alice, bob] {
-            let last = side.output.last ?? ""
-            #expect(last.hasPrefix("ended · ") && last.hasSuffix(" · by alice (hangup)"), "\(side.output)")
+                stored["status"] == .string("ended") && stored["endReason"] == .string("hangup")
+                    && stored["endedBy"] == .string("alice"), "\(stored.serialized)")
+            for side in [alice, bob] {
+                let last = side.output.last ?? ""
+                #expect(last.hasPrefix("ended · ") && last.hasSuffix(" · by alice (hangup)"), "\(side.output)")
+            }
         }
     }
 
     @Test("bob's network drops while alice hangs up: on resuming bob learns it ended, by alice")
     func endedWhileAway() throws {
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let ringd = try SignalingIntegration.RingdProcess(binary: binary, directory: directory.path)
-        defer { ringd.stop() }
-        let proxy = try TCPProxy(forwardingTo: ringd.port)
-        defer { proxy.stop() }
-        let (alice, bob, _) = try Self.connectedCall(bobPort: proxy.port, alicePort: ringd.port)
+        try withRingd { ringd in
+            let proxy = try TCPProxy(forwardingTo: ringd.port)
+            defer { proxy.stop() }
+            let (alice, bob, _) = try Self.connectedCall(bobPort: proxy.port, alicePort: ringd.port)
 
-        Self.keepAway(bob, behind: proxy)
-        alice.signal(SIGINT)
-        #expect(alice.exitStatus() == 0, "\(alice.output) \(alice.errorOutput)")
-        proxy.refusing = false
-        #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")
-        let last = bob.output.last ?? ""
-        #expect(last.hasPrefix("ended · ") && last.hasSuffix(" · by alice (hangup)"), "\(bob.output)")
-        #expect(!bob.output.contains { $0.hasPrefix("reconnected") }, "the resume told bob first: \(bob.output)")
+            Self.keepAway(bob, behind: proxy)
+            alice.signal(SIGINT)
+            #expect(alice.exitStatus() == 0, "\(alice.output) \(alice.errorOutput)")
+            proxy.refusing = false
+            #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")
+            let last = bob.output.last ?? ""
+            #expect(last.hasPrefix("ended · ") && last.hasSuffix(" · by alice (hangup)"), "\(bob.output)")
+            #expect(!bob.output.contains { $0.hasPrefix("reconnected") }, "the resume told bob first: \(bob.output)")
+        }
     }
 
     @Test("a call that came and went while bob's network was down shows as missed when he resumes")
     func missedWhileAway() throws {
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let ringd = try SignalingIntegration.RingdProcess(binary: binary, directory: directory.path)
-        defer { ringd.stop() }
-        let proxy = try TCPProxy(forwardingTo: ringd.port)
-        defer { proxy.stop() }
-        let bob = try RingctlProcess(["--as", "bob", "answer"], port: proxy.port)
-        #expect(Self.line(bob, startingWith: "waiting for calls") != nil, "bob never waited: \(bob.errorOutput)")
+        try withRingd { ringd in
+            let proxy = try TCPProxy(forwardingTo: ringd.port)
+            defer { proxy.stop() }
+            let bob = try RingctlProcess(["--as", "bob", "answer"], port: proxy.port)
+            #expect(Self.line(bob, startingWith: "waiting for calls") != nil, "bob never waited: \(bob.errorOutput)")
 
-        Self.keepAway(bob, behind: proxy)
-        let alice = try RingctlProcess(
-            ["--as", "alice", "call", "bob", "--type", "audio", "--timeout", "1"], port: ringd.port)
-        #expect(alice.exitStatus() == 5, "\(alice.output) \(alice.errorOutput)")
-        let session = try #require(Self.line(alice, startingWith: "ringing bob · session ")).dropFirst(
-            "ringing bob · session ".count)
-        proxy.refusing = false
-        #expect(
-            Self.line(bob, startingWith: "missed ") == "missed audio call from alice (unanswered) · session \(session)",
-            "\(bob.output)")
-        #expect(Self.line(bob, startingWith: "reconnected") == "reconnected", "\(bob.output)")
-        bob.signal(SIGINT)
-        #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")
+            Self.keepAway(bob, behind: proxy)
+            let alice = try RingctlProcess(
+                ["--as", "alice", "call", "bob", "--type", "audio", "--timeout", "1"], port: ringd.port)
+            #expect(alice.exitStatus() == 5, "\(alice.output) \(alice.errorOutput)")
+            let session = try #require(Self.line(alice, startingWith: "ringing bob · session ")).dropFirst(
+                "ringing bob · session ".count)
+            proxy.refusing = false
+            #expect(
+                Self.line(bob, startingWith: "missed ")
+                    == "missed audio call from alice (unanswered) · session \(session)",
+                "\(bob.output)")
+            #expect(Self.line(bob, startingWith: "reconnected") == "reconnected", "\(bob.output)")
+            bob.signal(SIGINT)
+            #expect(bob.exitStatus() == 0, "\(bob.output) \(bob.errorOutput)")
+        }
     }
 }

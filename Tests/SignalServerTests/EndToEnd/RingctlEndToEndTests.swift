@@ -12,14 +12,6 @@ import Testing
 /// lines that parse, and the call log rows each side then sees.
 @Suite("EndToEnd: ringctl", .blocking)
 struct RingctlEndToEndTests {
-    /// A fresh `ringd` process with its store in a temporary directory.
-    static func startRingd() throws -> SignalingIntegration.RingdProcess {
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
-        let directory = "/tmp/ringctl-e2e-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return try SignalingIntegration.RingdProcess(binary: binary, directory: directory)
-    }
-
     /// A callee running `answer --once --json` with `flags`, once it waits for calls.
     private func callee(_ flags: [String], port: Int) throws -> RingctlProcess {
         let callee = try RingctlProcess(["--as", "bob", "--json", "answer", "--once"] + flags, port: port)
@@ -56,41 +48,41 @@ struct RingctlEndToEndTests {
 
     @Test("accepted and hung up: both land on one session id and exit 0")
     func accepted() throws {
-        let ringd = try Self.startRingd()
-        defer { ringd.stop() }
-        let bob = try callee(["--auto-accept", "--hangup-after", "1"], port: ringd.port)
-        let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob"], port: ringd.port)
-        #expect(alice.exitStatus() == 0, "\(alice.errorOutput)")
-        #expect(bob.exitStatus() == 0, "\(bob.errorOutput)")
-        let session = alice.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue
-        #expect(session != nil)
-        #expect(bob.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue == session)
-        #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == "ended")
-        expectJSONOnly(alice)
-        expectJSONOnly(bob)
-        try expectLogs(port: ringd.port, sessionId: session, status: "ended", bobMissed: false)
+        try withRingd { ringd in
+            let bob = try callee(["--auto-accept", "--hangup-after", "1"], port: ringd.port)
+            let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob"], port: ringd.port)
+            #expect(alice.exitStatus() == 0, "\(alice.errorOutput)")
+            #expect(bob.exitStatus() == 0, "\(bob.errorOutput)")
+            let session = alice.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue
+            #expect(session != nil)
+            #expect(bob.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue == session)
+            #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == "ended")
+            expectJSONOnly(alice)
+            expectJSONOnly(bob)
+            try expectLogs(port: ringd.port, sessionId: session, status: "ended", bobMissed: false)
+        }
     }
 
     @Test("--json shows what the other device in the call relays with signal, payload and all")
     func showsSignals() throws {
-        let ringd = try Self.startRingd()
-        defer { ringd.stop() }
-        let bob = try callee(["--auto-accept"], port: ringd.port)
-        let alice = try SignalingIntegration.Device.open(port: ringd.port, uid: "alice", deviceId: "a-browser")
-        defer { alice.close() }
-        let sessionId = try alice.initiate(to: "bob", "video").call().sessionId
-        _ = try alice.waitForEvent(sessionId, .ongoing)
-        let offer = JSONValue.object([
-            ("kind", .string("offer")), ("sdp", .string("v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n")),
-        ])
-        #expect(try alice.signal(sessionId, offer).data?["delivered"] == .bool(true))
-        let shown = try #require(bob.waitForEvent("signal"), "no signal event: \(bob.output)")
-        #expect(shown["sessionId"]?.stringValue == sessionId)
-        #expect(shown["from"] == .object([("uid", .string("alice")), ("deviceId", .string("a-browser"))]))
-        #expect(shown["payload"] == offer)
-        _ = try alice.end(sessionId)
-        #expect(bob.exitStatus() == 0, "\(bob.errorOutput)")
-        expectJSONOnly(bob)
+        try withRingd { ringd in
+            let bob = try callee(["--auto-accept"], port: ringd.port)
+            let alice = try SignalingIntegration.Device.open(port: ringd.port, uid: "alice", deviceId: "a-browser")
+            defer { alice.close() }
+            let sessionId = try alice.initiate(to: "bob", "video").call().sessionId
+            _ = try alice.waitForEvent(sessionId, .ongoing)
+            let offer = JSONValue.object([
+                ("kind", .string("offer")), ("sdp", .string("v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n")),
+            ])
+            #expect(try alice.signal(sessionId, offer).data?["delivered"] == .bool(true))
+            let shown = try #require(bob.waitForEvent("signal"), "no signal event: \(bob.output)")
+            #expect(shown["sessionId"]?.stringValue == sessionId)
+            #expect(shown["from"] == .object([("uid", .string("alice")), ("deviceId", .string("a-browser"))]))
+            #expect(shown["payload"] == offer)
+            _ = try alice.end(sessionId)
+            #expect(bob.exitStatus() == 0, "\(bob.errorOutput)")
+            expectJSONOnly(bob)
+        }
     }
 
     @Test(
@@ -100,73 +92,76 @@ struct RingctlEndToEndTests {
             (["--busy"], "busy", Int32(4), true),
         ])
     func declined(flags: [String], status: String, exitCode: Int32, missed: Bool) throws {
-        let ringd = try Self.startRingd()
-        defer { ringd.stop() }
-        let bob = try callee(flags, port: ringd.port)
-        let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob"], port: ringd.port)
-        #expect(alice.exitStatus() == exitCode, "\(alice.errorOutput)")
-        #expect(bob.exitStatus() == exitCode, "\(bob.errorOutput)")
-        #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == status)
-        expectJSONOnly(alice)
-        let session = alice.waitForEvent("ringing", timeout: 0)?["call"]?["sessionId"]?.stringValue
-        try expectLogs(port: ringd.port, sessionId: session, status: status, bobMissed: missed)
+        try withRingd { ringd in
+            let bob = try callee(flags, port: ringd.port)
+            let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob"], port: ringd.port)
+            #expect(alice.exitStatus() == exitCode, "\(alice.errorOutput)")
+            #expect(bob.exitStatus() == exitCode, "\(bob.errorOutput)")
+            #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == status)
+            expectJSONOnly(alice)
+            let session = alice.waitForEvent("ringing", timeout: 0)?["call"]?["sessionId"]?.stringValue
+            try expectLogs(port: ringd.port, sessionId: session, status: status, bobMissed: missed)
+        }
     }
 
     @Test("unanswered: a short --timeout exits 5, bob missed it")
     func unanswered() throws {
-        let ringd = try Self.startRingd()
-        defer { ringd.stop() }
-        let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob", "--timeout", "1"], port: ringd.port)
-        #expect(alice.exitStatus() == 5, "\(alice.errorOutput)")
-        #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == "unanswered")
-        try expectLogs(port: ringd.port, sessionId: nil, status: "unanswered", bobMissed: true)
+        try withRingd { ringd in
+            let alice = try RingctlProcess(
+                ["--as", "alice", "--json", "call", "bob", "--timeout", "1"], port: ringd.port)
+            #expect(alice.exitStatus() == 5, "\(alice.errorOutput)")
+            #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == "unanswered")
+            try expectLogs(port: ringd.port, sessionId: nil, status: "unanswered", bobMissed: true)
+        }
     }
 
     @Test("a fractional --timeout rings for milliseconds (timeoutMs) and says so; out of range is a usage error")
     func fractionalTimeout() throws {
-        let ringd = try Self.startRingd()
-        defer { ringd.stop() }
-        let alice = try RingctlProcess(["--as", "alice", "call", "bob", "--timeout", "0.2"], port: ringd.port)
-        #expect(alice.exitStatus() == 5, "\(alice.errorOutput)")
-        #expect(alice.output.contains("bob has no device online; ringing until the timeout (0.2 s)"), "\(alice.output)")
-        #expect(alice.output.last == "no answer after 0.2 s", "\(alice.output)")
-        let json = try RingctlProcess(
-            ["--as", "alice", "--json", "call", "bob", "--timeout", "0.25"], port: ringd.port)
-        #expect(json.exitStatus() == 5, "\(json.errorOutput)")
-        #expect(json.waitForEvent("ringing", timeout: 0)?["call"]?["timeoutMs"] == .integer(250))
-        for refused in ["0.01", "300.5", "-1", "soon"] {
-            let usage = try RingctlProcess(["--as", "alice", "call", "bob", "--timeout", refused], port: ringd.port)
-            #expect(usage.exitStatus() == 2, "\(refused)")
-            #expect(usage.errorOutput.contains("--timeout needs a number of seconds"), "\(usage.errorOutput)")
+        try withRingd { ringd in
+            let alice = try RingctlProcess(["--as", "alice", "call", "bob", "--timeout", "0.2"], port: ringd.port)
+            #expect(alice.exitStatus() == 5, "\(alice.errorOutput)")
+            #expect(
+                alice.output.contains("bob has no device online; ringing until the timeout (0.2 s)"), "\(alice.output)")
+            #expect(alice.output.last == "no answer after 0.2 s", "\(alice.output)")
+            let json = try RingctlProcess(
+                ["--as", "alice", "--json", "call", "bob", "--timeout", "0.25"], port: ringd.port)
+            #expect(json.exitStatus() == 5, "\(json.errorOutput)")
+            #expect(json.waitForEvent("ringing", timeout: 0)?["call"]?["timeoutMs"] == .integer(250))
+            for refused in ["0.01", "300.5", "-1", "soon"] {
+                let usage = try RingctlProcess(
+                    ["--as", "alice", "call", "bob", "--timeout", refused], port: ringd.port)
+                #expect(usage.exitStatus() == 2, "\(refused)")
+                #expect(usage.errorOutput.contains("--timeout needs a number of seconds"), "\(usage.errorOutput)")
+            }
         }
     }
 
     @Test("cancelled: Ctrl-C while ringing tells the server, exits 6, bob missed it")
     func cancelled() throws {
-        let ringd = try Self.startRingd()
-        defer { ringd.stop() }
-        let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob"], port: ringd.port)
-        let ringing = try #require(alice.waitForEvent("ringing"), "\(alice.errorOutput)")
-        alice.signal(SIGINT)
-        #expect(alice.exitStatus() == 6, "\(alice.errorOutput)")
-        #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == "cancelled")
-        try expectLogs(
-            port: ringd.port, sessionId: ringing["call"]?["sessionId"]?.stringValue,
-            status: "cancelled", bobMissed: true)
+        try withRingd { ringd in
+            let alice = try RingctlProcess(["--as", "alice", "--json", "call", "bob"], port: ringd.port)
+            let ringing = try #require(alice.waitForEvent("ringing"), "\(alice.errorOutput)")
+            alice.signal(SIGINT)
+            #expect(alice.exitStatus() == 6, "\(alice.errorOutput)")
+            #expect(alice.waitForEvent("ended", timeout: 0)?["outcome"]?.stringValue == "cancelled")
+            try expectLogs(
+                port: ringd.port, sessionId: ringing["call"]?["sessionId"]?.stringValue,
+                status: "cancelled", bobMissed: true)
+        }
     }
 
     @Test("errors are one line with the server's code, and usage errors exit 2")
     func errors() throws {
-        let ringd = try Self.startRingd()
-        defer { ringd.stop() }
-        let selfCall = try RingctlProcess(["--as", "alice", "call", "alice"], port: ringd.port)
-        #expect(selfCall.exitStatus() == 1)
-        #expect(selfCall.errorOutput.contains("ERR_CALLING_SELF"))
-        #expect(selfCall.errorOutput.split(separator: "\n").count == 1)
-        let usage = try RingctlProcess(["--as", "alice", "call", "bob", "--no-such-flag"], port: ringd.port)
-        #expect(usage.exitStatus() == 2)
-        let unreachable = try RingctlProcess(["--as", "alice", "call", "bob"], port: 1)
-        #expect(unreachable.exitStatus() == 1)
-        #expect(unreachable.errorOutput.contains("cannot reach ringd"))
+        try withRingd { ringd in
+            let selfCall = try RingctlProcess(["--as", "alice", "call", "alice"], port: ringd.port)
+            #expect(selfCall.exitStatus() == 1)
+            #expect(selfCall.errorOutput.contains("ERR_CALLING_SELF"))
+            #expect(selfCall.errorOutput.split(separator: "\n").count == 1)
+            let usage = try RingctlProcess(["--as", "alice", "call", "bob", "--no-such-flag"], port: ringd.port)
+            #expect(usage.exitStatus() == 2)
+            let unreachable = try RingctlProcess(["--as", "alice", "call", "bob"], port: 1)
+            #expect(unreachable.exitStatus() == 1)
+            #expect(unreachable.errorOutput.contains("cannot reach ringd"))
+        }
     }
 }

@@ -10,30 +10,33 @@ struct RingctlPushEndToEndTests {
     static let token = String(repeating: "5f", count: 32)
 
     @Test func aTokenIsSetAndRemovedForTheDevice() throws {
-        let ringd = try RingctlEndToEndTests.startRingd()
-        defer { ringd.stop() }
-        let set = try RingctlProcess(
-            [
-                "--as", "bob", "--device", "bob-iphone", "--json", "push", "apns-voip",
-                Self.token.uppercased(), "--topic", "com.example.app", "--environment", "sandbox",
-            ],
-            port: ringd.port)
-        #expect(set.exitStatus() == 0, "\(set.errorOutput)")
-        let line = try #require(set.jsonLines.first { $0["event"]?.stringValue == "pushToken" }, "\(set.output)")
-        #expect(line["pushToken"]?["token"]?.stringValue == Self.token)
-        #expect(line["pushToken"]?["environment"]?.stringValue == "sandbox")
-        let listed = try SignalingIntegration.rest(
-            port: ringd.port, "GET", "/v1/users/bob/devices/bob-iphone/push-token")
-        #expect(
-            listed.status == 200 && listed.json?["pushToken"]?["topic"]?.stringValue == "com.example.app", "\(listed)")
+        try withRingd { ringd in
+            let set = try RingctlProcess(
+                [
+                    "--as", "bob", "--device", "bob-iphone", "--json", "push", "apns-voip",
+                    Self.token.uppercased(), "--topic", "com.example.app", "--environment", "sandbox",
+                ],
+                port: ringd.port)
+            #expect(set.exitStatus() == 0, "\(set.errorOutput)")
+            let line = try #require(set.jsonLines.first { $0["event"]?.stringValue == "pushToken" }, "\(set.output)")
+            #expect(line["pushToken"]?["token"]?.stringValue == Self.token)
+            #expect(line["pushToken"]?["environment"]?.stringValue == "sandbox")
+            let listed = try SignalingIntegration.rest(
+                port: ringd.port, "GET", "/v1/users/bob/devices/bob-iphone/push-token")
+            #expect(
+                listed.status == 200 && listed.json?["pushToken"]?["topic"]?.stringValue == "com.example.app",
+                "\(listed)")
 
-        let removed = try RingctlProcess(
-            ["--as", "bob", "--device", "bob-iphone", "push", "--remove"], port: ringd.port)
-        #expect(removed.exitStatus() == 0, "\(removed.errorOutput)")
-        #expect(removed.output.contains { $0.contains("push token of bob/bob-iphone removed") }, "\(removed.output)")
-        #expect(
-            try SignalingIntegration.rest(port: ringd.port, "GET", "/v1/users/bob/devices/bob-iphone/push-token").status
-                == 404)
+            let removed = try RingctlProcess(
+                ["--as", "bob", "--device", "bob-iphone", "push", "--remove"], port: ringd.port)
+            #expect(removed.exitStatus() == 0, "\(removed.errorOutput)")
+            #expect(
+                removed.output.contains { $0.contains("push token of bob/bob-iphone removed") }, "\(removed.output)")
+            #expect(
+                try SignalingIntegration.rest(port: ringd.port, "GET", "/v1/users/bob/devices/bob-iphone/push-token")
+                    .status
+                    == 404)
+        }
     }
 
     @Test(arguments: [

@@ -15,14 +15,8 @@ struct RingdCommandLineTests {
     static func run(
         _ arguments: [String], in directory: TemporaryDirectory
     ) throws -> (status: ChildProcess.Termination?, errors: String) {
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let errors = directory.file("stderr")
-        let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RINGD_") }
-        let process = try ChildProcess(
-            binary, arguments, environment: environment, directory: directory.path,
-            stdout: .null, stderr: .file(errors))
-        let status = process.wait(timeout: 20)
-        if status == nil { process.kill() }
+        let status = try RingdProcess.run(arguments, directory: directory.path, stderr: .file(errors))
         return (status, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
     }
 
@@ -32,18 +26,15 @@ struct RingdCommandLineTests {
     @Test func statesPrintsTheTableWithoutAConfigurationOrAStore() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let store = directory.file("data/ringd.sqlite")
         var environment = ProcessInfo.processInfo.environment
         environment["RINGD_NO_SUCH_KEY"] = "1"
         environment["RINGD_STORE_PATH"] = store
         func states(_ arguments: [String], into name: String) throws -> (ChildProcess.Termination?, String) {
             let output = directory.file(name)
-            let process = try ChildProcess(
-                binary, ["states"] + arguments, environment: environment,
-                stdout: .file(output), stderr: .file(directory.file("stderr")))
-            let status = process.wait(timeout: 20)
-            if status == nil { process.kill() }
+            let status = try RingdProcess.run(
+                ["states"] + arguments, replacing: environment, stdout: .file(output),
+                stderr: .file(directory.file("stderr")))
             return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
         }
 
@@ -119,7 +110,7 @@ struct RingdCommandLineTests {
         #expect(errors.contains("\(config):2:24: invalid JSON"), "\(errors)")
         try #"{"listen": {"port": 0}, "store": {"path": "\#(directory.file("data/ringd.sqlite"))"}}"#
             .write(toFile: config, atomically: true, encoding: .utf8)
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
+        let binary = try RingdProcess.binary()
         let log = directory.file("ringd.log")
         let ringd = try ChildProcess(binary, ["--config", config], stdout: .null, stderr: .file(log))
         defer {

@@ -15,13 +15,11 @@ struct SecureEndToEndTests {
     private func generateCertificate(
         in directory: String, force: Bool = false
     ) throws -> (status: Int32?, output: String) {
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
-        let environment = ["RINGD_STORE_PATH": directory + "/ringd.sqlite", "PATH": "/usr/bin:/bin"]
-        let process = try ChildProcess(
-            binary, ["gen-cert", "--config", directory + "/config.json"] + (force ? ["--force"] : []),
-            environment: environment, stdout: .file(directory + "/gen-cert.out"),
-            stderr: .file(directory + "/gen-cert.err"))
-        guard case .exited(let status)? = process.wait(timeout: 20) else { return (nil, "") }
+        let ended = try RingdProcess.run(
+            ["gen-cert", "--config", directory + "/config.json"] + (force ? ["--force"] : []),
+            replacing: ["RINGD_STORE_PATH": directory + "/ringd.sqlite", "PATH": "/usr/bin:/bin"],
+            stdout: .file(directory + "/gen-cert.out"), stderr: .file(directory + "/gen-cert.err"))
+        guard case .exited(let status)? = ended else { return (nil, "") }
         let output = (try? String(contentsOfFile: directory + "/gen-cert.out", encoding: .utf8)) ?? ""
         let errors = (try? String(contentsOfFile: directory + "/gen-cert.err", encoding: .utf8)) ?? ""
         return (status, output + errors)
@@ -47,38 +45,36 @@ struct SecureEndToEndTests {
         #expect(again.output.contains("kept the existing") && again.output.contains("--force"))
         #expect(try String(contentsOfFile: certificate, encoding: .utf8) == first, "the certificate is kept")
 
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
-        let ringd = try SignalingIntegration.RingdProcess(
-            binary: binary, directory: directory,
-            environment: [
-                "RINGD_TLS_CERTIFICATE": certificate, "RINGD_TLS_PRIVATE_KEY": key,
-            ])
-        defer { ringd.stop() }
-        let server = "wss://localhost:\(ringd.port)"
-        func ringctl(_ arguments: [String], trusting ca: String? = certificate) throws -> RingctlProcess {
-            try RingctlProcess((ca.map { ["--ca-file", $0] } ?? []) + arguments, port: ringd.port, server: server)
+        try withRingd(
+            environment: ["RINGD_TLS_CERTIFICATE": certificate, "RINGD_TLS_PRIVATE_KEY": key],
+            directory: directory
+        ) { ringd in
+            let server = "wss://localhost:\(ringd.port)"
+            func ringctl(_ arguments: [String], trusting ca: String? = certificate) throws -> RingctlProcess {
+                try RingctlProcess((ca.map { ["--ca-file", $0] } ?? []) + arguments, port: ringd.port, server: server)
+            }
+
+            let untrusted = try ringctl(["status"], trusting: nil)
+            #expect(untrusted.exitStatus() == 1)
+            #expect(untrusted.errorOutput.contains("did not verify"), "\(untrusted.errorOutput)")
+
+            // Bob's device connects with the first certificate and stays through the renewal.
+            let bob = try ringctl(["--as", "bob", "--json", "answer", "--once", "--auto-accept", "--hangup-after", "1"])
+            #expect(bob.waitForEvent("waiting") != nil, "\(bob.errorOutput)")
+            let oldCertificate = directory + "/old-cert.pem"
+            try FileManager.default.copyItem(atPath: certificate, toPath: oldCertificate)
+            #expect(try generateCertificate(in: directory, force: true).status == 0)
+            ringd.signal(SIGHUP)
+            #expect(waitUntil(timeout: 10) { ringd.log.contains("reloaded the TLS certificate") }, "\(ringd.log)")
+
+            let stale = try ringctl(["status"], trusting: oldCertificate)
+            #expect(stale.exitStatus() == 1, "the old certificate is still served")
+            let alice = try ringctl(["--as", "alice", "--json", "call", "bob"])
+            #expect(alice.exitStatus() == 0, "\(alice.errorOutput)")
+            #expect(bob.exitStatus() == 0, "\(bob.errorOutput)")
+            let session = alice.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue
+            #expect(session != nil)
+            #expect(bob.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue == session)
         }
-
-        let untrusted = try ringctl(["status"], trusting: nil)
-        #expect(untrusted.exitStatus() == 1)
-        #expect(untrusted.errorOutput.contains("did not verify"), "\(untrusted.errorOutput)")
-
-        // Bob's device connects with the first certificate and stays through the renewal.
-        let bob = try ringctl(["--as", "bob", "--json", "answer", "--once", "--auto-accept", "--hangup-after", "1"])
-        #expect(bob.waitForEvent("waiting") != nil, "\(bob.errorOutput)")
-        let oldCertificate = directory + "/old-cert.pem"
-        try FileManager.default.copyItem(atPath: certificate, toPath: oldCertificate)
-        #expect(try generateCertificate(in: directory, force: true).status == 0)
-        ringd.signal(SIGHUP)
-        #expect(waitUntil(timeout: 10) { ringd.log.contains("reloaded the TLS certificate") }, "\(ringd.log)")
-
-        let stale = try ringctl(["status"], trusting: oldCertificate)
-        #expect(stale.exitStatus() == 1, "the old certificate is still served")
-        let alice = try ringctl(["--as", "alice", "--json", "call", "bob"])
-        #expect(alice.exitStatus() == 0, "\(alice.errorOutput)")
-        #expect(bob.exitStatus() == 0, "\(bob.errorOutput)")
-        let session = alice.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue
-        #expect(session != nil)
-        #expect(bob.waitForEvent("connected", timeout: 0)?["sessionId"]?.stringValue == session)
     }
 }

@@ -94,109 +94,101 @@ extension SignalingIntegration {
 
         @Test("onRestart end: kill -9 during a burst, the restart keeps every call as told and closes live ones")
         func killDuringBurst() throws {
-            let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
-            let directory = try TemporaryDirectory()
-            defer { directory.remove() }
-            let first = try RingdProcess(
-                binary: binary, directory: directory.path, environment: Self.limits.merging(Self.ending) { $1 })
-            defer { first.stop() }
+            try withRingd(environment: Self.limits.merging(Self.ending) { $1 }) { ringd in
+                let burst = try Self.burstThenKill(ringd, completing: 150)
+                let (ledger, ringing, held) = (burst.ledger, burst.ringing, burst.held)
+                let holdId = held.sessionId
+                #expect(ringing.timeout == 30, "RINGD_CALLS_RING_TIMEOUT_SECONDS applies")
 
-            let burst = try Self.burstThenKill(first, completing: 150)
-            let (ledger, ringing, held) = (burst.ledger, burst.ringing, burst.held)
-            let holdId = held.sessionId
-            #expect(ringing.timeout == 30, "RINGD_CALLS_RING_TIMEOUT_SECONDS applies")
-
-            let second = try RingdProcess(binary: binary, directory: directory.path, environment: Self.ending)
-            defer { second.stop() }
-            let told = ledger.statuses
-            #expect(told.count >= 152)
-            let terminal: Set<String> = ["ended", "rejected", "busy", "cancelled", "unanswered"]
-            var restartClosed = 0
-            for (sessionId, statuses) in told {
-                let response = try rest(port: second.port, "GET", "/v1/calls/\(sessionId)")
-                #expect(response.status == 200, "\(sessionId) told \(statuses) is missing: \(response)")
-                guard let stored = response.json, let call = try? Call(json: stored) else { continue }
-                #expect(call.status.isTerminal, "\(sessionId) is still \(call.status) after the restart")
-                if statuses.contains("ongoing") {
-                    #expect(call.acceptedAt != nil, "\(sessionId) was told ongoing but acceptedAt is null")
+                try ringd.restart(samePort: false, environment: Self.ending)
+                let told = ledger.statuses
+                #expect(told.count >= 152)
+                let terminal: Set<String> = ["ended", "rejected", "busy", "cancelled", "unanswered"]
+                var restartClosed = 0
+                for (sessionId, statuses) in told {
+                    let response = try rest(port: ringd.port, "GET", "/v1/calls/\(sessionId)")
+                    #expect(response.status == 200, "\(sessionId) told \(statuses) is missing: \(response)")
+                    guard let stored = response.json, let call = try? Call(json: stored) else { continue }
+                    #expect(call.status.isTerminal, "\(sessionId) is still \(call.status) after the restart")
+                    if statuses.contains("ongoing") {
+                        #expect(call.acceptedAt != nil, "\(sessionId) was told ongoing but acceptedAt is null")
+                    }
+                    let heardTerminal = Set(statuses.filter(terminal.contains))
+                    #expect(heardTerminal.count <= 1, "\(sessionId): clients heard \(statuses)")
+                    if let heard = heardTerminal.first {
+                        #expect(
+                            call.status.rawValue == heard, "\(sessionId): told \(heard), stored \(stored.serialized)")
+                        #expect(call.endReason != .serverRestart)
+                    }
+                    if call.endReason == .serverRestart {
+                        restartClosed += 1
+                        #expect(call.status == (call.acceptedAt == nil ? .cancelled : .ended), "\(stored.serialized)")
+                        #expect(call.endedBy == nil && call.endedAt != nil)
+                    }
                 }
-                let heardTerminal = Set(statuses.filter(terminal.contains))
-                #expect(heardTerminal.count <= 1, "\(sessionId): clients heard \(statuses)")
-                if let heard = heardTerminal.first {
-                    #expect(call.status.rawValue == heard, "\(sessionId): told \(heard), stored \(stored.serialized)")
-                    #expect(call.endReason != .serverRestart)
-                }
-                if call.endReason == .serverRestart {
-                    restartClosed += 1
-                    #expect(call.status == (call.acceptedAt == nil ? .cancelled : .ended), "\(stored.serialized)")
-                    #expect(call.endedBy == nil && call.endedAt != nil)
-                }
+                #expect(restartClosed >= 2)
+                let ringingNow = try #require(try rest(port: ringd.port, "GET", "/v1/calls/\(ringing.sessionId)").json)
+                #expect(
+                    ringingNow["status"] == .string("cancelled") && ringingNow["endReason"] == .string("server_restart")
+                )
+                let heldNow = try #require(try rest(port: ringd.port, "GET", "/v1/calls/\(holdId)").json)
+                #expect(heldNow["status"] == .string("ended") && heldNow["endReason"] == .string("server_restart"))
+                #expect(heldNow["acceptedAt"] == held.json["acceptedAt"] && heldNow["durationMs"]?.integerValue != nil)
+                // The recovery updated the history too (the missed filter reads the stored flag).
+                let missed = try rest(port: ringd.port, "GET", "/v1/users/rung/calls?callStatus=missed")
+                #expect(sessionIds(missed.json) == [ringing.sessionId], "\(missed)")
+                let restartEnded = try rest(port: ringd.port, "GET", "/v1/users/held/calls?callStatus=ended")
+                #expect(sessionIds(restartEnded.json) == [holdId])
+                // Nobody is in a call on the new server, and it serves calls.
+                let holder = try Device.open(port: ringd.port, uid: "holder", deviceId: "h1")
+                defer { holder.close() }
+                #expect(try holder.activeCall() == nil)
+                #expect(try holder.initiate(to: "held").call().status == .initiated)
             }
-            #expect(restartClosed >= 2)
-            let ringingNow = try #require(try rest(port: second.port, "GET", "/v1/calls/\(ringing.sessionId)").json)
-            #expect(
-                ringingNow["status"] == .string("cancelled") && ringingNow["endReason"] == .string("server_restart"))
-            let heldNow = try #require(try rest(port: second.port, "GET", "/v1/calls/\(holdId)").json)
-            #expect(heldNow["status"] == .string("ended") && heldNow["endReason"] == .string("server_restart"))
-            #expect(heldNow["acceptedAt"] == held.json["acceptedAt"] && heldNow["durationMs"]?.integerValue != nil)
-            // The recovery updated the history too (the missed filter reads the stored flag).
-            let missed = try rest(port: second.port, "GET", "/v1/users/rung/calls?callStatus=missed")
-            #expect(sessionIds(missed.json) == [ringing.sessionId], "\(missed)")
-            let restartEnded = try rest(port: second.port, "GET", "/v1/users/held/calls?callStatus=ended")
-            #expect(sessionIds(restartEnded.json) == [holdId])
-            // Nobody is in a call on the new server, and it serves calls.
-            let holder = try Device.open(port: second.port, uid: "holder", deviceId: "h1")
-            defer { holder.close() }
-            #expect(try holder.activeCall() == nil)
-            #expect(try holder.initiate(to: "held").call().status == .initiated)
         }
 
         @Test("onRestart end: SIGTERM tells devices server_shutdown, ringd exits 0 and leaves no live call")
         func sigterm() throws {
-            let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
-            let directory = try TemporaryDirectory()
-            defer { directory.remove() }
-            let first = try RingdProcess(binary: binary, directory: directory.path, environment: Self.ending)
-            defer { first.stop() }
-            let a = try Device.open(port: first.port, uid: "alice", deviceId: "a1")
-            let b = try Device.open(port: first.port, uid: "bob", deviceId: "b1")
-            let c = try Device.open(port: first.port, uid: "carol", deviceId: "c1")
-            let d = try Device.open(port: first.port, uid: "dave", deviceId: "d1")
-            defer { [a, b, c, d].forEach { $0.close() } }
-            let ringingId = try a.initiate(to: "bob").call().sessionId
-            _ = try b.waitForEvent(ringingId, .initiated)
-            let ongoingId = try c.initiate(to: "dave").call().sessionId
-            _ = try d.accept(ongoingId).call()
-            _ = try c.waitForEvent(ongoingId, .ongoing)
+            try withRingd(environment: Self.ending) { ringd in
+                let a = try Device.open(port: ringd.port, uid: "alice", deviceId: "a1")
+                let b = try Device.open(port: ringd.port, uid: "bob", deviceId: "b1")
+                let c = try Device.open(port: ringd.port, uid: "carol", deviceId: "c1")
+                let d = try Device.open(port: ringd.port, uid: "dave", deviceId: "d1")
+                defer { [a, b, c, d].forEach { $0.close() } }
+                let ringingId = try a.initiate(to: "bob").call().sessionId
+                _ = try b.waitForEvent(ringingId, .initiated)
+                let ongoingId = try c.initiate(to: "dave").call().sessionId
+                _ = try d.accept(ongoingId).call()
+                _ = try c.waitForEvent(ongoingId, .ongoing)
 
-            first.signal(SIGTERM)
-            for (device, sessionId, status) in [
-                (a, ringingId, CallStatus.cancelled), (b, ringingId, .cancelled),
-                (c, ongoingId, .ended), (d, ongoingId, .ended),
-            ] {
-                #expect(try device.nextClose(timeout: 10) == .goingAway, "\(device)")
-                let event = device.bufferedEvents.last
+                ringd.signal(SIGTERM)
+                for (device, sessionId, status) in [
+                    (a, ringingId, CallStatus.cancelled), (b, ringingId, .cancelled),
+                    (c, ongoingId, .ended), (d, ongoingId, .ended),
+                ] {
+                    #expect(try device.nextClose(timeout: 10) == .goingAway, "\(device)")
+                    let event = device.bufferedEvents.last
+                    #expect(
+                        event?.sessionId == sessionId && event?.status == status && event?.endReason == .serverShutdown,
+                        "\(device) heard \(device.bufferedEvents)")
+                    device.close()
+                }
+                #expect(ringd.waitForExit(timeout: 10), "ringd did not exit after SIGTERM")
                 #expect(
-                    event?.sessionId == sessionId && event?.status == status && event?.endReason == .serverShutdown,
-                    "\(device) heard \(device.bufferedEvents)")
-                device.close()
-            }
-            #expect(first.waitForExit(timeout: 10), "ringd did not exit after SIGTERM")
-            #expect(
-                first.process.termination == .exited(0),
-                "ended \(String(describing: first.process.termination)); log: \(first.log)")
+                    ringd.termination == .exited(0),
+                    "ended \(String(describing: ringd.termination)); log: \(ringd.log)")
 
-            let second = try RingdProcess(binary: binary, directory: directory.path, environment: Self.ending)
-            defer { second.stop() }
-            for (sessionId, status) in [(ringingId, "cancelled"), (ongoingId, "ended")] {
-                let stored = try #require(try rest(port: second.port, "GET", "/v1/calls/\(sessionId)").json)
-                #expect(
-                    stored["status"] == .string(status) && stored["endReason"] == .string("server_shutdown"),
-                    "a graceful stop must leave nothing for the restart to close: \(stored.serialized)")
+                try ringd.restart(samePort: false)
+                for (sessionId, status) in [(ringingId, "cancelled"), (ongoingId, "ended")] {
+                    let stored = try #require(try rest(port: ringd.port, "GET", "/v1/calls/\(sessionId)").json)
+                    #expect(
+                        stored["status"] == .string(status) && stored["endReason"] == .string("server_shutdown"),
+                        "a graceful stop must leave nothing for the restart to close: \(stored.serialized)")
+                }
+                ringd.signal(SIGTERM)
+                #expect(ringd.waitForExit(timeout: 10))
+                #expect(ringd.termination == .exited(0))
             }
-            second.signal(SIGTERM)
-            #expect(second.waitForExit(timeout: 10))
-            #expect(second.process.termination == .exited(0))
         }
     }
 }

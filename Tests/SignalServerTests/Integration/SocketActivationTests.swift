@@ -34,7 +34,7 @@ extension SignalingIntegration {
             "kill -9 three times while ringbench keeps calling: no connect refused, every interrupted call placed again"
         )
         func killAndRestartOnTheHeldSocket() throws {
-            let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
+            let binary = try RingdProcess.binary()
             let bench = try #require(
                 Repository.executable("ringbench"),
                 "no ringbench executable among \(Repository.executableCandidates("ringbench"))")
@@ -108,7 +108,7 @@ extension SignalingIntegration {
 
         @Test("a socket named tls serves TLS, and the configured ports are neither probed nor bound")
         func tlsSocketReplacesTheConfiguredPorts() throws {
-            let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
+            let binary = try RingdProcess.binary()
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let certificate = try CertificateFiles()
@@ -152,7 +152,7 @@ extension SignalingIntegration {
 
         @Test("a descriptor that is not a listening socket: exit 1 with one line naming it, before the store opens")
         func notAListeningSocket() throws {
-            let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
+            let binary = try RingdProcess.binary()
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let configPath = directory.file("config.json")

@@ -28,7 +28,7 @@ extension SignalingIntegration {
             in directory: TemporaryDirectory, exports: String = "",
             environment extra: [String: String] = [:]
         ) throws -> Notified {
-            let binary = try #require(ringdBinary(), "no ringd executable among \(ringdCandidates())")
+            let binary = try RingdProcess.binary()
             let configPath = directory.file("config.json")
             try Data("{}".utf8).write(to: URL(fileURLWithPath: configPath))
             let notify = try NotifySocket(path: directory.file("notify"))

@@ -14,11 +14,8 @@ import Testing
 /// once, and no event tells of a change that was not committed.
 @Suite(.blocking) struct WebhookCrashTests {
     @Test func killNineLosesNoCommittedEventAndSendsNoUncommittedOne() throws {
-        let binary = try #require(SignalingIntegration.ringdBinary(), "ringd is not built")
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let endpoints = JSONValue.array([
             .object([
                 ("url", .string(receiver.url("/ok"))),
@@ -29,43 +26,39 @@ import Testing
             "RINGD_WEBHOOKS_ENDPOINTS": endpoints.serialized, "RINGD_WEBHOOKS_RETRY_SECONDS": "[0.05]",
             "RINGD_CALLS_RESTART_GRACE_SECONDS": "2",
         ]) { $1 }
-        let first = try SignalingIntegration.RingdProcess(
-            binary: binary, directory: directory.path, environment: environment)
-        defer { first.stop() }
-        let burst = try SignalingIntegration.CrashRecoveryTests.burstThenKill(first, completing: 60)
-        let second = try SignalingIntegration.RingdProcess(
-            binary: binary, directory: directory.path, port: first.port,
-            environment: environment)
-        defer { second.stop() }
+        try withRingd(environment: environment) { ringd in
+            let burst = try SignalingIntegration.CrashRecoveryTests.burstThenKill(ringd, completing: 60)
+            try ringd.restart()
 
-        // Every status a client heard was committed: its event must come.
-        let told = burst.ledger.statuses.flatMap { sessionId, statuses in statuses.map { "\(sessionId) \($0)" } }
-        var heard: Set<String> = []
-        let complete = waitUntil(timeout: 20) {
-            heard = Set(
-                receiver.log.requests.compactMap { request in
-                    let body = (try? JSONValue.parse(request.body)) ?? .null
-                    guard let sessionId = body["data"]?["sessionId"]?.stringValue,
-                        let status = body["data"]?["call"]?["status"]?.stringValue
-                    else { return nil }
-                    return "\(sessionId) \(status)"
-                })
-            return Set(told).isSubset(of: heard)
-        }
-        #expect(complete, "never delivered: \(Set(told).subtracting(heard).sorted().prefix(10))")
-        #expect(told.count >= 120)
+            // Every status a client heard was committed: its event must come.
+            let told = burst.ledger.statuses.flatMap { sessionId, statuses in statuses.map { "\(sessionId) \($0)" } }
+            var heard: Set<String> = []
+            let complete = waitUntil(timeout: 20) {
+                heard = Set(
+                    receiver.log.requests.compactMap { request in
+                        let body = (try? JSONValue.parse(request.body)) ?? .null
+                        guard let sessionId = body["data"]?["sessionId"]?.stringValue,
+                            let status = body["data"]?["call"]?["status"]?.stringValue
+                        else { return nil }
+                        return "\(sessionId) \(status)"
+                    })
+                return Set(told).isSubset(of: heard)
+            }
+            #expect(complete, "never delivered: \(Set(told).subtracting(heard).sorted().prefix(10))")
+            #expect(told.count >= 120)
 
-        // Every event delivered tells of a change the store holds.
-        for request in receiver.log.requests {
-            let body = try JSONValue.parse(request.body)
-            let sessionId = try #require(body["data"]?["sessionId"]?.stringValue)
-            let seq = try #require(body["data"]?["call"]?["seq"]?.integerValue)
-            let stored = try #require(
-                try SignalingIntegration.rest(port: second.port, "GET", "/v1/calls/\(sessionId)").json,
-                "an event for a call the store does not hold: \(sessionId)")
-            #expect(
-                (stored["seq"]?.integerValue ?? 0) >= seq,
-                "event \(seq) of \(sessionId) is past the store's \(stored.serialized)")
+            // Every event delivered tells of a change the store holds.
+            for request in receiver.log.requests {
+                let body = try JSONValue.parse(request.body)
+                let sessionId = try #require(body["data"]?["sessionId"]?.stringValue)
+                let seq = try #require(body["data"]?["call"]?["seq"]?.integerValue)
+                let stored = try #require(
+                    try SignalingIntegration.rest(port: ringd.port, "GET", "/v1/calls/\(sessionId)").json,
+                    "an event for a call the store does not hold: \(sessionId)")
+                #expect(
+                    (stored["seq"]?.integerValue ?? 0) >= seq,
+                    "event \(seq) of \(sessionId) is past the store's \(stored.serialized)")
+            }
         }
     }
 }

@@ -16,9 +16,9 @@ import Foundation
 /// returns. Here the child inherits stdin, stdout and stderr and nothing
 /// else (but a descriptor passed on purpose), and exit is learned from
 /// `waitpid`.
-final class ChildProcess {
+public final class ChildProcess {
     /// Where one of the child's standard streams goes.
-    enum Stream {
+    public enum Stream: Sendable {
         /// `/dev/null`.
         case null
         /// A pipe whose other end the parent holds.
@@ -28,7 +28,7 @@ final class ChildProcess {
     }
 
     /// How the child ended.
-    enum Termination: Equatable {
+    public enum Termination: Equatable, Sendable {
         /// It called `exit` with this status.
         case exited(Int32)
         /// A signal killed it.
@@ -36,13 +36,13 @@ final class ChildProcess {
     }
 
     /// The child's process id.
-    let pid: pid_t
+    public let pid: pid_t
     /// The parent's end of the child's stdin, when it is a pipe.
-    let standardInput: FileHandle?
+    public let standardInput: FileHandle?
     /// The parent's end of the child's stdout, when it is a pipe.
-    let standardOutput: FileHandle?
+    public let standardOutput: FileHandle?
     /// The parent's end of the child's stderr, when it is a pipe.
-    let standardError: FileHandle?
+    public let standardError: FileHandle?
     private var ended: Termination?
 
     /// Starts `executable` (a path, or a name looked up on `PATH`) with
@@ -50,7 +50,7 @@ final class ChildProcess {
     /// `directory` (this process's when nil). `passing`, when given, is the
     /// child's descriptor 3 (a listening socket it serves, say), the one
     /// descriptor beyond the standard streams it inherits.
-    init(
+    public init(
         _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
         directory: String? = nil, stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null,
         passing descriptor: Int32? = nil
@@ -59,7 +59,7 @@ final class ChildProcess {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         if let directory, cshim_spawn_addchdir(&actions, directory) != 0 {
-            throw TestSocketError("posix_spawn cannot start in \(directory)")
+            throw ChildProcessError("posix_spawn cannot start in \(directory)")
         }
         var parentEnds: [Int32?] = [nil, nil, nil]
         var childEnds: [Int32] = []
@@ -73,7 +73,7 @@ final class ChildProcess {
                 posix_spawn_file_actions_addopen(&actions, fd, path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
             case .pipe:
                 var ends: [Int32] = [0, 0]
-                guard pipe(&ends) == 0 else { throw TestSocketError("pipe: \(String(cString: strerror(errno)))") }
+                guard pipe(&ends) == 0 else { throw ChildProcessError("pipe: \(String(cString: strerror(errno)))") }
                 let (parent, child) = target == 0 ? (ends[1], ends[0]) : (ends[0], ends[1])
                 parentEnds[target] = parent
                 childEnds.append(child)
@@ -85,7 +85,7 @@ final class ChildProcess {
         // the descriptor already is 3), so only the copy reaches the child.
         if let descriptor { posix_spawn_file_actions_adddup2(&actions, descriptor, 3) }
         guard cshim_spawn_addclosefrom(&actions, descriptor == nil ? 3 : 4) == 0 else {
-            throw TestSocketError("posix_spawn cannot close inherited descriptors")
+            throw ChildProcessError("posix_spawn cannot close inherited descriptors")
         }
         let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -94,14 +94,14 @@ final class ChildProcess {
         var child: pid_t = 0
         let spawned = posix_spawnp(&child, executable, &actions, nil, argv, envp)
         guard spawned == 0 else {
-            throw TestSocketError("cannot run \(executable): \(String(cString: strerror(spawned)))")
+            throw ChildProcessError("cannot run \(executable): \(String(cString: strerror(spawned)))")
         }
         pid = child
         (standardInput, standardOutput, standardError) = (handles[0], handles[1], handles[2])
     }
 
     /// How the child ended, or nil while it runs (reaps it once it exited).
-    var termination: Termination? {
+    public var termination: Termination? {
         if let ended { return ended }
         var status: Int32 = 0
         guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
@@ -114,21 +114,23 @@ final class ChildProcess {
     }
 
     /// Whether the child still runs.
-    var isRunning: Bool { termination == nil }
+    public var isRunning: Bool { termination == nil }
 
     /// Waits up to `timeout` seconds for the child to end; nil if it still runs.
-    func wait(timeout: Double) -> Termination? {
-        _ = waitUntil(timeout: timeout) { termination != nil }
+    public func wait(timeout: Double) -> Termination? {
+        // waitpid has no timeout (and no pidfd here): poll it every 2 ms.
+        let deadline = Date().addingTimeInterval(timeout)
+        while termination == nil && Date() < deadline { usleep(2_000) }
         return termination
     }
 
     /// Sends `number` to the child, unless it was already reaped.
-    func signal(_ number: Int32) {
+    public func signal(_ number: Int32) {
         if ended == nil { _ = Glibc.kill(pid, number) }
     }
 
     /// Kills the child if it still runs, and reaps it.
-    func kill() {
+    public func kill() {
         guard isRunning else { return }
         signal(SIGKILL)
         var status: Int32 = 0
@@ -136,4 +138,10 @@ final class ChildProcess {
     }
 
     deinit { kill() }
+}
+
+/// A child process could not be started.
+public struct ChildProcessError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -63,12 +63,3 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(code.rawValue): \(message)" }
 }
-
-/// Runs `body`, reporting a SQLite failure as a ``StoreErrorCode/database`` error.
-func reportingSQLiteErrors<Value>(_ body: () throws(SQLiteError) -> Value) throws(StoreError) -> Value {
-    do throws(SQLiteError) {
-        return try body()
-    } catch {
-        throw StoreError(error)
-    }
-}

@@ -16,14 +16,23 @@ final class SQLiteStatement {
 
     /// Prepares `sql` (one statement) on `connection`, marked persistent
     /// because prepared statements are cached for the connection's lifetime.
+    /// Text after the first statement is refused, not skipped as SQLite
+    /// would: several statements go through ``SQLiteDatabase/executeScript(_:)``.
     init(connection: OpaquePointer, sql: String) throws(StoreError) {
         var prepared: OpaquePointer?
-        let code = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
-        guard code == SQLITE_OK, let prepared else {
+        let (code, more) = sql.withCString { text in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v3(connection, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, &tail)
+            return (code, tail.map { String(cString: $0).contains { !$0.isWhitespace } } ?? false)
+        }
+        guard code == SQLITE_OK, !more, let prepared else {
             sqlite3_finalize(prepared)
+            guard code == SQLITE_OK else {
+                throw StoreError(SQLiteError(code: code, connection: connection, operation: sql))
+            }
             // Text with no statement in it prepares to nothing with SQLITE_OK.
-            throw StoreError(
-                SQLiteError(code: code == SQLITE_OK ? SQLITE_MISUSE : code, connection: connection, operation: sql))
+            let message = more ? "more than one statement" : "no statement"
+            throw StoreError(SQLiteError(extendedCode: SQLITE_MISUSE, message: message, operation: sql))
         }
         handle = prepared
         self.sql = sql

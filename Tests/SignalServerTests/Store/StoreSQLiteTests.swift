@@ -106,6 +106,18 @@ import Testing
         }
     }
 
+    @Test func severalStatementsAreRefusedNotSkipped() throws {
+        try withDatabase { database in
+            try database.executeScript("CREATE TABLE t (k INTEGER)")
+            let error = try #require(throws: StoreError.self) {
+                try database.execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
+            }
+            #expect(error.sqlite?.code == "SQLITE_MISUSE" && error.message.contains("more than one statement"))
+            #expect(try database.scalarInt64("SELECT count(*) FROM t") == 0)
+            #expect(try database.execute("INSERT INTO t VALUES (1);  \n") == 1, "a trailing semicolon is one statement")
+        }
+    }
+
     @Test func aMessageQuotesLongSQLShortenedAndTheErrorKeepsItWhole() throws {
         try withDatabase { database in
             let sql =

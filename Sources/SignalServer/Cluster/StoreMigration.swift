@@ -117,7 +117,7 @@ public enum StoreMigrator {
         }
         // One snapshot for every read, should anything but ringd write the file.
         let (highestStored, live) = try step("reading \(sqlitePath)") { () throws(StoreError) in
-            try reportingSQLiteErrors { () throws(SQLiteError) in try source.database.execute("BEGIN") }
+            try source.database.execute("BEGIN")
             return (max(try source.lastChangeSeq(), try source.highestCallPosition()), try source.liveCalls())
         }
         let ended = try endLiveCalls(live, after: highestStored, now: now)
@@ -359,29 +359,17 @@ extension StoreConnection {
     /// Up to `limit` calls after position `seq` in seq order, each with its
     /// seq (``Call/seq`` is the position of its latest change).
     func calls(after seq: Int64, limit: Int) throws(StoreError) -> [(call: Call, seq: Int64)] {
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(
-                """
-                SELECT \(Self.callColumns), seq FROM calls WHERE seq > ?1 ORDER BY seq LIMIT ?2
-                """)
-            try statement.bind(seq, at: 1)
-            try statement.bind(Int64(limit), at: 2)
-            return statement
-        }
-        defer { statement.reset() }
-        var calls: [(call: Call, seq: Int64)] = []
-        while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
-            calls.append((try Self.decodeCall(statement), statement.int64(at: Self.callColumnCount)))
-        }
-        return calls
+        try database.fetchAll(
+            """
+            SELECT \(Self.callColumns), seq FROM calls WHERE seq > ?1 ORDER BY seq LIMIT ?2
+            """, seq, limit
+        ) { row throws(StoreError) in (try Self.decodeCall(row), row.int64(Self.callColumnCount)) }
     }
 
     /// The highest position a call holds. Above the counter of the
     /// sequence only in a store whose counter lags (it never should).
     func highestCallPosition() throws(StoreError) -> Int64 {
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            try database.scalarInt64("SELECT coalesce(max(max(seq), max(change_seq)), 0) FROM calls") ?? 0
-        }
+        try database.scalarInt64("SELECT coalesce(max(max(seq), max(change_seq)), 0) FROM calls") ?? 0
     }
 }
 

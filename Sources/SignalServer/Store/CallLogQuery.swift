@@ -66,30 +66,21 @@ extension StoreConnection {
             parts.map { "SELECT * FROM (\($0))" }.joined(separator: " UNION ALL ")
             + " ORDER BY \(Self.callColumnCount + 1) DESC LIMIT ?3"
 
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(sql)
-            try statement.bind(uid, at: 1)
-            try statement.bind(bound, at: 2)
-            try statement.bind(Int64(query.limit + 1), at: 3)
-            if let peer = query.with { try statement.bind(peer, at: 4) }
-            if let callType = query.callType { try statement.bind(callType.rawValue, at: 5) }
-            if let status = query.status { try statement.bind(status.rawValue, at: 6) }
-            return statement
-        }
-        defer { statement.reset() }
         var logs: [CallLog] = []
         var lastSeq: Int64 = 0
-        while logs.count < query.limit,
-            try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row
-        {
-            logs.append(CallLog(call: try Self.decodeCall(statement), for: uid))
-            lastSeq = statement.int64(at: Self.callColumnCount)
-        }
         var next: String?
-        if logs.count == query.limit,
-            try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row
-        {
-            next = CallLogCursor.encode(lastSeq)
+        // ?4 to ?6 are bound NULL where the text does not use them. The row
+        // after a full page only tells that another page follows.
+        try database.forEachRow(
+            sql, uid, bound, query.limit + 1, query.with, query.callType?.rawValue, query.status?.rawValue
+        ) { row throws(StoreError) in
+            guard logs.count < query.limit else {
+                next = CallLogCursor.encode(lastSeq)
+                return false
+            }
+            logs.append(CallLog(call: try Self.decodeCall(row), for: uid))
+            lastSeq = row.int64(Self.callColumnCount)
+            return true
         }
         return CallLogPage(logs: logs, next: next)
     }

@@ -46,81 +46,52 @@ extension StoreConnection {
     /// half of an `INSERT … ON CONFLICT DO UPDATE` on this AUTOINCREMENT
     /// table, which also rewrites `sqlite_sequence` each time.
     func save(_ call: Call) throws(StoreError) {
-        do throws(SQLiteError) {
-            try run(Self.updateCallSQL, with: call)
-            if database.changes > 0 { return }
+        do throws(StoreError) {
+            if try run(Self.updateCallSQL, with: call) > 0 { return }
             try run(Self.insertCallSQL, with: call, inserting: true)
-        } catch  where error.extendedCode == SQLiteError.constraintUnique {
+        } catch  where error.sqlite?.extendedCode == SQLiteError.constraintUnique {
             throw StoreError(
                 .callConflict,
                 "call \(call.sessionId) is stored with other parties than \(call.initiator) and \(call.receiver)")
-        } catch {
-            throw StoreError(error)
         }
     }
 
     /// Runs `sql` with the fields of `call` bound as ?1 through ?15 and ?17
     /// (session id, call type, status, initiator, receiver, times, devices,
     /// end reason, timeout in seconds, metadata, sequence position, timeout
-    /// in milliseconds; the initiator's device), and, `inserting`, its seq as ?16. The seconds,
-    /// rounded up, stay for whoever reads the table as before.
-    private func run(_ sql: String, with call: Call, inserting: Bool = false) throws(SQLiteError) {
-        let statement = try database.statement(sql)
-        defer { statement.reset() }
-        try statement.bind(call.sessionId, at: 1)
-        try statement.bind(call.callType.rawValue, at: 2)
-        try statement.bind(call.status.rawValue, at: 3)
-        try statement.bind(call.initiator, at: 4)
-        try statement.bind(call.receiver, at: 5)
-        try statement.bind(call.initiatedAt, at: 6)
-        try statement.bind(call.acceptedAt, at: 7)
-        try statement.bind(call.endedAt, at: 8)
-        try statement.bind(call.acceptedBy, at: 9)
-        try statement.bind(call.endedBy, at: 10)
-        try statement.bind(call.endReason?.rawValue, at: 11)
-        try statement.bind(Int64(call.timeout), at: 12)
-        try statement.bind(call.metadata?.serialized, at: 13)
-        try statement.bind(call.seq, at: 14)
-        try statement.bind(call.timeoutMs, at: 15)
-        if inserting { try statement.bind(call.seq > 0 ? call.seq : nil, at: 16) }
-        try statement.bind(call.initiatorDevice, at: 17)
-        try statement.run()
+    /// in milliseconds; the initiator's device), and, `inserting`, its seq as
+    /// ?16 (NULL otherwise, which the update does not read); returns the rows
+    /// changed. The seconds, rounded up, stay for whoever reads the table as before.
+    @discardableResult
+    private func run(_ sql: String, with call: Call, inserting: Bool = false) throws(StoreError) -> Int {
+        try database.execute(
+            sql, call.sessionId, call.callType.rawValue, call.status.rawValue, call.initiator, call.receiver,
+            call.initiatedAt, call.acceptedAt, call.endedAt, call.acceptedBy, call.endedBy, call.endReason?.rawValue,
+            Int64(call.timeout), call.metadata?.serialized, call.seq, call.timeoutMs,
+            inserting && call.seq > 0 ? call.seq : nil, call.initiatorDevice)
     }
 
     func call(sessionId: String) throws(StoreError) -> Call? {
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(Self.callBySessionSQL)
-            try statement.bind(sessionId, at: 1)
-            return statement
-        }
-        defer { statement.reset() }
-        guard try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row else { return nil }
-        return try Self.decodeCall(statement)
+        try database.fetchOne(Self.callBySessionSQL, sessionId, decode: Self.decodeCall)
     }
 
     /// The calls still `initiated` or `ongoing`, oldest first.
     func liveCalls() throws(StoreError) -> [Call] {
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in try database.statement(Self.liveCallsSQL)
-        }
-        defer { statement.reset() }
-        var calls: [Call] = []
-        while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
-            calls.append(try Self.decodeCall(statement))
-        }
-        return calls
+        try database.fetchAll(Self.liveCallsSQL, decode: Self.decodeCall)
     }
 
     /// The ``Call`` in the first ``callColumnCount`` columns of the current row (see
     /// ``callColumns``). Fails on a value this build does not know.
-    static func decodeCall(_ row: SQLiteStatement) throws(StoreError) -> Call {
-        guard let sessionId = row.string(at: 0), let initiator = row.string(at: 3), let receiver = row.string(at: 4)
+    static func decodeCall(_ row: SQLiteRow) throws(StoreError) -> Call {
+        guard let sessionId = row.optionalString(0), let initiator = row.optionalString(3),
+            let receiver = row.optionalString(4)
         else { throw StoreError(.corruptRow, "a call row lacks its session id or parties") }
         return try CallRowValues(
-            sessionId: sessionId, callType: row.string(at: 1), status: row.string(at: 2), initiator: initiator,
-            receiver: receiver, initiatorDevice: row.string(at: 14), initiatedAt: row.int64(at: 5),
-            acceptedAt: row.optionalInt64(at: 6), endedAt: row.optionalInt64(at: 7), acceptedBy: row.string(at: 8),
-            endedBy: row.string(at: 9), endReason: row.string(at: 10), timeoutMs: row.int64(at: 11),
-            metadata: row.string(at: 12), seq: row.int64(at: 13)
+            sessionId: sessionId, callType: row.optionalString(1), status: row.optionalString(2),
+            initiator: initiator, receiver: receiver, initiatorDevice: row.optionalString(14),
+            initiatedAt: row.int64(5), acceptedAt: row.optionalInt64(6), endedAt: row.optionalInt64(7),
+            acceptedBy: row.optionalString(8), endedBy: row.optionalString(9), endReason: row.optionalString(10),
+            timeoutMs: row.int64(11), metadata: row.optionalString(12), seq: row.int64(13)
         ).decoded()
     }
 }

@@ -264,9 +264,7 @@ public final class CallStore: Sendable {
         submit(
             writes: true,
             { connection throws(StoreError) in
-                try reportingSQLiteErrors { () throws(SQLiteError) in
-                    try connection.saveRevocation(uid: uid, revokedAt: revokedAt)
-                }
+                try connection.saveRevocation(uid: uid, revokedAt: revokedAt)
             }, completion: completion)
     }
 

@@ -74,20 +74,12 @@ extension StoreConnection {
 
     /// The highest position handed out or reserved: a start continues above it.
     func lastChangeSeq() throws(StoreError) -> Int64 {
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            try database.scalarInt64("SELECT value FROM counters WHERE name = 'change_seq'") ?? 0
-        }
+        try database.scalarInt64("SELECT value FROM counters WHERE name = 'change_seq'") ?? 0
     }
 
     /// Reserves the positions up to `seq` (the counter only grows).
     func reserveChangeSeq(through seq: Int64) throws(StoreError) {
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(
-                "UPDATE counters SET value = ?1 WHERE name = 'change_seq' AND value < ?1")
-            defer { statement.reset() }
-            try statement.bind(seq, at: 1)
-            try statement.run()
-        }
+        try database.execute("UPDATE counters SET value = ?1 WHERE name = 'change_seq' AND value < ?1", seq)
     }
 
     /// The calls `uid` is a party of that changed after position `seq`,
@@ -111,55 +103,35 @@ extension StoreConnection {
         _ sql: String, uid: String, seq: Int64, limit: Int,
         through last: (Call) -> Bool
     ) throws(StoreError) -> [Call] {
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(sql)
-            try statement.bind(uid, at: 1)
-            try statement.bind(seq, at: 2)
-            try statement.bind(Int64(limit), at: 3)
-            return statement
-        }
-        defer { statement.reset() }
         var calls: [Call] = []
-        while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
-            let call = try Self.decodeCall(statement)
+        try database.forEachRow(sql, uid, seq, limit) { row throws(StoreError) in
+            let call = try Self.decodeCall(row)
             calls.append(call)
-            if last(call) { break }
+            return !last(call)
         }
         return calls
     }
 
     /// Every restart grace deadline: uid to milliseconds since the Unix epoch.
     func restartGraceDeadlines() throws(StoreError) -> [String: Int64] {
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement("SELECT uid, deadline FROM restart_grace")
-            defer { statement.reset() }
-            var deadlines: [String: Int64] = [:]
-            while try statement.step() == .row {
-                if let uid = statement.string(at: 0) { deadlines[uid] = statement.int64(at: 1) }
-            }
-            return deadlines
+        var deadlines: [String: Int64] = [:]
+        try database.forEachRow("SELECT uid, deadline FROM restart_grace") { row in
+            if let uid = row.optionalString(0) { deadlines[uid] = row.int64(1) }
+            return true
         }
+        return deadlines
     }
 
     func apply(_ change: RestartGraceChange) throws(StoreError) {
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            switch change {
-            case .set(let uid, let deadline):
-                let statement = try database.statement(
-                    """
-                    INSERT INTO restart_grace (uid, deadline) VALUES (?1, ?2)
-                    ON CONFLICT (uid) DO UPDATE SET deadline = excluded.deadline
-                    """)
-                defer { statement.reset() }
-                try statement.bind(uid, at: 1)
-                try statement.bind(deadline, at: 2)
-                try statement.run()
-            case .clear(let uid):
-                let statement = try database.statement("DELETE FROM restart_grace WHERE uid = ?1")
-                defer { statement.reset() }
-                try statement.bind(uid, at: 1)
-                try statement.run()
-            }
+        switch change {
+        case .set(let uid, let deadline):
+            try database.execute(
+                """
+                INSERT INTO restart_grace (uid, deadline) VALUES (?1, ?2)
+                ON CONFLICT (uid) DO UPDATE SET deadline = excluded.deadline
+                """, uid, deadline)
+        case .clear(let uid):
+            try database.execute("DELETE FROM restart_grace WHERE uid = ?1", uid)
         }
     }
 }

@@ -6,7 +6,9 @@ import CSQLite
 /// on one thread. Hence not `Sendable`.
 ///
 /// Statements are prepared once per SQL text and cached for the connection's
-/// lifetime (``statement(_:)``).
+/// lifetime; ``forEachRow(_:_:while:)``, ``fetchAll(_:_:decode:)``,
+/// ``fetchOne(_:_:decode:)`` and ``execute(_:_:)`` run them, and every
+/// failure is a ``StoreError`` that carries the ``SQLiteError``.
 final class SQLiteDatabase {
     /// The path the connection was opened with.
     let path: String
@@ -17,14 +19,14 @@ final class SQLiteDatabase {
     /// Opens (creating if missing) the database file at `path` for reading
     /// and writing, with extended result codes on; `readOnly`, an existing
     /// file only for reading, so that a tool copying a store cannot change it.
-    init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+    init(path: String, readOnly: Bool = false) throws(StoreError) {
         var opened: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &opened, flags, nil)
         guard code == SQLITE_OK, let opened else {
             let error = SQLiteError(code: code, connection: opened, operation: "open \(path)")
             sqlite3_close_v2(opened)
-            throw error
+            throw StoreError(error)
         }
         sqlite3_extended_result_codes(opened, 1)
         handle = opened
@@ -40,10 +42,91 @@ final class SQLiteDatabase {
         sqlite3_close_v2(handle)
     }
 
+    /// Calls `body` with each row `sql` returns, `arguments` bound in order
+    /// from ?1, until it returns false or the rows run out. The statement is
+    /// prepared once per connection and SQL text, and reset when done, so no
+    /// read stays open; every SQLite failure, with the SQL, is a
+    /// ``StoreErrorCode/database`` error. The one stepping loop of the store:
+    /// the others below are built on it.
+    func forEachRow<each Argument: SQLiteBindable>(
+        _ sql: String, _ arguments: repeat each Argument, while body: (SQLiteRow) throws(StoreError) -> Bool
+    ) throws(StoreError) {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        var index: Int32 = 0
+        for argument in repeat each arguments {
+            index += 1
+            try argument.bind(to: statement, at: index)
+        }
+        while try statement.step(), try body(statement.row) {}
+    }
+
+    /// Every row `sql` returns, as `decode` makes it.
+    func fetchAll<Value, each Argument: SQLiteBindable>(
+        _ sql: String, _ arguments: repeat each Argument, decode: (SQLiteRow) throws(StoreError) -> Value
+    ) throws(StoreError) -> [Value] {
+        var values: [Value] = []
+        try forEachRow(sql, repeat each arguments) { row throws(StoreError) in
+            values.append(try decode(row))
+            return true
+        }
+        return values
+    }
+
+    /// The first row `sql` returns, as `decode` makes it; nil for none.
+    /// The rest are not read.
+    func fetchOne<Value, each Argument: SQLiteBindable>(
+        _ sql: String, _ arguments: repeat each Argument, decode: (SQLiteRow) throws(StoreError) -> Value
+    ) throws(StoreError) -> Value? {
+        var value: Value?
+        try forEachRow(sql, repeat each arguments) { row throws(StoreError) in
+            value = try decode(row)
+            return false
+        }
+        return value
+    }
+
+    /// Runs `sql` (rows it returns are skipped); returns the rows it changed
+    /// (`sqlite3_changes`: for an UPDATE, matched, whether or not a value differed).
+    @discardableResult
+    func execute<each Argument: SQLiteBindable>(
+        _ sql: String, _ arguments: repeat each Argument
+    ) throws(StoreError) -> Int {
+        try forEachRow(sql, repeat each arguments) { _ in true }
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// The first column of the first row `sql` returns, as text (nil for
+    /// NULL or no row). For pragmas that report a value.
+    func scalarText(_ sql: String) throws(StoreError) -> String? {
+        try fetchOne(sql) { row in row.optionalString(0) } ?? nil
+    }
+
+    /// The first column of the first row `sql` returns, as an integer (nil
+    /// for NULL or no row).
+    func scalarInt64(_ sql: String) throws(StoreError) -> Int64? {
+        try fetchOne(sql) { row in row.optionalInt64(0) } ?? nil
+    }
+
+    /// The number of statements in the cache.
+    var cachedStatementCount: Int { cache.count }
+
+    /// Runs `sql`, which may hold several statements, without caching it
+    /// (schema changes and one-off pragmas).
+    func executeScript(_ sql: String) throws(StoreError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        defer { sqlite3_free(errorMessage) }
+        guard code == SQLITE_OK else {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+            throw StoreError(SQLiteError(extendedCode: code, message: message, operation: sql))
+        }
+    }
+
     /// The prepared statement for `sql`, from the cache or prepared now, reset
-    /// and with its bindings cleared. The caller resets it again when done
-    /// stepping (``SQLiteStatement/run()`` does) so no read stays open.
-    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    /// and with its bindings cleared (a statement a failure left mid-way is
+    /// ready again).
+    private func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
         if let cached = cache[sql] {
             cached.reset()
             return cached
@@ -53,46 +136,11 @@ final class SQLiteDatabase {
         return statement
     }
 
-    /// The number of statements in the cache.
-    var cachedStatementCount: Int { cache.count }
-
-    /// Runs `sql`, which may hold several statements, without caching it
-    /// (schema changes and one-off pragmas).
-    func execute(_ sql: String) throws(SQLiteError) {
-        var errorMessage: UnsafeMutablePointer<CChar>?
-        let code = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
-        defer { sqlite3_free(errorMessage) }
-        guard code == SQLITE_OK else {
-            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
-            throw SQLiteError(extendedCode: code, message: message, operation: sql)
-        }
-    }
-
-    /// The first column of the first row `sql` returns, as text (nil for
-    /// NULL or no row). For pragmas that report a value.
-    func scalarText(_ sql: String) throws(SQLiteError) -> String? {
-        let statement = try statement(sql)
-        defer { statement.reset() }
-        return try statement.step() == .row ? statement.string(at: 0) : nil
-    }
-
-    /// The first column of the first row `sql` returns, as an integer (nil
-    /// for NULL or no row).
-    func scalarInt64(_ sql: String) throws(SQLiteError) -> Int64? {
-        let statement = try statement(sql)
-        defer { statement.reset() }
-        return try statement.step() == .row ? statement.optionalInt64(at: 0) : nil
-    }
-
     /// How long a statement waits for another connection's lock before
     /// failing with `SQLITE_BUSY`.
     func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
     }
-
-    /// The rows the last INSERT, UPDATE or DELETE changed (for an UPDATE:
-    /// matched, whether or not a value differed).
-    var changes: Int32 { sqlite3_changes(handle) }
 
     /// Copies the write-ahead log back into the database file as far as no
     /// reader needs it, without waiting for any lock
@@ -100,12 +148,12 @@ final class SQLiteDatabase {
     /// far, or nil when another connection's checkpoint was running (nothing
     /// was done). A connection that has not read the database yet has not
     /// opened its log, and copies nothing.
-    func checkpointPassively() throws(SQLiteError) -> Int32? {
+    func checkpointPassively() throws(StoreError) -> Int32? {
         var logFrames: Int32 = 0, copiedFrames: Int32 = 0
         let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames)
         if code == SQLITE_BUSY { return nil }
         guard code == SQLITE_OK else {
-            throw SQLiteError(code: code, connection: handle, operation: "wal_checkpoint(PASSIVE)")
+            throw StoreError(SQLiteError(code: code, connection: handle, operation: "wal_checkpoint(PASSIVE)"))
         }
         return max(0, copiedFrames)
     }

@@ -2,7 +2,7 @@ import CSQLite
 
 /// A failed SQLite call: the result codes, SQLite's message, and the SQL or
 /// operation that failed.
-struct SQLiteError: Error, Sendable, CustomStringConvertible {
+struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The primary result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT`, …).
     let resultCode: Int32
     /// The extended result code (`SQLITE_CONSTRAINT_UNIQUE`, …); equal to
@@ -51,7 +51,19 @@ struct SQLiteError: Error, Sendable, CustomStringConvertible {
 
     var description: String {
         let codes = extendedCode == resultCode ? "\(resultCode)" : "\(resultCode)/\(extendedCode)"
-        return "\(code) (\(codes)): \(message); in \(operation)"
+        return "\(code) (\(codes)): \(message); in \(Self.shortened(operation))"
+    }
+
+    /// The longest SQL text a message quotes, in characters.
+    static let quotedSQLLimit = 200
+
+    /// `sql` as a message quotes it: whitespace runs as one space, and cut
+    /// after ``quotedSQLLimit`` characters, since a history query or a
+    /// migration runs to pages that would bury the message (``operation``
+    /// keeps the whole text).
+    static func shortened(_ sql: String) -> String {
+        let oneLine = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return oneLine.count > quotedSQLLimit ? String(oneLine.prefix(quotedSQLLimit)) + "…" : oneLine
     }
 
     /// The names of the primary result codes 0 through 28, in code order.

@@ -49,11 +49,8 @@ final class StoreCheckpointer: Sendable {
     /// exist, in WAL mode) and starts the thread.
     init(path: String) throws(StoreError) {
         // A read opens the connection's log; until then a checkpoint is a no-op.
-        let connection = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let connection = try SQLiteDatabase(path: path)
-            _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_master")
-            return connection
-        }
+        let connection = try SQLiteDatabase(path: path)
+        _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_master")
         let handOff = Mutex<SQLiteDatabase?>(connection)
         let thread = Thread { [self] in
             // The connection is closed before `finished` is signalled, so the
@@ -123,10 +120,10 @@ final class StoreCheckpointer: Sendable {
             if stopping.load(ordering: .acquiring) { return }
             requested.store(false, ordering: .releasing)
             pass.withLock { _ in
-                do throws(SQLiteError) {
+                do throws(StoreError) {
                     if let copied = try database.checkpointPassively(), copied > 0 { runs.add(1, ordering: .relaxed) }
                 } catch {
-                    Log.warning("call store: checkpoint failed, the writer will catch up: \(error)")
+                    Log.warning("call store: checkpoint failed, the writer will catch up: \(error.message)")
                 }
             }
         }

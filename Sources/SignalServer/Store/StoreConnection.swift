@@ -32,7 +32,7 @@ final class StoreConnection {
             }
             try Self.createIfMissing(path)
         }
-        database = try reportingSQLiteErrors { () throws(SQLiteError) in try SQLiteDatabase(path: path) }
+        database = try SQLiteDatabase(path: path)
         if inMemory {
             try StoreSchema.prepareInMemory(database)
         } else {
@@ -44,12 +44,9 @@ final class StoreConnection {
     /// ``StoreMigrator``). Nothing may migrate it then, so it must have
     /// this build's schema: the queries read the columns of that version.
     init(readingOnly path: String) throws(StoreError) {
-        database = try reportingSQLiteErrors { () throws(SQLiteError) in try SQLiteDatabase(path: path, readOnly: true)
-        }
+        database = try SQLiteDatabase(path: path, readOnly: true)
         database.setBusyTimeout(milliseconds: StoreSchema.busyTimeoutMilliseconds)
-        let version = try reportingSQLiteErrors { () throws(SQLiteError) in
-            try database.scalarInt64("PRAGMA user_version") ?? 0
-        }
+        let version = try database.scalarInt64("PRAGMA user_version") ?? 0
         let latest = StoreSchema.latestVersion
         guard version <= latest else {
             throw StoreError(
@@ -86,27 +83,27 @@ final class StoreConnection {
 
     /// Starts a write transaction, taking the write lock at once so the
     /// commit cannot fail for want of it.
-    func begin() throws(SQLiteError) { try database.statement("BEGIN IMMEDIATE").run() }
+    func begin() throws(StoreError) { try database.execute("BEGIN IMMEDIATE") }
 
     /// Commits the open transaction.
-    func commit() throws(SQLiteError) { try database.statement("COMMIT").run() }
+    func commit() throws(StoreError) { try database.execute("COMMIT") }
 
     /// Rolls the open transaction back, if SQLite has not done so already.
-    func rollback() throws(SQLiteError) {
+    func rollback() throws(StoreError) {
         guard database.isInTransaction else { return }
-        try database.statement("ROLLBACK").run()
+        try database.execute("ROLLBACK")
     }
 
     /// Marks the point a failed job rolls back to (jobs run one at a time, so
     /// one name serves every job).
-    func savepoint() throws(SQLiteError) { try database.statement("SAVEPOINT job").run() }
+    func savepoint() throws(StoreError) { try database.execute("SAVEPOINT job") }
 
     /// Keeps the job's changes in the enclosing transaction.
-    func releaseSavepoint() throws(SQLiteError) { try database.statement("RELEASE job").run() }
+    func releaseSavepoint() throws(StoreError) { try database.execute("RELEASE job") }
 
     /// Undoes the job's changes and drops its savepoint.
-    func rollbackToSavepoint() throws(SQLiteError) {
-        try database.statement("ROLLBACK TO job").run()
+    func rollbackToSavepoint() throws(StoreError) {
+        try database.execute("ROLLBACK TO job")
         try releaseSavepoint()
     }
 
@@ -126,11 +123,11 @@ final class StoreConnection {
     func catchUpIfOwed() {
         guard catchUpOwed else { return }
         catchUpWaitsFor.take()?.waitForRunningPass()
-        do throws(SQLiteError) {
+        do throws(StoreError) {
             if try database.checkpointPassively() != nil { catchUpOwed = false }
         } catch {
             catchUpOwed = false
-            Log.warning("call store: catching up with the log failed: \(error)")
+            Log.warning("call store: catching up with the log failed: \(error.message)")
         }
     }
 
@@ -139,27 +136,21 @@ final class StoreConnection {
 
     /// Records that tokens of `uid` issued at or before `revokedAt` are
     /// invalid. A revocation only moves forward: an older one is ignored.
-    func saveRevocation(uid: String, revokedAt: Int64) throws(SQLiteError) {
-        let statement = try database.statement(
+    func saveRevocation(uid: String, revokedAt: Int64) throws(StoreError) {
+        try database.execute(
             """
             INSERT INTO revocations (uid, revoked_at) VALUES (?1, ?2)
             ON CONFLICT (uid) DO UPDATE SET revoked_at = max(revoked_at, excluded.revoked_at)
-            """)
-        try statement.bind(uid, at: 1)
-        try statement.bind(revokedAt, at: 2)
-        try statement.run()
+            """, uid, revokedAt)
     }
 
     /// Every revocation: uid to the time before which its tokens are invalid.
     func revocations() throws(StoreError) -> [String: Int64] {
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement("SELECT uid, revoked_at FROM revocations")
-            defer { statement.reset() }
-            var revocations: [String: Int64] = [:]
-            while try statement.step() == .row {
-                if let uid = statement.string(at: 0) { revocations[uid] = statement.int64(at: 1) }
-            }
-            return revocations
+        var revocations: [String: Int64] = [:]
+        try database.forEachRow("SELECT uid, revoked_at FROM revocations") { row in
+            if let uid = row.optionalString(0) { revocations[uid] = row.int64(1) }
+            return true
         }
+        return revocations
     }
 }

@@ -42,25 +42,24 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public let code: StoreErrorCode
     /// What went wrong, for people (and logs).
     public let message: String
+    /// The SQLite failure behind a ``StoreErrorCode/database`` error, whole:
+    /// its codes, for callers that tell one apart (a UNIQUE constraint), and
+    /// all of the SQL, which the message shortens.
+    let sqlite: SQLiteError?
 
     public init(_ code: StoreErrorCode, _ message: String) {
         self.code = code
         self.message = message
+        sqlite = nil
     }
 
-    /// A ``StoreErrorCode/database`` error describing `error`.
+    /// A ``StoreErrorCode/database`` error describing `error`: the one way a
+    /// SQLite failure becomes a store error.
     init(_ error: SQLiteError) {
-        self.init(.database, error.description)
+        code = .database
+        message = error.description
+        sqlite = error
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
-}
-
-/// Runs `body`, reporting a SQLite failure as a ``StoreErrorCode/database`` error.
-func reportingSQLiteErrors<Value>(_ body: () throws(SQLiteError) -> Value) throws(StoreError) -> Value {
-    do throws(SQLiteError) {
-        return try body()
-    } catch {
-        throw StoreError(error)
-    }
 }

@@ -215,12 +215,9 @@ enum StoreSchema {
     /// timeout, foreign keys, then every migration the file has not had yet.
     static func prepare(_ database: SQLiteDatabase, synchronousFull: Bool) throws(StoreError) {
         database.setBusyTimeout(milliseconds: busyTimeoutMilliseconds)
-        let mode = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let mode = try database.scalarText("PRAGMA journal_mode = WAL")
-            try database.execute("PRAGMA synchronous = \(synchronousFull ? "FULL" : "NORMAL")")
-            try database.execute("PRAGMA foreign_keys = ON")
-            return mode
-        }
+        let mode = try database.scalarText("PRAGMA journal_mode = WAL")
+        try database.executeScript("PRAGMA synchronous = \(synchronousFull ? "FULL" : "NORMAL")")
+        try database.executeScript("PRAGMA foreign_keys = ON")
         guard mode?.lowercased() == "wal" else {
             throw StoreError(.database, "\(database.path) cannot use WAL (journal mode \(mode ?? "unknown"))")
         }
@@ -232,10 +229,8 @@ enum StoreSchema {
     /// database in memory) and nothing to sync; temporary tables and sort
     /// spills stay in memory too, so the store writes no file at all.
     static func prepareInMemory(_ database: SQLiteDatabase) throws(StoreError) {
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            try database.execute("PRAGMA temp_store = MEMORY")
-            try database.execute("PRAGMA foreign_keys = ON")
-        }
+        try database.executeScript("PRAGMA temp_store = MEMORY")
+        try database.executeScript("PRAGMA foreign_keys = ON")
         try migrate(database)
     }
 
@@ -243,23 +238,21 @@ enum StoreSchema {
     /// own transaction that also sets `user_version`, so an interrupted
     /// migration leaves the file at the previous version.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
-        let current = try reportingSQLiteErrors { () throws(SQLiteError) in
-            try database.scalarInt64("PRAGMA user_version") ?? 0
-        }
+        let current = try database.scalarInt64("PRAGMA user_version") ?? 0
         guard current <= latestVersion else {
             throw StoreError(
                 .schemaTooNew, "\(database.path) has schema version \(current); this build knows up to \(latestVersion)"
             )
         }
         for migration in migrations where migration.version > current {
-            do throws(SQLiteError) {
-                try database.execute("BEGIN IMMEDIATE")
-                try database.execute(migration.sql)
-                try database.execute("PRAGMA user_version = \(migration.version)")
-                try database.execute("COMMIT")
+            do throws(StoreError) {
+                try database.executeScript("BEGIN IMMEDIATE")
+                try database.executeScript(migration.sql)
+                try database.executeScript("PRAGMA user_version = \(migration.version)")
+                try database.executeScript("COMMIT")
             } catch {
-                if database.isInTransaction { try? database.execute("ROLLBACK") }
-                throw StoreError(.database, "migration to version \(migration.version) failed: \(error)")
+                if database.isInTransaction { try? database.executeScript("ROLLBACK") }
+                throw StoreError(.database, "migration to version \(migration.version) failed: \(error.message)")
             }
         }
     }

@@ -106,42 +106,38 @@ final class StoreWriter {
         _ batch: [StoreJob], isolated: Bool, brokenBefore: Bool
     ) throws(StoreError) -> [StoreJobOutcome] {
         do throws(StoreError) {
-            try reportingSQLiteErrors { () throws(SQLiteError) in try connection.begin() }
+            try connection.begin()
             var outcomes: [StoreJobOutcome] = []
             outcomes.reserveCapacity(batch.count)
             for job in batch {
                 let savepoint = isolated && job.writes
-                if savepoint {
-                    try reportingSQLiteErrors { () throws(SQLiteError) in try connection.savepoint() }
-                }
+                if savepoint { try connection.savepoint() }
                 let outcome = run(job)
                 if let error = outcome.error, !connection.isInTransaction {
                     throw StoreError(error.code, "the transaction was aborted: \(error.message)")
                 }
                 if let error = outcome.error, error.code != .chainBroken, job.writes, !isolated {
-                    try reportingSQLiteErrors { () throws(SQLiteError) in try connection.rollback() }
+                    try connection.rollback()
                     chainBroken = brokenBefore
                     return try runTransaction(batch, isolated: true, brokenBefore: brokenBefore)
                 }
                 if savepoint {
-                    try reportingSQLiteErrors { () throws(SQLiteError) in
-                        if outcome.error == nil {
-                            try connection.releaseSavepoint()
-                        } else {
-                            try connection.rollbackToSavepoint()
-                        }
+                    if outcome.error == nil {
+                        try connection.releaseSavepoint()
+                    } else {
+                        try connection.rollbackToSavepoint()
                     }
                 }
                 outcomes.append(outcome)
             }
             if let fault = queue.fault(at: .commit) { throw fault }
-            try reportingSQLiteErrors { () throws(SQLiteError) in try connection.commit() }
+            try connection.commit()
             return outcomes
         } catch {
-            do throws(SQLiteError) {
+            do throws(StoreError) {
                 try connection.rollback()
             } catch let rollbackError {
-                Log.error("call store: rollback failed: \(rollbackError)")
+                Log.error("call store: rollback failed: \(rollbackError.message)")
             }
             throw error
         }

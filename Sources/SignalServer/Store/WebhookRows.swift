@@ -68,60 +68,32 @@ extension StoreConnection {
     /// Runs `sql` with the 13 fields of `delivery` bound as ?1 through ?13,
     /// in the order of ``columns``.
     private func run(_ sql: String, with delivery: WebhookDelivery) throws(StoreError) {
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(sql)
-            defer { statement.reset() }
-            try statement.bind(delivery.endpoint, at: 1)
-            try statement.bind(delivery.seq, at: 2)
-            try statement.bind(delivery.eventId, at: 3)
-            try statement.bind(delivery.sessionId, at: 4)
-            try statement.bind(delivery.trigger, at: 5)
-            try statement.bind(delivery.createdAt, at: 6)
-            try statement.bind(String(decoding: delivery.body, as: UTF8.self), at: 7)
-            try statement.bind(delivery.status.rawValue, at: 8)
-            try statement.bind(Int64(delivery.attempts), at: 9)
-            try statement.bind(delivery.nextAttemptAt, at: 10)
-            try statement.bind(delivery.lastStatus.map(Int64.init), at: 11)
-            try statement.bind(delivery.lastError, at: 12)
-            try statement.bind(delivery.updatedAt, at: 13)
-            try statement.run()
-        }
+        // The body is stored as text (the column is TEXT), as it was always written.
+        try database.execute(
+            sql, delivery.endpoint, delivery.seq, delivery.eventId, delivery.sessionId, delivery.trigger,
+            delivery.createdAt, String(decoding: delivery.body, as: UTF8.self), delivery.status.rawValue,
+            delivery.attempts, delivery.nextAttemptAt, delivery.lastStatus, delivery.lastError, delivery.updatedAt)
     }
 
     /// Pending deliveries of changes from position `seq` on, oldest first, at most `limit`.
     func pendingWebhookDeliveries(from seq: Int64, limit: Int) throws(StoreError) -> [WebhookDelivery] {
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(Self.pendingSQL)
-            try statement.bind(seq, at: 1)
-            try statement.bind(Int64(limit), at: 2)
-            return statement
-        }
-        defer { statement.reset() }
-        return try Self.deliveries(statement)
+        try database.fetchAll(Self.pendingSQL, seq, limit, decode: Self.decodeDelivery)
     }
 
-    /// Every row `statement` steps to.
-    private static func deliveries(_ statement: SQLiteStatement) throws(StoreError) -> [WebhookDelivery] {
-        var deliveries: [WebhookDelivery] = []
-        while try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row {
-            deliveries.append(try decodeDelivery(statement))
-        }
-        return deliveries
-    }
-
-    private static func decodeDelivery(_ row: SQLiteStatement) throws(StoreError) -> WebhookDelivery {
-        guard let endpoint = row.string(at: 0), let eventId = row.string(at: 2), let sessionId = row.string(at: 3),
-            let trigger = row.string(at: 4), let body = row.string(at: 6),
-            let status = row.string(at: 7).flatMap(WebhookDeliveryStatus.init(rawValue:))
+    private static func decodeDelivery(_ row: SQLiteRow) throws(StoreError) -> WebhookDelivery {
+        guard let endpoint = row.optionalString(0), let eventId = row.optionalString(2),
+            let sessionId = row.optionalString(3), let trigger = row.optionalString(4),
+            let body = row.optionalString(6),
+            let status = row.optionalString(7).flatMap(WebhookDeliveryStatus.init(rawValue:))
         else {
             throw StoreError(.corruptRow, "a webhook delivery row lacks a field or has an unknown status")
         }
         return WebhookDelivery(
-            endpoint: endpoint, seq: row.int64(at: 1), eventId: eventId, sessionId: sessionId,
-            trigger: trigger, createdAt: row.int64(at: 5), body: Array(body.utf8), status: status,
-            attempts: Int(truncatingIfNeeded: row.int64(at: 8)), nextAttemptAt: row.int64(at: 9),
-            lastStatus: row.optionalInt64(at: 10).map { Int(truncatingIfNeeded: $0) },
-            lastError: row.string(at: 11), updatedAt: row.int64(at: 12))
+            endpoint: endpoint, seq: row.int64(1), eventId: eventId, sessionId: sessionId,
+            trigger: trigger, createdAt: row.int64(5), body: Array(body.utf8), status: status,
+            attempts: Int(truncatingIfNeeded: row.int64(8)), nextAttemptAt: row.int64(9),
+            lastStatus: row.optionalInt64(10).map { Int(truncatingIfNeeded: $0) },
+            lastError: row.optionalString(11), updatedAt: row.int64(12))
     }
 }
 
@@ -172,18 +144,9 @@ extension StoreConnection {
         if after != nil { conditions.append("(seq < ?2 OR (seq = ?2 AND endpoint < ?3))") }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += " ORDER BY seq DESC, endpoint DESC LIMIT ?4"
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(sql)
-            if let status = query.status { try statement.bind(status.rawValue, at: 1) }
-            if let after {
-                try statement.bind(after.seq, at: 2)
-                try statement.bind(after.endpoint, at: 3)
-            }
-            try statement.bind(Int64(query.limit + 1), at: 4)
-            return statement
-        }
-        defer { statement.reset() }
-        var deliveries = try Self.deliveries(statement)
+        // ?1 to ?3 are bound NULL where the text does not use them.
+        var deliveries = try database.fetchAll(
+            sql, query.status?.rawValue, after?.seq, after?.endpoint, query.limit + 1, decode: Self.decodeDelivery)
         guard deliveries.count > query.limit else { return (deliveries, nil) }
         deliveries.removeLast()
         return (deliveries, WebhookDeliveryQuery.cursor(after: deliveries[deliveries.count - 1]))
@@ -191,44 +154,27 @@ extension StoreConnection {
 
     /// The delivery of the change at `seq` to `endpoint`, if any.
     func webhookDelivery(endpoint: String, seq: Int64) throws(StoreError) -> WebhookDelivery? {
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(
-                "SELECT \(Self.columns) FROM webhook_deliveries WHERE endpoint = ?1 AND seq = ?2")
-            try statement.bind(endpoint, at: 1)
-            try statement.bind(seq, at: 2)
-            return statement
-        }
-        defer { statement.reset() }
-        guard try reportingSQLiteErrors({ () throws(SQLiteError) in try statement.step() }) == .row else { return nil }
-        return try Self.decodeDelivery(statement)
+        try database.fetchOne(
+            "SELECT \(Self.columns) FROM webhook_deliveries WHERE endpoint = ?1 AND seq = ?2", endpoint, seq,
+            decode: Self.decodeDelivery)
     }
 
     /// Every failed delivery, oldest change first.
     func failedWebhookDeliveries() throws(StoreError) -> [WebhookDelivery] {
-        let statement = try reportingSQLiteErrors { () throws(SQLiteError) in
-            try database.statement(
-                "SELECT \(Self.columns) FROM webhook_deliveries WHERE status = 'failed' ORDER BY seq")
-        }
-        defer { statement.reset() }
-        return try Self.deliveries(statement)
+        try database.fetchAll(
+            "SELECT \(Self.columns) FROM webhook_deliveries WHERE status = 'failed' ORDER BY seq",
+            decode: Self.decodeDelivery)
     }
 
     /// Deletes at most `limit` delivered or failed rows last touched before
     /// `cutoff` (ms); returns how many. Bounded, so that a long backlog is
     /// pruned in short jobs between commits.
     func pruneWebhookDeliveries(before cutoff: Int64, limit: Int) throws(StoreError) -> Int {
-        try reportingSQLiteErrors { () throws(SQLiteError) in
-            let statement = try database.statement(
-                """
-                DELETE FROM webhook_deliveries WHERE (endpoint, seq) IN (
-                    SELECT endpoint, seq FROM webhook_deliveries INDEXED BY webhook_deliveries_settled
-                    WHERE status != 'pending' AND updated_at < ?1 LIMIT ?2)
-                """)
-            defer { statement.reset() }
-            try statement.bind(cutoff, at: 1)
-            try statement.bind(Int64(limit), at: 2)
-            try statement.run()
-            return Int(database.changes)
-        }
+        try database.execute(
+            """
+            DELETE FROM webhook_deliveries WHERE (endpoint, seq) IN (
+                SELECT endpoint, seq FROM webhook_deliveries INDEXED BY webhook_deliveries_settled
+                WHERE status != 'pending' AND updated_at < ?1 LIMIT ?2)
+            """, cutoff, limit)
     }
 }

@@ -54,10 +54,9 @@ import Testing
             store.save([storedCall(index)]) { _ in
                 let seen = Result { () throws -> Int64? in
                     let database = try SQLiteDatabase(path: path)
-                    let statement = try database.statement("SELECT count(*) FROM calls WHERE session_id = ?1")
-                    try statement.bind("session-\(index)", at: 1)
-                    defer { statement.reset() }
-                    return try statement.step() == .row ? statement.int64(at: 0) : nil
+                    return try database.fetchOne(
+                        "SELECT count(*) FROM calls WHERE session_id = ?1", "session-\(index)"
+                    ) { $0.int64(0) }
                 }
                 visible.withLock { $0.append((try? seen.get()) == 1) }
                 counter.signal()
@@ -148,7 +147,7 @@ import Testing
         defer { store.close() }
         try store.saveAndWait([storedCall(0)])
         let blocker = try SQLiteDatabase(path: directory.databasePath)
-        try blocker.execute("BEGIN IMMEDIATE")
+        try blocker.executeScript("BEGIN IMMEDIATE")
 
         let gate = try WriterGate(store)
         let errors = Mutex<[StoreErrorCode?]>([])
@@ -169,7 +168,7 @@ import Testing
         #expect(counter.wait(for: 3))
         #expect(errors.withLock { $0 } == [.database, .database, .database])
 
-        try blocker.execute("ROLLBACK")
+        try blocker.executeScript("ROLLBACK")
         // The failed batch broke the change chain: nothing commits until it is recovered.
         #expect(throws: StoreError.self) { try store.saveAndWait([storedCall(4)]) }
         #expect(try waitForResult { store.recoverChain(completion: $0) }.get() == [])

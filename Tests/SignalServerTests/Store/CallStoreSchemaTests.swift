@@ -10,20 +10,13 @@ import Testing
     /// The names of the tables and indexes in the database at `path`.
     private func schemaNames(_ path: String) throws -> Set<String> {
         let database = try SQLiteDatabase(path: path)
-        let statement = try database.statement("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")
-        defer { statement.reset() }
-        var names: Set<String> = []
-        while try statement.step() == .row { names.insert(statement.string(at: 0) ?? "") }
-        return names
+        return Set(
+            try database.fetchAll("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')") { $0.string(0) })
     }
 
     /// The opcodes SQLite's program for `sql` runs.
     private func opcodes(_ sql: String, in database: SQLiteDatabase) throws -> [String] {
-        let statement = try database.statement("EXPLAIN " + sql)
-        defer { statement.reset() }
-        var opcodes: [String] = []
-        while try statement.step() == .row { opcodes.append(statement.string(at: 1) ?? "") }
-        return opcodes
+        try database.fetchAll("EXPLAIN " + sql) { $0.string(1) }
     }
 
     @Test("writing a call builds no temporary b-tree (the partial indexes' conditions need none)")
@@ -74,16 +67,11 @@ import Testing
         let second = try CallStore(path: CallStore.inMemoryPath)
         defer { second.close() }
         let (version, journal, names) = try first.wait(writes: false) { connection throws(StoreError) in
-            try reportingSQLiteErrors { () throws(SQLiteError) in
-                let statement = try connection.database.statement("SELECT name FROM sqlite_master")
-                defer { statement.reset() }
-                var names: Set<String> = []
-                while try statement.step() == .row { names.insert(statement.string(at: 0) ?? "") }
-                return (
-                    try connection.database.scalarInt64("PRAGMA user_version"),
-                    try connection.database.scalarText("PRAGMA journal_mode"), names
-                )
-            }
+            (
+                try connection.database.scalarInt64("PRAGMA user_version"),
+                try connection.database.scalarText("PRAGMA journal_mode"),
+                Set(try connection.database.fetchAll("SELECT name FROM sqlite_master") { $0.string(0) })
+            )
         }
         #expect(version == StoreSchema.latestVersion && journal == "memory")
         #expect(names.isSuperset(of: ["calls", "calls_live", "counters", "webhook_deliveries", "push_tokens"]))
@@ -117,10 +105,10 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let old = try SQLiteDatabase(path: directory.databasePath)
-        try old.execute("PRAGMA journal_mode = WAL")
-        try old.execute(StoreSchema.migrations[0].sql)
-        try old.execute("PRAGMA user_version = 1")
-        try old.execute(
+        try old.executeScript("PRAGMA journal_mode = WAL")
+        try old.executeScript(StoreSchema.migrations[0].sql)
+        try old.executeScript("PRAGMA user_version = 1")
+        try old.executeScript(
             """
             INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, ended_at, ended_by,
                                end_reason, timeout)
@@ -151,11 +139,11 @@ import Testing
     /// A store file as a build of schema `version` left it, migrated no further.
     static func file(atVersion version: Int64, in directory: TemporaryDirectory) throws -> SQLiteDatabase {
         let old = try SQLiteDatabase(path: directory.databasePath)
-        try old.execute("PRAGMA journal_mode = WAL")
+        try old.executeScript("PRAGMA journal_mode = WAL")
         for migration in StoreSchema.migrations.prefix(while: { $0.version <= version }) {
-            try old.execute(migration.sql)
+            try old.executeScript(migration.sql)
         }
-        try old.execute("PRAGMA user_version = \(version)")
+        try old.executeScript("PRAGMA user_version = \(version)")
         return old
     }
 
@@ -166,7 +154,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let old = try Self.file(atVersion: 5, in: directory)
-        try old.execute(
+        try old.executeScript(
             """
             INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout, change_seq, seq)
             VALUES ('rang-before', 'audio', 'initiated', 'alice', 'bob', 1000, 20, 7, 7);
@@ -193,7 +181,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let old = try Self.file(atVersion: 7, in: directory)
-        try old.execute(
+        try old.executeScript(
             """
             INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, timeout, timeout_ms,
                                accepted_at, accepted_by, change_seq, seq)
@@ -267,7 +255,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try CallStore(path: directory.databasePath).close()
-        try SQLiteDatabase(path: directory.databasePath).execute("PRAGMA user_version = 99")
+        try SQLiteDatabase(path: directory.databasePath).executeScript("PRAGMA user_version = 99")
         let error = try #require(throws: StoreError.self) { try CallStore(path: directory.databasePath) }
         #expect(error.code == .schemaTooNew)
     }

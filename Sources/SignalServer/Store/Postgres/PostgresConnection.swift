@@ -23,8 +23,8 @@ public struct PostgresError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String { sqlState.map { "\($0): \(message)" } ?? message }
 }
 
-/// Runs `body`, reporting a PostgreSQL failure as a ``StoreError``, as
-/// ``reportingSQLiteErrors(_:)`` does SQLite's.
+/// Runs `body`, reporting a PostgreSQL failure as a ``StoreError`` (a
+/// SQLite failure is one from the start, see ``SQLiteDatabase``).
 @discardableResult
 func reportingPostgresErrors<Value>(_ body: () throws(PostgresError) -> Value) throws(StoreError) -> Value {
     do throws(PostgresError) {

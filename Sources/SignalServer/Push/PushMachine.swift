@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalSystem
 
 /// Which pushes go out when, free of I/O: the ring pushes of each ringing
 /// call, their retries while the call rings, and the messages that stop
@@ -76,7 +77,7 @@ struct PushMachine {
     private var calls: [String: Ringing] = [:]
     /// Retries by due time; an entry whose target no longer waits until
     /// that time (given up, or the call settled) is skipped when it pops.
-    private var retries = DueHeap<(sessionId: String, device: PushDeviceKey)>()
+    private var retries = DueHeap<Int64, (sessionId: String, device: PushDeviceKey)>()
     private let settings: PushSettings
     /// Stretches a retry delay by up to a fifth (tests pass 0).
     private let jitter: @Sendable () -> Double
@@ -225,7 +226,7 @@ struct PushMachine {
     mutating func nextDue() -> Int64? {
         while let (key, dueAt) = retries.first {
             if let target = calls[key.sessionId]?.targets[key.device], isWaiting(target, until: dueAt) { return dueAt }
-            _ = retries.popDue(now: dueAt)
+            _ = retries.popFirst()
         }
         return nil
     }

@@ -1,3 +1,5 @@
+import SignalSystem
+
 /// When the first delivery of each call's queue is due (a ``DueHeap``). An
 /// entry names the delivery it was pushed for; one whose queue moved on
 /// since is stale, and the dispatcher skips it.
@@ -10,7 +12,7 @@ struct WebhookSchedule {
         var seq: Int64
     }
 
-    private var heap = DueHeap<Entry>()
+    private var heap = DueHeap<Int64, Entry>()
 
     var isEmpty: Bool { heap.isEmpty }
 

@@ -1,29 +1,36 @@
 /// Items by due time: a binary min-heap (ties in the order pushed), so that
 /// taking what is due costs a logarithm per item however many wait. Users
 /// push an entry per wait and skip, when it pops, one that went stale
-/// meanwhile (cheaper than removing it from the middle).
-struct DueHeap<Item> {
-    private struct Entry {
-        var dueAt: Int64
+/// meanwhile (cheaper than removing it from the middle). One heap for the
+/// event loops' timers (``Deadline``s) and the server's pure schedules
+/// (milliseconds as `Int64`), so that the sift logic exists once.
+public struct DueHeap<Due: Comparable, Item> {
+    fileprivate struct Entry {
+        var dueAt: Due
         var order: UInt64
         var item: Item
 
-        func precedes(_ other: Entry) -> Bool { (dueAt, order) < (other.dueAt, other.order) }
+        /// Earlier due first; equal due times in the order pushed.
+        func precedes(_ other: Entry) -> Bool {
+            dueAt < other.dueAt || (dueAt == other.dueAt && order < other.order)
+        }
     }
 
     private var heap: [Entry] = []
     private var pushed: UInt64 = 0
 
-    var isEmpty: Bool { heap.isEmpty }
-    var count: Int { heap.count }
+    public init() {}
+
+    public var isEmpty: Bool { heap.isEmpty }
+    public var count: Int { heap.count }
 
     /// The earliest due time, if any item waits.
-    var nextDue: Int64? { heap.first?.dueAt }
+    public var nextDue: Due? { heap.first?.dueAt }
 
     /// The earliest item and its due time, left in place.
-    var first: (item: Item, dueAt: Int64)? { heap.first.map { ($0.item, $0.dueAt) } }
+    public var first: (item: Item, dueAt: Due)? { heap.first.map { ($0.item, $0.dueAt) } }
 
-    mutating func push(_ item: Item, dueAt: Int64) {
+    public mutating func push(_ item: Item, dueAt: Due) {
         pushed += 1
         heap.append(Entry(dueAt: dueAt, order: pushed, item: item))
         var child = heap.count - 1
@@ -36,8 +43,15 @@ struct DueHeap<Item> {
     }
 
     /// Removes and returns the earliest item, with its due time, if it is due by `now`.
-    mutating func popDue(now: Int64) -> (item: Item, dueAt: Int64)? {
+    public mutating func popDue(now: Due) -> (item: Item, dueAt: Due)? {
         guard let top = heap.first, top.dueAt <= now else { return nil }
+        return popFirst()
+    }
+
+    /// Removes and returns the earliest item, with its due time, due or not
+    /// (to drop a stale entry found at the top).
+    public mutating func popFirst() -> (item: Item, dueAt: Due)? {
+        guard let top = heap.first else { return nil }
         let last = heap.removeLast()
         if !heap.isEmpty {
             heap[0] = last
@@ -54,4 +68,10 @@ struct DueHeap<Item> {
         }
         return (top.item, top.dueAt)
     }
+
+    /// Drops every item (when all are known stale).
+    public mutating func removeAll() { heap.removeAll() }
 }
+
+extension DueHeap: Sendable where Due: Sendable, Item: Sendable {}
+extension DueHeap.Entry: Sendable where Due: Sendable, Item: Sendable {}

@@ -1,5 +1,3 @@
-import SignalProtocol
-
 /// Why a request was refused before it reached a route.
 public struct HTTPParseError: Error, Sendable, CustomStringConvertible {
     /// The status to answer with (400, 413, 431, 501 or 505).
@@ -223,9 +221,11 @@ public struct HTTPRequestParser: Sendable {
         return path.first == "/" ? String(path) : "/" + path
     }
 
-    /// The lowercased scheme of `scheme://rest`, and `rest`.
+    /// The lowercased scheme of `scheme://rest`, and `rest`. The standard
+    /// library's `firstRange(of:)`, as this module imports no Foundation;
+    /// the target is printable ASCII, so it finds what `range(of:)` did.
     private static func schemeAndRest(_ target: String) -> (String, Substring)? {
-        guard let separator = target.range(of: "://") else { return nil }
+        guard let separator = target.firstRange(of: "://") else { return nil }
         return (target[..<separator.lowerBound].lowercased(), target[separator.upperBound...])
     }
 

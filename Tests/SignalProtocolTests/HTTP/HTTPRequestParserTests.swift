@@ -1,4 +1,4 @@
-import SignalServer
+import SignalProtocol
 import TestSupport
 import Testing
 

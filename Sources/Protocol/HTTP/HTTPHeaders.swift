@@ -50,8 +50,9 @@ public struct HTTPHeaders: Sendable, Sequence {
 }
 
 extension StringProtocol {
-    /// The text without leading and trailing spaces and tabs.
-    func trimmingWhitespace() -> String {
+    /// The text without leading and trailing spaces and tabs. `package`:
+    /// the server trims configuration values and tokens the same way.
+    package func trimmingWhitespace() -> String {
         let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else {
             return ""

@@ -1,5 +1,3 @@
-import SignalProtocol
-
 /// An HTTP response to serialize.
 public struct HTTPResponse: Sendable {
     public var status: HTTPStatus

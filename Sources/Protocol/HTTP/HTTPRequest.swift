@@ -40,8 +40,9 @@ public struct HTTPRequest: Sendable {
     }
 
     /// `%XX` decoding (and `+` as a space in query strings); invalid escapes
-    /// are kept as written.
-    static func percentDecode(_ text: Substring, plusIsSpace: Bool) -> String {
+    /// are kept as written. `package`: the server's router decodes path
+    /// parameters with it.
+    package static func percentDecode(_ text: Substring, plusIsSpace: Bool) -> String {
         var out: [UInt8] = []
         var bytes = Array(text.utf8)[...]
         while let byte = bytes.popFirst() {

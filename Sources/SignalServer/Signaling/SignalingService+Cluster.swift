@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// Cluster mode (docs/CLUSTER.md): inputs become PostgreSQL transactions

@@ -2,6 +2,7 @@ import SignalProtocol
 import TestSupport
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// Push tokens in a real SQLite file: one per device, moving between

@@ -1,6 +1,7 @@
 import SignalProtocol
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// Push tokens in PostgreSQL keep SQLite's rules: one per device, a token

@@ -1,8 +1,9 @@
+import CoreTestSupport
 import SignalProtocol
 import TestSupport
 import Testing
 
-@testable import SignalServer
+@testable import SignalCore
 
 /// The ring timeout, on the manual clock.
 @Suite(.blocking) struct CallStateMachineRingTimeoutTests {

@@ -1,8 +1,9 @@
+import CoreTestSupport
 import SignalProtocol
 import TestSupport
 import Testing
 
-@testable import SignalServer
+@testable import SignalCore
 
 /// `initiateCall`: ringing, busy, refusals, and glare.
 @Suite(.blocking) struct CallStateMachineInitiateTests {

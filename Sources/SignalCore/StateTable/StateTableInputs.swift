@@ -53,12 +53,12 @@ struct StateTableInput: Sendable {
     private static let presence: [StateTableInput] = [
         StateTableInput(name: "auth", actor: .calleeNewDevice) { $0.connect("b3") },
         StateTableInput(name: "auth (back within grace)", actor: .caller) { driver in
-            let half = StateTableDriver.settings.reconnectGraceMillis / 2
+            let half = driver.settings.reconnectGraceMillis / 2
             driver.disconnect("a2")
             driver.disconnect("a1")
             driver.advance(by: half)
             var observed = driver.connect("a1")
-            observed.merge(driver.advance(by: StateTableDriver.settings.reconnectGraceMillis - half))
+            observed.merge(driver.advance(by: driver.settings.reconnectGraceMillis - half))
             return observed
         },
         StateTableInput(name: "disconnect", actor: .calleeOtherDevice) { $0.disconnect("b2") },
@@ -135,7 +135,7 @@ struct StateTableInput: Sendable {
     private static func graceExpiry(_ name: String, of labels: [String]) -> StateTableInput {
         StateTableInput(name: name, actor: .server) { driver in
             for label in labels { driver.disconnect(label) }
-            return driver.advance(by: StateTableDriver.settings.reconnectGraceMillis)
+            return driver.advance(by: driver.settings.reconnectGraceMillis)
         }
     }
 }

@@ -1,14 +1,17 @@
+import SignalCore
 import SignalProtocol
 import Synchronization
 import Testing
 
-@testable import SignalServer
+// A CallStateMachine on a manual clock for tests, in a target of its own
+// (public API) so that SignalCoreTests and SignalServerTests (the store
+// migration, webhook triggers) drive the machine the same way.
 
 /// Session ids "s1", "s2", … in the order the machine asks for them.
-final class SequentialSessionIds: Sendable {
+public final class SequentialSessionIds: Sendable {
     private let counter = Mutex(0)
 
-    func next() -> String {
+    public func next() -> String {
         counter.withLock { count in
             count += 1
             return "s\(count)"
@@ -24,23 +27,23 @@ final class SequentialSessionIds: Sendable {
 /// NTP step or an operator would. The monotonic clock starts where the wall
 /// clock does, so until the wall clock steps, deadlines read as wall times.
 /// Every output is recorded in ``outputs``.
-final class MachineHarness {
-    private(set) var machine: CallStateMachine
+public final class MachineHarness {
+    public private(set) var machine: CallStateMachine
     /// The wall clock: milliseconds since the Unix epoch.
-    private(set) var now: Int64
+    public private(set) var now: Int64
     /// The monotonic clock, in milliseconds; timers are due on it.
-    private(set) var monotonic: Int64
+    public private(set) var monotonic: Int64
     /// Timers scheduled and not yet fired, in scheduling order; `at` is monotonic.
-    private(set) var pendingTimers: [(timer: SignalingTimer, at: Int64)] = []
+    public private(set) var pendingTimers: [(timer: SignalingTimer, at: Int64)] = []
     /// Every output the machine produced, in order.
-    private(set) var outputs: [SignalingOutput] = []
-    let settings: SignalingSettings
+    public private(set) var outputs: [SignalingOutput] = []
+    public let settings: SignalingSettings
     private var nextConnection: UInt64 = 1
     private var nextRequest = 0
 
-    static let start: Int64 = 1_700_000_000_000
+    public static let start: Int64 = 1_700_000_000_000
 
-    init(settings: SignalingSettings = SignalingSettings(), now: Int64 = MachineHarness.start) {
+    public init(settings: SignalingSettings = SignalingSettings(), now: Int64 = MachineHarness.start) {
         let ids = SequentialSessionIds()
         self.settings = settings
         self.now = now
@@ -51,22 +54,24 @@ final class MachineHarness {
     // MARK: Devices
 
     /// A device of `uid` at a fresh address (not connected yet).
-    func newDevice(_ uid: String, _ deviceId: String, loop: Int = 0) -> Device {
+    public func newDevice(_ uid: String, _ deviceId: String, loop: Int = 0) -> Device {
         defer { nextConnection += 1 }
         return Device(uid: uid, deviceId: deviceId, address: DeviceAddress(loop: loop, connection: nextConnection))
     }
 
     /// Both clocks as the machine reads them.
-    var time: SignalingTime { SignalingTime(wall: now, monotonic: monotonic) }
+    public var time: SignalingTime { SignalingTime(wall: now, monotonic: monotonic) }
 
     @discardableResult
-    func connect(_ device: Device, requestId: String? = "auth") -> SignalingOutput {
+    public func connect(_ device: Device, requestId: String? = "auth") -> SignalingOutput {
         record(machine.connect(device, requestId: requestId))
     }
 
     /// A new device of `uid`, connected; records an issue unless the connect succeeded.
     @discardableResult
-    func online(_ uid: String, _ deviceId: String = "d1", sourceLocation: SourceLocation = #_sourceLocation) -> Device {
+    public func online(
+        _ uid: String, _ deviceId: String = "d1", sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Device {
         let device = newDevice(uid, deviceId)
         let output = connect(device)
         if case .success = output.reply(to: device) {
@@ -77,7 +82,7 @@ final class MachineHarness {
     }
 
     @discardableResult
-    func disconnect(_ device: Device) -> SignalingOutput {
+    public func disconnect(_ device: Device) -> SignalingOutput {
         record(machine.disconnect(device, now: time))
     }
 
@@ -85,13 +90,13 @@ final class MachineHarness {
 
     /// Sends `request` from `device` with a fresh request id (or `id`).
     @discardableResult
-    func send(_ request: ClientRequest, from device: Device, id: String? = nil) -> SignalingOutput {
+    public func send(_ request: ClientRequest, from device: Device, id: String? = nil) -> SignalingOutput {
         nextRequest += 1
         return record(machine.handle(request, id: id ?? "r\(nextRequest)", from: device, now: time))
     }
 
     @discardableResult
-    func initiate(
+    public func initiate(
         from device: Device, to receiver: String, callType: CallType = .audio, timeout: RingTimeout? = nil,
         metadata: JSONValue? = nil
     ) -> SignalingOutput {
@@ -101,7 +106,7 @@ final class MachineHarness {
 
     /// Starts a call and returns its session id; records an issue when the result has no call.
     @discardableResult
-    func ring(
+    public func ring(
         from device: Device, to receiver: String, timeout: RingTimeout? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> String {
@@ -113,37 +118,37 @@ final class MachineHarness {
         return call.sessionId
     }
 
-    @discardableResult func accept(_ sessionId: String, by device: Device) -> SignalingOutput {
+    @discardableResult public func accept(_ sessionId: String, by device: Device) -> SignalingOutput {
         send(.acceptCall(sessionId: sessionId), from: device)
     }
 
-    @discardableResult func reject(
+    @discardableResult public func reject(
         _ sessionId: String, by device: Device, status: CallStatus = .rejected
     ) -> SignalingOutput {
         send(.rejectCall(sessionId: sessionId, status: status), from: device)
     }
 
-    @discardableResult func cancel(_ sessionId: String, by device: Device) -> SignalingOutput {
+    @discardableResult public func cancel(_ sessionId: String, by device: Device) -> SignalingOutput {
         send(.cancelCall(sessionId: sessionId), from: device)
     }
 
-    @discardableResult func end(_ sessionId: String, by device: Device) -> SignalingOutput {
+    @discardableResult public func end(_ sessionId: String, by device: Device) -> SignalingOutput {
         send(.endCall(sessionId: sessionId), from: device)
     }
 
-    @discardableResult func shutdown() -> SignalingOutput {
+    @discardableResult public func shutdown() -> SignalingOutput {
         record(machine.shutdown(now: time))
     }
 
     /// A start on a store that holds `calls` live (`calls.onRestart: resume`).
     @discardableResult
-    func restore(_ calls: [Call], graceDeadlines: [String: Int64] = [:], lastSeq: Int64 = 0) -> SignalingOutput {
+    public func restore(_ calls: [Call], graceDeadlines: [String: Int64] = [:], lastSeq: Int64 = 0) -> SignalingOutput {
         machine.continueSequence(after: lastSeq)
         return record(machine.restore(calls, graceDeadlines: graceDeadlines, now: time))
     }
 
     @discardableResult
-    func connect(_ device: Device, resumingAfter seq: Int64) -> SignalingOutput {
+    public func connect(_ device: Device, resumingAfter seq: Int64) -> SignalingOutput {
         record(machine.connect(device, requestId: "auth", resumingAfter: seq))
     }
 
@@ -151,7 +156,7 @@ final class MachineHarness {
 
     /// Moves both clocks by `millis`, firing due timers.
     @discardableResult
-    func advance(by millis: Int64) -> SignalingOutput {
+    public func advance(by millis: Int64) -> SignalingOutput {
         precondition(millis >= 0, "the manual clock only moves forward")
         let target = monotonic + millis
         var merged = SignalingOutput()
@@ -172,24 +177,24 @@ final class MachineHarness {
     /// every timer due by then in deadline order, each at its deadline.
     /// Returns the merged output.
     @discardableResult
-    func advance(to deadline: Int64) -> SignalingOutput {
+    public func advance(to deadline: Int64) -> SignalingOutput {
         advance(by: deadline - monotonic)
     }
 
     /// Steps the wall clock alone by `millis` (negative: back).
-    func stepWallClock(by millis: Int64) {
+    public func stepWallClock(by millis: Int64) {
         now += millis
     }
 
     /// Fires `timer` right now, whatever its deadline (as a driver with a
     /// clock skew or a stale timer would); the pending list is untouched.
     @discardableResult
-    func fire(_ timer: SignalingTimer) -> SignalingOutput {
+    public func fire(_ timer: SignalingTimer) -> SignalingOutput {
         record(machine.timerFired(timer, now: time))
     }
 
     /// The deadline of the pending timer `timer`, if any.
-    func deadline(of timer: SignalingTimer) -> Int64? {
+    public func deadline(of timer: SignalingTimer) -> Int64? {
         pendingTimers.first { $0.timer == timer }?.at
     }
 
@@ -218,31 +223,31 @@ final class MachineHarness {
     // MARK: Queries over everything recorded
 
     /// Every event `device` received so far, in order.
-    func allEvents(to device: Device) -> [Call] {
+    public func allEvents(to device: Device) -> [Call] {
         outputs.flatMap { $0.events(to: device) }
     }
 
     /// Every save so far, in order.
-    var allSaves: [Call] { outputs.flatMap(\.saves) }
+    public var allSaves: [Call] { outputs.flatMap(\.saves) }
 
     /// Every change so far, in order.
-    var allChanges: [CallChange] { outputs.flatMap(\.changes) }
+    public var allChanges: [CallChange] { outputs.flatMap(\.changes) }
 }
 
 // MARK: - Reading outputs
 
 extension SignalingOutput {
-    mutating func append(_ other: SignalingOutput) {
+    public mutating func append(_ other: SignalingOutput) {
         changes += other.changes
         restartGrace += other.restartGrace
         actions += other.actions
     }
 
     /// The calls as each change left them, in order.
-    var saves: [Call] { changes.map(\.after) }
+    public var saves: [Call] { changes.map(\.after) }
 
     /// Replies in order, with their address, request id and wire data.
-    var replies: [(address: DeviceAddress, id: String?, result: Result<JSONValue, SignalError>)] {
+    public var replies: [(address: DeviceAddress, id: String?, result: Result<JSONValue, SignalError>)] {
         actions.compactMap {
             if case .reply(let address, let id, let result) = $0 { return (address, id, result.map(\.json)) }
             return nil
@@ -250,59 +255,59 @@ extension SignalingOutput {
     }
 
     /// The one reply to `device` (nil when there is none or more than one).
-    func reply(to device: Device) -> Result<JSONValue, SignalError>? {
+    public func reply(to device: Device) -> Result<JSONValue, SignalError>? {
         let mine = replies.filter { $0.address == device.address }
         return mine.count == 1 ? mine[0].result : nil
     }
 
     /// The error code of the reply to `device`, if it is an error.
-    func errorCode(to device: Device) -> SignalErrorCode? {
+    public func errorCode(to device: Device) -> SignalErrorCode? {
         if case .failure(let error)? = reply(to: device) { return error.code }
         return nil
     }
 
     /// The data of a successful reply to `device`.
-    func resultData(to device: Device) -> JSONValue? {
+    public func resultData(to device: Device) -> JSONValue? {
         if case .success(let data)? = reply(to: device) { return data }
         return nil
     }
 
     /// The `call` member of a successful reply to `device`, decoded.
-    func resultCall(to device: Device) -> Call? {
+    public func resultCall(to device: Device) -> Call? {
         guard let json = resultData(to: device)?["call"], json != .null else { return nil }
         return try? Call(json: json)
     }
 
     /// Events in order, with their address.
-    var events: [(address: DeviceAddress, call: Call)] {
+    public var events: [(address: DeviceAddress, call: Call)] {
         actions.flatMap { action -> [(address: DeviceAddress, call: Call)] in
             if case .event(let call, let recipients) = action { return recipients.map { ($0, call) } }
             return []
         }
     }
 
-    func events(to device: Device) -> [Call] {
+    public func events(to device: Device) -> [Call] {
         events.filter { $0.address == device.address }.map(\.call)
     }
 
     /// The set of addresses that got at least one event.
-    var eventAddresses: Set<DeviceAddress> { Set(events.map(\.address)) }
+    public var eventAddresses: Set<DeviceAddress> { Set(events.map(\.address)) }
 
-    var schedules: [(timer: SignalingTimer, at: Int64)] {
+    public var schedules: [(timer: SignalingTimer, at: Int64)] {
         actions.compactMap {
             if case .schedule(let timer, let at) = $0 { return (timer, at) }
             return nil
         }
     }
 
-    var closes: [(address: DeviceAddress, code: UInt16, reason: String)] {
+    public var closes: [(address: DeviceAddress, code: UInt16, reason: String)] {
         actions.compactMap {
             if case .close(let address, let code, let reason) = $0 { return (address, code.rawValue, reason) }
             return nil
         }
     }
 
-    var resolutions: [(address: DeviceAddress, id: String, sessionId: String, uid: String)] {
+    public var resolutions: [(address: DeviceAddress, id: String, sessionId: String, uid: String)] {
         actions.compactMap {
             if case .resolveSession(let address, let id, let sessionId, let uid) = $0 {
                 return (address, id, sessionId, uid)
@@ -313,7 +318,7 @@ extension SignalingOutput {
 }
 
 /// Addresses of `devices`, as a set.
-func addresses(_ devices: Device...) -> Set<DeviceAddress> {
+public func addresses(_ devices: Device...) -> Set<DeviceAddress> {
     Set(devices.map(\.address))
 }
 
@@ -321,7 +326,7 @@ func addresses(_ devices: Device...) -> Set<DeviceAddress> {
 
 extension MachineHarness {
     /// alice on "a-phone" and "a-laptop", bob on "b-phone" and "b-laptop", all connected.
-    static func aliceAndBob(
+    public static func aliceAndBob(
         settings: SignalingSettings = SignalingSettings()
     )
         -> (MachineHarness, a1: Device, a2: Device, b1: Device, b2: Device)
@@ -335,5 +340,5 @@ extension MachineHarness {
     }
 
     /// The live call of `uid`.
-    func live(_ uid: String) -> Call? { machine.liveCall(of: uid) }
+    public func live(_ uid: String) -> Call? { machine.liveCall(of: uid) }
 }

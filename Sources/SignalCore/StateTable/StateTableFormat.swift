@@ -9,19 +9,18 @@ extension StateTable {
         case json
     }
 
-    /// The table in `format`, ending with a newline.
-    public static func render(_ format: Format) throws(StateTableError) -> String {
-        let rows = try rows()
+    /// The table in `format` run with `settings`, ending with a newline.
+    public static func render(_ format: Format, settings: SignalingSettings) throws(StateTableError) -> String {
+        let rows = try rows(settings: settings)
         switch format {
-        case .markdown: return markdown(rows)
+        case .markdown: return markdown(rows, settings: settings)
         case .json: return "[\n" + rows.map { $0.json.serialized }.joined(separator: ",\n") + "\n]\n"
         }
     }
 
     // MARK: Markdown
 
-    private static func markdown(_ rows: [StateTableRow]) -> String {
-        let settings = StateTableDriver.settings
+    private static func markdown(_ rows: [StateTableRow], settings: SignalingSettings) -> String {
         let ring = seconds(Int64(settings.defaultRingTimeout) * 1000)
         let grace = seconds(settings.reconnectGraceMillis), restartGrace = seconds(settings.restartGraceMillis)
         var text = """
@@ -30,10 +29,10 @@ extension StateTable {
 
             # Call states and transitions
 
-            What the call state machine (`Sources/SignalServer/Signaling/CallStateMachine*.swift`)
+            What the call state machine (`Sources/SignalCore/Machine/CallStateMachine*.swift`)
             does with each input in each state of one call. No row is written by hand: `ringd states`
             brings a fresh machine on a manual clock to the state, gives it the input and reads its
-            output (`Sources/SignalServer/Signaling/StateTable*.swift`). The rules in words are in
+            output (`Sources/SignalCore/StateTable/StateTable*.swift`). The rules in words are in
             [PROTOCOL.md](PROTOCOL.md#semantics).
 
             alice (the caller) calls bob (the callee). Their devices: a1 and a2 are the caller's (a1

@@ -1,7 +1,7 @@
 import TestSupport
 import Testing
 
-@testable import SignalServer
+@testable import SignalCore
 
 /// The dispatcher's schedule: due entries come out earliest first, ties in
 /// the order pushed; blocked entries first in, first out.

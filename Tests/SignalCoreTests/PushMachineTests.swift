@@ -1,7 +1,7 @@
 import SignalProtocol
 import Testing
 
-@testable import SignalServer
+@testable import SignalCore
 
 /// The push machine on a manual clock (ms): when rings, retries and cancels
 /// leave, and when they never do.

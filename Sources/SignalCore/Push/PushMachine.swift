@@ -9,8 +9,8 @@ import SignalSystem
 ///
 /// A push is never sent, nor retried, for a call that stopped ringing; a
 /// retry that would leave after the ring deadline is given up at once.
-struct PushMachine {
-    enum Kind: Sendable, Equatable {
+package struct PushMachine {
+    package enum Kind: Sendable, Equatable {
         /// The ring (APNs VoIP push, FCM `incoming_call`).
         case ring
         /// FCM `call_cancelled`, after the call stopped ringing.
@@ -18,20 +18,20 @@ struct PushMachine {
     }
 
     /// One request to send.
-    struct Attempt: Sendable {
-        var call: Call
-        var token: RegisteredPushToken
-        var kind: Kind
+    package struct Attempt: Sendable {
+        package var call: Call
+        package var token: RegisteredPushToken
+        package var kind: Kind
         /// The credentials were just refused: renew them first.
-        var renewCredentials: Bool
+        package var renewCredentials: Bool
         /// The credential the driver sent it with (opaque here): a renewal
         /// carries the refused one, so that the driver renews once however
         /// many pushes it refused.
-        var credential: String? = nil
-        var device: PushDeviceKey { PushDeviceKey(uid: token.uid, deviceId: token.deviceId) }
+        package var credential: String? = nil
+        package var device: PushDeviceKey { PushDeviceKey(uid: token.uid, deviceId: token.deviceId) }
     }
 
-    enum Action: Sendable {
+    package enum Action: Sendable {
         case send(Attempt)
         /// The token is dead: remove it (only if the device still has it).
         case purge(RegisteredPushToken, reason: String)
@@ -49,8 +49,8 @@ struct PushMachine {
     }
 
     private struct Target {
-        var token: RegisteredPushToken
-        var kind: Kind
+        package var token: RegisteredPushToken
+        package var kind: Kind
         var stage: Stage
         var retries = 0
         var renewed = false
@@ -59,7 +59,7 @@ struct PushMachine {
     }
 
     private struct Ringing {
-        var call: Call
+        package var call: Call
         var ringing = true
         var targets: [PushDeviceKey: Target] = [:]
 
@@ -82,25 +82,25 @@ struct PushMachine {
     /// Stretches a retry delay by up to a fifth (tests pass 0).
     private let jitter: @Sendable () -> Double
     /// Cancels are tried this many times at most.
-    static let maxCancelAttempts = 3
+    package static let maxCancelAttempts = 3
 
-    init(settings: PushSettings, jitter: @escaping @Sendable () -> Double = { Double.random(in: 0 ... 0.2) }) {
+    package init(settings: PushSettings, jitter: @escaping @Sendable () -> Double = { Double.random(in: 0 ... 0.2) }) {
         self.settings = settings
         self.jitter = jitter
     }
 
     /// Calls with pushes not settled yet.
-    var activeCalls: Int { calls.count }
+    package var activeCalls: Int { calls.count }
 
     /// Whether a send has not been answered yet (a stop waits for those).
-    var hasSendsInFlight: Bool {
+    package var hasSendsInFlight: Bool {
         calls.values.contains { ringing in
             ringing.targets.values.contains { if case .inFlight = $0.stage { true } else { false } }
         }
     }
 
     /// `call` started ringing: push each of `tokens` (the callee's devices to push).
-    mutating func ring(_ call: Call, tokens: [RegisteredPushToken], now: Int64) -> [Action] {
+    package mutating func ring(_ call: Call, tokens: [RegisteredPushToken], now: Int64) -> [Action] {
         guard calls[call.sessionId] == nil, !tokens.isEmpty, now < call.ringDeadline else { return [] }
         var ringing = Ringing(call: call)
         var actions: [Action] = []
@@ -115,7 +115,7 @@ struct PushMachine {
 
     /// `call` stopped ringing (answered, declined, cancelled, unanswered):
     /// waiting retries are given up, delivered FCM rings get a cancel.
-    mutating func stopped(_ call: Call, now: Int64) -> [Action] {
+    package mutating func stopped(_ call: Call, now: Int64) -> [Action] {
         guard var ringing = calls[call.sessionId], ringing.ringing else { return [] }
         ringing.ringing = false
         ringing.call = call
@@ -143,14 +143,14 @@ struct PushMachine {
     /// node of a cluster (which does not send the whole call): as
     /// ``stopped(_:now:)`` with the call as it rang here. A call this
     /// machine did not push is no one's business here.
-    mutating func stopped(sessionId: String, status: CallStatus, now: Int64) -> [Action] {
+    package mutating func stopped(sessionId: String, status: CallStatus, now: Int64) -> [Action] {
         guard var call = calls[sessionId]?.call else { return [] }
         call.status = status
         return stopped(call, now: now)
     }
 
     /// The service answered `sent` with `answer`.
-    mutating func answered(_ sent: Attempt, _ answer: PushAnswer, now: Int64) -> [Action] {
+    package mutating func answered(_ sent: Attempt, _ answer: PushAnswer, now: Int64) -> [Action] {
         guard var ringing = calls[sent.call.sessionId], var target = ringing.targets[sent.device],
             case .inFlight = target.stage, target.kind == sent.kind,
             target.token.registration.token == sent.token.registration.token
@@ -208,7 +208,7 @@ struct PushMachine {
     }
 
     /// Sends the retries due by `now`.
-    mutating func due(now: Int64) -> [Action] {
+    package mutating func due(now: Int64) -> [Action] {
         var actions: [Action] = []
         while let (key, dueAt) = retries.popDue(now: now) {
             guard var ringing = calls[key.sessionId], var target = ringing.targets[key.device],
@@ -223,7 +223,7 @@ struct PushMachine {
     }
 
     /// When the next retry is due, if one waits; drops the stale entries before it.
-    mutating func nextDue() -> Int64? {
+    package mutating func nextDue() -> Int64? {
         while let (key, dueAt) = retries.first {
             if let target = calls[key.sessionId]?.targets[key.device], isWaiting(target, until: dueAt) { return dueAt }
             _ = retries.popFirst()

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SignalServer
+@testable import SignalCore
 
 @Suite struct SessionIDTests {
     /// 32 lowercase hex digits, each digit of either nibble in use at every

@@ -5,12 +5,13 @@ import SignalProtocol
 /// would hold (every call as its latest change left it).
 struct StateTableDriver {
     static let caller = "alice", callee = "bob", thirdParty = "carol"
-    /// The shipped defaults, with push configured so that push actions show.
-    static let settings = SignalingSettings(config: ServerConfig(), pushes: true)
+    /// The settings the table runs with; `ringd states` passes the shipped
+    /// defaults with push configured (``StateTable/render(_:settings:)``).
+    let settings: SignalingSettings
     /// A session id no call has: what requests name while there is no call.
     static let unknownSession = String(repeating: "0", count: 32)
 
-    private(set) var machine = CallStateMachine(settings: settings)
+    private(set) var machine: CallStateMachine
     private(set) var time = SignalingTime(wall: 1_700_000_000_000, monotonic: 1_000_000)
     /// Timers scheduled and not yet fired, in scheduling order; `at` is monotonic.
     private var pending: [(timer: SignalingTimer, at: Int64)] = []
@@ -25,12 +26,17 @@ struct StateTableDriver {
     var pairCall: Call? { pairSession.flatMap { stored[$0] } }
     /// The session id requests name: the pair's call, or one that does not exist.
     var session: String { pairSession ?? Self.unknownSession }
-    var ringTimeoutMillis: Int64 { Int64(Self.settings.defaultRingTimeout) * 1000 }
+    var ringTimeoutMillis: Int64 { Int64(settings.defaultRingTimeout) * 1000 }
+
+    init(settings: SignalingSettings) {
+        self.settings = settings
+        machine = CallStateMachine(settings: settings)
+    }
 
     /// Every device of the fixture but b3 connected, and the pair's call, if
     /// any, brought to `state`.
-    static func at(_ state: CallStatus?) throws(StateTableError) -> StateTableDriver {
-        var driver = StateTableDriver()
+    static func at(_ state: CallStatus?, settings: SignalingSettings) throws(StateTableError) -> StateTableDriver {
+        var driver = StateTableDriver(settings: settings)
         for label in ["a1", "a2", "b1", "b2", "c1"] { driver.connect(label) }
         guard let state else { return driver }
         let placed = driver.send(
@@ -111,7 +117,7 @@ struct StateTableDriver {
     mutating func restart(_ policy: RestartPolicy, after away: Int64) -> StateTableObservation {
         move(to: time.monotonic + away)
         pending = []
-        machine = CallStateMachine(settings: Self.settings)
+        machine = CallStateMachine(settings: settings)
         let live = stored.values.filter { !$0.status.isTerminal }.sorted { $0.sessionId < $1.sessionId }
         return switch policy {
         case .resume: record(machine.restore(live, graceDeadlines: [:], now: time))

@@ -1,14 +1,14 @@
 import SignalSystem
 
 /// A token bucket: `burst` requests at once, refilled at `rate` per second.
-struct RateLimiter {
+package struct RateLimiter {
     private let rate: Double
     private let burst: Double
     private var tokens: Double
     private var last: Deadline
 
     /// A full bucket.
-    init(rate: Int, burst: Int) {
+    package init(rate: Int, burst: Int) {
         self.rate = Double(rate)
         self.burst = Double(burst)
         tokens = Double(burst)
@@ -16,7 +16,7 @@ struct RateLimiter {
     }
 
     /// Takes a token if one is left; false means the request is over the limit.
-    mutating func allow() -> Bool {
+    package mutating func allow() -> Bool {
         let now = Deadline.now()
         tokens = min(burst, tokens + max(0, now.seconds(since: last)) * rate)
         last = now

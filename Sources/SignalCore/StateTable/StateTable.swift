@@ -11,12 +11,12 @@ public enum StateTable {
     /// machine no longer holds, answered from the store).
     static let states: [CallStatus?] = [nil] + CallStatus.allCases
 
-    /// Every row: the states in order, and for each every input in order.
-    static func rows() throws(StateTableError) -> [StateTableRow] {
+    /// Every row with `settings`: the states in order, and for each every input in order.
+    static func rows(settings: SignalingSettings) throws(StateTableError) -> [StateTableRow] {
         var rows: [StateTableRow] = []
         for state in states {
             for input in StateTableInput.all {
-                var driver = try StateTableDriver.at(state)
+                var driver = try StateTableDriver.at(state, settings: settings)
                 let observed = input.run(&driver)
                 let next = observed.pairCall ?? driver.pairCall
                 rows.append(

@@ -1,5 +1,5 @@
 /// What a push service's answer means for the push and the token.
-enum PushAnswer: Equatable, Sendable {
+package enum PushAnswer: Equatable, Sendable {
     /// Taken.
     case sent
     /// The token is dead (uninstalled app, token for another app): remove it.

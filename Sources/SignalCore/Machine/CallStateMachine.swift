@@ -11,17 +11,17 @@ import SignalSystem
 /// Invariant: a user is a party of at most one live (non-terminal) call.
 /// Terminal calls leave the machine; the store keeps them.
 public struct CallStateMachine: Sendable {
-    let settings: SignalingSettings
+    package let settings: SignalingSettings
     /// Live calls by session id.
-    private(set) var liveCalls: [String: Call] = [:]
+    package private(set) var liveCalls: [String: Call] = [:]
     /// The live call of each user who has one.
     private var liveCallOfUser: [String: String] = [:]
     /// The ring deadline of each ringing call, on the monotonic clock.
     private(set) var ringDeadlines: [String: Int64] = [:]
     /// Connected devices: uid → device id → address.
-    private(set) var devices: [String: [String: DeviceAddress]] = [:]
+    package private(set) var devices: [String: [String: DeviceAddress]] = [:]
     /// The current grace period of each user (see ``SignalingTimer/grace(uid:generation:)``).
-    var graceGenerations: [String: UInt64] = [:]
+    package var graceGenerations: [String: UInt64] = [:]
     /// The last grace generation handed out; never repeats, so a stale timer
     /// can never match a later grace period.
     private var lastGraceGeneration: UInt64 = 0
@@ -116,7 +116,7 @@ public struct CallStateMachine: Sendable {
 
     /// The uid and device id of the device connected at `address`, if any
     /// (the test tap names devices; a scan, as the tap is for tests).
-    func deviceName(at address: DeviceAddress) -> (uid: String, deviceId: String)? {
+    package func deviceName(at address: DeviceAddress) -> (uid: String, deviceId: String)? {
         for (uid, userDevices) in devices {
             if let deviceId = userDevices.first(where: { $0.value == address })?.key { return (uid, deviceId) }
         }
@@ -221,7 +221,7 @@ public struct CallStateMachine: Sendable {
     /// Continues the sequence after `seq`, the highest position the store
     /// holds as handed out or reserved; the next change reserves anew.
     /// Also after a failed commit, whose reservation may be lost.
-    mutating func continueSequence(after seq: Int64) {
+    package mutating func continueSequence(after seq: Int64) {
         lastSeq = max(lastSeq, seq)
         reservedSeq = lastSeq
     }
@@ -238,7 +238,7 @@ public struct CallStateMachine: Sendable {
     /// their devices on every node and their grace periods. Positions after
     /// `seq` up to `reservedThrough` are the transaction's to hand out, and
     /// so are grace generations after `seq`, which no other transaction uses.
-    mutating func seed(
+    package mutating func seed(
         calls: [Call], devices: [String: [String: DeviceAddress]], graceGenerations: [String: UInt64],
         after seq: Int64, reservedThrough: Int64, now: SignalingTime
     ) {

@@ -23,13 +23,3 @@ public struct SignalingSettings: Sendable {
         self.pushes = pushes
     }
 }
-
-extension SignalingSettings {
-    /// What `config` sets: the ring timeout, both grace periods, the device limit.
-    init(config: ServerConfig, pushes: Bool) {
-        self.init(
-            defaultRingTimeout: config.ringTimeout, reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
-            maxDevicesPerUser: config.devicesPerUser, restartGraceMillis: Int64(config.restartGrace * 1000),
-            pushes: pushes)
-    }
-}

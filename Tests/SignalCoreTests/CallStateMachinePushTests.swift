@@ -1,7 +1,8 @@
+import CoreTestSupport
 import SignalProtocol
 import Testing
 
-@testable import SignalServer
+@testable import SignalCore
 
 /// The push actions: a call that starts ringing asks for a push naming the
 /// callee devices that heard it, one that stops ringing says so, and a

@@ -1,8 +1,9 @@
+import CoreTestSupport
 import SignalProtocol
 import TestSupport
 import Testing
 
-@testable import SignalServer
+@testable import SignalCore
 
 /// `acceptCall`, `rejectCall` and `cancelCall` on a ringing call.
 @Suite(.blocking) struct CallStateMachineAnswerTests {

@@ -66,7 +66,7 @@ extension CallStateMachine {
         return output
     }
 
-    static func sessionId(of request: ClientRequest) -> String? {
+    package static func sessionId(of request: ClientRequest) -> String? {
         switch request {
         case .acceptCall(let id), .rejectCall(let id, _), .cancelCall(let id), .endCall(let id), .signal(let id, _):
             return id

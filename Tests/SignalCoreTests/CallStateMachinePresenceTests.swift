@@ -1,8 +1,9 @@
+import CoreTestSupport
 import SignalProtocol
 import TestSupport
 import Testing
 
-@testable import SignalServer
+@testable import SignalCore
 
 /// `connect` and `disconnect`: the connect result, replacement, the device limit.
 @Suite(.blocking) struct CallStateMachinePresenceTests {

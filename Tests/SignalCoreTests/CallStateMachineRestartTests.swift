@@ -1,8 +1,9 @@
+import CoreTestSupport
 import SignalProtocol
 import TestSupport
 import Testing
 
-@testable import SignalServer
+@testable import SignalCore
 
 /// `restore` (`calls.onRestart: resume`), the restart grace, the change
 /// sequence and `auth` with `resume`, on a manual clock.

@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "ringbench", targets: ["ringbench"]),
         .library(name: "SignalProtocol", targets: ["SignalProtocol"]),
         .library(name: "SignalCompression", targets: ["SignalCompression"]),
+        .library(name: "SignalCore", targets: ["SignalCore"]),
         .library(name: "SignalServer", targets: ["SignalServer"]),
         .library(name: "SignalClient", targets: ["SignalClient"]),
         .library(name: "RingdTesting", targets: ["RingdTesting"]),
@@ -60,12 +61,15 @@ let package = Package(
             name: "SignalCrypto", dependencies: ["SignalProtocol", "SignalSystem", "COpenSSL"],
             path: "Sources/SignalCrypto"),
         .target(name: "SignalReactor", dependencies: ["SignalSystem", "CShim"], path: "Sources/SignalReactor"),
+        // The call machine and the other pure decisions: no sockets, files,
+        // store or reactor (LayeringTests checks its imports).
+        .target(name: "SignalCore", dependencies: ["SignalProtocol", "SignalSystem"], path: "Sources/SignalCore"),
         .target(name: "PhoneAssets", path: "Sources/PhoneAssets", resources: [.embedInCode("web")]),
         .target(
             name: "SignalServer",
             dependencies: [
-                "SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim",
-                "CSQLite", "CSystemd", "CCurl", "CLibpq", "PhoneAssets",
+                "SignalProtocol", "SignalCore", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor",
+                "CShim", "CSQLite", "CSystemd", "CCurl", "CLibpq", "PhoneAssets",
             ],
             path: "Sources/SignalServer"
         ),
@@ -76,7 +80,7 @@ let package = Package(
             ],
             path: "Sources/SignalClient"),
         .target(name: "RingdTesting", dependencies: ["SignalClient"], path: "Sources/RingdTesting"),
-        .executableTarget(name: "ringd", dependencies: ["SignalServer"], path: "Sources/ringd"),
+        .executableTarget(name: "ringd", dependencies: ["SignalServer", "SignalCore"], path: "Sources/ringd"),
         .executableTarget(name: "ws-echo", dependencies: ["SignalServer", "SignalProtocol"], path: "Sources/ws-echo"),
         .executableTarget(
             name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"],
@@ -86,9 +90,14 @@ let package = Package(
             dependencies: ["SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "CShim"],
             path: "Sources/ringbench"),
         .target(name: "TestSupport", dependencies: ["SignalCrypto", "CShim"], path: "Tests/TestSupport"),
+        .target(
+            name: "CoreTestSupport", dependencies: ["SignalCore", "SignalProtocol"], path: "Tests/CoreTestSupport"),
         .testTarget(name: "SignalProtocolTests", dependencies: ["SignalProtocol", "TestSupport"]),
         .testTarget(name: "SignalSystemTests", dependencies: ["SignalSystem", "TestSupport"]),
         .testTarget(name: "SignalCryptoTests", dependencies: ["SignalCrypto", "SignalProtocol", "TestSupport"]),
+        .testTarget(
+            name: "SignalCoreTests",
+            dependencies: ["SignalCore", "CoreTestSupport", "SignalProtocol", "SignalSystem", "TestSupport"]),
         .testTarget(name: "SignalReactorTests", dependencies: ["SignalReactor", "TestSupport"]),
         .testTarget(
             name: "SignalCompressionTests",
@@ -96,13 +105,14 @@ let package = Package(
         .testTarget(
             name: "SignalClientTests",
             dependencies: [
-                "SignalClient", "SignalServer", "SignalCompression", "SignalProtocol", "SignalSystem",
+                "SignalClient", "SignalServer", "SignalCore", "SignalCompression", "SignalProtocol", "SignalSystem",
                 "SignalCrypto", "TestSupport",
             ]),
         .testTarget(
             name: "SignalServerTests",
             dependencies: [
-                "SignalServer", "SignalClient", "SignalCompression", "SignalProtocol", "SignalSystem",
+                "SignalServer", "SignalCore", "CoreTestSupport", "SignalClient", "SignalCompression", "SignalProtocol",
+                "SignalSystem",
                 "SignalCrypto", "SignalReactor", "CShim", "TestSupport",
             ]),
         .testTarget(

@@ -15,7 +15,7 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: [.product(name: "SignalProtocol", package: "ringd")]),
         .executableTarget(
             name: "fuzz-http",
-            dependencies: ["FuzzSupport", .product(name: "SignalServer", package: "ringd")]),
+            dependencies: ["FuzzSupport", .product(name: "SignalProtocol", package: "ringd")]),
         .executableTarget(
             name: "fuzz-websocket",
             dependencies: ["FuzzSupport", .product(name: "SignalProtocol", package: "ringd")]),

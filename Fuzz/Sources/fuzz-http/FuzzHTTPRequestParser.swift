@@ -1,5 +1,5 @@
 import FuzzSupport
-import SignalServer
+import SignalProtocol
 
 // Input: one byte choosing the chunk size, then the bytes of a connection.
 // The stream is parsed whole and in chunks; the parser claims to be correct

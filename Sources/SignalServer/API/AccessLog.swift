@@ -1,3 +1,4 @@
+import SignalProtocol
 import SignalSystem
 
 /// One info line per REST request once it is answered: method, path (the

@@ -1,4 +1,5 @@
 import PhoneAssets
+import SignalProtocol
 
 /// The browser softphone (docs/PHONE.md): `GET /phone/` and its files,
 /// and `GET /` redirecting there. Every file is in the binary

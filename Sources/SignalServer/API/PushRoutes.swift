@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// Push tokens over REST, for app servers that register devices themselves

@@ -1,3 +1,4 @@
+import SignalCore
 import SignalCrypto
 import SignalProtocol
 import Synchronization

@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 extension ClusterNode {

@@ -1,4 +1,5 @@
 import Foundation
+import SignalCore
 import SignalProtocol
 import Synchronization
 

@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// One input to the machine, run as one PostgreSQL transaction on the

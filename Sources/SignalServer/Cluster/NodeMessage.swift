@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// What one transaction has for the devices of one node, sent with

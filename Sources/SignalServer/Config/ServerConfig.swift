@@ -1,3 +1,4 @@
+import SignalCore
 import SignalCrypto
 
 /// The daemon's configuration: `config.json` at the repository root holds the
@@ -149,16 +150,6 @@ public struct ServerConfig: Sendable {
     public var resolvedThreads: Int {
         threads > 0 ? threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
-}
-
-/// What happens to live calls when ringd stops and starts again.
-public enum RestartPolicy: String, Sendable {
-    /// A stop leaves them live in the store and the next start restores
-    /// them: ongoing calls go on, ringing ones ring until their deadline.
-    case resume
-    /// A stop ends them with `server_shutdown`; a start ends those a crash
-    /// left with `server_restart`.
-    case end
 }
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import SignalProtocol
 import SignalReactor
 
 /// What a request gets.

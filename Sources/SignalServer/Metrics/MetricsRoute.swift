@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// `GET /metrics`: everything ringd measures, in the Prometheus text format,

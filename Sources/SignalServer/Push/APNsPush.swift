@@ -1,4 +1,5 @@
 import Foundation
+import SignalCore
 import SignalProtocol
 
 /// VoIP pushes to APNs (HTTP/2, token-based authentication): the request

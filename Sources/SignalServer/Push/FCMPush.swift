@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// Data messages to FCM HTTP v1: the ring and, when the call stops ringing,

@@ -1,4 +1,5 @@
 import Dispatch
+import SignalCore
 import SignalProtocol
 
 /// The push worker: drives the ``PushMachine`` on a serial queue of its own

@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// Where the push tokens are stored: this node's SQLite store, or the

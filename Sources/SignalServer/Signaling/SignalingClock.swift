@@ -1,3 +1,4 @@
+import SignalCore
 import SignalSystem
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 extension SignalingService {
@@ -101,15 +102,5 @@ extension Result {
     var isSuccess: Bool {
         if case .success = self { return true }
         return false
-    }
-}
-
-extension SignalError {
-    /// The answer to `uid`'s request about `sessionId`, which is not live,
-    /// given what the store holds of it (`ringd states` answers the same way).
-    static func notLive(_ sessionId: String, stored: Call?, askedBy uid: String) -> SignalError {
-        guard let stored else { return SignalError(.sessionNotFound, "no call \(sessionId)") }
-        guard stored.isParty(uid) else { return SignalError(.notAParty, "\(uid) is not a party of call \(sessionId)") }
-        return SignalError(.terminated, "call \(sessionId) already ended (\(stored.status.rawValue))")
     }
 }

@@ -1,3 +1,4 @@
+import SignalCore
 import SignalReactor
 
 /// The signaling sessions of one event loop, by connection number, so work

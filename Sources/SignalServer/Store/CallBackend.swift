@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// Where a service's calls are decided and kept: the one seam between the

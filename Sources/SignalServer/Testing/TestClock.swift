@@ -1,3 +1,4 @@
+import SignalCore
 import Synchronization
 
 /// The service's clocks under test control: the system's, or frozen and

@@ -1,4 +1,5 @@
 import Dispatch
+import SignalCore
 import SignalCrypto
 import SignalProtocol
 import SignalReactor

@@ -1,22 +1,8 @@
+import SignalCore
 import SignalProtocol
 
-/// What went into the state machine, as the test tap shows it.
-enum TransitionInput: Sendable {
-    /// A call request of a device.
-    case request(ClientRequest, id: String, device: Device)
-    /// A device authenticated.
-    case connect(Device, requestId: String?, resumingAfter: Int64?)
-    /// A device's connection closed.
-    case disconnect(Device)
-    /// A ring timeout or a grace period came due.
-    case timer(SignalingTimer)
-    /// The calls were rebuilt from the store after a failed commit.
-    case rebuild
-    /// The machine started again from the store (a simulated crash).
-    case restart
-    /// The server stops (`calls.onRestart: end` ends the live calls).
-    case shutdown
-
+extension TransitionInput {
+    /// The input as the test tap shows it.
     var json: JSONValue {
         switch self {
         case .request(let request, let id, let device):
@@ -44,14 +30,6 @@ enum TransitionInput: Sendable {
         case .rebuild: return .object([("type", .string("rebuild"))])
         case .restart: return .object([("type", .string("restart"))])
         case .shutdown: return .object([("type", .string("shutdown"))])
-        }
-    }
-
-    /// The device the input came from, if any.
-    var device: Device? {
-        switch self {
-        case .request(_, _, let device), .connect(let device, _, _), .disconnect(let device): device
-        case .timer, .rebuild, .restart, .shutdown: nil
         }
     }
 

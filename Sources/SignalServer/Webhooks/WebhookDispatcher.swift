@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SignalCore
 import SignalProtocol
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import SignalClient
+import SignalCore
 import SignalCrypto
 import SignalServer
 

@@ -1,6 +1,7 @@
 import SignalProtocol
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// The body a transaction sends a node: each frame once, deliveries and

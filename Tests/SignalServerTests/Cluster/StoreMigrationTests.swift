@@ -1,8 +1,10 @@
+import CoreTestSupport
 import Foundation
 import SignalProtocol
 import TestSupport
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// `StoreMigrator` on a store a single node wrote: the state machine's

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 extension SignalingIntegration {
@@ -68,10 +69,10 @@ extension SignalingIntegration {
                         var pair: UInt64 = 0
                         while !stop.isSet {
                             pair += 1
-                            let caller = SignalServer.Device(
+                            let caller = SignalCore.Device(
                                 uid: "c\(index)-\(pair)", deviceId: "d",
                                 address: DeviceAddress(loop: index, connection: 2 * pair))
-                            let callee = SignalServer.Device(
+                            let callee = SignalCore.Device(
                                 uid: "e\(index)-\(pair)", deviceId: "d",
                                 address: DeviceAddress(loop: index, connection: 2 * pair + 1))
                             service.connect(caller, requestId: nil, on: signaling)

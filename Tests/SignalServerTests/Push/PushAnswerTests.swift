@@ -3,6 +3,7 @@ import SignalProtocol
 import TestSupport
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// What APNs' and FCM's answers mean, the payloads, and the provider token's

@@ -4,6 +4,7 @@ import SignalProtocol
 import TestSupport
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// A ringd whose push goes to the mock APNs and FCM (Tests/Push/mock_push.py)

@@ -1,6 +1,7 @@
 import SignalProtocol
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// The registry following another node's changes (cluster mode): the

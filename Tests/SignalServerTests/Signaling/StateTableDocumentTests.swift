@@ -3,6 +3,7 @@ import SignalProtocol
 import TestSupport
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// docs/STATES.md is `ringd states` as of now, and both formats of the
@@ -31,7 +32,7 @@ import Testing
     }
 
     @Test func theJSONHasOneObjectPerRowWithTheSameKeys() throws {
-        let rows = try StateTable.rows()
+        let rows = try StateTable.rows(settings: StateTable.shippedSettings)
         guard case .array(let objects) = try JSONValue.parse(StateTable.render(.json)) else {
             Issue.record("ringd states --format json is not an array")
             return

@@ -1,5 +1,6 @@
 import SignalProtocol
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// The stores ringd keeps calls in: SQLite in a file or in memory (a single

@@ -2,6 +2,7 @@ import SignalProtocol
 import TestSupport
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// What the service reads and keeps through ``CallBackend``, on every

@@ -1,3 +1,4 @@
+import SignalCore
 import SignalServer
 import Synchronization
 import Testing

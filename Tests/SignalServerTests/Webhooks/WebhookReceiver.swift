@@ -1,4 +1,5 @@
 import Foundation
+import SignalProtocol
 import Synchronization
 import TestSupport
 import Testing

@@ -1,6 +1,8 @@
+import CoreTestSupport
 import SignalProtocol
 import Testing
 
+@testable import SignalCore
 @testable import SignalServer
 
 /// `WebhookTrigger(change:)` for every change the state machine makes,

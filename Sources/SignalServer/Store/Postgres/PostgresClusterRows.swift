@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// The rows only a cluster has (docs/CLUSTER.md): node leases, presence,

@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// The devices' push tokens in PostgreSQL's `push_tokens`, with the rules

@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// Push tokens, one per device (`push_tokens`). They are not links

@@ -1,12 +1,5 @@
+import SignalCore
 import SignalProtocol
-
-/// A restart grace deadline to keep or drop (see ``CallStateMachine/restore(_:graceDeadlines:now:)``).
-public enum RestartGraceChange: Hashable, Sendable {
-    /// `uid` must be back by `deadline` (ms since the Unix epoch).
-    case set(uid: String, deadline: Int64)
-    /// `uid` came back, or its call ended.
-    case clear(uid: String)
-}
 
 /// What the store holds for a start to continue from.
 public struct StoreContinuity: Sendable {

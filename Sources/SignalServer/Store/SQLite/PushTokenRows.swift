@@ -1,3 +1,4 @@
+import SignalCore
 import SignalProtocol
 
 /// What saving a push token did: the token as stored, the devices that
@@ -7,14 +8,6 @@ struct PushTokenSaved: Sendable {
     var token: RegisteredPushToken
     var movedFrom: [PushDeviceKey]
     var evicted: [PushDeviceKey] = []
-}
-
-/// A device as push knows it: a user's device id.
-struct PushDeviceKey: Hashable, Sendable, CustomStringConvertible {
-    var uid: String
-    var deviceId: String
-
-    var description: String { "\(uid)/\(deviceId)" }
 }
 
 /// The devices' push tokens in `push_tokens`.

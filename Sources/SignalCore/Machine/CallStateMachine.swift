@@ -1,0 +1,277 @@
+import SignalProtocol
+import SignalSystem
+
+/// The ringing semantics, free of I/O: presence of devices, live calls, busy,
+/// glare, ring timeouts, reconnect grace, shutdown and restart. Every input
+/// is a `mutating func` taking the current ``SignalingTime`` and returning a
+/// ``SignalingOutput``: the ``CallChange``s to commit and the actions to
+/// perform once they are committed. Timers are actions too, so tests run the
+/// semantics on a manual clock.
+///
+/// Invariant: a user is a party of at most one live (non-terminal) call.
+/// Terminal calls leave the machine; the store keeps them.
+public struct CallStateMachine: Sendable {
+    package let settings: SignalingSettings
+    /// Live calls by session id.
+    package private(set) var liveCalls: [String: Call] = [:]
+    /// The live call of each user who has one.
+    private var liveCallOfUser: [String: String] = [:]
+    /// The ring deadline of each ringing call, on the monotonic clock.
+    private(set) var ringDeadlines: [String: Int64] = [:]
+    /// Connected devices: uid → device id → address.
+    package private(set) var devices: [String: [String: DeviceAddress]] = [:]
+    /// The current grace period of each user (see ``SignalingTimer/grace(uid:generation:)``).
+    package var graceGenerations: [String: UInt64] = [:]
+    /// The last grace generation handed out; never repeats, so a stale timer
+    /// can never match a later grace period.
+    private var lastGraceGeneration: UInt64 = 0
+    /// The restart grace deadline (wall clock, ms) of each party of a
+    /// restored call that has not come back yet; kept in the store too, so
+    /// that no later start extends it.
+    var restartGraceDeadlines: [String: Int64] = [:]
+    /// The store-wide position of the last change made (see ``Call/seq``).
+    private(set) var lastSeq: Int64 = 0
+    /// The highest position the store has reserved: positions up to it are
+    /// handed out without writing the store's counter, which is raised a
+    /// block at a time (a crash skips what was left of the block).
+    private(set) var reservedSeq: Int64 = 0
+    /// Positions reserved at once.
+    static let seqReservationBlock: Int64 = 1000
+    private let makeSessionId: @Sendable () -> String
+
+    /// A machine with no devices and no calls. `makeSessionId` must return
+    /// unique ids (tests inject a deterministic one).
+    public init(settings: SignalingSettings, makeSessionId: @escaping @Sendable () -> String = SessionID.random) {
+        self.settings = settings
+        self.makeSessionId = makeSessionId
+    }
+
+    /// The live call `uid` is a party of.
+    public func liveCall(of uid: String) -> Call? {
+        liveCallOfUser[uid].flatMap { liveCalls[$0] }
+    }
+
+    public func liveCall(sessionId: String) -> Call? { liveCalls[sessionId] }
+
+    // MARK: Presence
+
+    /// A device authenticated. Replaces a device of the same uid and id
+    /// (closing the old connection with 4003), refuses one over the per-user
+    /// limit (error result, then close 4001), ends the user's grace period,
+    /// and replies with the user's live call, and with what changed after
+    /// `resumingAfter` when the device resumes.
+    public mutating func connect(_ device: Device, requestId: String?, resumingAfter: Int64? = nil) -> SignalingOutput {
+        var output = SignalingOutput()
+        var userDevices = devices[device.uid] ?? [:]
+        if let previous = userDevices[device.deviceId] {
+            if previous != device.address {
+                output.actions.append(
+                    .close(previous, code: .replaced, reason: "replaced by a new connection of this device"))
+            }
+        } else if userDevices.count >= settings.maxDevicesPerUser {
+            output.actions.append(
+                .reply(
+                    device.address, id: requestId,
+                    .failure(
+                        SignalError(
+                            .tooManyDevices, "\(device.uid) already has \(settings.maxDevicesPerUser) devices connected"
+                        ))))
+            output.actions.append(.close(device.address, code: .notAuthenticated, reason: "too many devices"))
+            return output
+        }
+        userDevices[device.deviceId] = device.address
+        devices[device.uid] = userDevices
+        graceGenerations[device.uid] = nil
+        endRestartGrace(of: device.uid, into: &output)
+        let authentication = Authentication(
+            uid: device.uid, deviceId: device.deviceId, activeCall: liveCall(of: device.uid),
+            seq: lastSeq)
+        if let resumingAfter {
+            output.actions.append(
+                .replyResuming(device.address, id: requestId, authentication, afterSeq: resumingAfter))
+        } else {
+            output.actions.append(.reply(device.address, id: requestId, .success(.authenticated(authentication))))
+        }
+        return output
+    }
+
+    /// A device's connection closed. When it was the user's last device and the
+    /// user is in a live call, the grace period starts.
+    public mutating func disconnect(_ device: Device, now: SignalingTime) -> SignalingOutput {
+        var output = SignalingOutput()
+        guard devices[device.uid]?[device.deviceId] == device.address else { return output }
+        devices[device.uid]?[device.deviceId] = nil
+        guard devices[device.uid]?.isEmpty == true else { return output }
+        devices[device.uid] = nil
+        guard liveCallOfUser[device.uid] != nil else {
+            graceGenerations[device.uid] = nil
+            return output
+        }
+        startGrace(of: device.uid, now: now, into: &output)
+        return output
+    }
+
+    /// The ids of `uid`'s connected devices, sorted.
+    func connectedDeviceIds(of uid: String) -> [String] { (devices[uid] ?? [:]).keys.sorted() }
+
+    /// The uid and device id of the device connected at `address`, if any
+    /// (the test tap names devices; a scan, as the tap is for tests).
+    package func deviceName(at address: DeviceAddress) -> (uid: String, deviceId: String)? {
+        for (uid, userDevices) in devices {
+            if let deviceId = userDevices.first(where: { $0.value == address })?.key { return (uid, deviceId) }
+        }
+        return nil
+    }
+
+    /// Whether `device` is the registered device at its address.
+    func isRegistered(_ device: Device) -> Bool {
+        devices[device.uid]?[device.deviceId] == device.address
+    }
+
+    /// Starts a new grace period for `uid`, whose devices are all gone:
+    /// the reconnect grace from `now`, or until the monotonic `deadline`.
+    mutating func startGrace(
+        of uid: String, now: SignalingTime, until deadline: Int64? = nil,
+        into output: inout SignalingOutput
+    ) {
+        lastGraceGeneration += 1
+        graceGenerations[uid] = lastGraceGeneration
+        output.actions.append(
+            .schedule(
+                .grace(uid: uid, generation: lastGraceGeneration),
+                at: deadline ?? now.monotonic + settings.reconnectGraceMillis))
+    }
+
+    /// `uid` came back or its call ended: its restart grace is over, in the store too.
+    mutating func endRestartGrace(of uid: String, into output: inout SignalingOutput) {
+        if restartGraceDeadlines.removeValue(forKey: uid) != nil { output.restartGrace.append(.clear(uid: uid)) }
+    }
+
+    // MARK: Changes
+
+    /// Records a change: gives it the next position in the sequence, keeps
+    /// the call live or retires it, keeps its ring deadline while it rings,
+    /// queues the change for the store, and tells every device of both
+    /// parties except `actor`. Returns the call as changed.
+    @discardableResult
+    mutating func commit(
+        _ change: CallChange, except actor: DeviceAddress?, now: SignalingTime,
+        into output: inout SignalingOutput
+    ) -> Call {
+        var change = change
+        lastSeq += 1
+        change.after.seq = lastSeq
+        if lastSeq > reservedSeq {
+            reservedSeq = lastSeq + Self.seqReservationBlock - 1
+            output.seqReservation = reservedSeq
+        }
+        let call = change.after
+        if call.status == .initiated {
+            if ringDeadlines[call.sessionId] == nil {
+                let deadline = now.monotonic(atWall: call.ringDeadline)
+                ringDeadlines[call.sessionId] = deadline
+                output.actions.append(.schedule(.ring(sessionId: call.sessionId), at: deadline))
+                if settings.pushes {
+                    output.actions.append(.push(call, connected: connectedDeviceIds(of: call.receiver)))
+                }
+            }
+        } else if ringDeadlines.removeValue(forKey: call.sessionId) != nil {
+            output.actions.append(.cancel(.ring(sessionId: call.sessionId)))
+            if settings.pushes { output.actions.append(.pushStopped(call)) }
+        }
+        if call.status.isTerminal {
+            liveCalls[call.sessionId] = nil
+            for uid in [call.initiator, call.receiver] where liveCallOfUser[uid] == call.sessionId {
+                liveCallOfUser[uid] = nil
+                endRestartGrace(of: uid, into: &output)
+            }
+        } else {
+            liveCalls[call.sessionId] = call
+            liveCallOfUser[call.initiator] = call.sessionId
+            liveCallOfUser[call.receiver] = call.sessionId
+        }
+        output.changes.append(change)
+        let recipients = [call.initiator, call.receiver].flatMap { uid in
+            (devices[uid] ?? [:]).values.sorted(by: Self.addressOrder).filter { $0 != actor }
+        }
+        if !recipients.isEmpty { output.actions.append(.event(call, to: recipients)) }
+        return call
+    }
+
+    /// Applies `transition` to the live call `call` and commits the change.
+    mutating func commit(
+        _ transition: CallTransition, to call: Call, by actor: CallActor, except address: DeviceAddress?,
+        now: SignalingTime, into output: inout SignalingOutput
+    ) throws(SignalError) -> Call {
+        let next = try call.applying(transition, by: actor, at: now.wall)
+        return commit(
+            CallChange(before: call, after: next, transition: transition, actor: actor), except: address,
+            now: now, into: &output)
+    }
+
+    /// Takes `call`, live in the store, into the machine as it is.
+    mutating func adopt(_ call: Call, now: SignalingTime) {
+        guard !call.status.isTerminal else { return }
+        liveCalls[call.sessionId] = call
+        liveCallOfUser[call.initiator] = call.sessionId
+        liveCallOfUser[call.receiver] = call.sessionId
+        if call.status == .initiated { ringDeadlines[call.sessionId] = now.monotonic(atWall: call.ringDeadline) }
+    }
+
+    /// Continues the sequence after `seq`, the highest position the store
+    /// holds as handed out or reserved; the next change reserves anew.
+    /// Also after a failed commit, whose reservation may be lost.
+    package mutating func continueSequence(after seq: Int64) {
+        lastSeq = max(lastSeq, seq)
+        reservedSeq = lastSeq
+    }
+
+    /// Drops every live call (before adopting the store's).
+    mutating func forgetLiveCalls() {
+        liveCalls = [:]
+        liveCallOfUser = [:]
+        ringDeadlines = [:]
+    }
+
+    /// Makes this (new) machine the part of a cluster's state one
+    /// transaction locked (docs/CLUSTER.md): the live calls of its users,
+    /// their devices on every node and their grace periods. Positions after
+    /// `seq` up to `reservedThrough` are the transaction's to hand out, and
+    /// so are grace generations after `seq`, which no other transaction uses.
+    package mutating func seed(
+        calls: [Call], devices: [String: [String: DeviceAddress]], graceGenerations: [String: UInt64],
+        after seq: Int64, reservedThrough: Int64, now: SignalingTime
+    ) {
+        for call in calls { adopt(call, now: now) }
+        self.devices = devices
+        self.graceGenerations = graceGenerations
+        lastSeq = seq
+        reservedSeq = reservedThrough
+        lastGraceGeneration = UInt64(max(0, seq))
+    }
+
+    func newSessionId() -> String { makeSessionId() }
+
+    /// Deterministic fan-out order, so tests and logs are stable.
+    static func addressOrder(_ lhs: DeviceAddress, _ rhs: DeviceAddress) -> Bool {
+        (lhs.node, lhs.loop, lhs.connection) < (rhs.node, rhs.loop, rhs.connection)
+    }
+}
+
+/// Session ids: 128 random bits as 32 lowercase hex digits.
+public enum SessionID {
+    @Sendable public static func random() -> String {
+        withUnsafeTemporaryAllocation(byteCount: 16, alignment: 1) { bytes in
+            fillRandom(bytes)
+            return String(unsafeUninitializedCapacity: 32) { text in
+                for (index, byte) in bytes.enumerated() {
+                    text[2 * index] = hexDigits[Int(byte >> 4)]
+                    text[2 * index + 1] = hexDigits[Int(byte & 0x0F)]
+                }
+                return 32
+            }
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+}

@@ -4,32 +4,51 @@
 /// meanwhile (cheaper than removing it from the middle). One heap for the
 /// event loops' timers (``Deadline``s) and the server's pure schedules
 /// (milliseconds as `Int64`), so that the sift logic exists once.
+///
+/// `@inlinable` throughout: the users are in other modules, and an
+/// unspecialized generic heap (witness tables and metadata at every
+/// comparison) cost the timer path thousands of instructions per call.
 public struct DueHeap<Due: Comparable, Item> {
-    fileprivate struct Entry {
-        var dueAt: Due
-        var order: UInt64
-        var item: Item
+    @usableFromInline
+    struct Entry {
+        @usableFromInline var dueAt: Due
+        @usableFromInline var order: UInt64
+        @usableFromInline var item: Item
+
+        @inlinable
+        init(dueAt: Due, order: UInt64, item: Item) {
+            self.dueAt = dueAt
+            self.order = order
+            self.item = item
+        }
 
         /// Earlier due first; equal due times in the order pushed.
+        @inlinable
         func precedes(_ other: Entry) -> Bool {
             dueAt < other.dueAt || (dueAt == other.dueAt && order < other.order)
         }
     }
 
-    private var heap: [Entry] = []
-    private var pushed: UInt64 = 0
+    @usableFromInline var heap: [Entry] = []
+    @usableFromInline var pushed: UInt64 = 0
 
+    @inlinable
     public init() {}
 
+    @inlinable
     public var isEmpty: Bool { heap.isEmpty }
+    @inlinable
     public var count: Int { heap.count }
 
     /// The earliest due time, if any item waits.
+    @inlinable
     public var nextDue: Due? { heap.first?.dueAt }
 
     /// The earliest item and its due time, left in place.
+    @inlinable
     public var first: (item: Item, dueAt: Due)? { heap.first.map { ($0.item, $0.dueAt) } }
 
+    @inlinable
     public mutating func push(_ item: Item, dueAt: Due) {
         pushed += 1
         heap.append(Entry(dueAt: dueAt, order: pushed, item: item))
@@ -43,6 +62,7 @@ public struct DueHeap<Due: Comparable, Item> {
     }
 
     /// Removes and returns the earliest item, with its due time, if it is due by `now`.
+    @inlinable
     public mutating func popDue(now: Due) -> (item: Item, dueAt: Due)? {
         guard let top = heap.first, top.dueAt <= now else { return nil }
         return popFirst()
@@ -50,6 +70,7 @@ public struct DueHeap<Due: Comparable, Item> {
 
     /// Removes and returns the earliest item, with its due time, due or not
     /// (to drop a stale entry found at the top).
+    @inlinable
     public mutating func popFirst() -> (item: Item, dueAt: Due)? {
         guard let top = heap.first else { return nil }
         let last = heap.removeLast()
@@ -70,6 +91,7 @@ public struct DueHeap<Due: Comparable, Item> {
     }
 
     /// Drops every item (when all are known stale).
+    @inlinable
     public mutating func removeAll() { heap.removeAll() }
 }
 

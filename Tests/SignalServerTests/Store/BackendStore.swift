@@ -142,10 +142,9 @@ final class BackendStore {
         switch opened {
         case .sqlite(let test):
             try waitForResult {
-                test.store.submit(
-                    writes: true,
-                    { connection throws(StoreError) in for delivery in deliveries { try connection.insert(delivery) } },
-                    completion: $0)
+                test.store.submit(writes: true, completion: $0) { connection throws(StoreError) in
+                    for delivery in deliveries { try connection.insert(delivery) }
+                }
             }.get()
         case .postgres(_, let node):
             try onWorker(node) { db throws(StoreError) in

@@ -10,9 +10,9 @@ extension CallStore {
         _ token: RegisteredPushToken, limit: Int,
         completion: @escaping @Sendable (Result<PushTokenSaved, StoreError>) -> Void
     ) {
-        submit(
-            writes: true, { connection throws(StoreError) in try connection.save(token, limit: limit) },
-            completion: completion)
+        submit(writes: true, completion: completion) { connection throws(StoreError) in
+            try connection.save(token, limit: limit)
+        }
     }
 
     /// Removes the token of `device`; with `only`, only while it is that
@@ -21,11 +21,9 @@ extension CallStore {
         of device: PushDeviceKey, only token: RegisteredPushToken? = nil,
         completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void
     ) {
-        submit(
-            writes: true,
-            { connection throws(StoreError) in
-                try connection.deletePushToken(of: device, only: token)
-            }, completion: completion)
+        submit(writes: true, completion: completion) { connection throws(StoreError) in
+            try connection.deletePushToken(of: device, only: token)
+        }
     }
 
     /// Every stored token. Blocks until read (for start-up).

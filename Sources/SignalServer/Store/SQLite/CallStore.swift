@@ -139,13 +139,13 @@ public final class CallStore: Sendable {
         completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
         let writes = !changes.isEmpty || reservingSeq != nil || !restartGrace.isEmpty
-        submit(
-            writes: writes, chained: writes || followsEarlierChanges, wakeWriter: wakeWriter,
-            { connection throws(StoreError) in
-                try Self.write(
-                    changes, reservingSeq: reservingSeq, restartGrace: restartGrace, recording: recording,
-                    on: connection)
-            }, completion: completion)
+        let chained = writes || followsEarlierChanges
+        submit(writes: writes, chained: chained, wakeWriter: wakeWriter, completion: completion) {
+            connection throws(StoreError) in
+            try Self.write(
+                changes, reservingSeq: reservingSeq, restartGrace: restartGrace, recording: recording,
+                on: connection)
+        }
     }
 
     /// ``commit(_:reservingSeq:restartGrace:wakeWriter:recording:completion:)``,
@@ -179,22 +179,18 @@ public final class CallStore: Sendable {
         of uid: String, after seq: Int64, limit: Int, wakeWriter: Bool = true,
         completion: @escaping @Sendable (Result<ChangedCalls, StoreError>) -> Void
     ) {
-        submit(
-            writes: false, wakeWriter: wakeWriter,
-            { connection throws(StoreError) in
-                try connection.changedCalls(of: uid, after: seq, limit: limit)
-            }, completion: completion)
+        submit(writes: false, wakeWriter: wakeWriter, completion: completion) { connection throws(StoreError) in
+            try connection.changedCalls(of: uid, after: seq, limit: limit)
+        }
     }
 
     /// Starts the change chain afresh after a failed commit, once every
     /// commit queued before has failed or committed, and reads the calls the
     /// store holds as live then: what memory must be rebuilt from.
     func recoverChain(completion: @escaping @Sendable (Result<[Call], StoreError>) -> Void) {
-        submit(
-            writes: false, resetsChain: true,
-            { connection throws(StoreError) in
-                try connection.liveCalls()
-            }, completion: completion)
+        submit(writes: false, resetsChain: true, completion: completion) { connection throws(StoreError) in
+            try connection.liveCalls()
+        }
     }
 
     /// Makes the store fail where `hook` returns an error (tests, and crash
@@ -239,20 +235,16 @@ public final class CallStore: Sendable {
         for uid: String, query: CallLogFilter,
         completion: @escaping @Sendable (Result<CallLogPage, StoreError>) -> Void
     ) {
-        submit(
-            writes: false,
-            { connection throws(StoreError) in
-                try connection.callLogs(for: uid, query: query)
-            }, completion: completion)
+        submit(writes: false, completion: completion) { connection throws(StoreError) in
+            try connection.callLogs(for: uid, query: query)
+        }
     }
 
     /// Fetches the call with `sessionId`; nil if none is stored.
     public func call(sessionId: String, completion: @escaping @Sendable (Result<Call?, StoreError>) -> Void) {
-        submit(
-            writes: false,
-            { connection throws(StoreError) in
-                try connection.call(sessionId: sessionId)
-            }, completion: completion)
+        submit(writes: false, completion: completion) { connection throws(StoreError) in
+            try connection.call(sessionId: sessionId)
+        }
     }
 
     /// Records that `uid`'s tokens issued at or before `revokedAt` (ms) are
@@ -262,11 +254,9 @@ public final class CallStore: Sendable {
         uid: String, revokedAt: Int64,
         completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
-        submit(
-            writes: true,
-            { connection throws(StoreError) in
-                try connection.saveRevocation(uid: uid, revokedAt: revokedAt)
-            }, completion: completion)
+        submit(writes: true, completion: completion) { connection throws(StoreError) in
+            try connection.saveRevocation(uid: uid, revokedAt: revokedAt)
+        }
     }
 
     /// Every stored revocation, uid to `revokedAt`. Blocks until read (for
@@ -299,11 +289,9 @@ public final class CallStore: Sendable {
         from seq: Int64, limit: Int,
         completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void
     ) {
-        submit(
-            writes: false,
-            { connection throws(StoreError) in
-                try connection.pendingWebhookDeliveries(from: seq, limit: limit)
-            }, completion: completion)
+        submit(writes: false, completion: completion) { connection throws(StoreError) in
+            try connection.pendingWebhookDeliveries(from: seq, limit: limit)
+        }
     }
 
     /// ``pendingWebhookDeliveries(from:limit:completion:)``, blocking (for start-up).
@@ -319,8 +307,8 @@ public final class CallStore: Sendable {
         _ delivery: WebhookDelivery,
         completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
-        submit(
-            writes: true, { connection throws(StoreError) in try connection.update(delivery) }, completion: completion)
+        submit(writes: true, completion: completion) { connection throws(StoreError) in try connection.update(delivery)
+        }
     }
 
     /// One page of the webhook outbox, newest change first.
@@ -328,9 +316,9 @@ public final class CallStore: Sendable {
         _ query: WebhookDeliveryQuery,
         completion: @escaping @Sendable (Result<(deliveries: [WebhookDelivery], next: String?), StoreError>) -> Void
     ) {
-        submit(
-            writes: false, { connection throws(StoreError) in try connection.webhookDeliveries(query) },
-            completion: completion)
+        submit(writes: false, completion: completion) { connection throws(StoreError) in
+            try connection.webhookDeliveries(query)
+        }
     }
 
     /// Sets the failed delivery of `seq` to `endpoint` (or, with nil, every
@@ -340,25 +328,23 @@ public final class CallStore: Sendable {
         endpoint: String?, seq: Int64?, now: Int64,
         completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void
     ) {
-        submit(
-            writes: true,
-            { connection throws(StoreError) in
-                var failed: [WebhookDelivery]
-                if let endpoint, let seq {
-                    failed = try connection.webhookDelivery(endpoint: endpoint, seq: seq).map { [$0] } ?? []
-                } else {
-                    failed = try connection.failedWebhookDeliveries()
-                }
-                failed = failed.filter { $0.status == .failed }
-                for index in failed.indices {
-                    failed[index].status = .pending
-                    failed[index].attempts = 0
-                    failed[index].nextAttemptAt = now
-                    failed[index].updatedAt = now
-                    try connection.update(failed[index])
-                }
-                return failed
-            }, completion: completion)
+        submit(writes: true, completion: completion) { connection throws(StoreError) in
+            var failed: [WebhookDelivery]
+            if let endpoint, let seq {
+                failed = try connection.webhookDelivery(endpoint: endpoint, seq: seq).map { [$0] } ?? []
+            } else {
+                failed = try connection.failedWebhookDeliveries()
+            }
+            failed = failed.filter { $0.status == .failed }
+            for index in failed.indices {
+                failed[index].status = .pending
+                failed[index].attempts = 0
+                failed[index].nextAttemptAt = now
+                failed[index].updatedAt = now
+                try connection.update(failed[index])
+            }
+            return failed
+        }
     }
 
     /// Deletes up to `limit` settled deliveries last touched before `cutoff`.
@@ -366,11 +352,9 @@ public final class CallStore: Sendable {
         before cutoff: Int64, limit: Int,
         completion: @escaping @Sendable (Result<Int, StoreError>) -> Void
     ) {
-        submit(
-            writes: true,
-            { connection throws(StoreError) in
-                try connection.pruneWebhookDeliveries(before: cutoff, limit: limit)
-            }, completion: completion)
+        submit(writes: true, completion: completion) { connection throws(StoreError) in
+            try connection.pruneWebhookDeliveries(before: cutoff, limit: limit)
+        }
     }
 
     /// Blocks until every job queued before the call has completed (its
@@ -380,7 +364,7 @@ public final class CallStore: Sendable {
     public func flush() {
         guard !runner.holdsConnection else { return }
         let done = DispatchSemaphore(value: 0)
-        submit(writes: false, { _ throws(StoreError) in }, completion: { [self] _ in afterBatch { done.signal() } })
+        submit(writes: false, completion: { [self] _ in afterBatch { done.signal() } }) { _ throws(StoreError) in }
         done.wait()
     }
 
@@ -406,8 +390,8 @@ public final class CallStore: Sendable {
     func submit<Value: Sendable>(
         writes: Bool, chained: Bool = false, resetsChain: Bool = false,
         wakeWriter: Bool = true,
-        _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value,
-        completion: @escaping @Sendable (Result<Value, StoreError>) -> Void
+        completion: @escaping @Sendable (Result<Value, StoreError>) -> Void,
+        _ body: @escaping @Sendable (StoreConnection) throws(StoreError) -> Value
     ) {
         let job = StoreJob(
             writes: writes, chained: chained, resetsChain: resetsChain, body: body, completion: completion)
@@ -429,10 +413,12 @@ public final class CallStore: Sendable {
         }
         let outcome = Mutex<Result<Value, StoreError>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        submit(writes: writes, chained: chained, body) { result in
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
+        submit(
+            writes: writes, chained: chained,
+            completion: { result in
+                outcome.withLock { $0 = result }
+                done.signal()
+            }, body)
         done.wait()
         guard let result = outcome.withLock({ $0 }) else {
             throw StoreError(.closed, "the call store finished without running the job")

@@ -187,3 +187,18 @@ final class BackendStore {
         }
     }
 }
+
+extension WebhookDelivery {
+    /// A pending delivery of change `seq` whose body holds a non-ASCII
+    /// character (bytes must come back as written), for the outbox tests.
+    static func fixture(
+        _ seq: Int64, endpoint: String = "http://a/hook", session: String = "s1",
+        status: WebhookDeliveryStatus = .pending, updatedAt: Int64 = 1000
+    ) -> WebhookDelivery {
+        WebhookDelivery(
+            endpoint: endpoint, seq: seq, eventId: "evt_\(session)_\(seq)", sessionId: session,
+            trigger: "call_initiated", createdAt: 1000 + seq, body: Array("{\"seq\":\(seq),\"x\":\"é\"}".utf8),
+            status: status, attempts: 0, nextAttemptAt: 1000 + seq, lastStatus: nil, lastError: nil,
+            updatedAt: updatedAt)
+    }
+}

@@ -227,17 +227,6 @@ import Testing
 
     // MARK: Webhook deliveries
 
-    static func delivery(
-        _ seq: Int64, endpoint: String = "http://a/hook", session: String = "s1",
-        status: WebhookDeliveryStatus = .pending, updatedAt: Int64 = 1000
-    ) -> WebhookDelivery {
-        WebhookDelivery(
-            endpoint: endpoint, seq: seq, eventId: "evt_\(session)_\(seq)", sessionId: session,
-            trigger: "call_initiated", createdAt: 1000 + seq, body: Array("{\"seq\":\(seq),\"x\":\"é\"}".utf8),
-            status: status, attempts: 0, nextAttemptAt: 1000 + seq, lastStatus: nil, lastError: nil,
-            updatedAt: updatedAt)
-    }
-
     /// Pending deliveries come oldest change first, a page at a time, the
     /// next page from after the last one's change (as the dispatcher reads
     /// its backlog), every field and the body's bytes as written.
@@ -245,15 +234,16 @@ import Testing
     func pendingDeliveriesComeOldestFirstInPages(_ backend: StoreBackend) throws {
         try with(backend) { store in
             try store.insert([
-                Self.delivery(24), Self.delivery(8, session: "s2"),
-                Self.delivery(8, endpoint: "http://b/hook", session: "s2"),
-                Self.delivery(12, status: .delivered), Self.delivery(14, status: .failed),
+                WebhookDelivery.fixture(24), WebhookDelivery.fixture(8, session: "s2"),
+                WebhookDelivery.fixture(8, endpoint: "http://b/hook", session: "s2"),
+                WebhookDelivery.fixture(12, status: .delivered), WebhookDelivery.fixture(14, status: .failed),
             ])
-            try store.insert([Self.delivery(16)])
+            try store.insert([WebhookDelivery.fixture(16)])
             let first = try store.pendingDeliveries(from: 0, limit: 3)
             #expect(
                 first.map { "\($0.seq) \($0.endpoint)" } == ["8 http://a/hook", "8 http://b/hook", "16 http://a/hook"])
-            #expect(first.first == Self.delivery(8, session: "s2"), "every field and the body's bytes come back")
+            #expect(
+                first.first == WebhookDelivery.fixture(8, session: "s2"), "every field and the body's bytes come back")
             let next = try #require(first.last).seq + 1
             #expect(try store.pendingDeliveries(from: next, limit: 3).map(\.seq) == [24])
             #expect(try store.pendingDeliveries(from: 25, limit: 3).isEmpty)
@@ -266,13 +256,14 @@ import Testing
     func anAttemptsOutcomeIsKeptAndFailedOnesAreRetried(_ backend: StoreBackend) throws {
         try with(backend) { store in
             try store.insert([
-                Self.delivery(8), Self.delivery(16), Self.delivery(24), Self.delivery(8, endpoint: "http://b/hook"),
+                WebhookDelivery.fixture(8), WebhookDelivery.fixture(16), WebhookDelivery.fixture(24),
+                WebhookDelivery.fixture(8, endpoint: "http://b/hook"),
             ])
             // The dispatcher records what it read.
             #expect(try store.pendingDeliveries(from: 0, limit: 10).count == 4)
             var failed: [WebhookDelivery] = []
             for (seq, endpoint) in [(8, "http://a/hook"), (8, "http://b/hook"), (24, "http://a/hook")] {
-                var delivery = Self.delivery(Int64(seq), endpoint: endpoint)
+                var delivery = WebhookDelivery.fixture(Int64(seq), endpoint: endpoint)
                 delivery.status = .failed
                 delivery.attempts = 3
                 delivery.lastStatus = 500
@@ -281,7 +272,7 @@ import Testing
                 try store.saveAttempt(delivery)
                 failed.append(delivery)
             }
-            var delivered = Self.delivery(16)
+            var delivered = WebhookDelivery.fixture(16)
             delivered.status = .delivered
             delivered.attempts = 1
             delivered.lastStatus = 204
@@ -322,10 +313,11 @@ import Testing
     func theOutboxIsListedNewestFirstAndPrunedOfSettledDeliveries(_ backend: StoreBackend) throws {
         try with(backend) { store in
             try store.insert([
-                Self.delivery(8, endpoint: "http://B"), Self.delivery(8, endpoint: "http://a"),
-                Self.delivery(16, status: .delivered, updatedAt: 100),
-                Self.delivery(24, status: .failed, updatedAt: 100), Self.delivery(32, updatedAt: 100),
-                Self.delivery(40, status: .delivered, updatedAt: 5000),
+                WebhookDelivery.fixture(8, endpoint: "http://B"), WebhookDelivery.fixture(8, endpoint: "http://a"),
+                WebhookDelivery.fixture(16, status: .delivered, updatedAt: 100),
+                WebhookDelivery.fixture(24, status: .failed, updatedAt: 100),
+                WebhookDelivery.fixture(32, updatedAt: 100),
+                WebhookDelivery.fixture(40, status: .delivered, updatedAt: 5000),
             ])
             var seen: [String] = []
             var query = WebhookDeliveryQuery(limit: 2)

@@ -7,17 +7,6 @@ import Testing
 /// the leader, rows are claimed once per term, a new term takes over an
 /// old one's rows, and an attempt is recorded only by the term holding the row.
 @Suite(.serialized) struct PostgresWebhookRowsTests {
-    static func delivery(
-        _ seq: Int64, endpoint: String = "http://a/hook", session: String = "s1",
-        status: WebhookDeliveryStatus = .pending, updatedAt: Int64 = 1000
-    ) -> WebhookDelivery {
-        WebhookDelivery(
-            endpoint: endpoint, seq: seq, eventId: "evt_\(session)_\(seq)", sessionId: session,
-            trigger: "call_initiated", createdAt: 1000 + seq, body: Array("{\"seq\":\(seq),\"x\":\"é\"}".utf8),
-            status: status, attempts: 0, nextAttemptAt: 1000 + seq, lastStatus: nil, lastError: nil,
-            updatedAt: updatedAt)
-    }
-
     static func database() throws -> (ThrowawayPostgres, PostgresConnection, PostgresConnection) {
         let server = try ThrowawayPostgres()
         let connection = try server.migratedConnection(), other = try PostgresConnection(url: server.url)
@@ -40,14 +29,14 @@ import Testing
         try leader.execute("LISTEN \(PostgresConnection.webhookChannel)")
         try connection.transaction { () throws(PostgresError) in
             try connection.insert([
-                Self.delivery(24), Self.delivery(8, session: "s2"),
-                Self.delivery(8, endpoint: "http://b/hook", session: "s2"),
+                WebhookDelivery.fixture(24), WebhookDelivery.fixture(8, session: "s2"),
+                WebhookDelivery.fixture(8, endpoint: "http://b/hook", session: "s2"),
             ])
         }
-        try connection.transaction { () throws(PostgresError) in try connection.insert([Self.delivery(16)]) }
+        try connection.transaction { () throws(PostgresError) in try connection.insert([WebhookDelivery.fixture(16)]) }
         // A rolled-back change leaves no delivery and tells no one.
         _ = try? connection.transaction { () throws(PostgresError) in
-            try connection.insert([Self.delivery(32)])
+            try connection.insert([WebhookDelivery.fixture(32)])
             throw PostgresError(sqlState: nil, message: "the change failed")
         }
         // Notifications come in commit order: what the rollback would have sent comes before this one.
@@ -56,7 +45,7 @@ import Testing
 
         let first = try leader.claimWebhookDeliveries(term: 7, limit: 3)
         #expect(first.map { "\($0.seq) \($0.endpoint)" } == ["8 http://a/hook", "8 http://b/hook", "16 http://a/hook"])
-        #expect(first[0] == Self.delivery(8, session: "s2"), "every field and the body's bytes come back")
+        #expect(first[0] == WebhookDelivery.fixture(8, session: "s2"), "every field and the body's bytes come back")
         #expect(try leader.claimWebhookDeliveries(term: 7, limit: 10).map(\.seq) == [24])
         #expect(try leader.claimWebhookDeliveries(term: 7, limit: 10).isEmpty, "a term claims a row once")
         // A new leader takes every pending row, whoever held it.
@@ -66,9 +55,9 @@ import Testing
     @Test func onlyTheHoldingTermRecordsAnAttemptAndFailedRowsAreRetried() throws {
         let (server, connection, other) = try Self.database()
         defer { server.stop() }
-        try connection.insert([Self.delivery(8), Self.delivery(16)])
+        try connection.insert([WebhookDelivery.fixture(8), WebhookDelivery.fixture(16)])
         _ = try connection.claimWebhookDeliveries(term: 1, limit: 10)
-        var failed = Self.delivery(8)
+        var failed = WebhookDelivery.fixture(8)
         failed.status = .failed
         failed.attempts = 3
         failed.lastStatus = 500
@@ -76,7 +65,7 @@ import Testing
         failed.updatedAt = 5000
         #expect(try connection.saveWebhookAttempt(failed, term: 1))
         _ = try other.claimWebhookDeliveries(term: 2, limit: 10)
-        var stale = Self.delivery(16)
+        var stale = WebhookDelivery.fixture(16)
         stale.status = .delivered
         #expect(try connection.saveWebhookAttempt(stale, term: 1) == false, "term 2 holds it now")
         #expect(try other.webhookDeliveries(WebhookDeliveryQuery(status: .pending)).deliveries.map(\.seq) == [16])

@@ -13,7 +13,7 @@ final class SQLiteDatabase {
     /// The path the connection was opened with.
     let path: String
     private let handle: OpaquePointer
-    private var cache: [String: SQLiteStatement] = [:]
+    private var cache: [SQLKey: SQLiteStatement] = [:]
     private var walHook: WALHook?
 
     /// Opens (creating if missing) the database file at `path` for reading
@@ -127,12 +127,12 @@ final class SQLiteDatabase {
     /// and with its bindings cleared (a statement a failure left mid-way is
     /// ready again).
     private func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
-        if let cached = cache[sql] {
+        if let cached = cache[SQLKey(sql)] {
             cached.reset()
             return cached
         }
         let statement = try SQLiteStatement(connection: handle, sql: sql)
-        cache[sql] = statement
+        cache[SQLKey(sql)] = statement
         return statement
     }
 
@@ -183,4 +183,22 @@ final class SQLiteDatabase {
 private final class WALHook {
     let body: (Int32) -> Void
     init(_ body: @escaping (Int32) -> Void) { self.body = body }
+}
+
+/// A statement cache key that hashes an SQL text by its length and last 32
+/// bytes rather than every byte: the texts are few and long, so a collision
+/// costs one comparison, where hashing the whole text cost more than binding
+/// a call's row.
+private struct SQLKey: Hashable {
+    let sql: String
+
+    init(_ sql: String) { self.sql = sql }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(sql.utf8.count)
+        let hashed = sql.utf8.withContiguousStorageIfAvailable { bytes in
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(32))))
+        }
+        if hashed == nil { hasher.combine(sql) }
+    }
 }

@@ -157,8 +157,12 @@ extension String: SQLiteBindable {
     }
 }
 
-/// nil binds NULL.
+/// nil binds NULL. Specialized for the save path's optional columns: a
+/// pack's elements are bound through their witnesses, and the generic body
+/// copied each value through its type's metadata.
 extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
+    @_specialize(where Wrapped == String)
+    @_specialize(where Wrapped == Int64)
     func bind(to statement: SQLiteStatement, at index: Int32) throws(StoreError) {
         guard let self else { return try statement.bindNull(at: index) }
         try self.bind(to: statement, at: index)

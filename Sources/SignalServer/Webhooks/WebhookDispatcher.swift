@@ -108,10 +108,29 @@ final class WebhookDispatcher: Sendable {
 
     /// What the store held as pending at start, read with `limit`.
     func loaded(_ deliveries: [WebhookDelivery], limit: Int) {
+        let page = Self.split(deliveries, limit: limit)
         state.withLock { state in
-            Self.hold(deliveries, in: &state)
-            if deliveries.count == limit, let last = deliveries.last { state.backlogFrom = last.seq + 1 }
+            Self.hold(page.held, in: &state)
+            state.backlogFrom = page.next
         }
+    }
+
+    /// How many pending rows one read of the store takes when `room` are
+    /// wanted: at least one more than a change has deliveries (one per
+    /// endpoint), so that a full page always ends past a change's first row.
+    func readLimit(_ room: Int) -> Int { max(room, settings.endpoints.count + 1) }
+
+    /// What to hold of a page read with `limit`, and where the next read
+    /// starts. A full page may end inside a change (its rows for some
+    /// endpoints only): that change is left for the next read, which starts
+    /// at it, so none of its rows is skipped. Only a change with more rows
+    /// than ``readLimit(_:)`` allows (endpoints since removed from the
+    /// configuration) fills a page alone; it is held and the read goes on
+    /// after it.
+    static func split(_ page: [WebhookDelivery], limit: Int) -> (held: ArraySlice<WebhookDelivery>, next: Int64?) {
+        guard page.count >= limit, let last = page.last else { return (page[...], nil) }
+        let end = page.firstIndex { $0.seq == last.seq } ?? page.endIndex
+        return end > 0 ? (page[..<end], last.seq) : (page[...], last.seq + 1)
     }
 
     /// New deliveries, just committed (on the thread that ran the store's batch, in
@@ -161,7 +180,7 @@ final class WebhookDispatcher: Sendable {
     }
 
     /// ``hold(_:in:)`` for those of `deliveries` not held yet.
-    private static func holdNew(_ deliveries: [WebhookDelivery], in state: inout State) {
+    private static func holdNew(_ deliveries: some Collection<WebhookDelivery>, in state: inout State) {
         let known = Set(state.queues.values.flatMap { $0.deliveries.map { DeliveryKey($0) } })
         hold(deliveries.filter { !known.contains(DeliveryKey($0)) }, in: &state)
     }
@@ -209,13 +228,14 @@ final class WebhookDispatcher: Sendable {
             return from
         }
         guard let from else { return }
-        let limit = memoryLimit / 2
+        let limit = readLimit(memoryLimit / 2)
         store.pendingWebhookDeliveries(from: from, limit: limit) { [self] result in
             state.withLock { state in
                 state.refilling = false
                 guard case .success(let deliveries) = result else { return }
-                Self.holdNew(deliveries, in: &state)
-                state.backlogFrom = deliveries.count == limit ? deliveries.last.map { $0.seq + 1 } : nil
+                let page = Self.split(deliveries, limit: limit)
+                Self.holdNew(page.held, in: &state)
+                state.backlogFrom = page.next
             }
             wake.signal()
         }

@@ -50,7 +50,7 @@ final class Webhooks: Sendable {
     /// holds in memory (before the service's start adds events of its own,
     /// which the outbox hands over itself).
     func load(from store: CallStore) throws(StoreError) {
-        let limit = dispatcher.memoryLimit
+        let limit = dispatcher.readLimit(dispatcher.memoryLimit)
         dispatcher.loaded(try store.loadPendingWebhookDeliveries(from: 0, limit: limit), limit: limit)
     }
 

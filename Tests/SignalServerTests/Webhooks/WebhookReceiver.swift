@@ -42,7 +42,7 @@ final class WebhookReceiverLog: Sendable {
 /// - `/flaky`: 500 to the first two attempts of an event (by `webhook-id`), then 200;
 /// - `/redirect`: 302 to `/ok`;
 /// - `/big`: 200 with a 64 KiB body;
-/// - `/silent`: never answers (the response is deferred and never sent).
+/// - `/silent`, `/silent2`: never answer (the response is deferred and never sent).
 final class WebhookReceiverRouter: HTTPRouter {
     static let bigBodySize = 64 * 1024
     private let log: WebhookReceiverLog
@@ -70,7 +70,7 @@ final class WebhookReceiverRouter: HTTPRouter {
                 attempts.count <= 2
                     ? HTTPResponse(status: .internalServerError, body: Array("not yet".utf8))
                     : .json(.ok, .object([])))
-        case "/silent":
+        case "/silent", "/silent2":
             let log = self.log
             return .later { sink in log.park(sink) }
         default:

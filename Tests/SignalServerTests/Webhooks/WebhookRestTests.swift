@@ -114,4 +114,57 @@ private extension JSONValue {
             #expect(order.count == 2 && order == order.sorted { $0.count == $1.count ? $0 < $1 : $0.count < $1.count })
         }
     }
+
+    /// With two endpoints that never answer a change has two rows, and a
+    /// page read back from the store (three rows here) can end between
+    /// them: the change's other row is read with the next page, not skipped.
+    @Test func aChangeSplitByAPageIsSentToEveryEndpoint() throws {
+        let rig = try WebhookRig()
+        defer { rig.finish() }
+        let receiver = rig.receiver
+        let signature = try WebhookSignature(secrets: WebhookDeliveryTests.secrets)
+        let h = try rig.ringd(receiver.url("/silent")) { settings in
+            settings.endpoints.append(WebhookEndpoint(url: receiver.url("/silent2"), signature: signature))
+            settings.maxAttempts = 1
+            settings.maxEventsInMemory = 6
+            settings.concurrency = 1
+            settings.timeout = 0.25
+        }
+        let alice = try h.device("alice", "a1")
+        for _ in 0 ..< 10 {
+            let sessionId = try alice.initiate(to: "bob").call().sessionId
+            _ = try alice.cancel(sessionId).call()
+        }
+        let all = waitUntil(timeout: 30) {
+            receiver.log.count(path: "/silent") >= 20 && receiver.log.count(path: "/silent2") >= 20
+        }
+        #expect(
+            all, "sent: \(receiver.log.count(path: "/silent")) and \(receiver.log.count(path: "/silent2")) of 20 each")
+        for path in ["/silent", "/silent2"] {
+            let ids = receiver.log.requests.filter { $0.path == path }.map { $0.headers["webhook-id"] ?? "" }
+            #expect(Set(ids).count == 20 && ids.count == 20, "\(path): each event once, \(ids.count) sent")
+        }
+    }
+}
+
+/// Where a read of the store's backlog ends and the next one starts.
+struct WebhookBacklogPageTests {
+    static func rows(_ seqs: Int64...) -> [WebhookDelivery] {
+        seqs.enumerated().map { index, seq in WebhookDelivery.fixture(seq, endpoint: "http://e\(index)/") }
+    }
+
+    @Test func aFullPageLeavesItsLastChangeForTheNextRead() {
+        let page = WebhookDispatcher.split(Self.rows(4, 4, 7, 9, 9), limit: 5)
+        #expect(page.held.map(\.seq) == [4, 4, 7] && page.next == 9)
+    }
+
+    @Test func aShortPageIsTheEndOfTheBacklog() {
+        let page = WebhookDispatcher.split(Self.rows(4, 4, 7), limit: 5)
+        #expect(page.held.count == 3 && page.next == nil)
+    }
+
+    @Test func aPageOfOneChangeIsHeldAndTheReadGoesOnAfterIt() {
+        let page = WebhookDispatcher.split(Self.rows(9, 9, 9), limit: 3)
+        #expect(page.held.count == 3 && page.next == 10)
+    }
 }

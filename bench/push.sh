@@ -46,6 +46,7 @@ pin() { if [ -n "$1" ]; then echo "taskset -c $1"; fi; }
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
   -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout "$work/tls-key.pem" -out "$work/tls-cert.pem" 2>/dev/null
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/apns.p8"
+chmod 600 "$work/apns.p8"   # ringd refuses a key file others can read
 openssl pkey -in "$work/apns.p8" -pubout -out "$work/apns-public.pem"
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$work/fcm.pem" 2>/dev/null
 openssl pkey -in "$work/fcm.pem" -pubout -out "$work/fcm-public.pem"
@@ -72,12 +73,13 @@ run_mode() {
   fi
 
   "$python" - "$work" "$dir" "$base" "$mode" "https://127.0.0.1:$mock_port" <<'PY'
-import json, sys
+import json, os, sys
 work, dir, base, mode, mock = sys.argv[1:6]
 json.dump({"type": "service_account", "project_id": "ringd-bench",
            "client_email": "bench@ringd-bench.iam.gserviceaccount.com",
            "private_key": open(work + "/fcm.pem").read(), "token_uri": base + "/token"},
           open(dir + "/service-account.json", "w"))
+os.chmod(dir + "/service-account.json", 0o600)
 config = {"listen": {"host": "127.0.0.1", "port": 0}, "store": {"path": dir + "/ringd.sqlite"},
           "limits": {"requestsPerSecond": 100000, "requestBurst": 100000}}
 if mode != "none":

@@ -22,6 +22,16 @@ public struct TemporaryDirectory: Sendable, CustomStringConvertible {
     /// The path of `name` in the directory.
     public func file(_ name: String) -> String { path + "/" + name }
 
+    /// Writes `text` to `name` readable by its owner only (mode 0600, as ringd
+    /// wants key files); returns the path.
+    @discardableResult
+    public func writeSecret(_ text: String, named name: String) throws -> String {
+        let path = file(name)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        return path
+    }
+
     /// Whether `name` exists in the directory.
     public func contains(_ name: String) -> Bool { FileManager.default.fileExists(atPath: file(name)) }
 

@@ -58,7 +58,7 @@ final class CurlTransfer {
     ) -> OutboundError? {
         let scheme = request.url.prefix { $0 != ":" }.lowercased()
         guard scheme == "http" || scheme == "https" else {
-            return OutboundError(.request, "not an http or https URL: \(request.url)")
+            return OutboundError(.request, "not an http or https URL: \(redactedURL(request.url))")
         }
         guard request.timeout.isFinite, request.timeout > 0 else {
             return OutboundError(.request, "timeout must be positive, not \(request.timeout)")

@@ -22,6 +22,9 @@ final class APNsProviderToken {
         guard let keyFile = settings.keyFile, let keyId = settings.keyId, let teamId = settings.teamId else {
             throw PushError(.configuration, "push.apns needs keyFile, keyId and teamId")
         }
+        if let refusal = SecretFileMode.refusal("push.apns.keyFile", keyFile, holding: "the APNs signing key") {
+            throw PushError(.configuration, refusal)
+        }
         do throws(CryptoError) {
             key = try SigningKey(contentsOfFile: keyFile)
         } catch {

@@ -15,6 +15,10 @@ struct FCMServiceAccount: Sendable {
         guard let path = settings.serviceAccountFile else {
             throw PushError(.configuration, "push.fcm.serviceAccountFile is not set")
         }
+        let what = "the FCM service account's private key"
+        if let refusal = SecretFileMode.refusal("push.fcm.serviceAccountFile", path, holding: what) {
+            throw PushError(.configuration, refusal)
+        }
         guard let bytes = FileContents.read(path), let json = try? JSONValue.parse(bytes) else {
             throw PushError(.configuration, "push.fcm.serviceAccountFile \(path): cannot read it as JSON")
         }

@@ -412,7 +412,8 @@ final class WebhookDispatcher: Sendable {
         let saved = updated
         store.saveWebhookAttempt(saved) { result in
             if case .failure(let error) = result, error.code != .closed {
-                Log.error("webhook \(saved.eventId) to \(saved.endpoint): cannot record the attempt: \(error)")
+                Log.error(
+                    "webhook \(saved.eventId) to \(redactedURL(saved.endpoint)): cannot record the attempt: \(error)")
             }
         }
         // After the save is queued, so that a read of the backlog sees it.
@@ -430,7 +431,8 @@ final class WebhookDispatcher: Sendable {
         let count = entry.count
         entry = (0, now)
         let outcome = delivery.status == .failed ? "marked failed after \(delivery.attempts) attempts" : "will retry"
-        return "webhook endpoint \(delivery.endpoint) failing: \(count) attempt(s) failed since the last report; "
+        return
+            "webhook endpoint \(redactedURL(delivery.endpoint)) failing: \(count) attempt(s) failed since the last report; "
             + "last: event \(delivery.eventId), \(delivery.lastError ?? "no answer"), \(outcome)"
     }
 }

@@ -70,7 +70,9 @@ public struct WebhookSettings: Sendable {
             guard let url = item["url"]?.stringValue, url.hasPrefix("http://") || url.hasPrefix("https://") else {
                 return refuse("url must be an http:// or https:// URL")
             }
-            guard !endpoints.contains(where: { $0.url == url }) else { return refuse("\(url) is configured twice") }
+            guard !endpoints.contains(where: { $0.url == url }) else {
+                return refuse("\(redactedURL(url)) is configured twice")
+            }
             guard case .array(let secretValues)? = item["secrets"], !secretValues.isEmpty else {
                 return refuse("secrets must be a non-empty list")
             }

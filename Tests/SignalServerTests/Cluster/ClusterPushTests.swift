@@ -42,10 +42,8 @@ struct ClusterPushTests {
                 ("client_email", .string(RingdPushRig.clientEmail)), ("private_key", .string(keys.fcmPrivateKeyPEM)),
                 ("token_uri", .string(mock.baseURL + "/token")),
             ])
-            let accountPath = directory.file("service-account.json"),
-                p8 = directory.file("AuthKey_\(RingdPushRig.keyId).p8")
-            try account.serialized.write(toFile: accountPath, atomically: true, encoding: .utf8)
-            try keys.apnsPrivateKeyPEM.write(toFile: p8, atomically: true, encoding: .utf8)
+            let accountPath = try directory.writeSecret(account.serialized, named: "service-account.json")
+            let p8 = try directory.writeSecret(keys.apnsPrivateKeyPEM, named: "AuthKey_\(RingdPushRig.keyId).p8")
             let push: JSONValue = .object([
                 (
                     "apns",

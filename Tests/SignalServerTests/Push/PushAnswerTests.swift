@@ -113,8 +113,7 @@ struct PushAnswerTests {
     @Test func theProviderTokenIsReusedForFiftyMinutesAndRenewedOnceWhenRefused() throws {
         let directory = try TemporaryDirectory(prefix: "ringd-apns-key")
         defer { directory.remove() }
-        let path = directory.file("AuthKey.p8")
-        try SigningKey.generate(.es256).write(toFile: path, atomically: true, encoding: .utf8)
+        let path = try directory.writeSecret(try SigningKey.generate(.es256), named: "AuthKey.p8")
         var settings = APNsSettings()
         settings.keyFile = path
         settings.keyId = "ABC123DEFG"

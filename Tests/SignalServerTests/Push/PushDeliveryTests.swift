@@ -57,10 +57,8 @@ final class RingdPushRig {
             ("client_email", .string(Self.clientEmail)), ("private_key", .string(keys.fcmPrivateKeyPEM)),
             ("token_uri", .string(mock.baseURL + "/token")),
         ])
-        let accountPath = directory.file("service-account.json")
-        try account.serialized.write(toFile: accountPath, atomically: true, encoding: .utf8)
-        let p8 = directory.file("AuthKey_\(Self.keyId).p8")
-        try keys.apnsPrivateKeyPEM.write(toFile: p8, atomically: true, encoding: .utf8)
+        let accountPath = try directory.writeSecret(account.serialized, named: "service-account.json")
+        let p8 = try directory.writeSecret(keys.apnsPrivateKeyPEM, named: "AuthKey_\(Self.keyId).p8")
         let (storePath, base, caFile) = (directory.file("ringd.sqlite"), mock.baseURL, certificate.certificatePath)
         var push = PushSettings()
         push.apns.keyFile = p8

@@ -81,7 +81,8 @@ let package = Package(
             path: "Sources/SignalClient"),
         .target(name: "RingdTesting", dependencies: ["SignalClient"], path: "Sources/RingdTesting"),
         .executableTarget(name: "ringd", dependencies: ["SignalServer", "SignalCore"], path: "Sources/ringd"),
-        .executableTarget(name: "ws-echo", dependencies: ["SignalServer", "SignalProtocol"], path: "Sources/ws-echo"),
+        .executableTarget(
+            name: "ws-echo", dependencies: ["SignalServer", "SignalProtocol", "SignalSystem"], path: "Sources/ws-echo"),
         .executableTarget(
             name: "ringctl", dependencies: ["SignalClient", "SignalProtocol", "SignalSystem", "SignalCrypto"],
             path: "Sources/ringctl"),

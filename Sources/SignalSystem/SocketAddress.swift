@@ -88,6 +88,20 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Whether the address is this machine's loopback: 127.0.0.0/8, ::1, or
+    /// 127.0.0.0/8 mapped into IPv6 (a dual-stack listener's IPv4 peers).
+    public var isLoopback: Bool {
+        withUnsafeBytes(of: storage) { raw in
+            guard family == AF_INET6 else {
+                return UInt32(bigEndian: raw.load(as: sockaddr_in.self).sin_addr.s_addr) >> 24 == 127
+            }
+            let address = withUnsafeBytes(of: raw.load(as: sockaddr_in6.self).sin6_addr) { Array($0) }
+            if address.dropLast().allSatisfy({ $0 == 0 }) && address[15] == 1 { return true }
+            let mapped = address.prefix(10).allSatisfy { $0 == 0 } && address[10] == 0xff && address[11] == 0xff
+            return mapped && address[12] == 127
+        }
+    }
+
     /// `host:port`, with brackets around an IPv6 host.
     public var description: String {
         family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"

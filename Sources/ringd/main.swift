@@ -139,7 +139,8 @@ if generateCertificate {
         print(
             """
             \(what)
-            serve TLS with:  RINGD_TLS_CERTIFICATE=\(files.certificatePath) RINGD_TLS_PRIVATE_KEY=\(files.privateKeyPath) RINGD_TLS_PORT=8443 make run
+            serve TLS with:  RINGD_TLS_CERTIFICATE=\(files.certificatePath) RINGD_TLS_PRIVATE_KEY=\(files.privateKeyPath) RINGD_TLS_PORT=8443 \\
+                               RINGD_AUTH_ALLOW_DEVELOPMENT_KEYS=true make run   (the development keys, on a trusted network)
             connect with:    ringctl --server wss://localhost:8443 --ca-file \(files.certificatePath) …
             """)
         exit(0)

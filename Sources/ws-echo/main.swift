@@ -1,5 +1,6 @@
 import SignalProtocol
 import SignalServer
+import SignalSystem
 
 #if canImport(Glibc)
     import Glibc
@@ -30,7 +31,7 @@ final class EchoResponder: WebSocketResponder {
 
 /// Routes every path to the echo responder.
 final class EchoRouter: HTTPRouter {
-    func route(_ request: HTTPRequest) -> HTTPRoute { .webSocket(EchoResponder()) }
+    func route(_ request: HTTPRequest, from _: SocketAddress) -> HTTPRoute { .webSocket(EchoResponder()) }
 }
 
 /// The echo server as an application: nothing to do around shutdown.

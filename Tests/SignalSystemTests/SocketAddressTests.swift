@@ -58,4 +58,15 @@ import Testing
         let bound = SocketAddress(storage: storage, length: length)
         #expect(bound.host == "127.0.0.1" && bound.port > 0)
     }
+
+    /// Loopback is 127.0.0.0/8, ::1, and 127.0.0.0/8 as a dual-stack
+    /// listener sees an IPv4 peer; a wildcard or another address is not.
+    @Test func loopbackAddresses() throws {
+        for host in ["127.0.0.1", "127.9.8.7", "::1", "::ffff:127.0.0.1"] {
+            #expect(try SocketAddress.resolve(host: host, port: 1).isLoopback, "\(host)")
+        }
+        for host in ["0.0.0.0", "::", "192.0.2.7", "10.1.2.3", "::ffff:192.0.2.7", "2001:db8::1", "::2", "128.0.0.1"] {
+            #expect(try !SocketAddress.resolve(host: host, port: 1).isLoopback, "\(host)")
+        }
+    }
 }

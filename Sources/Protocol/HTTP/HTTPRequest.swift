@@ -32,6 +32,13 @@ public struct HTTPRequest: Sendable {
         }
     }
 
+    /// Whether a proxy says it forwarded the request: a `Forwarded` (RFC
+    /// 7239), `X-Forwarded-For` or `X-Real-IP` header. The client may have
+    /// added one itself; what this tells is only that one may be elsewhere.
+    public var cameThroughProxy: Bool {
+        headers["Forwarded"] != nil || headers["X-Forwarded-For"] != nil || headers["X-Real-IP"] != nil
+    }
+
     /// Whether the connection stays open after the response (RFC 9112 §9.3).
     public var keepAlive: Bool {
         let options = headers.tokens("Connection")

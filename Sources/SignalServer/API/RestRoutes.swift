@@ -36,6 +36,9 @@ enum RestRoutes {
             return .respond(.error(.unauthorized, "send an API key in the X-Api-Key header"))
         }
         guard service.keys.isAPIKey(key) else { return .respond(.error(.unauthorized, "unknown API key")) }
+        if let refusal = service.keys.refusal(of: key, throughProxy: request.cameThroughProxy) {
+            return .respond(.error(.unauthorized, refusal))
+        }
         return route()
     }
 

@@ -20,6 +20,10 @@ enum TestRoutes {
     /// The most store commits one request may make fail.
     static let maxFailingCommits: Int64 = 1000
 
+    /// Whether `path` is the test API's (answered only for loopback peers
+    /// unless `testing.allowRemote`).
+    static func serves(_ path: String) -> Bool { path == "/v1/test" || path.hasPrefix("/v1/test/") }
+
     static func add(to table: inout RouteTable, control: TestControl) {
         table.add("GET", "/v1/test/clock") { request, _ in
             authorized(request, control) { .respond(.json(.ok, clock(control))) }

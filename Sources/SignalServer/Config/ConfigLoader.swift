@@ -59,6 +59,7 @@ public enum ConfigLoader {
             },
             seconds("auth.timeoutSeconds", \.authTimeout),
             boolean("testing.enabled", \.testing.enabled),
+            boolean("testing.allowRemote", \.testing.allowRemote),
             Key(path: "testing.key", expectation: "a string of at least 16 bytes, or null", isSecret: true) {
                 config, value in
                 switch value {
@@ -171,6 +172,15 @@ public enum ConfigLoader {
                 case .string(let text):
                     guard let address = HostPort(text) else { return false }
                     config.metricsListen = address
+                default: return false
+                }
+                return true
+            },
+            Key(path: "metrics.key", expectation: "a string of at least 16 bytes, or null", isSecret: true) {
+                config, value in
+                switch value {
+                case .null: config.metricsKey = nil
+                case .string(let key) where key.utf8.count >= 16: config.metricsKey = key
                 default: return false
                 }
                 return true
@@ -313,13 +323,22 @@ public enum ConfigLoader {
         try refuseDevelopmentKeysInTheOpen(config, source: source)
     }
 
-    /// The development keys are in the README, so whoever can reach a
-    /// listener beyond this machine could log in as anyone with them and use
-    /// the REST API. Refused there unless `auth.allowDevelopmentKeys` says the
-    /// network is trusted. Only the two shipped keys are recognised: a key of
-    /// the operator's own is theirs to judge.
+    /// The development keys are in the README, so whoever can reach ringd
+    /// from beyond this machine could log in as anyone with them and use the
+    /// REST API. Refused when the configuration says it can be reached from
+    /// elsewhere (a listener beyond loopback, TLS, which is for clients
+    /// elsewhere, or a metrics listener beyond loopback) unless
+    /// `auth.allowDevelopmentKeys` says the network is trusted; a request a
+    /// proxy forwarded is refused at run time (``AccessKeys``). Only the two
+    /// shipped keys are recognised: a key of the operator's own is theirs to judge.
     private static func refuseDevelopmentKeysInTheOpen(_ config: ServerConfig, source: String) throws(ConfigError) {
-        guard !config.allowDevelopmentKeys, !isLoopback(config.host) else { return }
+        var reachable: [String] = []
+        if !isLoopback(config.host) { reachable.append("\"listen.host\" \(config.host) is not loopback") }
+        if config.tlsCertificatePath != nil { reachable.append("TLS is configured (\"tls.certificate\")") }
+        if let metrics = config.metricsListen, !isLoopback(metrics.host) {
+            reachable.append("\"metrics.listen\" \(metrics) is not loopback")
+        }
+        guard !config.allowDevelopmentKeys, !reachable.isEmpty else { return }
         var found: [String] = []
         for (path, keys) in [("auth.authKeys", config.authKeys), ("auth.apiKeys", config.apiKeys)] {
             for key in [ServerConfig.developmentAuthKey, ServerConfig.developmentAPIKey] where keys.contains(key) {
@@ -328,8 +347,8 @@ public enum ConfigLoader {
         }
         guard !found.isEmpty else { return }
         throw ConfigError(
-            "\(source): \(found.joined(separator: " and ")), and \"listen.host\" \(config.host) is not "
-                + "loopback, so anyone who can reach it can use them: set auth.authKeys/auth.apiKeys to your own secrets "
+            "\(source): \(found.joined(separator: " and ")), and \(reachable.joined(separator: " and ")), so anyone "
+                + "who can reach it can use them: set auth.authKeys/auth.apiKeys to your own secrets "
                 + "(e.g. `openssl rand -hex 32` each), or auth.allowDevelopmentKeys: true for a trusted network")
     }
 

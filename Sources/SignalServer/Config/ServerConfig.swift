@@ -66,6 +66,10 @@ public struct ServerConfig: Sendable {
     /// Where `GET /metrics` is also served without an API key, and nothing
     /// else (`metrics.listen`, `"host:port"`); nil: no such listener.
     public var metricsListen: HostPort?
+    /// A key that reads `GET /metrics` and nothing else (`metrics.key`), in
+    /// `Authorization: Bearer` or `X-Api-Key`: what a scrape configuration
+    /// holds instead of an API key, which also mints tokens for any user.
+    public var metricsKey: String?
 
     /// The auth key shipped in `config.json`: public, for development.
     public static let developmentAuthKey = "ringd-dev-auth-key"

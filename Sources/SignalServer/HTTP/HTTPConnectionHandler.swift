@@ -72,7 +72,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
     }
 
     private func handle(_ request: HTTPRequest) {
-        switch router.route(request) {
+        switch router.route(request, from: connection.peer) {
         case .respond(let response):
             send(response, keepAlive: request.keepAlive)
             if request.keepAlive { armDeadline() }

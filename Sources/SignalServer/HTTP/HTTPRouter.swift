@@ -1,5 +1,6 @@
 import SignalProtocol
 import SignalReactor
+import SignalSystem
 
 /// What a request gets.
 public enum HTTPRoute {
@@ -48,7 +49,8 @@ public struct HTTPResponseSink: Sendable {
 /// Decides what each request gets. One router per event loop, called on
 /// that loop's thread only.
 public protocol HTTPRouter: AnyObject {
-    func route(_ request: HTTPRequest) -> HTTPRoute
+    /// What `request`, from the connection's `peer`, gets.
+    func route(_ request: HTTPRequest, from peer: SocketAddress) -> HTTPRoute
 }
 
 /// The parameters a path pattern captured: `{uid}` in `/v1/users/{uid}` gives `["uid": …]`.

@@ -1,8 +1,9 @@
 import SignalCore
 import SignalProtocol
+import SignalSystem
 
 /// `GET /metrics`: everything ringd measures, in the Prometheus text format,
-/// behind the API key like the rest of the REST API on the public listeners,
+/// behind `metrics.key` or the API key on the public listeners,
 /// and without it on the `metrics.listen` address, which serves nothing
 /// else. Each source is read once per scrape (a lock held only to copy or
 /// count), then written out.
@@ -18,8 +19,19 @@ enum MetricsRoute {
                 let text = scrape(stats: stats, service: service, webhooks: webhooks)
                 return HTTPRoute.respond(HTTPResponse(status: .ok, headers: headers, body: Array(text.utf8)))
             }
-            return needsKey ? RestRoutes.authorized(request, service, respond) : respond()
+            guard needsKey else { return respond() }
+            if let key = metricsKey(request), service.keys.isMetricsKey(key) { return respond() }
+            return RestRoutes.authorized(request, service, respond)
         }
+    }
+
+    /// The key a scrape presents: `Authorization: Bearer` (what Prometheus
+    /// sends for `authorization: {credentials: …}`) or `X-Api-Key`.
+    private static func metricsKey(_ request: HTTPRequest) -> String? {
+        if let authorization = request.headers["Authorization"], authorization.lowercased().hasPrefix("bearer ") {
+            return String(authorization.dropFirst("bearer ".count)).trimmingWhitespace()
+        }
+        return request.headers["X-Api-Key"]
     }
 
     static func scrape(stats: ServerStats, service: SignalingService, webhooks: Webhooks?) -> String {
@@ -143,7 +155,7 @@ final class MetricsRouter: HTTPRouter {
         MetricsRoute.add(to: &table, stats: context.stats, service: service, webhooks: webhooks, needsKey: false)
     }
 
-    func route(_ request: HTTPRequest) -> HTTPRoute { table.route(request) }
+    func route(_ request: HTTPRequest, from _: SocketAddress) -> HTTPRoute { table.route(request) }
 }
 
 extension SignalingService {

@@ -78,7 +78,9 @@ public final class Ringd: ServerApplication {
         self.testing = testing
         service = SignalingService(
             config: config, backend: backend, tokens: tokens,
-            keys: try AccessKeys(authKeys: config.authKeys, apiKeys: config.apiKeys),
+            keys: try AccessKeys(
+                authKeys: config.authKeys, apiKeys: config.apiKeys, metricsKey: config.metricsKey,
+                developmentKeysAllowed: config.allowDevelopmentKeys),
             clock: testing?.clock.signalingClock ?? .system,
             // A cluster's transactions write the outbox themselves (ClusterWebhooks).
             consumers: (store != nil ? webhooks.map { [$0.outbox] } ?? [] : []) + [metrics],
@@ -89,6 +91,11 @@ public final class Ringd: ServerApplication {
             Log.warning(
                 "the test API is on (testing.enabled): anyone with the test key can change the clock, "
                     + "drop connections and erase every call; never enable it in production")
+            if config.testing.allowRemote {
+                Log.warning(
+                    "testing.allowRemote: the test API answers every peer, not only this machine's; "
+                        + "keep it off anywhere a network you do not own can reach")
+            }
         }
         pushes?.start()
         switch backend {

@@ -1,14 +1,18 @@
 import SignalProtocol
+import SignalSystem
 
 /// The routes of `ringd`: `GET /healthz`, `GET /readyz`, the WebSocket endpoint `GET /v1/ws`,
 /// the REST API (``RestRoutes``), `GET /metrics` (``MetricsRoute``), the browser phone (``PhoneRoutes``), and with
 /// `testing.enabled` the test API (``TestRoutes``).
 public final class RingdRouter: HTTPRouter {
     private var table = RouteTable()
+    /// `testing.allowRemote`: the test API answers peers beyond loopback.
+    private let testAPIAnswersAnyPeer: Bool
 
     /// A router for one loop of a server.
     init(context: ServerContext, service: SignalingService, webhooks: Webhooks? = nil, testing: TestControl? = nil) {
         let stats = context.stats
+        testAPIAnswersAnyPeer = service.config.testing.allowRemote
         let signaling = service.register(context.loop)
         service.metrics.startLagProbe(on: context.loop)
         table.add("GET", "/healthz") { _, _ in .respond(stats.healthResponse) }
@@ -24,7 +28,8 @@ public final class RingdRouter: HTTPRouter {
                 return .respond(.error(.serviceUnavailable, unavailable))
             }
             guard let authorization = request.headers["Authorization"] else {
-                return .webSocket(SignalingSession(loop: signaling, headerIdentity: nil))
+                return .webSocket(
+                    SignalingSession(loop: signaling, headerIdentity: nil, throughProxy: request.cameThroughProxy))
             }
             guard authorization.lowercased().hasPrefix("bearer ") else {
                 return .respond(.error(.unauthorized, "Authorization must be \"Bearer <token>\""))
@@ -41,7 +46,9 @@ public final class RingdRouter: HTTPRouter {
                 if let deviceId, !Identifier.isValid(deviceId) {
                     return .respond(.error(.badRequest, "deviceId must be \(Identifier.rule)"))
                 }
-                return .webSocket(SignalingSession(loop: signaling, headerIdentity: (uid, deviceId)))
+                return .webSocket(
+                    SignalingSession(
+                        loop: signaling, headerIdentity: (uid, deviceId), throughProxy: request.cameThroughProxy))
             }
         }
         RestRoutes.add(to: &table, service: service)
@@ -52,7 +59,11 @@ public final class RingdRouter: HTTPRouter {
         if let testing { TestRoutes.add(to: &table, control: testing) }
     }
 
-    public func route(_ request: HTTPRequest) -> HTTPRoute {
-        AccessLog.logging(table.route(request), for: request)
+    public func route(_ request: HTTPRequest, from peer: SocketAddress) -> HTTPRoute {
+        if !peer.isLoopback, !testAPIAnswersAnyPeer, TestRoutes.serves(request.path) {
+            // As for a path that does not exist: a scan from elsewhere learns nothing.
+            return AccessLog.logging(.respond(.error(.notFound, "no resource at \(request.path)")), for: request)
+        }
+        return AccessLog.logging(table.route(request), for: request)
     }
 }

@@ -19,6 +19,9 @@ final class SignalingSession: WebSocketResponder {
     private let loopState: SignalingLoop
     private var service: SignalingService { loopState.service }
     private let headerIdentity: (uid: String, deviceId: String?)?
+    /// Whether the upgrade request said a proxy forwarded it: the shipped
+    /// development auth key is refused then (``AccessKeys/refusal(of:throughProxy:)``).
+    private let throughProxy: Bool
     private var socket: WebSocket?
     private(set) var address: DeviceAddress?
     private var state: State = .awaitingAuth(nil)
@@ -29,9 +32,10 @@ final class SignalingSession: WebSocketResponder {
     private var holdTimer: TimerID?
 
     /// A session; `headerIdentity` when the upgrade request carried a valid token.
-    init(loop: SignalingLoop, headerIdentity: (uid: String, deviceId: String?)?) {
+    init(loop: SignalingLoop, headerIdentity: (uid: String, deviceId: String?)?, throughProxy: Bool) {
         loopState = loop
         self.headerIdentity = headerIdentity
+        self.throughProxy = throughProxy
         limiter = RateLimiter(rate: loop.service.config.requestsPerSecond, burst: loop.service.config.requestBurst)
     }
 
@@ -141,6 +145,9 @@ final class SignalingSession: WebSocketResponder {
                 return .failure(SignalError(.validation, "uid must be \(Identifier.rule)"))
             }
             guard service.keys.isAuthKey(key) else { return .failure(SignalError(.authFailed, "unknown auth key")) }
+            if let refusal = service.keys.refusal(of: key, throughProxy: throughProxy) {
+                return .failure(SignalError(.authFailed, refusal))
+            }
             return .success(uid)
         case .token(let token):
             return service.tokens.verify(token, now: service.now)

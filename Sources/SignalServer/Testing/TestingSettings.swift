@@ -5,6 +5,10 @@ public struct TestingSettings: Sendable, Equatable {
     public var enabled = false
     /// The secret every request of the API must carry in `X-Test-Key`.
     public var key: String?
+    /// Whether peers other than this machine's loopback may use it
+    /// (`testing.allowRemote`); without it they get 404, as for a path
+    /// that does not exist.
+    public var allowRemote = false
 
     public init() {}
 }

@@ -182,7 +182,8 @@ func configError(
     @Test func tlsKeysAreAppliedAndCheckedTogether() throws {
         let config = try loadConfig(
             """
-            {"tls": {"certificate": "c.pem", "privateKey": "k.pem", "port": 8443, "minVersion": "1.3"}}
+            {"tls": {"certificate": "c.pem", "privateKey": "k.pem", "port": 8443, "minVersion": "1.3"},
+             "auth": {"authKeys": [], "apiKeys": ["own-api-key-7e21"]}}
             """
         ).get()
         #expect(config.tlsCertificatePath == "c.pem")
@@ -194,6 +195,7 @@ func configError(
             "{}",
             environment: [
                 "RINGD_TLS_CERTIFICATE": "c.pem", "RINGD_TLS_PRIVATE_KEY": "k.pem", "RINGD_TLS_MIN_VERSION": "1.3",
+                "RINGD_AUTH_ALLOW_DEVELOPMENT_KEYS": "true",
             ]
         ).get()
         #expect(fromEnvironment.tlsPrivateKeyPath == "k.pem")

@@ -56,6 +56,25 @@ import Testing
         #expect(try configError(#"{"auth": {"allowDevelopmentKeys": "yes"}}"#).contains("auth.allowDevelopmentKeys"))
     }
 
+    /// TLS is for clients elsewhere, and a metrics listener beyond loopback
+    /// says the host is reachable: either is enough to refuse the keys on a
+    /// loopback listener; a loopback metrics listener is not.
+    @Test func tlsOrAMetricsListenerBeyondLoopbackIsEnough() throws {
+        let tls = try configError(#"{"tls": {"certificate": "/c.pem", "privateKey": "/k.pem"}}"#)
+        #expect(tls.contains(#"TLS is configured ("tls.certificate")"#) && tls.contains("ringd-dev-auth-key"), "\(tls)")
+        #expect(tls.hasSuffix(Self.advice), "\(tls)")
+        let metrics = try configError(#"{"metrics": {"listen": "0.0.0.0:9464"}}"#)
+        #expect(metrics.contains(#""metrics.listen" 0.0.0.0:9464 is not loopback"#), "\(metrics)")
+        let both = try configError(#"{"listen": {"host": "::"}, "metrics": {"listen": "[::]:9464"}}"#)
+        #expect(both.contains(#""listen.host" :: is not loopback and "metrics.listen""#), "\(both)")
+        let local = try loadConfig(#"{"metrics": {"listen": "127.0.0.1:9464"}}"#).get()
+        #expect(local.authKeys == [ServerConfig.developmentAuthKey])
+        let flagged = try loadConfig(
+            #"{"tls": {"certificate": "/c.pem", "privateKey": "/k.pem"}, "auth": {"allowDevelopmentKeys": true}}"#
+        ).get()
+        #expect(flagged.tlsCertificatePath == "/c.pem")
+    }
+
     /// The repository's config.json (what `make run` starts) listens on
     /// loopback with the development keys, and so still loads.
     @Test func theRepositoryConfigStillLoads() throws {

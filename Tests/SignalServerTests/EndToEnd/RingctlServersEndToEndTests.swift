@@ -1,6 +1,7 @@
 import Foundation
 import SignalProtocol
 import SignalServer
+import SignalSystem
 import TestSupport
 import Testing
 
@@ -57,7 +58,7 @@ struct RingctlServersEndToEndTests {
 
     /// Answers every request 503, as ringd does at its connection limit.
     final class UnavailableRouter: HTTPRouter {
-        func route(_ request: HTTPRequest) -> HTTPRoute {
+        func route(_ request: HTTPRequest, from _: SocketAddress) -> HTTPRoute {
             .respond(.error(.serviceUnavailable, "too many connections"))
         }
     }

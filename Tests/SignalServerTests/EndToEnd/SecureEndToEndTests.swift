@@ -46,7 +46,10 @@ struct SecureEndToEndTests {
         #expect(try String(contentsOfFile: certificate, encoding: .utf8) == first, "the certificate is kept")
 
         try withRingd(
-            environment: ["RINGD_TLS_CERTIFICATE": certificate, "RINGD_TLS_PRIVATE_KEY": key],
+            environment: [
+                "RINGD_TLS_CERTIFICATE": certificate, "RINGD_TLS_PRIVATE_KEY": key,
+                "RINGD_AUTH_ALLOW_DEVELOPMENT_KEYS": "true",
+            ],
             directory: directory
         ) { ringd in
             let server = "wss://localhost:\(ringd.port)"

@@ -1,5 +1,6 @@
 import Foundation
 import SignalProtocol
+import SignalSystem
 import Synchronization
 import TestSupport
 import Testing
@@ -27,7 +28,7 @@ import Testing
         private let peak: Peak
         init(peak: Peak) { self.peak = peak }
 
-        func route(_ request: HTTPRequest) -> HTTPRoute {
+        func route(_ request: HTTPRequest, from _: SocketAddress) -> HTTPRoute {
             let path = request.target, peak = self.peak
             return .later { sink in
                 // A loop pass later, as the store's answer would come.

@@ -71,9 +71,9 @@ extension SignalingIntegration {
     /// One REST request on a fresh connection (`Connection: close`), with extra header lines.
     static func rest(
         port: Int, _ method: String, _ path: String, body: String? = nil,
-        apiKey: String? = SignalingIntegration.apiKey, headers: [String] = []
+        apiKey: String? = SignalingIntegration.apiKey, headers: [String] = [], source: String? = nil
     ) throws -> RestResponse {
-        let socket = try TestSocket(port: port)
+        let socket = try TestSocket(port: port, source: source)
         defer { socket.close() }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
         if let apiKey { head += "X-Api-Key: \(apiKey)\r\n" }

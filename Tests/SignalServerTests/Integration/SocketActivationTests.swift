@@ -123,7 +123,7 @@ extension SignalingIntegration {
             environment.merge([
                 "RINGD_LISTEN_PORT": String(busy.0.port), "RINGD_TLS_PORT": String(busy.1.port),
                 "RINGD_TLS_CERTIFICATE": certificate.certificatePath,
-                "RINGD_TLS_PRIVATE_KEY": certificate.privateKeyPath,
+                "RINGD_TLS_PRIVATE_KEY": certificate.privateKeyPath, "RINGD_AUTH_ALLOW_DEVELOPMENT_KEYS": "true",
             ]) { $1 }
             let ringd = try ActivatedRingd(
                 binary: binary, directory: directory.path,

@@ -1,6 +1,7 @@
 import Foundation
 import SignalCore
 import SignalProtocol
+import SignalSystem
 import Synchronization
 import Testing
 
@@ -101,7 +102,7 @@ final class TestRouter: HTTPRouter {
         self.behavior = behavior
     }
 
-    func route(_ request: HTTPRequest) -> HTTPRoute {
+    func route(_ request: HTTPRequest, from _: SocketAddress) -> HTTPRoute {
         if request.path == "/healthz" { return .respond(stats.healthResponse) }
         return .webSocket(TestResponder(recorder: recorder, behavior: behavior))
     }

@@ -60,8 +60,10 @@ final class TestSocket {
     private(set) var sawEOF = false
 
     /// Connects to `127.0.0.1:port`. `receiveBufferSize` shrinks SO_RCVBUF
-    /// before connecting (for tests of peers that do not read).
-    init(port: Int, receiveBufferSize: Int? = nil) throws {
+    /// before connecting (for tests of peers that do not read); `source`, an
+    /// IPv4 address of this machine, is the connection's own address (a
+    /// peer beyond loopback, as the server sees it, over loopback still).
+    init(port: Int, receiveBufferSize: Int? = nil, source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSocketError("socket: \(String(cString: strerror(errno)))") }
         if let size = receiveBufferSize {
@@ -70,6 +72,22 @@ final class TestSocket {
         }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                fd = -1
+                throw TestSocketError("bind to \(source): \(String(cString: strerror(code)))", code: code)
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -88,6 +106,27 @@ final class TestSocket {
     }
 
     deinit { close() }
+
+    /// An IPv4 address of this machine's outside loopback (an interface
+    /// that is up), or nil when it has none.
+    static func localAddressBeyondLoopback() -> String? {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return nil }
+        defer { freeifaddrs(list) }
+        var entry: UnsafeMutablePointer<ifaddrs>? = first
+        while let current = entry {
+            defer { entry = current.pointee.ifa_next }
+            guard let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
+                current.pointee.ifa_flags & UInt32(IFF_UP) != 0,
+                current.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0
+            else { continue }
+            var ipv4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            guard inet_ntop(AF_INET, &ipv4, &text, socklen_t(text.count)) != nil else { continue }
+            return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        return nil
+    }
 
     func close() {
         guard fd >= 0 else { return }

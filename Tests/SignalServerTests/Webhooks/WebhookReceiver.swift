@@ -1,5 +1,6 @@
 import Foundation
 import SignalProtocol
+import SignalSystem
 import Synchronization
 import TestSupport
 import Testing
@@ -49,7 +50,7 @@ final class WebhookReceiverRouter: HTTPRouter {
 
     init(log: WebhookReceiverLog) { self.log = log }
 
-    func route(_ request: HTTPRequest) -> HTTPRoute {
+    func route(_ request: HTTPRequest, from _: SocketAddress) -> HTTPRoute {
         log.record(request)
         switch request.path {
         case "/ok":

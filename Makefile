@@ -176,13 +176,14 @@ demo: build
 # check ringd against implementations other than ringd's: the Standard
 # Webhooks library, which verifies ringd's webhook signatures
 # (Tests/Webhooks/), and h2 and cryptography, which the mock APNs and FCM
-# servers are made of (Tests/Push/), and pytest for the Python example
-# (examples/python/). Made again only when a requirements
-# file changes, so a second run costs nothing; a run that failed half-way
-# leaves no stamp and starts afresh (--clear). One pip run installs both
-# files, so their pins are resolved together.
+# servers are made of (Tests/Push/), pytest for the Python example
+# (examples/python/), and LiveKit's token verifier (Tests/Media/). Made
+# again only when a requirements file changes, so a second run costs
+# nothing; a run that failed half-way leaves no stamp and starts afresh
+# (--clear). One pip run installs every file, so their pins are resolved
+# together.
 VENV := .venv
-VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt Tests/Push/requirements.txt examples/python/requirements.txt Tests/Browser/requirements.txt
+VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt Tests/Push/requirements.txt examples/python/requirements.txt Tests/Browser/requirements.txt Tests/Media/requirements.txt
 
 venv: $(VENV)/.installed
 

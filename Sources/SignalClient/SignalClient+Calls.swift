@@ -77,6 +77,14 @@ extension SignalClient {
         return list
     }
 
+    /// A token that joins the media room of the ongoing call `sessionId`
+    /// (a LiveKit room named by the session id; docs/MEDIA.md).
+    public func getMediaToken(sessionId: String) async throws(ClientError) -> MediaToken {
+        let data = try await perform(.getMediaToken(sessionId: sessionId))
+        guard case .mediaToken(let token) = data else { throw Self.unexpected(data, "getMediaToken") }
+        return token
+    }
+
     /// Sets this device's push token, so that ringd pushes its calls to it
     /// while it is not connected (docs/PUSH.md). Returns the token as stored.
     public func registerPushToken(_ registration: PushRegistration) async throws(ClientError) -> RegisteredPushToken {

@@ -122,6 +122,8 @@ public struct ClientFrame: Hashable, Sendable {
                 payload: try object(fields, "payload", maxBytes: maxSignalPayloadBytes))
         case .getIceServers:
             return .getIceServers
+        case .getMediaToken:
+            return .getMediaToken(sessionId: try fields.string("sessionId"))
         }
     }
 

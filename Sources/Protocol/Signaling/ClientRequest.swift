@@ -83,6 +83,9 @@ public enum ClientRequest: Hashable, Sendable {
     case signal(sessionId: String, payload: JSONValue)
     /// The STUN and TURN servers (with fresh TURN credentials) for WebRTC.
     case getIceServers
+    /// A token that joins the media room of an ongoing call the user is a
+    /// party of (``MediaToken``).
+    case getMediaToken(sessionId: String)
 
     /// The frame's `type`.
     public var type: RequestType {
@@ -99,6 +102,7 @@ public enum ClientRequest: Hashable, Sendable {
         case .unregisterPushToken: return .unregisterPushToken
         case .signal: return .signal
         case .getIceServers: return .getIceServers
+        case .getMediaToken: return .getMediaToken
         }
     }
 }
@@ -107,5 +111,5 @@ public enum ClientRequest: Hashable, Sendable {
 /// (see ``ResultData``).
 public enum RequestType: String, Hashable, Sendable, CaseIterable {
     case auth, initiateCall, acceptCall, rejectCall, cancelCall, endCall, getActiveCall, getCallLogs
-    case registerPushToken, unregisterPushToken, signal, getIceServers
+    case registerPushToken, unregisterPushToken, signal, getIceServers, getMediaToken
 }

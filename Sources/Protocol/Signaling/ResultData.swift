@@ -21,6 +21,8 @@ public enum ResultData: Hashable, Sendable {
     case signalled(delivered: Bool)
     /// `getIceServers`: the STUN and TURN servers for the device's peer connections.
     case iceServers(IceServerList)
+    /// `getMediaToken`: where the call's media room is, and a token to join it.
+    case mediaToken(MediaToken)
 
     /// The wire form.
     public var json: JSONValue {
@@ -58,6 +60,8 @@ public enum ResultData: Hashable, Sendable {
                 ("iceServers", .array(list.iceServers.map(\.json))),
                 ("expiresAt", list.expiresAt.map(JSONValue.integer) ?? .null),
             ])
+        case .mediaToken(let token):
+            return token.json
         }
     }
 
@@ -110,6 +114,8 @@ public enum ResultData: Hashable, Sendable {
             var servers: [IceServer] = []
             for entry in entries { servers.append(try IceServer(json: entry)) }
             self = .iceServers(IceServerList(iceServers: servers, expiresAt: try fields.optionalInteger("expiresAt")))
+        case .getMediaToken:
+            self = .mediaToken(try MediaToken(json: json))
         }
     }
 

@@ -49,6 +49,8 @@ public struct SignalErrorCode: RawRepresentable, Hashable, Sendable, CustomStrin
     public static let otherDevice = SignalErrorCode(rawValue: "ERR_CALL_OTHER_DEVICE")
     /// The call already reached a terminal status.
     public static let terminated = SignalErrorCode(rawValue: "ERR_CALL_TERMINATED")
+    /// The server has no media server configured (`getMediaToken`).
+    public static let mediaNotConfigured = SignalErrorCode(rawValue: "ERR_MEDIA_NOT_CONFIGURED")
     /// The server is shutting down.
     public static let unavailable = SignalErrorCode(rawValue: "ERR_UNAVAILABLE")
     /// The server failed (e.g. the store); the request had no effect.

@@ -53,7 +53,7 @@ extension CallStateMachine {
             result = .success(.activeCall(liveCall(of: device.uid)))
         case .signal(let sessionId, let payload):
             result = relay(payload, in: sessionId, from: device, into: &output)
-        case .auth, .getCallLogs, .registerPushToken, .unregisterPushToken, .getIceServers:
+        case .auth, .getCallLogs, .registerPushToken, .unregisterPushToken, .getIceServers, .getMediaToken:
             result = .failure(SignalError(.badRequest, "\(request.type.rawValue) is not a call request"))
         }
         if case .failure(let error) = result, error.code == .sessionNotFound,

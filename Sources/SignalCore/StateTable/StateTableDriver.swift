@@ -216,7 +216,7 @@ struct StateTableDriver {
                 call: authentication.activeCall?.status, ringing: nil,
                 otherCall: authentication.activeCall.map { !isPair($0) } ?? false)
         case .success(.activeCall(nil)), .success(.callLogs), .success(.pushToken), .success(.pushTokenRemoved),
-            .success(.signalled), .success(.iceServers):
+            .success(.signalled), .success(.iceServers), .success(.mediaToken):
             return .ok(call: nil, ringing: nil, otherCall: false)
         }
     }

@@ -56,7 +56,8 @@ extension StateTable {
               (`ring`), or pushes stopped (`stopped`).
 
             Not in the table: `getCallLogs`, `registerPushToken` and `unregisterPushToken`, which
-            the store answers and which change no call; `getIceServers`, which the connection
+            the store answers and which change no call; `getMediaToken`, which reads the call
+            from the store and changes nothing; `getIceServers`, which the connection
             answers from the configuration; and what the service refuses before the
             machine sees it (`ERR_UNAVAILABLE` while stopping or recovering, `ERR_RATE_LIMITED`,
             a request before `auth`).

@@ -190,7 +190,7 @@ public enum ConfigLoader {
                 config.tlsMinimumVersion = version
                 return true
             },
-        ] + webRTCKeys + clusterKeys
+        ] + webRTCKeys + mediaKeys + clusterKeys
 
     /// Loads `path` (a missing file is an error) and then the environment,
     /// over `base` (the defaults unless `ringd --ephemeral` says otherwise).
@@ -319,6 +319,7 @@ public enum ConfigLoader {
                 "\(source): \"testing.enabled\" needs \"testing.key\" (the secret of the test API's X-Test-Key header)")
         }
         try validateWebRTC(config, source: source)
+        try validateMedia(config, source: source)
         try validateCluster(config, source: source)
         try refuseDevelopmentKeysInTheOpen(config, source: source)
     }

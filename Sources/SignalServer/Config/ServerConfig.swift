@@ -114,6 +114,8 @@ public struct ServerConfig: Sendable {
     public var cluster = ClusterSettings()
     /// `testing.*`: the test control API.
     public var testing = TestingSettings()
+    /// The media server calls join after accept (`media.livekit.*`).
+    public var media = LiveKitSettings()
     /// Devices one user may have connected at once (`limits.devicesPerUser`).
     public var devicesPerUser = 10
     /// Requests per second a connection may make on average (`limits.requestsPerSecond`).

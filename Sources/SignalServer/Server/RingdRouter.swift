@@ -54,6 +54,7 @@ public final class RingdRouter: HTTPRouter {
         RestRoutes.add(to: &table, service: service)
         WebhookRoutes.add(to: &table, service: service, webhooks: webhooks)
         PushRoutes.add(to: &table, service: service)
+        MediaRoutes.add(to: &table, service: service)
         MetricsRoute.add(to: &table, stats: stats, service: service, webhooks: webhooks)
         if service.config.webrtc.phonePage { PhoneRoutes.add(to: &table) }
         if let testing { TestRoutes.add(to: &table, control: testing) }

@@ -97,6 +97,9 @@ final class SignalingSession: WebSocketResponder {
             case .getIceServers:
                 // An HMAC per TURN entry: cheap, and no I/O, so answered here on the loop.
                 send(.result(id: frame.id, service.iceServers(for: device.uid).map(\.json)))
+            case .getMediaToken(let sessionId):
+                let (service, id) = (service, frame.id)
+                service.mediaToken(sessionId: sessionId, uid: device.uid) { service.reply(to: device, id: id, $0) }
             case .registerPushToken(let registration):
                 let (service, id) = (service, frame.id)
                 service.registerPushToken(registration, uid: device.uid, deviceId: device.deviceId) { result in

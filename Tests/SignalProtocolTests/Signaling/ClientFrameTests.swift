@@ -44,6 +44,7 @@ import Testing
                 ("candidate", .object([("sdpMid", .string("0"))])),
             ])),
         .getIceServers,
+        .getMediaToken(sessionId: "3f2a"),
     ]
 
     @Test(arguments: requests)
@@ -93,6 +94,7 @@ import Testing
                 #"{"type":"signal","id":"1","sessionId":"s","payload":{"kind":"offer","sdp":"v=0"}}"#
             ),
             (.getIceServers, #"{"type":"getIceServers","id":"1"}"#),
+            (.getMediaToken(sessionId: "s"), #"{"type":"getMediaToken","id":"1","sessionId":"s"}"#),
         ]
         for (request, text) in frames {
             #expect(String(decoding: ClientFrame(id: "1", request: request).encoded, as: UTF8.self) == text)

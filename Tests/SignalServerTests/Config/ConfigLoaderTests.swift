@@ -179,6 +179,19 @@ func configError(
         #expect(limits.contains("limits.outboundHardLimitBytes"), "\(limits)")
     }
 
+    @Test func mediaKeysAreAppliedAndSetTogether() throws {
+        let config = try loadConfig(
+            #"{"media": {"livekit": {"url": "wss://m.example", "apiKey": "APIk", "apiSecret": "\#(String(repeating: "s", count: 32))", "tokenSeconds": 120}}}"#
+        ).get()
+        #expect(config.media.isConfigured && config.media.url == "wss://m.example" && config.media.tokenSeconds == 120)
+        #expect(!(try loadConfig("{}").get().media.isConfigured))
+        let partial = try configError(#"{"media": {"livekit": {"url": "wss://m.example"}}}"#)
+        #expect(partial.contains("must be set together"), "\(partial)")
+        #expect(try configError(#"{"media": {"livekit": {"apiSecret": "short"}}}"#).contains("media.livekit.apiSecret"))
+        #expect(try configError(#"{"media": {"livekit": {"url": "ftp://m.example"}}}"#).contains("media.livekit.url"))
+        #expect(try configError(#"{"media": {"livekit": {"tokenSeconds": 5}}}"#).contains("media.livekit.tokenSeconds"))
+    }
+
     @Test func tlsKeysAreAppliedAndCheckedTogether() throws {
         let config = try loadConfig(
             """

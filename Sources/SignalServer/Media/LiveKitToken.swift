@@ -1,0 +1,40 @@
+import SignalCrypto
+import SignalProtocol
+
+/// A LiveKit access token: a JWT (HS256, signed with the API secret) whose
+/// grant joins one room, the call's, named by its session id. The claims
+/// are LiveKit's (`iss` the API key, `sub` the participant's identity, the
+/// `video` grant), so LiveKit, and its SDKs' verifiers, accept it as one of
+/// their own.
+enum LiveKitToken {
+    /// A token for `uid`, shown as `name`, to join room `sessionId` and
+    /// publish and subscribe, valid from `now` (ms) for the configured time.
+    static func mint(
+        sessionId: String, uid: String, name: String?, now: Int64, settings: LiveKitSettings
+    ) throws(CryptoError) -> MediaToken? {
+        guard let url = settings.url, let apiKey = settings.apiKey, let secret = settings.apiSecret else { return nil }
+        let issuedAt = now / 1000
+        let expires = issuedAt + Int64(settings.tokenSeconds)
+        var claims: [(key: String, value: JSONValue)] = [
+            ("iss", .string(apiKey)), ("sub", .string(uid)), ("nbf", .integer(issuedAt)), ("exp", .integer(expires)),
+            (
+                "video",
+                .object([
+                    ("room", .string(sessionId)), ("roomJoin", .bool(true)), ("canPublish", .bool(true)),
+                    ("canSubscribe", .bool(true)),
+                ])
+            ),
+        ]
+        if let name { claims.append(("name", .string(name))) }
+        let input =
+            encode(.object([("alg", .string("HS256")), ("typ", .string("JWT"))])) + "." + encode(.object(claims))
+        let signature = try Crypto.hmacSHA256(key: Array(secret.utf8), message: Array(input.utf8))
+        return MediaToken(url: url, token: input + "." + Base64.encodeURL(signature), expiresAt: expires * 1000)
+    }
+
+    private static func encode(_ value: JSONValue) -> String {
+        var bytes: [UInt8] = []
+        value.write(into: &bytes)
+        return Base64.encodeURL(bytes)
+    }
+}

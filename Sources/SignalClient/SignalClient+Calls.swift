@@ -26,8 +26,10 @@ extension SignalClient {
 
     /// Declines a ringing call with `rejected` or `busy`; from the caller,
     /// `cancelled` cancels it.
-    public func rejectCall(_ sessionId: String, status: CallStatus = .rejected) async throws(ClientError) -> Call {
-        try await changeCall(.rejectCall(sessionId: sessionId, status: status))
+    public func rejectCall(
+        _ sessionId: String, status: CallStatus = .rejected, reason: String? = nil
+    ) async throws(ClientError) -> Call {
+        try await changeCall(.rejectCall(sessionId: sessionId, status: status, reason: reason))
     }
 
     /// Cancels the user's own ringing call.

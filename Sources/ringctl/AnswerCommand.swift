@@ -19,6 +19,8 @@ struct AnswerRequest: Sendable {
     let hangupAfter: Double?
     /// Exit once the first call is over, with its outcome.
     let once: Bool
+    /// What a rejection says to the caller (`--reason`).
+    let rejectReason: String?
 
     /// The request on the command line; at most one way of answering.
     init(_ arguments: Arguments) throws(Failure) {
@@ -33,6 +35,10 @@ struct AnswerRequest: Sendable {
         policy = policies.first ?? .ask
         hangupAfter = try arguments.seconds("--hangup-after")
         once = arguments.flag("--once")
+        rejectReason = arguments.value("--reason")
+        if let reason = rejectReason, reason.isEmpty || reason.count > Call.maxRejectReasonLength {
+            throw arguments.usage("--reason must be 1 to \(Call.maxRejectReasonLength) characters")
+        }
     }
 }
 
@@ -114,6 +120,8 @@ final class Answerer {
 
     /// Sends `action` for `call`; a failure is reported and waiting goes on.
     private func perform(_ action: CallAction, on call: Call) async -> ExitCode? {
+        var action = action
+        if case .reject(let status, nil) = action { action = .reject(status, reason: request.rejectReason) }
         switch await session.send(action, about: call) {
         case .success(let update):
             return receive(update).flatMap(finished)

@@ -20,7 +20,8 @@ enum Subcommand: String, CaseIterable, Sendable {
     /// The options the subcommand takes besides the global ones.
     var options: Set<String> {
         switch self {
-        case .answer: ["--auto-accept", "--auto-reject", "--busy", "--accept-after", "--hangup-after", "--once"]
+        case .answer:
+            ["--auto-accept", "--auto-reject", "--busy", "--accept-after", "--hangup-after", "--once", "--reason"]
         case .call: ["--type", "--timeout", "--metadata", "--hangup-after"]
         case .logs: ["--status", "--direction", "--with", "--type", "--limit", "--all"]
         case .token: ["--ttl"]
@@ -53,7 +54,7 @@ private let valueOptions: Set<String> = [
     "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--ca-file", "--accept-after",
     "--hangup-after",
     "--type", "--timeout", "--metadata", "--status", "--direction", "--with", "--limit", "--ttl", "--topic",
-    "--environment",
+    "--environment", "--reason",
 ]
 
 /// The command line split into subcommand, UID, option values and flags,

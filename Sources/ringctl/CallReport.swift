@@ -49,9 +49,10 @@ struct Outcome: Sendable, Equatable {
             let duration = call.durationMs.map { "\(TimeText.duration(milliseconds: $0)) · " } ?? ""
             return "ended · \(duration)\(call.endReason == .hangup ? "by \(call.endedBy ?? "?") (hangup)" : reason)"
         case .rejected:
-            return "rejected by \(call.endedBy ?? call.receiver)"
+            return "rejected by \(call.endedBy ?? call.receiver)" + said(call)
         case .busy:
-            return call.endedBy.map { "busy · declined by \($0)" } ?? "busy · \(call.receiver) is in another call"
+            return (call.endedBy.map { "busy · declined by \($0)" } ?? "busy · \(call.receiver) is in another call")
+                + said(call)
         case .unanswered:
             return "no answer after \(TimeText.timeout(milliseconds: call.timeoutMs))"
         case .cancelled:
@@ -60,6 +61,11 @@ struct Outcome: Sendable, Equatable {
         case .initiated, .ongoing:
             return call.status.rawValue
         }
+    }
+
+    /// What the callee said when declining, quoted, if anything.
+    private static func said(_ call: Call) -> String {
+        call.rejectReason.map { " · \"\($0)\"" } ?? ""
     }
 
     /// An end reason in words.

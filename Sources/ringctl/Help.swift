@@ -113,6 +113,8 @@ enum Help {
           --accept-after SECONDS  accept every call after SECONDS
           --auto-reject           reject every call
           --busy                  decline every call as busy
+          --reason TEXT           what a rejection (by key or flag) tells the caller,
+                                  up to 140 characters ("In a meeting")
           --hangup-after SECONDS  hang up SECONDS after a call connects
           --once                  exit after the first call is over, with its outcome:
                                   accepted and ended 0, rejected 3, busy 4,

@@ -5,8 +5,9 @@ import SignalProtocol
 enum CallAction: Sendable, Equatable {
     /// Accept a ringing call (callee).
     case accept
-    /// Decline a ringing call as `rejected` or `busy` (callee).
-    case reject(CallStatus)
+    /// Decline a ringing call as `rejected` or `busy` (callee), saying
+    /// `reason` if given.
+    case reject(CallStatus, reason: String? = nil)
     /// Give up a ringing call (caller).
     case cancel
     /// Hang up an ongoing call (either party).
@@ -19,7 +20,7 @@ enum CallAction: Sendable, Equatable {
     var name: String {
         switch self {
         case .accept: "accept"
-        case .reject(let status): status == .busy ? "busy" : "reject"
+        case .reject(let status, _): status == .busy ? "busy" : "reject"
         case .cancel: "cancel"
         case .end: "hang-up"
         }
@@ -66,7 +67,7 @@ struct Session: Sendable {
         let result = await bounded(seconds: Self.confirmationSeconds) { () async throws(ClientError) -> Call in
             switch action {
             case .accept: try await client.acceptCall(sessionId)
-            case .reject(let status): try await client.rejectCall(sessionId, status: status)
+            case .reject(let status, let reason): try await client.rejectCall(sessionId, status: status, reason: reason)
             case .cancel: try await client.cancelCall(sessionId)
             case .end: try await client.endCall(sessionId)
             }

@@ -123,9 +123,9 @@ public final class MachineHarness {
     }
 
     @discardableResult public func reject(
-        _ sessionId: String, by device: Device, status: CallStatus = .rejected
+        _ sessionId: String, by device: Device, status: CallStatus = .rejected, reason: String? = nil
     ) -> SignalingOutput {
-        send(.rejectCall(sessionId: sessionId, status: status), from: device)
+        send(.rejectCall(sessionId: sessionId, status: status, reason: reason), from: device)
     }
 
     @discardableResult public func cancel(_ sessionId: String, by device: Device) -> SignalingOutput {

@@ -102,6 +102,21 @@ import Testing
         #expect(h.machine.liveCalls.isEmpty)
     }
 
+    /// The callee's words reach the caller's devices with the call, and are
+    /// saved with it; a decline without them leaves none.
+    @Test(arguments: [CallStatus.rejected, .busy])
+    func aDeclineCarriesItsReason(status: CallStatus) throws {
+        let (h, a1, _, b1, _) = MachineHarness.aliceAndBob()
+        let id = h.ring(from: a1, to: "bob")
+        let output = h.reject(id, by: b1, status: status, reason: "Can't talk, in a meeting 📅")
+        let call = try #require(output.resultCall(to: b1))
+        #expect(call.status == status && call.rejectReason == "Can't talk, in a meeting 📅")
+        #expect(output.events.allSatisfy { $0.call.rejectReason == call.rejectReason })
+        #expect(output.saves == [call])
+        let other = h.ring(from: a1, to: "bob")
+        #expect(try #require(h.reject(other, by: b1).resultCall(to: b1)).rejectReason == nil)
+    }
+
     @Test func callerRejectingWithCancelledCancels() throws {
         let (h, a1, a2, b1, b2) = MachineHarness.aliceAndBob()
         let id = h.ring(from: a1, to: "bob")

@@ -24,6 +24,9 @@ public struct Call: Hashable, Sendable {
     public var endedBy: String?
     /// Why it ended; nil while live.
     public var endReason: EndReason?
+    /// What the callee said when declining (`rejectCall`'s `reason`, at
+    /// most ``Call/maxRejectReasonLength`` characters); nil otherwise.
+    public var rejectReason: String?
     /// The ring timeout in milliseconds, exactly as asked.
     public var timeoutMs: Int64
     /// The caller's metadata (a JSON object), if any.
@@ -38,7 +41,7 @@ public struct Call: Hashable, Sendable {
         sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
         initiatorDevice: String? = nil, initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil,
         acceptedBy: String? = nil, endedBy: String? = nil, endReason: EndReason? = nil, timeoutMs: Int64,
-        metadata: JSONValue? = nil, seq: Int64 = 0
+        metadata: JSONValue? = nil, seq: Int64 = 0, rejectReason: String? = nil
     ) {
         self.sessionId = sessionId
         self.callType = callType
@@ -55,7 +58,12 @@ public struct Call: Hashable, Sendable {
         self.timeoutMs = timeoutMs
         self.metadata = metadata
         self.seq = seq
+        self.rejectReason = rejectReason
     }
+
+    /// The longest `rejectReason`, in characters: a quick reply ("Can't
+    /// talk, in a meeting"), not a message.
+    public static let maxRejectReasonLength = 140
 
     /// The ring timeout in whole seconds, rounded up (a ring of 200 ms
     /// shows 1): what `timeout` always said, still true as an upper bound.

@@ -1,7 +1,7 @@
 extension Call {
     /// The wire form of the call (see docs/PROTOCOL.md).
     public var json: JSONValue {
-        .object([
+        var members: [(key: String, value: JSONValue)] = [
             ("sessionId", .string(sessionId)),
             ("callType", .string(callType.rawValue)),
             ("receiverType", .string("user")),
@@ -20,7 +20,11 @@ extension Call {
             ("timeoutMs", .integer(timeoutMs)),
             ("metadata", metadata ?? .null),
             ("seq", .integer(seq)),
-        ])
+        ]
+        // Only on a call declined with a reason, so every other call reads
+        // as it always did.
+        if let rejectReason { members.append(("rejectReason", .string(rejectReason))) }
+        return .object(members)
     }
 
     /// Decodes the wire form; fails naming the first field that is missing or wrong.
@@ -41,6 +45,7 @@ extension Call {
         timeoutMs = try Self.timeoutMs(fields)
         metadata = json["metadata"].flatMap { $0 == .null ? nil : $0 }
         seq = try fields.optionalInteger("seq") ?? 0
+        rejectReason = try fields.optionalString("rejectReason")
     }
 
     /// `timeoutMs`, or from a server that sends only `timeout`, its seconds.

@@ -8,8 +8,9 @@ public enum CallTransition: Hashable, Sendable {
     /// A callee device answered (`acceptCall`, or the callee calling the
     /// caller back while it rang: glare).
     case accept(deviceId: String)
-    /// The callee declined, as `rejected` or, when `busy`, as `busy`.
-    case reject(busy: Bool)
+    /// The callee declined, as `rejected` or, when `busy`, as `busy`,
+    /// saying `reason` if it gave one.
+    case reject(busy: Bool, reason: String? = nil)
     /// The caller gave up while it rang.
     case cancel
     /// A party ended the ongoing call.
@@ -80,8 +81,9 @@ extension Call {
             next.acceptedAt = now
             next.acceptedBy = deviceId
             return next
-        case .reject(let busy):
+        case .reject(let busy, let reason):
             try next.finishRinging(as: busy ? .busy : .rejected, reason: busy ? .busy : .rejected, by: actor, at: now)
+            next.rejectReason = reason
         case .cancel:
             try next.finishRinging(as: .cancelled, reason: .cancelled, by: actor, at: now)
         case .hangUp:

@@ -47,8 +47,12 @@ extension ClientRequest {
         case .acceptCall(let sessionId), .cancelCall(let sessionId), .endCall(let sessionId),
             .getMediaToken(let sessionId):
             return [("sessionId", .string(sessionId))]
-        case .rejectCall(let sessionId, let status):
-            return [("sessionId", .string(sessionId)), ("status", .string(status.rawValue))]
+        case .rejectCall(let sessionId, let status, let reason):
+            var members: [(key: String, value: JSONValue)] = [
+                ("sessionId", .string(sessionId)), ("status", .string(status.rawValue)),
+            ]
+            if let reason { members.append(("reason", .string(reason))) }
+            return members
         case .getActiveCall, .unregisterPushToken, .getIceServers:
             return []
         case .signal(let sessionId, let payload):

@@ -103,7 +103,11 @@ public struct ClientFrame: Hashable, Sendable {
             guard let parsed = CallStatus(rawValue: status), [.rejected, .busy, .cancelled].contains(parsed) else {
                 throw SignalError(.validation, "status must be one of rejected, busy, cancelled")
             }
-            return .rejectCall(sessionId: try fields.string("sessionId"), status: parsed)
+            let reason = try fields.optionalString("reason")
+            if let reason, reason.isEmpty || reason.count > Call.maxRejectReasonLength {
+                throw SignalError(.validation, "reason must be 1 to \(Call.maxRejectReasonLength) characters")
+            }
+            return .rejectCall(sessionId: try fields.string("sessionId"), status: parsed, reason: reason)
         case .cancelCall:
             return .cancelCall(sessionId: try fields.string("sessionId"))
         case .endCall:

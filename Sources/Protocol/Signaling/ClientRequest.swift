@@ -64,8 +64,9 @@ public enum ClientRequest: Hashable, Sendable {
     case initiateCall(receiverId: String, callType: CallType, timeout: RingTimeout?, metadata: JSONValue?)
     /// Accept a ringing call (receiver devices).
     case acceptCall(sessionId: String)
-    /// Decline a ringing call with `rejected` or `busy`; `cancelled` from the caller cancels.
-    case rejectCall(sessionId: String, status: CallStatus)
+    /// Decline a ringing call with `rejected` or `busy`, saying `reason` if
+    /// given; `cancelled` from the caller cancels.
+    case rejectCall(sessionId: String, status: CallStatus, reason: String? = nil)
     /// Cancel one's own ringing call.
     case cancelCall(sessionId: String)
     /// End an ongoing call.

@@ -27,7 +27,7 @@ extension CallStateMachine {
                 }
                 return .accept(deviceId: device.deviceId)
             }
-        case .rejectCall(let sessionId, let status):
+        case .rejectCall(let sessionId, let status, let reason):
             result = change(sessionId, by: device, now: now, into: &output) { call throws(SignalError) in
                 if call.initiator == device.uid {
                     guard status == .cancelled else {
@@ -38,7 +38,7 @@ extension CallStateMachine {
                 guard status == .rejected || status == .busy else {
                     throw SignalError(.validation, "status must be rejected or busy (cancelled is for the caller)")
                 }
-                return .reject(busy: status == .busy)
+                return .reject(busy: status == .busy, reason: reason)
             }
         case .cancelCall(let sessionId):
             result = change(sessionId, by: device, now: now, into: &output) { call throws(SignalError) in
@@ -68,7 +68,7 @@ extension CallStateMachine {
 
     package static func sessionId(of request: ClientRequest) -> String? {
         switch request {
-        case .acceptCall(let id), .rejectCall(let id, _), .cancelCall(let id), .endCall(let id), .signal(let id, _):
+        case .acceptCall(let id), .rejectCall(let id, _, _), .cancelCall(let id), .endCall(let id), .signal(let id, _):
             return id
         default: return nil
         }

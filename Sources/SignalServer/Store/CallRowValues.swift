@@ -19,6 +19,7 @@ struct CallRowValues {
     var timeoutMs: Int64
     var metadata: String?
     var seq: Int64
+    var rejectReason: String?
 
     func decoded() throws(StoreError) -> Call {
         func corrupt(_ what: String, _ value: String?) -> StoreError {
@@ -43,6 +44,6 @@ struct CallRowValues {
             sessionId: sessionId, callType: type, status: state, initiator: initiator, receiver: receiver,
             initiatorDevice: initiatorDevice, initiatedAt: initiatedAt, acceptedAt: acceptedAt, endedAt: endedAt,
             acceptedBy: acceptedBy, endedBy: endedBy, endReason: reason, timeoutMs: timeoutMs, metadata: parsed,
-            seq: seq)
+            seq: seq, rejectReason: rejectReason)
     }
 }

@@ -193,7 +193,7 @@ struct TransitionRecord: Sendable {
     static func name(of transition: CallTransition) -> String {
         switch transition {
         case .accept: "accept"
-        case .reject(let busy): busy ? "busy" : "reject"
+        case .reject(let busy, _): busy ? "busy" : "reject"
         case .cancel: "cancel"
         case .hangUp: "hangUp"
         case .timeOut: "timeOut"

@@ -21,6 +21,7 @@ import Testing
         .acceptCall(sessionId: "3f2a"),
         .rejectCall(sessionId: "3f2a", status: .busy),
         .rejectCall(sessionId: "3f2a", status: .cancelled),
+        .rejectCall(sessionId: "3f2a", status: .rejected, reason: "Can't talk, in a meeting"),
         .cancelCall(sessionId: "3f2a"),
         .endCall(sessionId: "3f2a"),
         .getActiveCall,
@@ -95,6 +96,10 @@ import Testing
             ),
             (.getIceServers, #"{"type":"getIceServers","id":"1"}"#),
             (.getMediaToken(sessionId: "s"), #"{"type":"getMediaToken","id":"1","sessionId":"s"}"#),
+            (
+                .rejectCall(sessionId: "s", status: .busy, reason: "Driving"),
+                #"{"type":"rejectCall","id":"1","sessionId":"s","status":"busy","reason":"Driving"}"#
+            ),
         ]
         for (request, text) in frames {
             #expect(String(decoding: ClientFrame(id: "1", request: request).encoded, as: UTF8.self) == text)
@@ -203,5 +208,28 @@ import Testing
         let frame = try ClientFrame.parse(
             Array(#"{"type":"auth","id":"1","authToken":"t","resume":{"deviceId":"b","afterSeq":9}}"#.utf8))
         #expect(frame.request == .auth(.token("t"), deviceId: "b", resume: ResumePoint(deviceId: "b", afterSeq: 9)))
+    }
+
+    /// A reason is 1 to 140 characters (not bytes: a reply in any script
+    /// fits the same length).
+    @Test func aRejectReasonIsOneToAHundredFortyCharacters() throws {
+        func frame(_ reason: String) -> [UInt8] {
+            Array(#"{"type":"rejectCall","id":"6","sessionId":"s","reason":"\#(reason)"}"#.utf8)
+        }
+        let longest = String(repeating: "é", count: 140)
+        guard case .rejectCall("s", .rejected, let reason?) = try ClientFrame.parse(frame(longest)).request else {
+            Issue.record("not a reject with a reason")
+            return
+        }
+        #expect(reason == longest)
+        for bad in ["", String(repeating: "é", count: 141)] {
+            #expect(
+                throws: ClientFrame.ParseError(
+                    id: "6", error: SignalError(.validation, "reason must be 1 to 140 characters")),
+                "\(bad.count) characters"
+            ) {
+                try ClientFrame.parse(frame(bad))
+            }
+        }
     }
 }

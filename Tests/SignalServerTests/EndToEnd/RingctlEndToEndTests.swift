@@ -104,6 +104,22 @@ struct RingctlEndToEndTests {
         }
     }
 
+    @Test("--reason: the caller hears why, in its line and in the call")
+    func declinedWithAReason() throws {
+        try withRingd { ringd in
+            let bob = try callee(["--auto-reject", "--reason", "In a meeting"], port: ringd.port)
+            let alice = try RingctlProcess(["--as", "alice", "call", "bob"], port: ringd.port)
+            #expect(alice.exitStatus() == 3, "\(alice.errorOutput)")
+            #expect(bob.exitStatus() == 3, "\(bob.errorOutput)")
+            #expect(alice.output.last == #"rejected by bob · "In a meeting""#, "\(alice.output)")
+            let ended = bob.waitForEvent("ended", timeout: 0)
+            #expect(ended?["call"]?["rejectReason"]?.stringValue == "In a meeting", "\(bob.output)")
+            let usage = try RingctlProcess(
+                ["--as", "bob", "answer", "--reason", String(repeating: "x", count: 141)], port: ringd.port)
+            #expect(usage.exitStatus() == 2 && usage.errorOutput.contains("--reason must be 1 to 140 characters"))
+        }
+    }
+
     @Test("unanswered: a short --timeout exits 5, bob missed it")
     func unanswered() throws {
         try withRingd { ringd in

@@ -76,19 +76,23 @@ extension SignalingIntegration {
             try p.expectSettled(ended)
         }
 
-        @Test("rejected by a callee device", arguments: ["rejected", "busy"])
-        func rejected(status: String) throws {
+        @Test(
+            "rejected by a callee device, with a reason or not", arguments: ["rejected", "busy"], [nil, "In a meeting"])
+        func rejected(status: String, reason: String?) throws {
             let p = try Parties()
             defer { p.h.finish() }
             let sessionId = try p.ring()
-            let rejected = try p.b1.reject(sessionId, status: status).call()
+            let rejected = try p.b1.reject(sessionId, status: status, reason: reason).call()
             #expect(rejected.status.rawValue == status)
+            #expect(rejected.rejectReason == reason && (rejected.json["rejectReason"] != nil) == (reason != nil))
             #expect(rejected.endReason?.rawValue == status)
             #expect(rejected.endedBy == "bob" && rejected.endedAt != nil)
             #expect(rejected.acceptedAt == nil && rejected.wireDurationMs == nil)
             let events = try expectOne([p.a1, p.a2, p.b2], rejected.status, sessionId)
             #expect(events.allSatisfy { $0.json == rejected.json })
             try p.expectSettled(rejected)
+            let logs = try p.a1.logs(limit: 1)
+            #expect(logs.data?["logs"]?[0]?["rejectReason"]?.stringValue == reason, "\(logs)")
         }
 
         @Test("cancelled by the caller", arguments: ["cancelCall", "rejectCall"])

@@ -315,9 +315,10 @@ extension SignalingIntegration {
         }
         func end(_ sessionId: String) throws -> Reply { try request("endCall", [("sessionId", .string(sessionId))]) }
 
-        func reject(_ sessionId: String, status: String? = nil) throws -> Reply {
+        func reject(_ sessionId: String, status: String? = nil, reason: String? = nil) throws -> Reply {
             var params: [(String, JSONValue)] = [("sessionId", .string(sessionId))]
             if let status { params.append(("status", .string(status))) }
+            if let reason { params.append(("reason", .string(reason))) }
             return try request("rejectCall", params)
         }
 

@@ -37,7 +37,7 @@ import Testing
             let emptyMetadata = Call(
                 sessionId: "empty", callType: .audio, status: .rejected, initiator: "x", receiver: "y",
                 initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeoutMs: 0,
-                metadata: .object([]))
+                metadata: .object([]), rejectReason: "In a meeting · back at 3 ☕️")
             try store.save([ended, live, emptyMetadata])
             #expect(try store.call("ended") == ended)
             #expect(try store.call("live") == live)

@@ -155,7 +155,13 @@ enum PostgresSchema {
                 CREATE INDEX webhook_deliveries_by_status ON webhook_deliveries (status, seq);
                 CREATE INDEX webhook_deliveries_by_seq ON webhook_deliveries (seq);
                 CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (updated_at) WHERE status != 'pending';
-                """)
+                """),
+        Migration(
+            version: 2,
+            sql: """
+                -- What the callee said when declining (rejectCall's reason).
+                ALTER TABLE calls ADD COLUMN reject_reason TEXT;
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -202,6 +202,12 @@ enum StoreSchema {
                 -- call, still live after the upgrade, cannot relay signals.
                 ALTER TABLE calls ADD COLUMN initiator_device TEXT;
                 """),
+        StoreMigration(
+            version: 9,
+            sql: """
+                -- What the callee said when declining (rejectCall's reason).
+                ALTER TABLE calls ADD COLUMN reject_reason TEXT;
+                """),
     ]
 
     /// The schema version this build writes.

@@ -78,9 +78,9 @@ final class Connection: Selectable {
     /// bytes showed a TLS handshake.
     private var plaintextRefusal: PlaintextRefusal?
     private var outbound = OutboundBuffer()
-    /// A frame that only matters in its latest version (a pong), held while
-    /// other bytes wait for the socket; see ``writeLatest(_:)``.
-    private var heldFrame: [UInt8]?
+    /// A frame that only matters in its latest version (a pong past the soft
+    /// limit), held while other bytes wait for the socket; see ``writeLatest(_:)``.
+    private(set) var heldFrame: [UInt8]?
     private(set) var state: State = .open
     /// Not reading because too much is queued for the peer.
     private var readingPaused = false
@@ -128,10 +128,11 @@ final class Connection: Selectable {
         finishWrite(socketFull: socketFull)
     }
 
-    /// Sends a frame of which only the latest version matters (a pong: only
-    /// the latest ping needs an answer, RFC 6455 §5.5.3). While other bytes
-    /// wait for the socket it is held instead of queued, and a newer one
-    /// replaces it, so a peer that pings without reading queues one frame.
+    /// Sends a frame of which only the latest version matters (a pong past
+    /// the soft limit: only the latest ping needs an answer, RFC 6455 §5.5.3).
+    /// While other bytes wait for the socket it is held instead of queued,
+    /// and a newer one replaces it, so a peer that pings without reading
+    /// adds one frame to what the limit allows.
     func writeLatest(_ frame: [UInt8]) {
         guard state == .open else { return }
         if outbound.isEmpty {
@@ -168,12 +169,18 @@ final class Connection: Selectable {
     }
 
     /// The queued bytes with each chunk's cost, against the limits.
-    private var queuedSize: Int {
+    var queuedSize: Int {
         outbound.pendingBytes + outbound.chunkCount * BackpressureLimits.chunkCost
     }
 
-    /// Chunks queued and not completely written (for tests).
-    var outboundChunkCount: Int { outbound.chunkCount + (heldFrame == nil ? 0 : 1) }
+    /// The bytes one more chunk may hold without taking the queue, with the
+    /// held frame that would go first, past the soft limit; negative past it.
+    /// Plaintext bytes: on TLS each record adds a few, which can take the
+    /// queue that far past the limit and only pause reading.
+    var roomBelowSoftLimit: Int {
+        let held = heldFrame.map { $0.count + BackpressureLimits.chunkCost } ?? 0
+        return limits.softLimit - queuedSize - held - BackpressureLimits.chunkCost
+    }
 
     /// Stops or resumes reading for the handler: an HTTP connection does not
     /// read further requests while an answer is pending, so a pipelining

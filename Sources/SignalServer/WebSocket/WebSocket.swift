@@ -26,8 +26,9 @@ public final class WebSocket: ConnectionHandler {
     /// Records that the peer authenticated, so the connection no longer
     /// counts against `limits.maxUnauthenticatedConnections`.
     func markAuthenticated() { connection.markAuthenticated() }
-    /// Frames and chunks queued for the peer (for tests of floods).
-    var outboundChunkCount: Int { connection.outboundChunkCount }
+    /// What is queued for the peer as the outbound limits count it, and
+    /// whether a pong is held beside it (for tests of floods).
+    var outbound: (queuedSize: Int, holdsPong: Bool) { (connection.queuedSize, connection.heldFrame != nil) }
 
     /// Seconds the server waits for the peer's close frame after sending its own.
     static let closeTimeout = 5.0
@@ -42,10 +43,15 @@ public final class WebSocket: ConnectionHandler {
     private var lastHeard = Deadline.now()
     private var keepAliveTimer: TimerID?
     private var closeTimer: TimerID?
-    /// The latest ping of the bytes being read, answered once they are all
-    /// handled: one pong, and one write, per read however many pings it held
-    /// (only the latest ping needs an answer, RFC 6455 §5.5.3).
-    private var pendingPong: [UInt8]?
+    /// The pongs to the pings of the bytes being read, in order, written as
+    /// one chunk once those bytes are handled (or before what a message or a
+    /// close makes us send): a pong per ping, as long as they fit below the
+    /// connection's soft limit.
+    private var pongs: [UInt8] = []
+    /// The latest ping whose pong did not fit: past the soft limit only the
+    /// latest ping needs an answer (RFC 6455 §5.5.3), so a peer that pings
+    /// without reading is still read, and its pongs hold no more memory.
+    private var coalescedPing: [UInt8]?
 
     init(
         connection: Connection, responder: WebSocketResponder, settings: WebSocketSettings,
@@ -146,19 +152,38 @@ public final class WebSocket: ConnectionHandler {
             Log.debug("\(peer): failing WebSocket: \(error)")
             fail(error)
         }
-        answerPing()
+        answerPings()
     }
 
-    private func answerPing() {
-        guard let payload = pendingPong else { return }
-        pendingPong = nil
+    /// Queues the pong to a ping, or replaces the coalesced one once the
+    /// pongs no longer fit below the soft limit (and then until they are sent,
+    /// so the answers stay in order).
+    private func queuePong(_ payload: [UInt8]) {
+        let header = WebSocketFrameHeader(opcode: .pong, payloadLength: payload.count)
+        if coalescedPing == nil, pongs.count + header.encodedSize + payload.count <= connection.roomBelowSoftLimit {
+            header.encode(into: &pongs)
+            pongs += payload
+        } else {
+            coalescedPing = payload
+        }
+    }
+
+    /// Writes the pongs to the pings handled so far: those that fit, in one
+    /// chunk, then the coalesced one.
+    private func answerPings() {
+        if !pongs.isEmpty {
+            if state == .open { connection.write(pongs) }
+            pongs = []
+        }
+        guard let payload = coalescedPing else { return }
+        coalescedPing = nil
         // One frame (no separate header chunk) so a newer pong can replace it.
         if state == .open { connection.writeLatest(WebSocketFrameEncoder.frame(.pong, payload: payload)) }
     }
 
     /// Fails the connection with the error's close code.
     private func fail(_ error: WebSocketProtocolError) {
-        answerPing()
+        answerPings()
         if state == .open {
             sendControl(.close, WebSocketFrameEncoder.closePayload(code: error.closeCode, reason: error.reason))
         }
@@ -169,14 +194,14 @@ public final class WebSocket: ConnectionHandler {
         switch event {
         case .message(let message):
             // Pings before a message are answered before what it makes us send.
-            answerPing()
+            answerPings()
             if state == .open { responder.webSocket(self, didReceive: message) }
         case .ping(let payload):
-            if state == .open { pendingPong = payload }
+            if state == .open { queuePong(payload) }
         case .pong:
             break
         case .close(let code, _):
-            answerPing()
+            answerPings()
             if state == .open {
                 // Echo the peer's code (RFC 6455 §5.5.1); an empty close is answered empty.
                 sendControl(.close, code.map { WebSocketFrameEncoder.closePayload(code: $0, reason: "") } ?? [])

@@ -16,18 +16,19 @@ final class EventRecorder: Sendable {
     private let opened = Atomic<Int>(0)
     private let messages = Atomic<Int>(0)
     private let closes = Mutex<[WebSocketCloseCode]>([])
-    private let outboundChunks = Atomic<Int>(-1)
+    private let outbound = Mutex<(queuedSize: Int, holdsPong: Bool)?>(nil)
 
     func recordOpen() { opened.add(1, ordering: .relaxed) }
     func recordMessage() { messages.add(1, ordering: .relaxed) }
     func recordClose(_ code: WebSocketCloseCode) { closes.withLock { $0.append(code) } }
-    func recordOutboundChunks(_ count: Int) { outboundChunks.store(count, ordering: .relaxed) }
+    func recordOutbound(_ state: (queuedSize: Int, holdsPong: Bool)) { outbound.withLock { $0 = state } }
 
     var openCount: Int { opened.load(ordering: .relaxed) }
     var messageCount: Int { messages.load(ordering: .relaxed) }
     var closeCodes: [WebSocketCloseCode] { closes.withLock { $0 } }
-    /// The connection's queued chunks when the last message arrived (-1: none seen).
-    var lastOutboundChunks: Int { outboundChunks.load(ordering: .relaxed) }
+    /// What the connection had queued when the last message arrived, as
+    /// the outbound limits count it, and whether a pong was held beside it.
+    var lastOutbound: (queuedSize: Int, holdsPong: Bool)? { outbound.withLock { $0 } }
 
     /// Waits until `count` closes were recorded; returns the codes seen by then.
     func waitForCloses(_ count: Int = 1, timeout: Double = 5) -> [WebSocketCloseCode] {
@@ -43,8 +44,8 @@ enum ResponderBehavior: Sendable {
     /// Answers every message with `count` binary messages of `size` bytes,
     /// each starting with its big-endian sequence number (per connection).
     case flood(count: Int, size: Int)
-    /// Records how many chunks the connection has queued for the peer.
-    case reportOutboundChunks
+    /// Records what the connection has queued for the peer.
+    case reportOutbound
 }
 
 /// The responder of test servers: records events and behaves as asked.
@@ -70,8 +71,8 @@ final class TestResponder: WebSocketResponder {
                 socket.send(WebSocketMessage(kind: .binary, payload: floodPayload(sequence, size: size)))
                 sequence += 1
             }
-        case .reportOutboundChunks:
-            recorder.recordOutboundChunks(socket.outboundChunkCount)
+        case .reportOutbound:
+            recorder.recordOutbound(socket.outbound)
         }
     }
 

@@ -7,14 +7,14 @@ import Testing
     import Glibc
 #endif
 
-/// A client that pings without reading: only the latest ping is answered
-/// while earlier pongs wait for the socket, so the server queues a bounded
-/// number of chunks, keeps reading, and keeps serving others.
+/// A client that pings without reading: its pongs are queued up to the soft
+/// limit, past it only the latest ping is answered, so the server queues a
+/// bounded number of bytes, keeps reading, and keeps serving others.
 @Suite(.blocking) struct PingFloodTests {
     static let pings = 200_000
 
     @Test func pingsWithoutReadingQueueABoundedNumberOfPongs() throws {
-        let server = try TestServer(behavior: .reportOutboundChunks)
+        let server = try TestServer(behavior: .reportOutbound)
         defer { server.stop() }
         let socket = try TestWebSocket.connect(port: server.port, receiveBufferSize: 16 * 1024)
         defer { socket.close() }
@@ -33,26 +33,36 @@ import Testing
             try socket.socket.send(bytes)
         }
         try socket.send(text: "how much is queued?")
-        #expect(waitUntil(timeout: 10) { server.recorder.lastOutboundChunks >= 0 })
-        // A pong partly written, and the latest one held.
-        #expect(server.recorder.lastOutboundChunks <= 2, "\(server.recorder.lastOutboundChunks) chunks queued")
+        #expect(waitUntil(timeout: 10) { server.recorder.lastOutbound != nil })
+        // 200,000 pongs are far more than the socket buffers take: pongs
+        // queued up to the soft limit, not past it, and the latest one held.
+        let softLimit = ServerConfig().outboundSoftLimit
+        let outbound = try #require(server.recorder.lastOutbound)
+        #expect(outbound.queuedSize <= softLimit, "queued past the soft limit: \(outbound.queuedSize)")
+        #expect(outbound.queuedSize > softLimit / 2, "coalesced below the soft limit: \(outbound.queuedSize)")
+        #expect(outbound.holdsPong)
 
         let other = try TestSocket(port: server.port)
         defer { other.close() }
         #expect(try other.get("/healthz").status == 200)
 
-        // Reading now yields fewer pongs than pings, the last for the last ping.
-        var pongs = 0
-        var last: [UInt8] = []
-        while last != Self.payload(Self.pings - 1) {
+        // Reading now yields fewer pongs than pings, in order, the first for
+        // the first ping and the last for the last.
+        var sequences: [Int] = []
+        while sequences.last != Self.pings - 1 {
             guard case .pong(let payload) = try socket.nextEvent(timeout: 10) else {
                 Issue.record("expected a pong")
                 break
             }
-            pongs += 1
-            last = payload
+            let sequence = payload.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+            guard payload == Self.payload(sequence), sequence > sequences.last ?? -1 else {
+                Issue.record("pong \(sequence) after \(sequences.last ?? -1)")
+                break
+            }
+            sequences.append(sequence)
         }
-        #expect(pongs < Self.pings)
+        #expect(sequences.first == 0)
+        #expect(sequences.count < Self.pings)
         #expect(server.recorder.closeCodes.isEmpty)
     }
 

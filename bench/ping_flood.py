@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Ping flood (issue 14, "Hardening"): one WebSocket sends PINGS masked
+"""Ping flood (docs/BENCHMARKS.md, "Ping flood"): one WebSocket sends PINGS masked
 pings of PAYLOAD_BYTES (default 2,000,000 empty ones) without reading, then
 a close, then reads everything until EOF; meanwhile another thread times
 GET /healthz on fresh connections every 20 ms. Prints how many pongs came

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <sys/socket.h>
+#include <pthread.h>
 #include <spawn.h>
 #include "CShim.h"
 
@@ -13,4 +14,8 @@ int cshim_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
 
 int cshim_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *directory) {
     return posix_spawn_file_actions_addchdir_np(actions, directory);
+}
+
+int cshim_name_thread(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
 }

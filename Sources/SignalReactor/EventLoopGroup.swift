@@ -1,3 +1,4 @@
+import CShim
 import Foundation
 import SignalSystem
 import Synchronization
@@ -47,8 +48,10 @@ public final class EventLoopGroup: Sendable {
     ) throws {
         let outcome = Mutex<Result<Void, any Error>?>(nil)
         let ready = DispatchSemaphore(value: 0)
+        let threadName = "\(name)-\(index)"
         let thread = Thread {
             defer { done.signal() }
+            _ = cshim_name_thread(threadName)
             let result = Result<EventLoop, any Error> {
                 let loop = try EventLoop(index: index, mailbox: mailbox)
                 try setUp(loop)
@@ -58,7 +61,7 @@ public final class EventLoopGroup: Sendable {
             ready.signal()
             if case .success(let loop) = result, let error = loop.run() { onFailure(index, error) }
         }
-        thread.name = "\(name)-\(index)"
+        thread.name = threadName
         thread.start()
         ready.wait()
         try outcome.withLock { $0 }?.get()

@@ -57,6 +57,11 @@ int cshim_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
    (a test runs ringd from an empty directory). GNU, in shim.c too. */
 int cshim_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *directory);
 
+/* pthread_setname_np for the calling thread: the kernel's copy of its name
+   (15 bytes at most), which top, perf and /proc show; Foundation's
+   Thread.name stays in Foundation on Linux. GNU, in shim.c too. */
+int cshim_name_thread(const char *name);
+
 /* Glibc's Swift module leaves out <sys/random.h>. */
 static inline long cshim_getrandom(void *buffer, size_t length) { return getrandom(buffer, length, 0); }
 

@@ -1,3 +1,4 @@
+import CShim
 import Foundation
 import SignalCore
 import SignalProtocol
@@ -7,12 +8,12 @@ import Synchronization
 /// SQLite database (WAL) with one writer connection. Every operation is a
 /// job queued for the writer, which runs everything queued at once in one
 /// transaction (group commit; see ``StoreWriter``). The writer thread runs
-/// the queue when jobs arrive; an event loop runs it itself at the end of a
-/// pass that queued saves, when the connection is free and a commit does
-/// not wait for an fsync (``runQueuedOnLoop()``, ``StoreRunner``): a commit
-/// then writes the log into the page cache and returns. Copying the log
-/// back (checkpoints) stays off the loops; the one commit that starts the
-/// log over syncs its header, wherever it runs. At ``inMemoryPath`` the
+/// the queue when jobs arrive; an event loop runs the jobs of its pass
+/// itself at the end of the pass, when the connection is free and the
+/// commit waits on nothing (``runQueuedOnLoop()``, ``StoreRunner``): it
+/// writes the log into the page cache and returns. Everything that may wait
+/// on the disk or a lock (checkpoints, the commit that starts the log
+/// over, other threads' jobs) runs on the writer thread. At ``inMemoryPath`` the
 /// database lives in the writer's connection instead, for tests and `ringd
 /// --ephemeral`: the same jobs and transactions, no file, and nothing
 /// survives the process.
@@ -53,6 +54,7 @@ public final class CallStore: Sendable {
         let outcome = Mutex<Result<(StoreRunner, StoreCheckpointer?), StoreError>?>(nil)
         let stats = StoreStats()
         let thread = Thread {
+            _ = cshim_name_thread("ringd-store")
             Self.serve(
                 path: path, synchronousFull: synchronousFull, queue: queue, stats: stats, opened: opened,
                 outcome: outcome)
@@ -200,9 +202,9 @@ public final class CallStore: Sendable {
     /// Wakes the writer for the jobs queued without waking it.
     public func wakeWriter() { queue.wakeWriter() }
 
-    /// For an event loop at the end of its pass: runs the jobs queued so far
-    /// on this thread if the writer's connection is free (see
-    /// ``StoreRunner``), or else wakes the writer for them. Their
+    /// For an event loop at the end of its pass: runs the jobs loops queued
+    /// (`wakeWriter` false) here if they head the queue and the commit waits
+    /// on nothing (``StoreRunner``), else wakes the writer for them. Their
     /// completions run here too, after the commit, as on the writer thread.
     func runQueuedOnLoop() {
         guard loopsMayCommit, runner.runOnLoopIfFree() else { return queue.wakeWriter() }

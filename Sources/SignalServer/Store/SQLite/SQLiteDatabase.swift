@@ -158,6 +158,22 @@ final class SQLiteDatabase {
         return max(0, copiedFrames)
     }
 
+    /// The start of the connection's log index (the first region of the
+    /// `-shm` file, as SQLite maps it: ``WALIndex``), nil in memory or before
+    /// the connection opened its log. It stays valid while the connection is
+    /// open in WAL mode: SQLite maps each region once, and unmaps them only
+    /// when it closes the log.
+    func walIndexHeader() -> UnsafeRawPointer? {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
+            let methods = file.pointee.pMethods, methods.pointee.iVersion >= 2, let map = methods.pointee.xShmMap
+        else { return nil }
+        var region: UnsafeMutableRawPointer?
+        // 32 KiB: the size of every region of the index; 0: map none that is missing.
+        guard map(file, 0, 32768, 0, &region) == SQLITE_OK else { return nil }
+        return region.map { UnsafeRawPointer($0) }
+    }
+
     /// Calls `hook` with the number of frames in the write-ahead log after
     /// every commit, on the committing thread (`sqlite3_wal_hook`). This
     /// replaces SQLite's automatic checkpoints: whoever sets a hook

@@ -1,3 +1,4 @@
+import CShim
 import Dispatch
 import Foundation
 import Synchronization
@@ -53,6 +54,7 @@ final class StoreCheckpointer: Sendable {
         _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_master")
         let handOff = Mutex<SQLiteDatabase?>(connection)
         let thread = Thread { [self] in
+            _ = cshim_name_thread("ringd-checkpoin")
             // The connection is closed before `finished` is signalled, so the
             // writer's connection closes last and removes the log.
             if let database = handOff.withLock({ $0.take() }) { serve(database) }

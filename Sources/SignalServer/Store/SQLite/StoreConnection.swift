@@ -1,3 +1,4 @@
+import CSQLite
 import SignalSystem
 
 #if canImport(Glibc)
@@ -11,6 +12,10 @@ import SignalSystem
 final class StoreConnection {
     /// The open, migrated database.
     let database: SQLiteDatabase
+    /// Whether the database lives in memory (no log, no other connection).
+    private let inMemory: Bool
+    /// The log's index, found on the first commit of a loop (nil in memory).
+    private var walIndex: WALIndex?
 
     /// The mode of the store's files (database, -wal, -shm, lock) and of its
     /// directory when ringd creates them: they hold every user's calls and
@@ -23,7 +28,7 @@ final class StoreConnection {
     /// At ``CallStore/inMemoryPath`` it touches no file: the database lives
     /// in this connection's memory and goes with it.
     init(path: String, synchronousFull: Bool) throws(StoreError) {
-        let inMemory = path == CallStore.inMemoryPath
+        inMemory = path == CallStore.inMemoryPath
         if !inMemory {
             do throws(SystemError) {
                 try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path), mode: Self.directoryMode)
@@ -45,6 +50,7 @@ final class StoreConnection {
     /// this build's schema: the queries read the columns of that version.
     init(readingOnly path: String) throws(StoreError) {
         database = try SQLiteDatabase(path: path, readOnly: true)
+        inMemory = false
         database.setBusyTimeout(milliseconds: StoreSchema.busyTimeoutMilliseconds)
         let version = try database.scalarInt64("PRAGMA user_version") ?? 0
         let latest = StoreSchema.latestVersion
@@ -84,6 +90,36 @@ final class StoreConnection {
     /// Starts a write transaction, taking the write lock at once so the
     /// commit cannot fail for want of it.
     func begin() throws(StoreError) { try database.execute("BEGIN IMMEDIATE") }
+
+    /// Whether statements wait up to the busy timeout for another
+    /// connection's lock (on the writer thread) or fail with `SQLITE_BUSY`
+    /// at once (on an event loop, which must never wait).
+    var waitsForLocks = true {
+        didSet {
+            guard waitsForLocks != oldValue else { return }
+            database.setBusyTimeout(milliseconds: waitsForLocks ? StoreSchema.busyTimeoutMilliseconds : 0)
+        }
+    }
+
+    /// For an event loop: ``begin()``, unless the transaction could wait,
+    /// then false, with none open: another connection (another process)
+    /// holds the write lock, or the transaction's first write would start
+    /// the log over and sync its header (``WALIndex``). Call it with
+    /// ``waitsForLocks`` off.
+    func beginWithoutWaiting() throws(StoreError) -> Bool {
+        do throws(StoreError) {
+            try begin()
+        } catch  where error.sqlite?.resultCode == SQLITE_BUSY {
+            return false
+        }
+        if inMemory { return true }
+        if walIndex == nil { walIndex = WALIndex(database) }
+        guard let walIndex, !walIndex.restartOwed else {
+            try rollback()
+            return false
+        }
+        return true
+    }
 
     /// Commits the open transaction.
     func commit() throws(StoreError) { try database.execute("COMMIT") }

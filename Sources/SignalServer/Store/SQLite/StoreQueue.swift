@@ -19,6 +19,10 @@ struct StoreJob: Sendable {
     /// Reports `error` instead of the outcome: the batch failed, or the job
     /// was refused.
     let fail: @Sendable (StoreError) -> Void
+    /// Whether an event loop's pass queued the job without waking the writer
+    /// thread, to commit it at the pass's end: the only jobs a loop runs
+    /// (``StoreQueue/takeLoopBatch()``). Set by ``StoreQueue/push(_:wakeWriter:)``.
+    fileprivate(set) var fromLoopPass = false
 
     /// A job running `body` and handing its result to `completion`.
     init<Value: Sendable>(
@@ -83,6 +87,8 @@ final class StoreQueue: Sendable {
     /// (so that several jobs queued together wake the writer once). False
     /// (the job is not queued) once the store is closing.
     func push(_ job: StoreJob, wakeWriter: Bool = true) -> Bool {
+        var job = job
+        job.fromLoopPass = !wakeWriter
         let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
             guard !state.stopping else { return (false, false) }
             state.jobs.append(job)
@@ -168,9 +174,48 @@ final class StoreQueue: Sendable {
         return batch
     }
 
+    /// For an event loop holding the writer's connection: the jobs at the
+    /// head of the queue that loops' passes queued (``StoreJob/fromLoopPass``),
+    /// as one batch, up to the first job of another thread, which stays
+    /// queued with everything behind it, for the writer thread (its push
+    /// woke it). So a loop never runs another thread's read or prune, and
+    /// never overtakes a job queued before its own.
+    func takeLoopBatch() -> LoopBatch {
+        let taken = state.withLock { state -> LoopBatch in
+            let end = state.jobs.firstIndex { !$0.fromLoopPass } ?? state.jobs.count
+            if end == 0 { return state.jobs.isEmpty ? .nothingQueued : .othersFirst }
+            guard end < state.jobs.count else {
+                defer { state.jobs = [] }
+                return .batch(state.jobs)
+            }
+            defer { state.jobs.removeFirst(end) }
+            return .batch(Array(state.jobs[..<end]))
+        }
+        if case .batch = taken { batches.add(1, ordering: .relaxed) }
+        return taken
+    }
+
+    /// For the holder of the writer's connection: queues `batch` again
+    /// ahead of every job, as it was before ``takeLoopBatch()`` took it (none
+    /// of its jobs has reported), for the writer thread to run.
+    func putBack(_ batch: [StoreJob]) {
+        state.withLock { $0.jobs.insert(contentsOf: batch, at: 0) }
+        batches.subtract(1, ordering: .relaxed)
+    }
+
     /// Whether the writer sleeps, waiting for a wake-up.
     var writerIsWaiting: Bool { state.withLock { $0.writerWaiting } }
 
     /// The number of batches handed to the writer so far.
     var batchCount: Int { batches.load(ordering: .relaxed) }
+}
+
+/// What ``StoreQueue/takeLoopBatch()`` found.
+enum LoopBatch {
+    /// The jobs a loop runs, in queue order.
+    case batch([StoreJob])
+    /// Nothing is queued.
+    case nothingQueued
+    /// Another thread's job heads the queue: the writer thread runs it first.
+    case othersFirst
 }

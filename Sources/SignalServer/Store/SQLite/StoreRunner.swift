@@ -10,7 +10,9 @@ import Synchronization
 /// commit without a hand-off to another thread and back (two context
 /// switches per batch on a busy core; docs/BENCHMARKS.md, lever 5). A loop
 /// never waits for the lock: when it is taken, the writer thread is woken
-/// for the loop's jobs instead.
+/// for the loop's jobs instead. The writer thread holds it across I/O that
+/// waits on the disk (a log restart's sync, a catch-up copy of the log,
+/// other threads' reads), so no loop may ever wait for it.
 ///
 /// A batch's completions run under the lock, so batches still report in
 /// the order they committed, whichever threads ran them.
@@ -32,8 +34,11 @@ final class StoreRunner: Sendable {
         }
     }
 
-    /// For an event loop: runs what is queued if the connection is free and
-    /// no catch-up with the log is owed; false if the writer thread must run it.
+    /// For an event loop: runs the jobs loops' passes queued at the head of
+    /// the queue if the connection is free and committing them waits neither
+    /// on the disk nor on another process's lock
+    /// (``StoreWriter/runQueued(onLoop:)``); false if the writer thread must
+    /// run the queue.
     func runOnLoopIfFree() -> Bool {
         let run = writer.withLockIfAvailable { writer -> StoreRun in
             guard let writer else { return .nothingQueued }

@@ -40,50 +40,80 @@ final class StoreWriter {
         self.stats = stats
     }
 
-    /// Runs every queued job as one batch, reports the outcomes, runs what
-    /// their completions deferred, and catches up with the log if the commit
-    /// hook asked for it (a copy that may wait on the disk: only on the
-    /// writer thread, so with `onLoop` nothing is run while a catch-up is
-    /// owed: the writer thread must take over).
+    /// Runs queued jobs as one batch, reports the outcomes and runs what
+    /// their completions deferred. The writer thread takes every queued job,
+    /// then catches up with the log if the commit hook asked for it (a copy
+    /// that waits on the disk). An event loop (`onLoop`) runs only what
+    /// loops' passes queued at the head of the queue
+    /// (``StoreQueue/takeLoopBatch()``), waits for no lock, and leaves the
+    /// batch to the writer thread when committing it could wait on the disk:
+    /// a catch-up is owed, or the commit would start the log over
+    /// (``StoreConnection/beginWithoutWaiting()``).
     func runQueued(onLoop: Bool) -> StoreRun {
-        if onLoop && connection.catchUpOwed { return .leftToWriterThread }
-        let batch = queue.takeBatch()
-        if let batch {
-            stats.batchSize.observe(Double(batch.count))
-            if onLoop {
-                stats.loopBatches.add(1, ordering: .relaxed)
-            } else {
-                stats.writerThreadBatches.add(1, ordering: .relaxed)
+        connection.waitsForLocks = !onLoop
+        guard onLoop else {
+            let batch = queue.takeBatch()
+            if let batch {
+                _ = execute(batch, onLoop: false)
+                queue.runBatchEndActions()
             }
-            execute(batch)
-            queue.runBatchEndActions()
+            connection.catchUpIfOwed()
+            return batch == nil ? .nothingQueued : .ran
         }
-        if !onLoop { connection.catchUpIfOwed() }
-        return batch == nil ? .nothingQueued : .ran
+        if connection.catchUpOwed { return .leftToWriterThread }
+        switch queue.takeLoopBatch() {
+        case .nothingQueued: return .nothingQueued
+        case .othersFirst: return .leftToWriterThread
+        case .batch(let batch):
+            guard execute(batch, onLoop: true) else {
+                queue.putBack(batch)
+                return .leftToWriterThread
+            }
+            queue.runBatchEndActions()
+            return .ran
+        }
     }
 
-    /// Runs one batch and reports every job's outcome.
-    private func execute(_ batch: [StoreJob]) {
+    /// Runs one batch and reports every job's outcome; false, with nothing
+    /// reported and the chain as it was, when an event loop must leave the
+    /// batch to the writer thread.
+    private func execute(_ batch: [StoreJob], onLoop: Bool) -> Bool {
         guard batch.contains(where: \.writes) else {
             let outcomes = batch.map(run)
+            count(batch, onLoop: onLoop)
             for outcome in outcomes { outcome.report() }
-            return
+            return true
         }
         let brokenBefore = chainBroken
         let started = Deadline.now()
         let outcomes: [StoreJobOutcome]
         do throws(StoreError) {
-            outcomes = try runTransaction(batch, isolated: false, brokenBefore: brokenBefore)
+            guard let committed = try runTransaction(batch, isolated: false, brokenBefore: brokenBefore, onLoop: onLoop)
+            else { return false }
+            outcomes = committed
         } catch {
             // A failed transaction counts too: its time was spent all the same.
             stats.commitSeconds.observe(Deadline.now().seconds(since: started))
+            count(batch, onLoop: onLoop)
             Log.error("call store: a batch of \(batch.count) jobs was rolled back: \(error)")
             chainBroken = brokenBefore || batch.contains(where: \.chained)
             for job in batch { job.fail(error) }
-            return
+            return true
         }
         stats.commitSeconds.observe(Deadline.now().seconds(since: started))
+        count(batch, onLoop: onLoop)
         for outcome in outcomes { outcome.report() }
+        return true
+    }
+
+    /// Counts a batch that ran, before its jobs report (`GET /metrics`).
+    private func count(_ batch: [StoreJob], onLoop: Bool) {
+        stats.batchSize.observe(Double(batch.count))
+        if onLoop {
+            stats.loopBatches.add(1, ordering: .relaxed)
+        } else {
+            stats.writerThreadBatches.add(1, ordering: .relaxed)
+        }
     }
 
     /// Runs one job, or refuses a chained one while the chain is broken.
@@ -101,12 +131,20 @@ final class StoreWriter {
     /// writing job runs under a savepoint that its failure rolls back to.
     /// Otherwise a writing job's failure rolls the whole transaction back and
     /// the batch is replayed isolated, from the chain's state before it.
-    /// Rolls back and throws when the transaction fails.
+    /// Rolls back and throws when the transaction fails. On an event loop
+    /// (`onLoop`) nil, with nothing begun or all rolled back and the chain
+    /// as before: the transaction could not begin without waiting, or a
+    /// writing job failed (the replay is the writer thread's, whose BEGIN
+    /// may wait).
     private func runTransaction(
-        _ batch: [StoreJob], isolated: Bool, brokenBefore: Bool
-    ) throws(StoreError) -> [StoreJobOutcome] {
+        _ batch: [StoreJob], isolated: Bool, brokenBefore: Bool, onLoop: Bool
+    ) throws(StoreError) -> [StoreJobOutcome]? {
         do throws(StoreError) {
-            try connection.begin()
+            if onLoop {
+                guard try connection.beginWithoutWaiting() else { return nil }
+            } else {
+                try connection.begin()
+            }
             var outcomes: [StoreJobOutcome] = []
             outcomes.reserveCapacity(batch.count)
             for job in batch {
@@ -119,7 +157,8 @@ final class StoreWriter {
                 if let error = outcome.error, error.code != .chainBroken, job.writes, !isolated {
                     try connection.rollback()
                     chainBroken = brokenBefore
-                    return try runTransaction(batch, isolated: true, brokenBefore: brokenBefore)
+                    if onLoop { return nil }
+                    return try runTransaction(batch, isolated: true, brokenBefore: brokenBefore, onLoop: false)
                 }
                 if savepoint {
                     if outcome.error == nil {
@@ -148,6 +187,7 @@ final class StoreWriter {
 enum StoreRun {
     case ran
     case nothingQueued
-    /// Nothing: the writer thread must run the queue (a catch-up is owed).
+    /// Nothing: the writer thread must run the queue (another thread's job
+    /// comes first, or committing could wait on the disk or a lock).
     case leftToWriterThread
 }

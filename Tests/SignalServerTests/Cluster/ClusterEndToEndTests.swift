@@ -45,8 +45,32 @@ struct ClusterEndToEndTests {
 
         let rejected = try alice.initiate(to: "bob").call().sessionId
         _ = try bob.waitForEvent(rejected, .initiated)
-        #expect(try bob.reject(rejected).call().status == .rejected)
-        #expect(try alice.waitForEvent(rejected, .rejected).endedBy == "bob")
+        #expect(try bob.reject(rejected, reason: "In a meeting").call().status == .rejected)
+        let declined = try alice.waitForEvent(rejected, .rejected)
+        #expect(declined.endedBy == "bob" && declined.rejectReason == "In a meeting")
+        let history = try alice.request("getCallLogs")
+        #expect(history.data?["logs"]?[0]?["rejectReason"] == .string("In a meeting"), "\(history)")
+    }
+
+    /// A media room token is minted on whichever node a party asks, from
+    /// the call as the shared database holds it.
+    @Test("getMediaToken on either node, for the parties of an ongoing call only")
+    func mediaTokensAcrossNodes() throws {
+        let config =
+            #"{"media": {"livekit": {"url": "wss://media.example", "apiKey": "APIk", "apiSecret": "\#(String(repeating: "s", count: 32))"}}}"#
+        let cluster = try SignalingIntegration.TestCluster(nodes: 2, config: config)
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
+        let carol = try cluster.open(1, uid: "carol", deviceId: "c1")
+        let sessionId = try alice.initiate(to: "bob").call().sessionId
+        _ = try bob.waitForEvent(sessionId, .initiated)
+        #expect(try bob.accept(sessionId).ok)
+        for device in [alice, bob] {
+            let reply = try device.request("getMediaToken", [("sessionId", .string(sessionId))])
+            #expect(reply.data?["url"] == .string("wss://media.example"), "\(reply)")
+        }
+        let stranger = try carol.request("getMediaToken", [("sessionId", .string(sessionId))])
+        #expect(stranger.code == "ERR_CALL_NOT_A_PART", "\(stranger)")
     }
 
     @Test("busy and glare are decided once across nodes")

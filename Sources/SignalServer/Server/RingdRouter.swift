@@ -61,7 +61,9 @@ public final class RingdRouter: HTTPRouter {
     }
 
     public func route(_ request: HTTPRequest, from peer: SocketAddress) -> HTTPRoute {
-        if !peer.isLoopback, !testAPIAnswersAnyPeer, TestRoutes.serves(request.path) {
+        // A reverse proxy on this host makes every peer loopback: its headers
+        // say the request came from elsewhere all the same.
+        if !peer.isLoopback || request.cameThroughProxy, !testAPIAnswersAnyPeer, TestRoutes.serves(request.path) {
             // As for a path that does not exist: a scan from elsewhere learns nothing.
             return AccessLog.logging(.respond(.error(.notFound, "no resource at \(request.path)")), for: request)
         }

@@ -83,6 +83,10 @@ struct ExposureEndToEndTests {
             let reset = try SignalingIntegration.rest(
                 port: ringd.port, "POST", "/v1/test/reset", apiKey: nil, headers: headers, source: source)
             #expect(reset.status == 404, "\(reset)")
+            let proxied = try SignalingIntegration.rest(
+                port: ringd.port, "GET", "/v1/test/clock", apiKey: nil,
+                headers: headers + ["X-Forwarded-For: 203.0.113.9"])
+            #expect(proxied.status == 404, "a loopback peer forwarding from elsewhere: \(proxied)")
             let health = try SignalingIntegration.rest(port: ringd.port, "GET", "/healthz", apiKey: nil, source: source)
             #expect(health.status == 200, "the rest of the server answers \(source): \(health)")
         }

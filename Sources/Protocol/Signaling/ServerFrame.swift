@@ -22,10 +22,9 @@ public enum ServerFrame: Hashable, Sendable {
                 ("ok", .bool(false)),
                 (
                     "error",
-                    .object([
-                        ("code", .string(error.code.rawValue)),
-                        ("message", .string(error.message)),
-                    ])
+                    .object(
+                        [("code", .string(error.code.rawValue)), ("message", .string(error.message))]
+                            + (error.retryAfterMs.map { [("retryAfterMs", .integer($0))] } ?? []))
                 ),
             ])
         case .call(let call):
@@ -81,7 +80,7 @@ public enum ServerFrame: Hashable, Sendable {
                     .failure(
                         SignalError(
                             SignalErrorCode(rawValue: try error.string("code")),
-                            try error.string("message"))))
+                            try error.string("message"), retryAfterMs: try error.optionalInteger("retryAfterMs"))))
             }
         case let other:
             throw SignalError(.unknownType, "unknown frame type \"\(other)\"")

@@ -63,10 +63,14 @@ public struct SignalError: Error, Hashable, Sendable, CustomStringConvertible {
     public let code: SignalErrorCode
     /// What went wrong, for people.
     public let message: String
+    /// For ``SignalErrorCode/rateLimited``: how long to wait (ms) before the
+    /// next request would be taken; nil for other errors.
+    public let retryAfterMs: Int64?
 
-    public init(_ code: SignalErrorCode, _ message: String) {
+    public init(_ code: SignalErrorCode, _ message: String, retryAfterMs: Int64? = nil) {
         self.code = code
         self.message = message
+        self.retryAfterMs = retryAfterMs
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

@@ -24,4 +24,10 @@ package struct RateLimiter {
         tokens -= 1
         return true
     }
+
+    /// After a refusal: milliseconds until the bucket holds a token again
+    /// (at least 1).
+    package var millisecondsUntilNextToken: Int64 {
+        max(1, Int64(((1 - tokens) / rate * 1000).rounded(.up)))
+    }
 }

@@ -67,7 +67,14 @@ final class SignalingSession: WebSocketResponder {
         if case .authenticated = state, !limiter.allow() {
             let id = (try? parsed.get())?.id
             service.metrics.rateLimited.increment()
-            return send(.result(id: id, .failure(SignalError(.rateLimited, "too many requests; slow down"))))
+            let retryAfter = limiter.millisecondsUntilNextToken
+            return send(
+                .result(
+                    id: id,
+                    .failure(
+                        SignalError(
+                            .rateLimited, "too many requests; slow down (retry in \(retryAfter) ms)",
+                            retryAfterMs: retryAfter))))
         }
         let frame: ClientFrame
         switch parsed {

@@ -124,6 +124,10 @@ extension SignalingIntegration {
             let limited = replies.filter { $0.code == "ERR_RATE_LIMITED" }
             #expect(replies.prefix(5).allSatisfy { $0.ok }, "the burst is allowed")
             #expect(limited.count >= 20, "\(limited.count) of 30 limited")
+            // A token comes every 200 ms at 5 per second: that is the longest wait.
+            #expect(
+                limited.allSatisfy { (1 ... 200).contains($0.raw["error"]?["retryAfterMs"]?.integerValue ?? 0) },
+                "\(limited.map(\.raw["error"]))")
             #expect(replies.allSatisfy { $0.ok || $0.code == "ERR_RATE_LIMITED" })
             #expect(a.closeCode == nil && !a.sawEOF)
             // Another connection has its own bucket.

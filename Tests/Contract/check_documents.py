@@ -1,6 +1,8 @@
 """Checks ringd's published contract, docs/openapi.yaml and docs/asyncapi.yaml.
 
-1. docs/openapi.yaml is a valid OpenAPI 3.1 document (openapi-spec-validator).
+1. docs/openapi.yaml is a valid OpenAPI 3.1 document (openapi-spec-validator)
+   with an operation for every route Sources/SignalServer adds (`table.add`)
+   and none for a route it does not.
 2. docs/asyncapi.yaml is a valid AsyncAPI 3.0.0 document: checked against the
    official JSON Schema, vendored as asyncapi-3.0.0.schema.json (from
    https://github.com/asyncapi/spec-json-schemas, schemas/3.0.0.json, commit
@@ -147,6 +149,29 @@ def check_openapi(docs, report):
         report.fail(f"docs/openapi.yaml is not valid OpenAPI: {str(error)[:500]}")
 
 
+def check_routes(docs, report):
+    """Every `table.add(METHOD, PATH)` in Sources/SignalServer is an operation of docs/openapi.yaml, and back."""
+    served = set()
+    for source in sorted((ROOT / "Sources" / "SignalServer").rglob("*.swift")):
+        text = source.read_text(encoding="utf-8")
+        for method, path in re.findall(r'table\.add\("(\w+)", ("[^"]*"|\w+)\)', text):
+            if not path.startswith('"'):
+                constant = re.search(rf'let {path} = "([^"]*)"', text)
+                if constant is None:
+                    report.fail(f"{source.relative_to(ROOT)}: cannot tell the path of table.add(\"{method}\", {path})")
+                    continue
+                path = constant.group(1)
+            served.add((method, path.strip('"')))
+    documented = {(method.upper(), path) for path, item in docs.openapi["paths"].items()
+                  for method in item if method in ("get", "put", "post", "delete", "patch", "head", "options")}
+    if served - documented:
+        report.fail(f"routes ringd serves that docs/openapi.yaml lacks: {sorted(served - documented)}")
+    if documented - served:
+        report.fail(f"operations of docs/openapi.yaml that no route serves: {sorted(documented - served)}")
+    if served == documented:
+        report.ok(f"docs/openapi.yaml has every one of the {len(served)} routes in Sources/SignalServer, and no other")
+
+
 def local_refs(node, found):
     if isinstance(node, dict):
         for key, value in node.items():
@@ -179,9 +204,22 @@ def check_asyncapi(docs, report):
             report.fail(f"docs/{name}.yaml has $refs that resolve to nothing: {sorted(set(broken))}")
         else:
             report.ok(f"every $ref in docs/{name}.yaml resolves")
-    client = set(docs.asyncapi["components"]["messages"]) & CLIENT_TYPES
-    if client != CLIENT_TYPES:
-        report.fail(f"docs/asyncapi.yaml has no message for {sorted(CLIENT_TYPES - client)}")
+    signaling = ROOT / "Sources" / "Protocol" / "Signaling"
+    enum = re.search(r"enum RequestType\b.*?\{(.*?)\n\}", (signaling / "ClientRequest.swift").read_text(), re.S)
+    request_types = set(re.findall(r"\w+", " ".join(re.findall(r"case ([^\n]+)", enum.group(1)))))
+    messages = set(docs.asyncapi["components"]["messages"])
+    if request_types != CLIENT_TYPES or not request_types <= messages:
+        report.fail(f"the request types of ClientRequest.swift {sorted(request_types)} are not the messages "
+                    f"of docs/asyncapi.yaml (missing: {sorted(request_types - messages)})")
+    else:
+        report.ok(f"docs/asyncapi.yaml has a message for each of the {len(request_types)} request types")
+    codes = set(re.findall(r'SignalErrorCode\(rawValue: "(\w+)"\)', (signaling / "SignalError.swift").read_text()))
+    documented = set(docs.asyncapi["components"]["schemas"]["SignalErrorCode"]["enum"])
+    if codes != documented:
+        report.fail(f"SignalError.swift's codes and docs/asyncapi.yaml's differ: only in the code "
+                    f"{sorted(codes - documented)}, only in the document {sorted(documented - codes)}")
+    else:
+        report.ok(f"docs/asyncapi.yaml names the {len(codes)} error codes of SignalError.swift")
     shared = set(docs.openapi["components"]["schemas"]) & set(docs.asyncapi["components"]["schemas"])
     differ = sorted(name for name in shared
                     if docs.openapi["components"]["schemas"][name] != docs.asyncapi["components"]["schemas"][name])
@@ -375,6 +413,7 @@ def main():
     report = Report()
     docs = Documents()
     check_openapi(docs, report)
+    check_routes(docs, report)
     check_asyncapi(docs, report)
     check_examples(docs, report)
     if report.failures:

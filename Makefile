@@ -119,8 +119,9 @@ examples: venv
 # both documents valid (OpenAPI 3.1, the AsyncAPI 3.0.0 JSON Schema), every
 # example of docs/PROTOCOL.md valid against them, then a live `ringd
 # --ephemeral` seeded over the WebSocket (each frame checked against
-# asyncapi.yaml) and a bounded Schemathesis run of every REST route (a few
-# hundred cases, fixed seed, loopback). About half a minute once built.
+# asyncapi.yaml), /v1/ws's refusals and the test API probed, and a bounded
+# Schemathesis run of every REST route (a few hundred cases, fixed seed,
+# loopback). About half a minute once built.
 .PHONY: contract-test
 contract-test: venv
 	$(SWIFT) build --product ringd

@@ -3,14 +3,16 @@
 Starts `ringd --ephemeral` (RINGD, else the repository's .build/debug/ringd) on
 a free loopback port (RINGD_LISTEN_PORT=0, its `listening ws://…` line says
 which), with a LiveKit key so that the media-token route answers as it does
-when configured. Then:
+when configured, and the test API on with a key of its own. Then:
 
 1. Seeds it over the WebSocket: alice calls bob, who accepts, relays a signal
    and hangs up; alice calls again and bob declines with a reason; alice calls
    a third time and bob accepts (left ongoing); bob registers a push token.
    Every frame the server sends meanwhile must validate against its message
    in docs/asyncapi.yaml.
-2. Runs Schemathesis on every operation but the test API's and the
+2. Probes what Schemathesis leaves out: /v1/ws's refusals (426, 401, 400)
+   and the test API's answers, each checked against docs/openapi.yaml.
+3. Runs Schemathesis on every operation but the test API's and the
    WebSocket's, with the development API key: the documented examples (uid
    `alice`…) reach the seeded data, GET /v1/calls/{sessionId} asks for the
    declined call and the media-token route for the ongoing one. Each response
@@ -27,11 +29,13 @@ import argparse
 import json
 import os
 import re
+import secrets
 import select
 import shutil
 import subprocess
 import sys
 import tempfile
+from http.client import HTTPConnection
 from pathlib import Path
 
 from websockets.sync.client import connect
@@ -57,11 +61,13 @@ def ringd_executable():
     return str(ROOT / ".build" / "debug" / "ringd")
 
 
-def start_ringd():
+def start_ringd(test_key):
     # ringd refuses RINGD_ variables it does not know: pass on none but ours.
     env = {k: v for k, v in os.environ.items() if not k.startswith("RINGD")}
     env.update(
         RINGD_LISTEN_PORT="0",
+        RINGD_TESTING_ENABLED="true",
+        RINGD_TESTING_KEY=test_key,
         RINGD_MEDIA_LIVEKIT_URL="wss://media.invalid",
         RINGD_MEDIA_LIVEKIT_API_KEY="APIcontract",
         RINGD_MEDIA_LIVEKIT_API_SECRET="contract-test-secret-of-32-bytes-or-more",
@@ -103,6 +109,18 @@ class Device:
             self.check(frame)
             if frame["type"] == kind:
                 return frame
+
+    def refused(self, kind, **parameters):
+        """Sends a request that must fail; its error result."""
+        request_id = str(len(self.pending) + 1)
+        self.pending[request_id] = kind
+        self.socket.send(json.dumps({"type": kind, "id": request_id, **parameters}))
+        while True:
+            result = self.receive("result")
+            if result["id"] == request_id:
+                if result["ok"]:
+                    raise SystemExit(f"seeding: {kind} did not fail: {result}")
+                return result["error"]
 
     def request(self, kind, **parameters):
         request_id = str(len(self.pending) + 1)
@@ -147,11 +165,73 @@ def seed(docs, address):
     bob.request("registerPushToken", platform="fcm", token="dQw4w9WgXcQ:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx")
     bob.request("getCallLogs", limit=2)
     alice.request("getActiveCall")
+    alice.refused("acceptCall", sessionId="0" * 32)
+    alice.refused("initiateCall", receiverId="bob", callType="audio", timeout=30, timeoutMs=30000)
+    alice.socket.send("not JSON")
+    alice.receive("result")
     frames = alice.count + bob.count
     for problem in problems:
         print(f"FAIL {problem}")
     print(f"seeded: {frames} frames from the server, {len(problems)} breaking docs/asyncapi.yaml", flush=True)
     return declined["sessionId"], ongoing["sessionId"], [alice, bob], not problems
+
+
+def probe(docs, address, test_key):
+    """The routes Schemathesis leaves out (the WebSocket's refusals, the test API), each answer checked."""
+    problems = []
+    token = json.loads(http(address, "POST", "/v1/users/carol/tokens", {"X-Api-Key": API_KEY})[1])["authToken"]
+    upgrade = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+               "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    test = {"X-Test-Key": test_key}
+    cases = [
+        ("GET", "/v1/ws", {}, None, 426),
+        ("GET", "/v1/ws", dict(upgrade, Authorization="Bearer v1.not.valid"), None, 401),
+        ("GET", "/v1/ws", dict(upgrade, Authorization="Basic abc"), None, 401),
+        ("GET", "/v1/ws?deviceId=not%20valid", dict(upgrade, Authorization=f"Bearer {token}"), None, 400),
+        ("GET", "/v1/test/clock", {}, None, 401),
+        ("GET", "/v1/test/clock", test, None, 200),
+        ("POST", "/v1/test/clock/advance", test, {"ms": 1}, 409),
+        ("POST", "/v1/test/clock", test, {"mode": "manual"}, 200),
+        ("POST", "/v1/test/clock/advance", test, {"ms": 1000}, 200),
+        ("POST", "/v1/test/clock/advance", test, {"ms": -1}, 400),
+        ("POST", "/v1/test/clock", test, {"mode": "real"}, 200),
+        ("GET", "/v1/test/transitions?limit=5", test, None, 200),
+        ("GET", "/v1/test/transitions?afterSeq=x", test, None, 400),
+        ("POST", "/v1/test/devices/nobody/nowhere/drop", test, None, 404),
+        ("POST", "/v1/test/devices/nobody/nowhere/explode", test, None, 404),
+        ("POST", "/v1/test/store/fail", test, {"commits": 0}, 200),
+        ("GET", "/v1/test/tap", test, None, 426),
+    ]
+    for method, path, headers, body, expected in cases:
+        status, payload = http(address, method, path, headers, body)
+        label = f"{method} {path} → {status}"
+        template, _ = docs.operation(method, path.split("?")[0])
+        validator, missing = docs.response_validator(template, method, status)
+        if status != expected:
+            problems.append(f"{label}, expected {expected}: {payload[:200]}")
+        elif missing:
+            problems.append(f"{label}: {missing}")
+        elif validator is not None:
+            error = first_error(validator, json.loads(payload))
+            if error:
+                problems.append(f"{label} breaks docs/openapi.yaml {error}")
+    for problem in problems:
+        print(f"FAIL {problem}")
+    print(f"probed: {len(cases)} answers of /v1/ws and the test API, {len(problems)} off the document", flush=True)
+    return not problems
+
+
+def http(address, method, path, headers, body=None):
+    """One request on a fresh connection: the status and the body as text."""
+    host, port = address.split(":")
+    connection = HTTPConnection(host, int(port), timeout=10)
+    try:
+        data = None if body is None else json.dumps(body)
+        connection.request(method, path, body=data, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
 
 
 def main():
@@ -160,11 +240,14 @@ def main():
     parser.add_argument("--seed", type=int, default=20261203)
     arguments = parser.parse_args()
     schemathesis = Path(sys.executable).parent / "schemathesis"
-    process, address = start_ringd()
+    test_key = "contract-" + secrets.token_hex(16)
+    process, address = start_ringd(test_key)
     workdir = tempfile.mkdtemp(prefix="ringd-contract-")
     devices = []
     try:
-        declined, ongoing, devices, frames_valid = seed(Documents(), address)
+        docs = Documents()
+        declined, ongoing, devices, frames_valid = seed(docs, address)
+        frames_valid = probe(docs, address, test_key) and frames_valid
         # The seeded calls for the routes that read one call (their other cases are generated).
         with open(os.path.join(workdir, "schemathesis.toml"), "w", encoding="utf-8") as config:
             config.write(f"""

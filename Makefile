@@ -94,6 +94,7 @@ TEST_TIMEOUT ?= 900
 test: deps venv lint
 	$(SWIFT) build --build-tests
 	timeout --kill-after=10 $(TEST_TIMEOUT) stdbuf -oL -eL $(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory contract-test
 	$(MAKE) --no-print-directory examples
 	$(MAKE) --no-print-directory browser-test
 	$(MAKE) --no-print-directory fuzz-smoke
@@ -113,6 +114,20 @@ examples: venv
 	$(SWIFT) build --product ringd
 	RINGD="$$($(SWIFT) build --show-bin-path)/ringd" PYTHONDONTWRITEBYTECODE=1 timeout --kill-after=10 300 \
 		$(VENV)/bin/python -m pytest -q -p no:cacheprovider examples/python
+
+# The published contract (docs/openapi.yaml, docs/asyncapi.yaml; Tests/Contract):
+# both documents valid (OpenAPI 3.1, the AsyncAPI 3.0.0 JSON Schema), every
+# example of docs/PROTOCOL.md valid against them, then a live `ringd
+# --ephemeral` seeded over the WebSocket (each frame checked against
+# asyncapi.yaml), /v1/ws's refusals and the test API probed, and a bounded
+# Schemathesis run of every REST route (a few hundred cases, fixed seed,
+# loopback). About half a minute once built.
+.PHONY: contract-test
+contract-test: venv
+	$(SWIFT) build --product ringd
+	PYTHONDONTWRITEBYTECODE=1 $(VENV)/bin/python Tests/Contract/check_documents.py
+	RINGD="$$($(SWIFT) build --show-bin-path)/ringd" PYTHONDONTWRITEBYTECODE=1 timeout --kill-after=10 120 \
+		$(VENV)/bin/python Tests/Contract/fuzz_rest.py
 
 # The browser phone in two headless Chromium sessions (Tests/Browser,
 # docs/PHONE.md): a video call through a local coturn's relay, a rejection
@@ -177,13 +192,14 @@ demo: build
 # Webhooks library, which verifies ringd's webhook signatures
 # (Tests/Webhooks/), and h2 and cryptography, which the mock APNs and FCM
 # servers are made of (Tests/Push/), pytest for the Python example
-# (examples/python/), and LiveKit's token verifier (Tests/Media/). Made
+# (examples/python/), LiveKit's token verifier (Tests/Media/), and the
+# contract checks' validators and Schemathesis (Tests/Contract/). Made
 # again only when a requirements file changes, so a second run costs
 # nothing; a run that failed half-way leaves no stamp and starts afresh
 # (--clear). One pip run installs every file, so their pins are resolved
 # together.
 VENV := .venv
-VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt Tests/Push/requirements.txt examples/python/requirements.txt Tests/Browser/requirements.txt Tests/Media/requirements.txt
+VENV_REQUIREMENTS := Tests/Webhooks/requirements.txt Tests/Push/requirements.txt examples/python/requirements.txt Tests/Browser/requirements.txt Tests/Media/requirements.txt Tests/Contract/requirements.txt
 
 venv: $(VENV)/.installed
 

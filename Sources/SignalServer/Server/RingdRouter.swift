@@ -2,8 +2,8 @@ import SignalProtocol
 import SignalSystem
 
 /// The routes of `ringd`: `GET /healthz`, `GET /readyz`, the WebSocket endpoint `GET /v1/ws`,
-/// the REST API (``RestRoutes``), `GET /metrics` (``MetricsRoute``), the browser phone (``PhoneRoutes``), and with
-/// `testing.enabled` the test API (``TestRoutes``).
+/// the REST API (``RestRoutes``), `GET /metrics` (``MetricsRoute``), the browser phone (``PhoneRoutes``), the
+/// published contract (``ContractRoutes``), and with `testing.enabled` the test API (``TestRoutes``).
 public final class RingdRouter: HTTPRouter {
     private var table = RouteTable()
     /// `testing.allowRemote`: the test API answers peers beyond loopback.
@@ -55,6 +55,7 @@ public final class RingdRouter: HTTPRouter {
         WebhookRoutes.add(to: &table, service: service, webhooks: webhooks)
         PushRoutes.add(to: &table, service: service)
         MediaRoutes.add(to: &table, service: service)
+        ContractRoutes.add(to: &table)
         MetricsRoute.add(to: &table, stats: stats, service: service, webhooks: webhooks)
         if service.config.webrtc.phonePage { PhoneRoutes.add(to: &table) }
         if let testing { TestRoutes.add(to: &table, control: testing) }

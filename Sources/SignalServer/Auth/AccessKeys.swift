@@ -12,13 +12,12 @@ public struct AccessKeys: Sendable {
     public let authKeys: [String]
     /// Keys for the REST API (`X-Api-Key`).
     public let apiKeys: [String]
-    /// `metrics.key`: reads `GET /metrics` and nothing else.
-    public let metricsKey: String?
     /// `auth.allowDevelopmentKeys`: the shipped keys are accepted whatever
     /// the request's path.
     public let developmentKeysAllowed: Bool
     private let authDigests: [SecretDigest]
     private let apiDigests: [SecretDigest]
+    /// `metrics.key`'s: it reads `GET /metrics` and nothing else.
     private let metricsDigest: SecretDigest?
 
     /// Throws ``CryptoError/Code/digest`` when a key cannot be hashed (allocation).
@@ -27,7 +26,6 @@ public struct AccessKeys: Sendable {
     ) throws(CryptoError) {
         self.authKeys = authKeys
         self.apiKeys = apiKeys
-        self.metricsKey = metricsKey
         self.developmentKeysAllowed = developmentKeysAllowed
         authDigests = try Self.digests(authKeys)
         apiDigests = try Self.digests(apiKeys)

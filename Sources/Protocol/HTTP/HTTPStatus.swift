@@ -52,6 +52,7 @@ public struct HTTPStatus: Hashable, Sendable {
         case 404: return "ERR_NOT_FOUND"
         case 405: return "ERR_METHOD_NOT_ALLOWED"
         case 408: return "ERR_REQUEST_TIMEOUT"
+        case 409: return "ERR_CONFLICT"
         case 413: return "ERR_BODY_TOO_LARGE"
         case 426: return "ERR_UPGRADE_REQUIRED"
         case 431: return "ERR_HEADERS_TOO_LARGE"

@@ -26,8 +26,9 @@ package struct RateLimiter {
     }
 
     /// After a refusal: milliseconds until the bucket holds a token again
-    /// (at least 1).
+    /// (at least 1; a bucket that never refills says a day).
     package var millisecondsUntilNextToken: Int64 {
-        max(1, Int64(((1 - tokens) / rate * 1000).rounded(.up)))
+        let wait = ((1 - tokens) / rate * 1000).rounded(.up)
+        return wait.isFinite ? Int64(min(max(1, wait), 86_400_000)) : 86_400_000
     }
 }

@@ -32,6 +32,8 @@ public struct HTTPStatus: Hashable, Sendable {
     /// The request conflicts with the resource's state (a retry of a delivery that has not failed).
     public static let conflict = HTTPStatus(409, "Conflict")
     public static let contentTooLarge = HTTPStatus(413, "Content Too Large")
+    /// 429: over a rate limit; `Retry-After` says when to come back.
+    public static let tooManyRequests = HTTPStatus(429, "Too Many Requests")
     /// 426: this resource speaks WebSocket (version 13) only.
     public static let upgradeRequired = HTTPStatus(426, "Upgrade Required")
     /// 431: the header block is over 8 KiB.
@@ -55,6 +57,7 @@ public struct HTTPStatus: Hashable, Sendable {
         case 409: return "ERR_CONFLICT"
         case 413: return "ERR_BODY_TOO_LARGE"
         case 426: return "ERR_UPGRADE_REQUIRED"
+        case 429: return "ERR_RATE_LIMITED"
         case 431: return "ERR_HEADERS_TOO_LARGE"
         case 501: return "ERR_NOT_IMPLEMENTED"
         case 503: return "ERR_UNAVAILABLE"

@@ -39,6 +39,14 @@ enum RestRoutes {
         if let refusal = service.keys.refusal(of: key, throughProxy: request.cameThroughProxy) {
             return .respond(.error(.unauthorized, refusal))
         }
+        if let wait = service.restLimits.refusal(for: key) {
+            // Retry-After counts whole seconds (RFC 9110 §10.2.3): rounded up.
+            let seconds = (wait + 999) / 1000
+            return .respond(
+                .error(
+                    .tooManyRequests, "over limits.restRequestsPerSecond for this API key; retry in \(wait) ms",
+                    headers: HTTPHeaders([("Retry-After", String(seconds))])))
+        }
         return route()
     }
 

@@ -122,6 +122,9 @@ public struct ServerConfig: Sendable {
     public var requestsPerSecond = 20
     /// Requests a connection may make in a burst (`limits.requestBurst`).
     public var requestBurst = 40
+    /// REST requests per second per API key on this node
+    /// (`limits.restRequestsPerSecond`, a second's worth at once); 0: no limit.
+    public var restRequestsPerSecond = 0
 
     /// Whether the store lives in memory: no file, no lock, and a token
     /// secret that lasts as long as the process.

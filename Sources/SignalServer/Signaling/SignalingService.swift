@@ -28,6 +28,8 @@ public final class SignalingService: Sendable {
     /// Token minting and verification.
     public let tokens: TokenAuthority
     public let keys: AccessKeys
+    /// `limits.restRequestsPerSecond`, per API key.
+    let restLimits: RestRateLimits
     let clock: SignalingClock
     let consumers: [any CallChangeConsumer]
     /// The consumers that write in the transaction of the changes.
@@ -87,6 +89,7 @@ public final class SignalingService: Sendable {
         self.backend = backend
         self.tokens = tokens
         self.keys = keys
+        restLimits = RestRateLimits(requestsPerSecond: config.restRequestsPerSecond)
         self.clock = clock
         self.consumers = consumers
         recorders = consumers.filter(\.records)

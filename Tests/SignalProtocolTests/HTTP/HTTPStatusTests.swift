@@ -7,6 +7,7 @@ struct HTTPStatusTests {
     @Test func everyErrorStatusHasItsOwnCode() {
         let statuses: [HTTPStatus] = [
             .badRequest, .unauthorized, .notFound, .methodNotAllowed, .requestTimeout, .conflict, .contentTooLarge,
+            .tooManyRequests,
             .upgradeRequired, .headersTooLarge, .internalServerError, .notImplemented, .serviceUnavailable,
             .versionNotSupported,
         ]

@@ -126,4 +126,24 @@ struct ExposureEndToEndTests {
             #expect(wrong.status == 401, "\(wrong)")
         }
     }
+
+    /// `limits.restRequestsPerSecond` per API key: a key over it gets 429
+    /// with `Retry-After`, another key goes on.
+    @Test func anAPIKeyOverItsRateGets429AndRetryAfter() throws {
+        let config =
+            #"{"auth": {"apiKeys": ["key-one-0c5e9a7d", "key-two-91f2b6e4"]}, "limits": {"restRequestsPerSecond": 3}}"#
+        try withRingd(config: config) { ringd in
+            let answers = try (0 ..< 6).map { _ in
+                try SignalingIntegration.rest(port: ringd.port, "GET", "/v1/calls/none", apiKey: "key-one-0c5e9a7d")
+            }
+            #expect(answers.prefix(3).allSatisfy { $0.status == 404 }, "the bucket holds a second's worth")
+            let limited = answers.filter { $0.status == 429 }
+            #expect(!limited.isEmpty, "\(answers.map(\.status))")
+            #expect(
+                limited.allSatisfy { $0.errorCode == "ERR_RATE_LIMITED" && $0.response.header("Retry-After") == "1" })
+            let other = try SignalingIntegration.rest(
+                port: ringd.port, "GET", "/v1/calls/none", apiKey: "key-two-91f2b6e4")
+            #expect(other.status == 404, "another key has its own bucket: \(other)")
+        }
+    }
 }

@@ -3,8 +3,8 @@ import Synchronization
 
 /// `limits.restRequestsPerSecond`: a token bucket per API key, shared by
 /// every loop of this node, so one runaway backend cannot take the REST
-/// API from the others. Off (nil buckets) at 0, the default: the keys are
-/// the operator's own servers'.
+/// API from the others. Off at 0, the default: the keys are the
+/// operator's own servers'.
 final class RestRateLimits: Sendable {
     private let rate: Int
     private let buckets = Mutex<[String: RateLimiter]>([:])

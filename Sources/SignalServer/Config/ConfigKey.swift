@@ -91,6 +91,22 @@ extension ConfigLoader {
         }
     }
 
+    /// A secret string of at least `minimumBytes` bytes of UTF-8, or null for
+    /// none; never echoed in errors (``Key/isSecret``).
+    static func optionalSecret(
+        _ path: String, _ field: WritableKeyPath<ServerConfig, String?> & Sendable, minimumBytes: Int = 16
+    ) -> Key {
+        Key(path: path, expectation: "a string of at least \(minimumBytes) bytes, or null", isSecret: true) {
+            config, value in
+            switch value {
+            case .null: config[keyPath: field] = nil
+            case .string(let secret) where secret.utf8.count >= minimumBytes: config[keyPath: field] = secret
+            default: return false
+            }
+            return true
+        }
+    }
+
     /// A non-empty string without spaces, or null for none.
     static func optionalText(_ path: String, _ field: WritableKeyPath<ServerConfig, String?> & Sendable) -> Key {
         Key(path: path, expectation: "a non-empty string without spaces, or null") { config, value in

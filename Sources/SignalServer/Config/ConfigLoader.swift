@@ -49,27 +49,11 @@ public enum ConfigLoader {
             keyList("auth.authKeys", \.authKeys),
             keyList("auth.apiKeys", \.apiKeys),
             boolean("auth.allowDevelopmentKeys", \.allowDevelopmentKeys),
-            Key(path: "auth.tokenSecret", expectation: "a string of at least 16 bytes, or null", isSecret: true) {
-                config, value in
-                switch value {
-                case .null: config.tokenSecret = nil
-                case .string(let secret) where secret.utf8.count >= 16: config.tokenSecret = secret
-                default: return false
-                }
-                return true
-            },
+            optionalSecret("auth.tokenSecret", \.tokenSecret),
             seconds("auth.timeoutSeconds", \.authTimeout),
             boolean("testing.enabled", \.testing.enabled),
             boolean("testing.allowRemote", \.testing.allowRemote),
-            Key(path: "testing.key", expectation: "a string of at least 16 bytes, or null", isSecret: true) {
-                config, value in
-                switch value {
-                case .null: config.testing.key = nil
-                case .string(let key) where key.utf8.count >= 16: config.testing.key = key
-                default: return false
-                }
-                return true
-            },
+            optionalSecret("testing.key", \.testing.key),
             Key(path: "store.path", expectation: "a non-empty path") { config, value in
                 guard let path = value.stringValue, !path.isEmpty else { return false }
                 config.storePath = path
@@ -177,15 +161,7 @@ public enum ConfigLoader {
                 }
                 return true
             },
-            Key(path: "metrics.key", expectation: "a string of at least 16 bytes, or null", isSecret: true) {
-                config, value in
-                switch value {
-                case .null: config.metricsKey = nil
-                case .string(let key) where key.utf8.count >= 16: config.metricsKey = key
-                default: return false
-                }
-                return true
-            },
+            optionalSecret("metrics.key", \.metricsKey),
             Key(path: "tls.minVersion", expectation: "\"1.2\" or \"1.3\"") { config, value in
                 guard let text = value.stringValue, let version = TLSVersion(rawValue: text) else { return false }
                 config.tlsMinimumVersion = version

@@ -36,15 +36,7 @@ extension ConfigLoader {
             return true
         },
         optionalText("media.livekit.apiKey", \.media.apiKey),
-        Key(path: "media.livekit.apiSecret", expectation: "a string of at least 32 bytes, or null", isSecret: true) {
-            config, value in
-            switch value {
-            case .null: config.media.apiSecret = nil
-            case .string(let secret) where secret.utf8.count >= 32: config.media.apiSecret = secret
-            default: return false
-            }
-            return true
-        },
+        optionalSecret("media.livekit.apiSecret", \.media.apiSecret, minimumBytes: 32),
         integer("media.livekit.tokenSeconds", \.media.tokenSeconds, 60 ... 86_400),
     ]
 

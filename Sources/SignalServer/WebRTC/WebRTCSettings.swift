@@ -54,15 +54,7 @@ extension ConfigLoader {
                 guard case .failure(let error) = WebRTCSettings.iceServers(from: value) else { return nil }
                 return error.message
             }),
-        Key(path: "webrtc.turnSecret", expectation: "a string of at least 16 bytes, or null", isSecret: true) {
-            config, value in
-            switch value {
-            case .null: config.webrtc.turnSecret = nil
-            case .string(let secret) where secret.utf8.count >= 16: config.webrtc.turnSecret = secret
-            default: return false
-            }
-            return true
-        },
+        optionalSecret("webrtc.turnSecret", \.webrtc.turnSecret),
         integer("webrtc.turnCredentialSeconds", \.webrtc.turnCredentialSeconds, 60 ... 7 * 86_400),
     ]
 

@@ -24,6 +24,18 @@ public enum JSONWebToken {
         return signingInput + "." + Base64.encodeURL(signature)
     }
 
+    /// `base64url(header).base64url(claims).base64url(signature)`, signed
+    /// HS256 (HMAC-SHA256 with the shared `secret`; header
+    /// `{"alg":"HS256","typ":"JWT"}`): LiveKit's access tokens.
+    public static func sign(claims: JSONValue, hmacSHA256 secret: [UInt8]) throws(CryptoError) -> String {
+        guard claims.objectMembers != nil else {
+            throw CryptoError(code: .sign, message: "the claims of a JWT must be a JSON object")
+        }
+        let signingInput = encode(.object([("alg", .string("HS256")), ("typ", .string("JWT"))])) + "." + encode(claims)
+        let signature = try Crypto.hmacSHA256(key: secret, message: Array(signingInput.utf8))
+        return signingInput + "." + Base64.encodeURL(signature)
+    }
+
     /// The parts of a compact JWT, or nil unless it has three canonical
     /// base64url parts whose first two are JSON objects. Checks no signature:
     /// pass `signature` and `signingInput` to ``SigningKey/verify(_:of:)``.

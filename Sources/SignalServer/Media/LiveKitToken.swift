@@ -7,15 +7,15 @@ import SignalProtocol
 /// `video` grant), so LiveKit, and its SDKs' verifiers, accept it as one of
 /// their own.
 enum LiveKitToken {
-    /// A token for `uid`, shown as `name`, to join room `sessionId` and
-    /// publish and subscribe, valid from `now` (ms) for the configured time.
+    /// A token for `uid` to join room `sessionId` and publish and
+    /// subscribe, valid from `now` (ms) for the configured time.
     static func mint(
-        sessionId: String, uid: String, name: String?, now: Int64, settings: LiveKitSettings
+        sessionId: String, uid: String, now: Int64, settings: LiveKitSettings
     ) throws(CryptoError) -> MediaToken? {
         guard let url = settings.url, let apiKey = settings.apiKey, let secret = settings.apiSecret else { return nil }
         let issuedAt = now / 1000
         let expires = issuedAt + Int64(settings.tokenSeconds)
-        var claims: [(key: String, value: JSONValue)] = [
+        let claims: [(key: String, value: JSONValue)] = [
             ("iss", .string(apiKey)), ("sub", .string(uid)), ("nbf", .integer(issuedAt)), ("exp", .integer(expires)),
             (
                 "video",
@@ -25,16 +25,7 @@ enum LiveKitToken {
                 ])
             ),
         ]
-        if let name { claims.append(("name", .string(name))) }
-        let input =
-            encode(.object([("alg", .string("HS256")), ("typ", .string("JWT"))])) + "." + encode(.object(claims))
-        let signature = try Crypto.hmacSHA256(key: Array(secret.utf8), message: Array(input.utf8))
-        return MediaToken(url: url, token: input + "." + Base64.encodeURL(signature), expiresAt: expires * 1000)
-    }
-
-    private static func encode(_ value: JSONValue) -> String {
-        var bytes: [UInt8] = []
-        value.write(into: &bytes)
-        return Base64.encodeURL(bytes)
+        let token = try JSONWebToken.sign(claims: .object(claims), hmacSHA256: Array(secret.utf8))
+        return MediaToken(url: url, token: token, expiresAt: expires * 1000)
     }
 }

@@ -22,6 +22,16 @@ public struct HTTPResponse: Sendable {
         return HTTPResponse(status: status, headers: all, body: body)
     }
 
+    /// `status` with the ringing protocol's code and message
+    /// (`ERR_VALIDATION`, `ERR_CALL_NOT_A_PART`…), as the WebSocket would
+    /// answer, for REST routes that share the protocol's rules.
+    public static func error(_ status: HTTPStatus, _ error: SignalError) -> HTTPResponse {
+        json(
+            status,
+            .object([("error", .object([("code", .string(error.code.rawValue)), ("message", .string(error.message))]))])
+        )
+    }
+
     /// A JSON error body `{"error":{"code":…,"message":…}}` with the status's stable code.
     public static func error(
         _ status: HTTPStatus, _ message: String, headers: HTTPHeaders = HTTPHeaders()

@@ -40,9 +40,6 @@ enum MediaRoutes {
             case .mediaNotConfigured: .serviceUnavailable
             default: .internalServerError
             }
-        return .json(
-            status,
-            .object([("error", .object([("code", .string(error.code.rawValue)), ("message", .string(error.message))]))])
-        )
+        return .error(status, error)
     }
 }

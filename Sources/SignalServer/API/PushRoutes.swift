@@ -40,10 +40,7 @@ enum PushRoutes {
 
     /// 400 for the client's mistakes, 500 for the server's, the protocol's code either way.
     private static func response(_ error: SignalError) -> HTTPResponse {
-        .json(
-            error.code == .validation ? .badRequest : .internalServerError,
-            .object([("error", .object([("code", .string(error.code.rawValue)), ("message", .string(error.message))]))])
-        )
+        .error(error.code == .validation ? .badRequest : .internalServerError, error)
     }
 
     private static func invalid(uid: String, deviceId: String? = nil) -> HTTPRoute? {

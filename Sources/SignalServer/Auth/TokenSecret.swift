@@ -76,13 +76,10 @@ public enum TokenSecret {
     /// permission bit. Checked by path before reading: whoever could swap the
     /// file in between can write the data directory, and has the store anyway.
     private static func refuseIfShared(_ path: String) throws(ConfigError) {
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return }
-        let mode = String(info.st_mode & 0o777, radix: 8)
+        guard let problem = SecretFileMode.problem(path, groupMayRead: false) else { return }
         throw ConfigError(
-            "\(path): mode 0\(mode) gives group or others access to the token secret, which signs every "
-                + "token; run `chmod 600 \(path)` to keep it, or delete it to generate a new one (every token "
-                + "issued so far then stops working)")
+            "\(path): \(problem) to the token secret, which signs every token; run `chmod 600 \(path)` to keep "
+                + "it, or delete it to generate a new one (every token issued so far then stops working)")
     }
 
     static func decodeHex(_ text: String) -> [UInt8]? {

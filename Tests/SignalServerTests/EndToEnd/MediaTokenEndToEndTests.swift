@@ -16,8 +16,6 @@ struct MediaTokenEndToEndTests {
         {"media": {"livekit": {"url": "wss://media.example", "apiKey": "\(apiKey)", "apiSecret": "\(apiSecret)",
                                "tokenSeconds": 300}}}
         """
-    static let python = Repository.root() + "/.venv/bin/python"
-    static let script = Repository.root() + "/Tests/Media/verify_livekit_token.py"
 
     @Test func thePartiesOfAnOngoingCallGetTokensLiveKitAccepts() throws {
         try withRingd(config: Self.config) { ringd in
@@ -74,28 +72,16 @@ struct MediaTokenEndToEndTests {
     static func expectLiveKitAccepts(
         _ token: String, room: String, identity: String, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: python),
-            "\(python) is missing: run `make venv` (or `make test`, which runs it)", sourceLocation: sourceLocation)
-        let input = JSONValue.object([
-            ("token", .string(token)), ("apiKey", .string(apiKey)), ("apiSecret", .string(apiSecret)),
-            ("room", .string(room)), ("identity", .string(identity)),
-        ])
-        let directory = try TemporaryDirectory(prefix: "ringd-livekit-verify")
-        defer { directory.remove() }
-        let errors = directory.file("stderr")
-        let child = try ChildProcess(python, ["-I", script], stdin: .pipe, stdout: .pipe, stderr: .file(errors))
-        try child.standardInput?.write(contentsOf: Data(input.serialized.utf8))
-        try child.standardInput?.close()
-        let termination = child.wait(timeout: 60)
-        let output = String(decoding: child.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
-        let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-        #expect(termination == .exited(0), "stdout:\n\(output)\nstderr:\n\(stderr)", sourceLocation: sourceLocation)
-        #expect(
-            output.split(separator: "\n") == [
+        try PythonCheck.expect(
+            "Tests/Media/verify_livekit_token.py",
+            input: .object([
+                ("token", .string(token)), ("apiKey", .string(apiKey)), ("apiSecret", .string(apiSecret)),
+                ("room", .string(room)), ("identity", .string(identity)),
+            ]),
+            prints: [
                 "ok the token verifies with the API key and secret", "ok the identity is the party's uid",
                 "ok the grant joins the call's room", "ok the grant publishes and subscribes",
                 "ok another secret is refused",
-            ], "stderr:\n\(stderr)", sourceLocation: sourceLocation)
+            ], needing: "LiveKit's token verifier", sourceLocation: sourceLocation)
     }
 }

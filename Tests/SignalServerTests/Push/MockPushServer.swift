@@ -135,7 +135,7 @@ struct MockPushError: Error, CustomStringConvertible {
 /// a temporary directory of its own. Stopped (SIGTERM) and the directory
 /// removed when released, or by ``stop()``.
 final class MockPushServer {
-    static let python = Repository.root() + "/.venv/bin/python"
+    static let python = PythonCheck.python
     static let script = Repository.root() + "/Tests/Push/mock_push.py"
 
     let directory: TemporaryDirectory

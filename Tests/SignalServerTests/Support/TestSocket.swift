@@ -1,3 +1,4 @@
+import SignalSystem
 import Testing
 
 #if canImport(Glibc)
@@ -72,37 +73,18 @@ final class TestSocket {
         }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        if let source {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
-            let bound = withUnsafePointer(to: &local) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard bound == 0 else {
-                let code = errno
-                Glibc.close(fd)
-                fd = -1
-                throw TestSocketError("bind to \(source): \(String(cString: strerror(code)))", code: code)
-            }
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
+        func give(up what: String) -> TestSocketError {
             let code = errno
             Glibc.close(fd)
             fd = -1
-            throw TestSocketError("connect to port \(port): \(String(cString: strerror(code)))", code: code)
+            return TestSocketError("\(what): \(String(cString: strerror(code)))", code: code)
         }
+        if let source {
+            let local = try SocketAddress.resolve(host: source, port: 0)
+            guard local.withSockAddr({ bind(fd, $0, $1) }) == 0 else { throw give(up: "bind to \(source)") }
+        }
+        let server = try SocketAddress.resolve(host: "127.0.0.1", port: port)
+        guard server.withSockAddr({ connect(fd, $0, $1) }) == 0 else { throw give(up: "connect to port \(port)") }
     }
 
     deinit { close() }

@@ -10,8 +10,6 @@ import Testing
 /// `make venv` makes (and `make test` runs first), driven by
 /// Tests/Webhooks/verify_standard_webhooks.py.
 @Suite(.blocking) struct WebhookStandardLibraryTests {
-    static let python = Repository.root() + "/.venv/bin/python"
-    static let script = Repository.root() + "/Tests/Webhooks/verify_standard_webhooks.py"
 
     /// The bodies verified.
     enum Body: String, CaseIterable, CustomTestStringConvertible {
@@ -55,38 +53,20 @@ import Testing
         body: [UInt8], headers: [(String, String)], secrets: [String],
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: python),
-            """
-            \(python) is missing: run `make venv` (or `make test`, which runs it) to install the \
-            Standard Webhooks library this test verifies with
-            """, sourceLocation: sourceLocation)
-        let input = JSONValue.object([
-            ("body", .string(Base64.encode(body))),
-            ("headers", .object(headers.map { ($0.0, .string($0.1)) })),
-            ("secrets", .array(secrets.map(JSONValue.string))),
-        ])
-
-        let directory = try TemporaryDirectory(prefix: "ringd-webhook-verify")
-        defer { directory.remove() }
-        let errors = directory.file("stderr")
-        let child = try ChildProcess(python, ["-I", script], stdin: .pipe, stdout: .pipe, stderr: .file(errors))
-        try child.standardInput?.write(contentsOf: Data(input.serialized.utf8))
-        try child.standardInput?.close()
-        // A few hundred bytes of output: the pipe never fills, so waiting
-        // for the exit before reading cannot deadlock.
-        let termination = child.wait(timeout: 60)
-        let output = String(decoding: child.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
-        let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-        #expect(termination == .exited(0), "stdout:\n\(output)\nstderr:\n\(stderr)", sourceLocation: sourceLocation)
-        #expect(
-            output.split(separator: "\n") == [
+        try PythonCheck.expect(
+            "Tests/Webhooks/verify_standard_webhooks.py",
+            input: .object([
+                ("body", .string(Base64.encode(body))),
+                ("headers", .object(headers.map { ($0.0, .string($0.1)) })),
+                ("secrets", .array(secrets.map(JSONValue.string))),
+            ]),
+            prints: [
                 "ok webhook-signature verifies with secret 1",
                 "ok a changed body is refused with secret 1",
                 "ok webhook-signature verifies with secret 2",
                 "ok a changed body is refused with secret 2",
                 "ok a secret that was not used is refused",
                 "ok X-CometChat-Signature is the hex HMAC of the body with secret 1",
-            ], "stderr:\n\(stderr)", sourceLocation: sourceLocation)
+            ], needing: "the Standard Webhooks library this test verifies with", sourceLocation: sourceLocation)
     }
 }

@@ -162,6 +162,26 @@ enum PostgresSchema {
                 -- What the callee said when declining (rejectCall's reason).
                 ALTER TABLE calls ADD COLUMN reject_reason TEXT;
                 """),
+        Migration(
+            version: 3,
+            sql: """
+                -- Users' profiles and do-not-disturb, as in SQLite (StoreSchema
+                -- migration 10); a row only while something is set.
+                CREATE TABLE users (
+                    uid TEXT PRIMARY KEY,
+                    name TEXT,
+                    avatar_url TEXT,
+                    metadata TEXT,
+                    dnd_mode TEXT NOT NULL DEFAULT 'off',
+                    dnd_until BIGINT,
+                    updated_at BIGINT NOT NULL
+                );
+                ALTER TABLE calls ADD COLUMN initiator_name TEXT;
+                ALTER TABLE calls ADD COLUMN initiator_avatar_url TEXT;
+                ALTER TABLE calls ADD COLUMN receiver_name TEXT;
+                ALTER TABLE calls ADD COLUMN receiver_avatar_url TEXT;
+                ALTER TABLE calls ADD COLUMN silent BOOLEAN NOT NULL DEFAULT false;
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -208,6 +208,27 @@ enum StoreSchema {
                 -- What the callee said when declining (rejectCall's reason).
                 ALTER TABLE calls ADD COLUMN reject_reason TEXT;
                 """),
+        StoreMigration(
+            version: 10,
+            sql: """
+                -- Users' profiles and do-not-disturb; a row only while something is set.
+                CREATE TABLE users (
+                    uid TEXT PRIMARY KEY,
+                    name TEXT,
+                    avatar_url TEXT,
+                    metadata TEXT,
+                    dnd_mode TEXT NOT NULL DEFAULT 'off',
+                    dnd_until INTEGER,
+                    updated_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                -- The parties' profiles as they were when the call was placed,
+                -- and whether it rang silently (the callee's do-not-disturb).
+                ALTER TABLE calls ADD COLUMN initiator_name TEXT;
+                ALTER TABLE calls ADD COLUMN initiator_avatar_url TEXT;
+                ALTER TABLE calls ADD COLUMN receiver_name TEXT;
+                ALTER TABLE calls ADD COLUMN receiver_avatar_url TEXT;
+                ALTER TABLE calls ADD COLUMN silent INTEGER NOT NULL DEFAULT 0;
+                """),
     ]
 
     /// The schema version this build writes.

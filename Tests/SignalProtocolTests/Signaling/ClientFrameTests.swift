@@ -19,6 +19,7 @@ import Testing
         .initiateCall(receiverId: "bob", callType: .audio, timeout: nil, metadata: nil),
         .initiateCall(receiverId: "bob", callType: .audio, timeout: .milliseconds(200), metadata: nil),
         .acceptCall(sessionId: "3f2a"),
+        .ringing(sessionId: "3f2a"),
         .rejectCall(sessionId: "3f2a", status: .busy),
         .rejectCall(sessionId: "3f2a", status: .cancelled),
         .rejectCall(sessionId: "3f2a", status: .rejected, reason: "Can't talk, in a meeting"),
@@ -96,6 +97,7 @@ import Testing
             ),
             (.getIceServers, #"{"type":"getIceServers","id":"1"}"#),
             (.getMediaToken(sessionId: "s"), #"{"type":"getMediaToken","id":"1","sessionId":"s"}"#),
+            (.ringing(sessionId: "s"), #"{"type":"ringing","id":"1","sessionId":"s"}"#),
             (
                 .rejectCall(sessionId: "s", status: .busy, reason: "Driving"),
                 #"{"type":"rejectCall","id":"1","sessionId":"s","status":"busy","reason":"Driving"}"#

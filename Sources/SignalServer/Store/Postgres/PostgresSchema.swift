@@ -162,6 +162,13 @@ enum PostgresSchema {
                 -- What the callee said when declining (rejectCall's reason).
                 ALTER TABLE calls ADD COLUMN reject_reason TEXT;
                 """),
+        Migration(
+            version: 3,
+            sql: """
+                -- The callee devices that acknowledged the ring (`ringing`), a
+                -- JSON array of device ids in the order they did; NULL: none.
+                ALTER TABLE calls ADD COLUMN ringing_devices TEXT;
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -208,6 +208,13 @@ enum StoreSchema {
                 -- What the callee said when declining (rejectCall's reason).
                 ALTER TABLE calls ADD COLUMN reject_reason TEXT;
                 """),
+        StoreMigration(
+            version: 10,
+            sql: """
+                -- The callee devices that acknowledged the ring (`ringing`), a
+                -- JSON array of device ids in the order they did; NULL: none.
+                ALTER TABLE calls ADD COLUMN ringing_devices TEXT;
+                """),
     ]
 
     /// The schema version this build writes.

@@ -24,6 +24,13 @@ extension SignalClient {
         try await changeCall(.acceptCall(sessionId: sessionId))
     }
 
+    /// Says this (receiver) device shows the ringing call: call it once the
+    /// app handed the call to CallKit or rendered the ring, so the caller's
+    /// devices can show "ringing". Saying it again changes nothing.
+    public func ringing(_ sessionId: String) async throws(ClientError) -> Call {
+        try await changeCall(.ringing(sessionId: sessionId))
+    }
+
     /// Declines a ringing call with `rejected` or `busy`; from the caller,
     /// `cancelled` cancels it.
     public func rejectCall(

@@ -152,6 +152,10 @@ final class Answerer {
     private func ring(_ call: Call) {
         current = call
         session.console.incoming(call)
+        // The call shows here: the caller's devices may say "ringing". Best
+        // effort: a call that ended meanwhile refuses it, and nothing is lost.
+        let client = session.client
+        Task { _ = try? await client.ringing(call.sessionId) }
         switch request.policy {
         case .ask:
             break

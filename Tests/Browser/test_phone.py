@@ -50,6 +50,8 @@ def place_call(alice, bob, call_type="video"):
     assert "alice" in bob.text("call-title"), bob.text("call-title")
     bob.wait(lambda: bob.js("return document.body.dataset.ringing") == "ring", message="ring")
     alice.wait(lambda: alice.js("return document.body.dataset.ringing") == "ringback", message="ringback")
+    # Bob's page showed the ring and said so: Alice's turns from "calling" to "ringing".
+    alice.wait(lambda: alice.text("call-state").endswith("ringing"), message="ringing acknowledged")
     for page in (alice, bob):  # the tones' Web Audio context plays
         page.wait(lambda p=page: p.js("return window.phone.audio") == "running", message="audio running")
     assert alice.state() == "outgoing"

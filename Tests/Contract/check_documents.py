@@ -36,13 +36,13 @@ OPENAPI_URI = "urn:ringd:openapi"
 ASYNCAPI_URI = "urn:ringd:asyncapi"
 
 CLIENT_TYPES = {
-    "auth", "initiateCall", "acceptCall", "rejectCall", "cancelCall", "endCall", "getActiveCall",
+    "auth", "initiateCall", "acceptCall", "ringing", "rejectCall", "cancelCall", "endCall", "getActiveCall",
     "getCallLogs", "registerPushToken", "unregisterPushToken", "signal", "getIceServers", "getMediaToken",
     "setDoNotDisturb",
 }
 # Which result message answers which request.
 RESULT_OF = {
-    "auth": "authResult", "initiateCall": "initiateCallResult", "acceptCall": "callResult",
+    "auth": "authResult", "initiateCall": "initiateCallResult", "acceptCall": "callResult", "ringing": "callResult",
     "rejectCall": "callResult", "cancelCall": "callResult", "endCall": "callResult",
     "getActiveCall": "activeCallResult", "getCallLogs": "callLogsResult",
     "registerPushToken": "pushTokenResult", "unregisterPushToken": "pushTokenRemovedResult",

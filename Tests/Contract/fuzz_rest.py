@@ -156,6 +156,8 @@ def seed(docs, address):
     bob.receive("call")
     declined = alice.request("initiateCall", receiverId="bob", callType="audio", timeoutMs=30000)["call"]
     bob.receive("call")
+    bob.request("ringing", sessionId=declined["sessionId"])
+    alice.receive("call")
     bob.request("rejectCall", sessionId=declined["sessionId"], reason="Can't talk, in a meeting")
     alice.receive("call")
     ongoing = alice.request("initiateCall", receiverId="bob", callType="audio")["call"]

@@ -139,6 +139,15 @@ public final class MachineHarness {
         send(.endCall(sessionId: sessionId), from: device)
     }
 
+    @discardableResult public func ringing(_ sessionId: String, by device: Device) -> SignalingOutput {
+        send(.ringing(sessionId: sessionId), from: device)
+    }
+
+    /// The push side reports nothing can ring the callee of `sessionId`.
+    @discardableResult public func unreachable(_ sessionId: String) -> SignalingOutput {
+        record(machine.unreachable(sessionId: sessionId, now: time))
+    }
+
     @discardableResult public func shutdown() -> SignalingOutput {
         record(machine.shutdown(now: time))
     }

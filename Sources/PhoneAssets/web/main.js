@@ -29,6 +29,7 @@ class Phone {
     }});
     this.placedHere = new Set(); // session ids this page initiated
     this.rangHere = new Set(); // session ids this page saw ringing (or made ongoing by glare)
+    this.acknowledged = new Set(); // session ids this page told ringd it shows ringing
     this.muted = false;
     this.cameraOff = false;
     this.logs = [];
@@ -263,7 +264,14 @@ class Phone {
     this.ui.renderCall(view);
     if (view.videos) this.slot.showLocal();
 
-    if (view.state === "incoming") this.ringtone.play("ring");
+    if (view.state === "incoming") {
+      this.ringtone.play("ring");
+      // The ring shows: tell ringd, so the caller sees "ringing" rather than "calling".
+      if (!this.acknowledged.has(call.sessionId)) {
+        this.acknowledged.add(call.sessionId);
+        this.signaling.request("ringing", {sessionId: call.sessionId}).catch(() => {});
+      }
+    }
     else if (view.state === "outgoing" && view.mine) this.ringtone.play("ringback");
     else this.ringtone.stop();
     document.body.dataset.ringing = this.ringtone.kind || "";

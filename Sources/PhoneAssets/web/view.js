@@ -72,8 +72,11 @@ export function describeCall(call, {me, deviceId, placedHere, muted, cameraOff, 
   switch (call.status) {
     case "initiated":
       if (role === "caller") {
+        // "Ringing" only once a callee device said it shows the call (`ringing`).
+        const rang = (call.ringingDevices || []).length;
+        const progress = rang === 0 ? "calling" : rang === 1 ? "ringing" : `ringing on ${rang} devices`;
         return {...base, state: "outgoing", title: `Calling ${peer}…`,
-          detail: mine ? `${type} call · ringing` : `${type} call · ringing, placed on another of your devices`,
+          detail: mine ? `${type} call · ${progress}` : `${type} call · ${progress}, placed on another of your devices`,
           buttons: new Set(["cancel"]), videos: mine && call.callType === "video"};
       }
       return {...base, state: "incoming", title: `${peer} is calling`, detail: `Incoming ${type.toLowerCase()} call`,
@@ -114,6 +117,10 @@ function terminalWords(call, role, peer, me) {
       return caller ? {title: `Call to ${peer} cancelled`, detail: endedText(call, me)}
         : {title: `Missed call from ${peer}`, detail: `Cancelled${call.endReason === "connection_lost" ? " (connection lost)" : ""}`};
     case "unanswered":
+      if (call.endReason === "unreachable") {
+        return caller ? {title: `${peer} is unreachable`, detail: "Unreachable"}
+          : {title: `Missed call from ${peer}`, detail: "Unreachable"};
+      }
       return caller ? {title: `No answer from ${peer}`, detail: "Unanswered"}
         : {title: `Missed call from ${peer}`, detail: "Unanswered"};
     default:

@@ -27,6 +27,10 @@ public struct Call: Hashable, Sendable {
     /// What the callee said when declining (`rejectCall`'s `reason`, at
     /// most ``Call/maxRejectReasonLength`` characters); nil otherwise.
     public var rejectReason: String?
+    /// The callee devices that said they show the ring (`ringing`), in the
+    /// order they said so; a device appears once. Kept after the call stops
+    /// ringing, so history tells a call that rang from one that never did.
+    public var ringingDevices: [String]
     /// The ring timeout in milliseconds, exactly as asked.
     public var timeoutMs: Int64
     /// The caller's metadata (a JSON object), if any.
@@ -50,9 +54,9 @@ public struct Call: Hashable, Sendable {
         sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
         initiatorDevice: String? = nil, initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil,
         acceptedBy: String? = nil, endedBy: String? = nil, endReason: EndReason? = nil, timeoutMs: Int64,
-        metadata: JSONValue? = nil, seq: Int64 = 0, rejectReason: String? = nil, initiatorName: String? = nil,
-        initiatorAvatarUrl: String? = nil, receiverName: String? = nil, receiverAvatarUrl: String? = nil,
-        silent: Bool = false
+        metadata: JSONValue? = nil, seq: Int64 = 0, rejectReason: String? = nil, ringingDevices: [String] = [],
+        initiatorName: String? = nil, initiatorAvatarUrl: String? = nil, receiverName: String? = nil,
+        receiverAvatarUrl: String? = nil, silent: Bool = false
     ) {
         self.sessionId = sessionId
         self.callType = callType
@@ -75,6 +79,7 @@ public struct Call: Hashable, Sendable {
         self.receiverName = receiverName
         self.receiverAvatarUrl = receiverAvatarUrl
         self.silent = silent
+        self.ringingDevices = ringingDevices
     }
 
     /// The longest `rejectReason`, in characters: a quick reply ("Can't

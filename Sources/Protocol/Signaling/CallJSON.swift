@@ -24,6 +24,10 @@ extension Call {
         // Only on a call declined with a reason, so every other call reads
         // as it always did.
         if let rejectReason { members.append(("rejectReason", .string(rejectReason))) }
+        // Only once a callee device acknowledged the ring, for the same reason.
+        if !ringingDevices.isEmpty {
+            members.append(("ringingDevices", .array(ringingDevices.map(JSONValue.string))))
+        }
         if silent { members.append(("silent", .bool(true))) }
         return .object(members)
     }
@@ -68,6 +72,7 @@ extension Call {
         seq = try fields.optionalInteger("seq") ?? 0
         rejectReason = try fields.optionalString("rejectReason")
         silent = json["silent"]?.boolValue ?? false
+        ringingDevices = try fields.optionalStrings("ringingDevices") ?? []
     }
 
     /// `timeoutMs`, or from a server that sends only `timeout`, its seconds.
@@ -127,6 +132,19 @@ public struct JSONFields {
     public func optionalString(_ name: String) throws(SignalError) -> String? {
         guard has(name) else { return nil }
         return try string(name)
+    }
+
+    /// An optional array of strings (absent or null gives nil).
+    public func optionalStrings(_ name: String) throws(SignalError) -> [String]? {
+        guard has(name) else { return nil }
+        guard case .array(let members)? = value[name] else { throw invalid(name, "an array of strings") }
+        var strings: [String] = []
+        strings.reserveCapacity(members.count)
+        for member in members {
+            guard let text = member.stringValue else { throw invalid(name, "an array of strings") }
+            strings.append(text)
+        }
+        return strings
     }
 
     /// A required integer.

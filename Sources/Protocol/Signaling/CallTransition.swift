@@ -11,6 +11,9 @@ public enum CallTransition: Hashable, Sendable {
     /// The callee declined, as `rejected` or, when `busy`, as `busy`,
     /// saying `reason` if it gave one.
     case reject(busy: Bool, reason: String? = nil)
+    /// A callee device shows the ring (`ringing`): it joins
+    /// ``Call/ringingDevices``; the call rings on.
+    case ringing(deviceId: String)
     /// The caller gave up while it rang.
     case cancel
     /// A party ended the ongoing call.
@@ -19,6 +22,9 @@ public enum CallTransition: Hashable, Sendable {
     case timeOut
     /// Every device of party `uid` stayed away past the reconnect grace.
     case loseConnection(uid: String)
+    /// Nothing can ring the callee: no device connected and no push token,
+    /// or every push failed for good (`calls.unreachable: fail`).
+    case unreachable
     /// The server stopped with the call live.
     case shutDown
     /// The server found the call live when it started again.
@@ -40,11 +46,12 @@ public enum CallActor: Hashable, Sendable {
 
 extension Call {
     /// A new call from `initiator` to `receiver` at `now`: ringing, or
-    /// already `busy` when the receiver is in another live call.
+    /// already `busy` when the receiver is in another live call, or already
+    /// `unanswered` (`unreachable`) when nothing can ring the receiver.
     public static func placed(
         sessionId: String, from initiator: String, device: String? = nil, to receiver: String,
         callType: CallType, timeoutMs: Int64, metadata: JSONValue?, receiverBusy: Bool,
-        at now: Int64
+        receiverUnreachable: Bool = false, at now: Int64
     ) -> Call {
         var call = Call(
             sessionId: sessionId, callType: callType, status: .initiated, initiator: initiator,
@@ -54,6 +61,10 @@ extension Call {
             call.status = .busy
             call.endedAt = now
             call.endReason = .busy
+        } else if receiverUnreachable {
+            call.status = .unanswered
+            call.endedAt = now
+            call.endReason = .unreachable
         }
         return call
     }
@@ -81,6 +92,10 @@ extension Call {
             next.acceptedAt = now
             next.acceptedBy = deviceId
             return next
+        case .ringing(let deviceId):
+            guard status == .initiated else { throw SignalError(.alreadyJoined, "the call was already accepted") }
+            if !next.ringingDevices.contains(deviceId) { next.ringingDevices.append(deviceId) }
+            return next
         case .reject(let busy, let reason):
             try next.finishRinging(as: busy ? .busy : .rejected, reason: busy ? .busy : .rejected, by: actor, at: now)
             next.rejectReason = reason
@@ -96,6 +111,8 @@ extension Call {
             // read in whole milliseconds can disagree by one; a call never
             // times out before its ring deadline as the wire tells it.
             try next.finishRinging(as: .unanswered, reason: .timeout, by: actor, at: max(now, ringDeadline))
+        case .unreachable:
+            try next.finishRinging(as: .unanswered, reason: .unreachable, by: actor, at: now)
         case .loseConnection(let uid):
             switch status {
             case .ongoing: next.finish(as: .ended, reason: .connectionLost, by: actor, at: now)

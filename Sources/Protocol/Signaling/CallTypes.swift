@@ -45,6 +45,9 @@ public enum EndReason: String, Sendable, CaseIterable {
     case serverShutdown = "server_shutdown"
     /// The server restarted after a crash while the call was live.
     case serverRestart = "server_restart"
+    /// The callee had no connected device and no push token, or every push
+    /// to it failed for good, with `calls.unreachable: fail` (status `unanswered`).
+    case unreachable
 }
 
 /// A call's direction relative to the user asking.

@@ -44,8 +44,8 @@ extension ClientRequest {
             if let timeout { members.append(timeout.member) }
             if let metadata { members.append(("metadata", metadata)) }
             return members
-        case .acceptCall(let sessionId), .cancelCall(let sessionId), .endCall(let sessionId),
-            .getMediaToken(let sessionId):
+        case .acceptCall(let sessionId), .ringing(let sessionId), .cancelCall(let sessionId),
+            .endCall(let sessionId), .getMediaToken(let sessionId):
             return [("sessionId", .string(sessionId))]
         case .rejectCall(let sessionId, let status, let reason):
             var members: [(key: String, value: JSONValue)] = [

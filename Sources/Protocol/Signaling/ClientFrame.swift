@@ -98,6 +98,8 @@ public struct ClientFrame: Hashable, Sendable {
                 timeout: timeout, metadata: metadata)
         case .acceptCall:
             return .acceptCall(sessionId: try fields.string("sessionId"))
+        case .ringing:
+            return .ringing(sessionId: try fields.string("sessionId"))
         case .rejectCall:
             let status = try fields.optionalString("status") ?? "rejected"
             guard let parsed = CallStatus(rawValue: status), [.rejected, .busy, .cancelled].contains(parsed) else {

@@ -64,6 +64,9 @@ public enum ClientRequest: Hashable, Sendable {
     case initiateCall(receiverId: String, callType: CallType, timeout: RingTimeout?, metadata: JSONValue?)
     /// Accept a ringing call (receiver devices).
     case acceptCall(sessionId: String)
+    /// Say this receiver device shows the ringing call (it reached CallKit,
+    /// or rendered the ring): the caller's devices can show "ringing".
+    case ringing(sessionId: String)
     /// Decline a ringing call with `rejected` or `busy`, saying `reason` if
     /// given; `cancelled` from the caller cancels.
     case rejectCall(sessionId: String, status: CallStatus, reason: String? = nil)
@@ -96,6 +99,7 @@ public enum ClientRequest: Hashable, Sendable {
         case .auth: return .auth
         case .initiateCall: return .initiateCall
         case .acceptCall: return .acceptCall
+        case .ringing: return .ringing
         case .rejectCall: return .rejectCall
         case .cancelCall: return .cancelCall
         case .endCall: return .endCall
@@ -114,6 +118,6 @@ public enum ClientRequest: Hashable, Sendable {
 /// The `type` of a client frame; it also says how its result's `data` reads
 /// (see ``ResultData``).
 public enum RequestType: String, Hashable, Sendable, CaseIterable {
-    case auth, initiateCall, acceptCall, rejectCall, cancelCall, endCall, getActiveCall, getCallLogs
+    case auth, initiateCall, acceptCall, ringing, rejectCall, cancelCall, endCall, getActiveCall, getCallLogs
     case registerPushToken, unregisterPushToken, signal, getIceServers, getMediaToken, setDoNotDisturb
 }

@@ -7,7 +7,7 @@ public enum ResultData: Hashable, Sendable {
     case authenticated(Authentication)
     /// `initiateCall`: the call and how many callee devices it rings now.
     case initiated(Call, ringing: Int)
-    /// `acceptCall`, `rejectCall`, `cancelCall`, `endCall`: the call as changed.
+    /// `acceptCall`, `ringing`, `rejectCall`, `cancelCall`, `endCall`: the call as changed.
     case call(Call)
     /// `getActiveCall`: the user's live call, or null.
     case activeCall(Call?)
@@ -96,7 +96,7 @@ public enum ResultData: Hashable, Sendable {
         case .initiateCall:
             self = .initiated(
                 try Call(json: try fields.nested("call").value), ringing: Int(try fields.integer("ringing")))
-        case .acceptCall, .rejectCall, .cancelCall, .endCall:
+        case .acceptCall, .ringing, .rejectCall, .cancelCall, .endCall:
             self = .call(try Call(json: try fields.nested("call").value))
         case .getActiveCall:
             self = .activeCall(try Self.optionalCall(json["call"], "call"))

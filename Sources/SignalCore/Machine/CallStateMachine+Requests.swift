@@ -27,6 +27,8 @@ extension CallStateMachine {
                 }
                 return .accept(deviceId: device.deviceId)
             }
+        case .ringing(let sessionId):
+            result = acknowledgeRing(sessionId, by: device, now: now, into: &output)
         case .rejectCall(let sessionId, let status, let reason):
             result = change(sessionId, by: device, now: now, into: &output) { call throws(SignalError) in
                 if call.initiator == device.uid {
@@ -69,9 +71,31 @@ extension CallStateMachine {
 
     package static func sessionId(of request: ClientRequest) -> String? {
         switch request {
-        case .acceptCall(let id), .rejectCall(let id, _, _), .cancelCall(let id), .endCall(let id), .signal(let id, _):
+        case .acceptCall(let id), .ringing(let id), .rejectCall(let id, _, _), .cancelCall(let id), .endCall(let id),
+            .signal(let id, _):
             return id
         default: return nil
+        }
+    }
+
+    /// A callee device shows the ringing call: it joins the call's
+    /// `ringingDevices`, and both parties' other devices hear it. Saying it
+    /// again changes nothing and still succeeds; so does a device past
+    /// `limits.devicesPerUser` acknowledgements, which keeps the list short.
+    private mutating func acknowledgeRing(
+        _ sessionId: String, by device: Device, now: SignalingTime,
+        into output: inout SignalingOutput
+    ) -> SignalingReply {
+        if let call = liveCalls[sessionId], call.receiver == device.uid, call.status == .initiated,
+            call.ringingDevices.contains(device.deviceId) || call.ringingDevices.count >= settings.maxDevicesPerUser
+        {
+            return .success(.call(call))
+        }
+        return change(sessionId, by: device, now: now, into: &output) { call throws(SignalError) in
+            guard call.receiver == device.uid else {
+                throw SignalError(.notReceiver, "only \(call.receiver)'s devices ring for this call")
+            }
+            return .ringing(deviceId: device.deviceId)
         }
     }
 
@@ -164,7 +188,8 @@ extension CallStateMachine {
             sessionId: newSessionId(), from: device.uid, device: device.deviceId, to: receiver,
             callType: callType, timeoutMs: timeout?.inMilliseconds ?? Int64(settings.defaultRingTimeout) * 1000,
             metadata: metadata,
-            receiverBusy: liveCall(of: receiver) != nil || doNotDisturb == .busy, at: now.wall)
+            receiverBusy: liveCall(of: receiver) != nil || doNotDisturb == .busy,
+            receiverUnreachable: isUnreachable(receiver), at: now.wall)
         call.silent = call.status == .initiated && doNotDisturb == .silent
         call.initiatorName = users[device.uid]?.profile?.name
         call.initiatorAvatarUrl = users[device.uid]?.profile?.avatarUrl

@@ -11,15 +11,18 @@ public struct SignalingSettings: Sendable {
     public var restartGraceMillis: Int64
     /// Whether ringing calls are pushed (``SignalingAction/push(_:connected:)``).
     public var pushes: Bool
+    /// What happens to a call nothing can ring (`calls.unreachable`).
+    public var unreachable: UnreachablePolicy
 
     public init(
         defaultRingTimeout: Int = 45, reconnectGraceMillis: Int64 = 10_000, maxDevicesPerUser: Int = 10,
-        restartGraceMillis: Int64 = 30_000, pushes: Bool = false
+        restartGraceMillis: Int64 = 30_000, pushes: Bool = false, unreachable: UnreachablePolicy = .ring
     ) {
         self.defaultRingTimeout = defaultRingTimeout
         self.reconnectGraceMillis = reconnectGraceMillis
         self.maxDevicesPerUser = maxDevicesPerUser
         self.restartGraceMillis = restartGraceMillis
         self.pushes = pushes
+        self.unreachable = unreachable
     }
 }

@@ -12,6 +12,8 @@ package enum TransitionInput: Sendable {
     case disconnect(Device)
     /// A ring timeout or a grace period came due.
     case timer(SignalingTimer)
+    /// The push side found nothing to ring the callee of the call with.
+    case unreachable(sessionId: String)
     /// The calls were rebuilt from the store after a failed commit.
     case rebuild
     /// The machine started again from the store (a simulated crash).
@@ -23,7 +25,7 @@ package enum TransitionInput: Sendable {
     package var device: Device? {
         switch self {
         case .request(_, _, let device), .connect(let device, _, _), .disconnect(let device): device
-        case .timer, .rebuild, .restart, .shutdown: nil
+        case .timer, .unreachable, .rebuild, .restart, .shutdown: nil
         }
     }
 }

@@ -37,6 +37,9 @@ package struct PushMachine {
         case purge(RegisteredPushToken, reason: String)
         /// Count and log what became of a push.
         case outcome(PushOutcome, Attempt, detail: String?)
+        /// Every ring push of the call, which still rings, was refused in a
+        /// way no retry mends: nothing can wake the callee (`calls.unreachable`).
+        case unreachable(sessionId: String)
     }
 
     /// Where one device's pushes for one call stand.
@@ -56,6 +59,9 @@ package struct PushMachine {
         var renewed = false
         /// The call stopped ringing while the ring was in flight.
         var cancelOwed = false
+        /// The service refused the ring in a way no retry mends (a dead
+        /// token, a refused request, credentials refused after a renewal).
+        var failedForGood = false
     }
 
     private struct Ringing {
@@ -167,6 +173,7 @@ package struct PushMachine {
             }
         case .purge(let reason):
             target.stage = .done
+            target.failedForGood = target.kind == .ring
             actions.append(.purge(target.token, reason: reason))
             actions.append(.outcome(.purged, sent, detail: reason))
         case .renewCredentials(let reason) where !target.renewed && stillWanted(target, ringing, at: now):
@@ -179,6 +186,7 @@ package struct PushMachine {
                         credential: sent.credential)))
         case .renewCredentials(let reason), .failed(let reason):
             target.stage = .done
+            target.failedForGood = target.kind == .ring
             let stopped = target.kind == .ring && !stillWanted(target, ringing, at: now)
             actions.append(.outcome(.gaveUp, sent, detail: stopped ? "\(reason); the call stopped ringing" : reason))
         case .retry(let reason, let after):
@@ -203,6 +211,9 @@ package struct PushMachine {
             }
         }
         ringing.targets[sent.device] = target
+        if ringing.ringing && target.failedForGood && ringing.targets.values.allSatisfy(\.failedForGood) {
+            actions.append(.unreachable(sessionId: ringing.call.sessionId))
+        }
         settle(ringing)
         return actions
     }

@@ -16,7 +16,7 @@ public enum StateTable {
         var rows: [StateTableRow] = []
         for state in states {
             for input in StateTableInput.all {
-                var driver = try StateTableDriver.at(state, settings: settings)
+                var driver = try StateTableDriver.at(state, settings: input.settings(settings))
                 let observed = input.run(&driver)
                 let next = observed.pairCall ?? driver.pairCall
                 rows.append(

@@ -89,6 +89,11 @@ struct StateTableDriver {
         return record(machine.handle(request, id: "1", from: device, now: time))
     }
 
+    /// The push side reports that nothing can ring the callee of the call.
+    mutating func unreachable() -> StateTableObservation {
+        record(machine.unreachable(sessionId: session, now: time))
+    }
+
     /// Moves both clocks by `millis`, firing each timer due by then at its deadline.
     @discardableResult
     mutating func advance(by millis: Int64) -> StateTableObservation {

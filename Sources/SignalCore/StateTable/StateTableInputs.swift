@@ -8,6 +8,8 @@ struct StateTableInput: Sendable {
     let name: String
     let actor: StateTableActor
     let run: @Sendable (inout StateTableDriver) -> StateTableObservation
+    /// The settings the row runs with, from the table's (most rows: those).
+    var settings: @Sendable (SignalingSettings) -> SignalingSettings = { $0 }
 
     /// Every input, in the table's order: each request that touches a call,
     /// then presence, the machine's timers, and the server stopping and starting.
@@ -28,6 +30,13 @@ struct StateTableInput: Sendable {
         request("acceptCall", by: .callee) { .acceptCall(sessionId: $0) },
         request("acceptCall", by: .caller) { .acceptCall(sessionId: $0) },
         request("acceptCall", by: .thirdParty) { .acceptCall(sessionId: $0) },
+        request("ringing", by: .callee) { .ringing(sessionId: $0) },
+        StateTableInput(name: "ringing (again)", actor: .callee) { driver in
+            driver.send(.ringing(sessionId: driver.session), from: "b1")
+            return driver.send(.ringing(sessionId: driver.session), from: "b1")
+        },
+        request("ringing", by: .caller) { .ringing(sessionId: $0) },
+        request("ringing", by: .thirdParty) { .ringing(sessionId: $0) },
         request("rejectCall(rejected)", by: .callee) { .rejectCall(sessionId: $0, status: .rejected) },
         request("rejectCall(busy)", by: .callee) { .rejectCall(sessionId: $0, status: .busy) },
         request("rejectCall(cancelled)", by: .callee) { .rejectCall(sessionId: $0, status: .cancelled) },
@@ -78,7 +87,30 @@ struct StateTableInput: Sendable {
         },
         graceExpiry("caller's grace expires", of: ["a2", "a1"]),
         graceExpiry("callee's grace expires", of: ["b2", "b1"]),
+        StateTableInput(
+            name: "unreachable (unreachable: fail)", actor: .server,
+            run: { driver in
+                driver.disconnect("b2")
+                driver.disconnect("b1")
+                return driver.unreachable()
+            }, settings: failing),
+        StateTableInput(
+            name: "unreachable after ringing (unreachable: fail)", actor: .server,
+            run: { driver in
+                driver.send(.ringing(sessionId: driver.session), from: "b1")
+                driver.disconnect("b2")
+                driver.disconnect("b1")
+                return driver.unreachable()
+            }, settings: failing),
     ]
+
+    /// `calls.unreachable: fail`, for the rows about it (with `ring` the
+    /// push side never reports, and the machine would not act on it).
+    private static let failing: @Sendable (SignalingSettings) -> SignalingSettings = { settings in
+        var settings = settings
+        settings.unreachable = .fail
+        return settings
+    }
 
     private static let server: [StateTableInput] = [
         StateTableInput(name: "shutdown (onRestart: end)", actor: .server) { $0.shutdown() },
@@ -95,6 +127,8 @@ struct StateTableInput: Sendable {
             + "a call to a callee who may be busy",
         "initiateCall(caller)": "`initiateCall` from the callee to the caller: glare while the caller rings it",
         "acceptCall": "`acceptCall` naming the call",
+        "ringing": "`ringing` naming the call: the device shows the ring",
+        "ringing (again)": "b1 sends `ringing` twice (the row shows the second)",
         "rejectCall(rejected)": "`rejectCall` naming the call, `status` `rejected` (the default)",
         "rejectCall(busy)": "`rejectCall` naming the call, `status` `busy`",
         "rejectCall(cancelled)": "`rejectCall` naming the call, `status` `cancelled`",
@@ -113,6 +147,11 @@ struct StateTableInput: Sendable {
         "caller's grace expires": "the caller's devices all disconnect and none comes back within the reconnect "
             + "grace (the row shows its end)",
         "callee's grace expires": "the same for the callee's devices",
+        "unreachable (unreachable: fail)": "with `calls.unreachable: fail`, the callee's devices disconnect and "
+            + "the push side reports nothing can ring it (no push token, or every push failed for good; "
+            + "the row shows the report)",
+        "unreachable after ringing (unreachable: fail)": "the same after b1 sent `ringing` (a device that showed "
+            + "the ring may ring on through CallKit without its connection)",
         "shutdown (onRestart: end)": "SIGTERM with `calls.onRestart: end`; with `resume` the machine is not asked, "
             + "and the calls stay live in the store for the next start",
         "restart (onRestart: end)": "ringd starts 5 s later on what the store holds, with `calls.onRestart: end`",

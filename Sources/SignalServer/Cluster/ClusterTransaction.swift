@@ -163,7 +163,7 @@ struct ClusterTransaction {
             return try parties(of: sessionId, db).union([device.uid])
         case .connect(let device, _, _), .disconnect(let device):
             return [device.uid]
-        case .timer(.ring(let sessionId)):
+        case .timer(.ring(let sessionId)), .unreachable(let sessionId):
             return try parties(of: sessionId, db)
         case .timer(.grace(let uid, _)):
             return [uid]

@@ -72,6 +72,11 @@ public enum ConfigLoader {
                 return true
             },
             seconds("calls.restartGraceSeconds", \.restartGrace),
+            Key(path: "calls.unreachable", expectation: "ring or fail") { config, value in
+                guard let policy = value.stringValue.flatMap(UnreachablePolicy.init(rawValue:)) else { return false }
+                config.unreachable = policy
+                return true
+            },
             integer("limits.outboundSoftLimitBytes", \.outboundSoftLimit, 1024 ... 1 << 30),
             integer("limits.outboundHardLimitBytes", \.outboundHardLimit, 1024 ... 1 << 30),
             optionalPath("tls.certificate", \.tlsCertificatePath),

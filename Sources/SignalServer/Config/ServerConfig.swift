@@ -104,6 +104,9 @@ public struct ServerConfig: Sendable {
     /// Seconds every party of a call restored at start has to reconnect
     /// before the lost-connection rules apply (`calls.restartGraceSeconds`).
     public var restartGrace = 30.0
+    /// What happens to a call nothing can ring: no connected callee device
+    /// and no push token, or every push failed for good (`calls.unreachable`).
+    public var unreachable = UnreachablePolicy.ring
     /// Webhook endpoints and delivery (`webhooks.*`).
     public var webhooks = WebhookSettings()
     /// VoIP push to devices that are not connected (`push.*`).

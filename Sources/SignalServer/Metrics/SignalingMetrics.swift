@@ -63,6 +63,9 @@ final class SignalingMetrics: CallChangeConsumer {
         let now = wall()
         var counted: [TransitionKey: Int] = [:]
         for change in changes {
+            // A ringing acknowledgement leaves the status as it was: placing
+            // the call counted it already.
+            if case .ringing = change.transition { continue }
             let call = change.after
             counted[TransitionKey(status: call.status, reason: call.endReason), default: 0] += 1
             if change.before?.status == .initiated, call.status == .ongoing, let acceptedAt = call.acceptedAt {

@@ -27,6 +27,8 @@ final class PushDispatcher: @unchecked Sendable {
     private var isStopped = false
     /// Signalled once nothing is in flight, while a stop waits for that.
     private var drainWaiter: DispatchSemaphore?
+    /// Told each ringing call nothing can ring (``reportUnreachable(to:)``).
+    private var unreachable: (@Sendable (String) -> Void)?
 
     /// Reads the APNs key and the FCM service account; throws naming the
     /// setting when one is unusable.
@@ -59,11 +61,21 @@ final class PushDispatcher: @unchecked Sendable {
         }
     }
 
+    /// With `calls.unreachable: fail`: `report` hears the session id of
+    /// each ringing call whose callee had no connected device and no push
+    /// token, or whose every ring push was refused for good.
+    func reportUnreachable(to report: @escaping @Sendable (String) -> Void) {
+        queue.sync { unreachable = report }
+    }
+
     /// `call` started ringing; `connected` heard it on their connections.
     func ring(_ call: Call, connected: [String]) {
         let all = registry.tokens(of: call.receiver)
         let tokens = settings.mode == .offline ? all.filter { !connected.contains($0.deviceId) } : all
-        guard !tokens.isEmpty else { return }
+        guard !tokens.isEmpty else {
+            if connected.isEmpty { queue.async { [self] in if !isStopped { unreachable?(call.sessionId) } } }
+            return
+        }
         queue.async { [self] in perform(machine.ring(call, tokens: tokens, now: wall())) }
     }
 
@@ -106,6 +118,7 @@ final class PushDispatcher: @unchecked Sendable {
             case .send(let attempt): send(attempt)
             case .purge(let token, let reason): purge(token, reason: reason)
             case .outcome(let outcome, let attempt, let detail): record(outcome, attempt, detail)
+            case .unreachable(let sessionId): unreachable?(sessionId)
             }
         }
         rearm()

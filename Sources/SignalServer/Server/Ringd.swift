@@ -86,6 +86,11 @@ public final class Ringd: ServerApplication {
             consumers: (store != nil ? webhooks.map { [$0.outbox] } ?? [] : []) + [metrics],
             pushTokens: pushTokens,
             pushes: pushes, metrics: metrics, tap: testing?.tap)
+        if config.unreachable == .fail {
+            pushes?.reportUnreachable { [weak service = self.service] sessionId in
+                service?.unreachable(sessionId: sessionId)
+            }
+        }
         if let testing, let store {
             testing.attach(to: service, store: store)
             Log.warning(

@@ -187,6 +187,15 @@ public final class SignalingService: Sendable {
         apply(.timer, .timer(timer)) { machine, now in machine.timerFired(timer, now: now) }
     }
 
+    /// The push worker found nothing to ring the callee of `sessionId` with
+    /// (`calls.unreachable: fail`). Treated like a timer: the server's own
+    /// input, dropped while stopping.
+    func unreachable(sessionId: String) {
+        apply(.timer, .unreachable(sessionId: sessionId)) { machine, now in
+            machine.unreachable(sessionId: sessionId, now: now)
+        }
+    }
+
     // MARK: Effects
 
     /// Applies one input, as the backend decides it (``CallBackend/apply``).

@@ -20,6 +20,8 @@ struct CallRowValues {
     var metadata: String?
     var seq: Int64
     var rejectReason: String?
+    /// `ringingDevices` as a JSON array of strings; NULL when none acknowledged.
+    var ringingDevices: String?
     var initiatorName: String?
     var initiatorAvatarUrl: String?
     var receiverName: String?
@@ -45,11 +47,25 @@ struct CallRowValues {
                 throw StoreError(.corruptRow, "call \(sessionId) has unreadable metadata: \(error)")
             }
         }
+        var ringing: [String] = []
+        if let ringingDevices {
+            guard case .array(let members)? = try? JSONValue.parse(ringingDevices) else {
+                throw corrupt("ringing devices", ringingDevices)
+            }
+            ringing = members.compactMap(\.stringValue)
+            guard ringing.count == members.count else { throw corrupt("ringing devices", ringingDevices) }
+        }
         return Call(
             sessionId: sessionId, callType: type, status: state, initiator: initiator, receiver: receiver,
             initiatorDevice: initiatorDevice, initiatedAt: initiatedAt, acceptedAt: acceptedAt, endedAt: endedAt,
             acceptedBy: acceptedBy, endedBy: endedBy, endReason: reason, timeoutMs: timeoutMs, metadata: parsed,
-            seq: seq, rejectReason: rejectReason, initiatorName: initiatorName, initiatorAvatarUrl: initiatorAvatarUrl,
-            receiverName: receiverName, receiverAvatarUrl: receiverAvatarUrl, silent: silent)
+            seq: seq, rejectReason: rejectReason, ringingDevices: ringing, initiatorName: initiatorName,
+            initiatorAvatarUrl: initiatorAvatarUrl, receiverName: receiverName, receiverAvatarUrl: receiverAvatarUrl,
+            silent: silent)
+    }
+
+    /// How both stores keep `ringingDevices`: a JSON array, NULL when empty.
+    static func ringingDevices(of call: Call) -> String? {
+        call.ringingDevices.isEmpty ? nil : JSONValue.array(call.ringingDevices.map(JSONValue.string)).serialized
     }
 }

@@ -27,6 +27,8 @@ extension TransitionInput {
             return .object([("type", .string("disconnect"))] + Self.name(device))
         case .timer(let timer):
             return .object([("type", .string("timer"))] + TransitionRecord.describe(timer))
+        case .unreachable(let sessionId):
+            return .object([("type", .string("unreachable")), ("sessionId", .string(sessionId))])
         case .rebuild: return .object([("type", .string("rebuild"))])
         case .restart: return .object([("type", .string("restart"))])
         case .shutdown: return .object([("type", .string("shutdown"))])
@@ -65,7 +67,7 @@ struct TransitionRecord: Sendable {
         if let uid = input.device?.uid { uids.append(uid) }
         switch input {
         case .request(let request, _, _): sessionIds += CallStateMachine.sessionId(of: request).map { [$0] } ?? []
-        case .timer(.ring(let sessionId)): sessionIds.append(sessionId)
+        case .timer(.ring(let sessionId)), .unreachable(let sessionId): sessionIds.append(sessionId)
         case .timer(.grace(let uid, _)): uids.append(uid)
         default: break
         }
@@ -193,11 +195,13 @@ struct TransitionRecord: Sendable {
     static func name(of transition: CallTransition) -> String {
         switch transition {
         case .accept: "accept"
+        case .ringing: "ringing"
         case .reject(let busy, _): busy ? "busy" : "reject"
         case .cancel: "cancel"
         case .hangUp: "hangUp"
         case .timeOut: "timeOut"
         case .loseConnection: "loseConnection"
+        case .unreachable: "unreachable"
         case .shutDown: "shutDown"
         case .restart: "restart"
         }

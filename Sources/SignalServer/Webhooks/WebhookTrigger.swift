@@ -22,14 +22,17 @@ public enum WebhookTrigger: String, Sendable, CaseIterable {
 
     /// The trigger of `change`, decided by the status the call reached and
     /// by whether the change created it (docs/WEBHOOKS.md has the table).
-    /// Nil for a change the state machine never makes: creating a call in
-    /// another status than `initiated` or `busy`, changing a terminal call,
-    /// leaving the status as it was, or going back to ringing.
+    /// Nil for a change that reports nothing (a ringing acknowledgement,
+    /// which leaves the status as it was) or that the state machine never
+    /// makes: creating a call in another status than `initiated`, `busy` or
+    /// `unanswered`, changing a terminal call, or going back to ringing.
     public init?(change: CallChange) {
         guard let before = change.before else {
             switch change.after.status {
             case .initiated: self = .callInitiated
             case .busy: self = .callBusy
+            // Placed with nothing to ring it (`calls.unreachable: fail`).
+            case .unanswered: self = .callUnanswered
             default: return nil
             }
             return

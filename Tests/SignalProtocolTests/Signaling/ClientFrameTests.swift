@@ -19,6 +19,7 @@ import Testing
         .initiateCall(receiverId: "bob", callType: .audio, timeout: nil, metadata: nil),
         .initiateCall(receiverId: "bob", callType: .audio, timeout: .milliseconds(200), metadata: nil),
         .acceptCall(sessionId: "3f2a"),
+        .ringing(sessionId: "3f2a"),
         .rejectCall(sessionId: "3f2a", status: .busy),
         .rejectCall(sessionId: "3f2a", status: .cancelled),
         .rejectCall(sessionId: "3f2a", status: .rejected, reason: "Can't talk, in a meeting"),
@@ -99,6 +100,7 @@ import Testing
             ),
             (.getIceServers, #"{"type":"getIceServers","id":"1"}"#),
             (.getMediaToken(sessionId: "s"), #"{"type":"getMediaToken","id":"1","sessionId":"s"}"#),
+            (.ringing(sessionId: "s"), #"{"type":"ringing","id":"1","sessionId":"s"}"#),
             (
                 .setDoNotDisturb(DoNotDisturb(mode: .silent, until: 1_700_000_360_000)),
                 #"{"type":"setDoNotDisturb","id":"1","mode":"silent","until":1700000360000}"#

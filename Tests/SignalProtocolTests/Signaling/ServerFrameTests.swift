@@ -112,6 +112,21 @@ import Testing
                 == IceServer(urls: ["stun:stun.example.com"]))
     }
 
+    /// `ringingDevices` is on the wire only once a device acknowledged, so
+    /// every other call reads as before; it round-trips in order.
+    @Test func ringingDevicesAppearOnceAcknowledged() throws {
+        #expect(Self.ringing.json["ringingDevices"] == nil)
+        var acknowledged = Self.ringing
+        acknowledged.ringingDevices = ["b-watch", "b-phone"]
+        #expect(acknowledged.json["ringingDevices"] == .array([.string("b-watch"), .string("b-phone")]))
+        #expect(try Call(json: acknowledged.json) == acknowledged)
+        #expect(throws: SignalError(.validation, "ringingDevices must be an array of strings")) {
+            guard case .object(var members) = Self.ringing.json else { return }
+            members.append(("ringingDevices", .array([.integer(1)])))
+            _ = try Call(json: .object(members))
+        }
+    }
+
     @Test func durationIsDerivedOnTheWire() {
         #expect(Self.ended.json["durationMs"] == .integer(7500))
         #expect(Self.ringing.json["durationMs"] == .null)

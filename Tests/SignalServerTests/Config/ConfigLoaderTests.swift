@@ -164,6 +164,13 @@ func configError(
         #expect(loaded.webhooks.endpoints.first?.events == [.callEnded])
     }
 
+    @Test func callsUnreachableIsRingOrFail() throws {
+        #expect(ServerConfig().unreachable == .ring)
+        #expect(try loadConfig(#"{"calls": {"unreachable": "fail"}}"#).get().unreachable == .fail)
+        #expect(try loadConfig("{}", environment: ["RINGD_CALLS_UNREACHABLE": "fail"]).get().unreachable == .fail)
+        #expect(try configError(#"{"calls": {"unreachable": "drop"}}"#).contains("calls.unreachable"))
+    }
+
     @Test func otherBadValuesAreNamed() throws {
         #expect(try configError(#"{"logLevel": "loud"}"#).contains("logLevel"))
         #expect(try configError(#"{"ws": {"maxMessageBytes": 10}}"#).contains("ws.maxMessageBytes"))

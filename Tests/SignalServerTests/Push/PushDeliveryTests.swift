@@ -44,7 +44,10 @@ final class RingdPushRig {
     private(set) var harness: SignalingIntegration.Harness
     private let configure: (inout ServerConfig) -> Void
 
-    init(script: [String: [MockPushAnswer]]? = nil, adjust: (inout PushSettings) -> Void = { _ in }) throws {
+    init(
+        script: [String: [MockPushAnswer]]? = nil, adjust: (inout PushSettings) -> Void = { _ in },
+        server: @escaping (inout ServerConfig) -> Void = { _ in }
+    ) throws {
         certificate = try CertificateFiles()
         keys = try Keys.shared.get()
         directory = try TemporaryDirectory(prefix: "ringd-push-rig")
@@ -75,6 +78,7 @@ final class RingdPushRig {
         configure = { [push] config in
             config.storePath = storePath
             config.push = push
+            server(&config)
         }
         harness = try SignalingIntegration.Harness(configure)
     }

@@ -22,6 +22,10 @@ import Testing
         none | acceptCall | callee | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
         none | acceptCall | caller | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
         none | acceptCall | thirdParty | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
+        none | ringing | callee | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
+        none | ringing (again) | callee | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
+        none | ringing | caller | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
+        none | ringing | thirdParty | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
         none | rejectCall(rejected) | callee | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
         none | rejectCall(busy) | callee | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
         none | rejectCall(cancelled) | callee | none | ERR_CALL_SESSION_NOT_FOUND store | - | - | -
@@ -48,6 +52,8 @@ import Testing
         none | ring timeout | server | none | - | - | - | -
         none | caller's grace expires | server | none | - | - | - | -
         none | callee's grace expires | server | none | - | - | - | -
+        none | unreachable (unreachable: fail) | server | none | - | - | - | -
+        none | unreachable after ringing (unreachable: fail) | server | none | - | - | - | -
         none | shutdown (onRestart: end) | server | none | - | - | - | -
         none | restart (onRestart: end) | server | none | - | - | - | -
         none | restart (onRestart: resume) | server | none | - | - | - | -
@@ -61,6 +67,10 @@ import Testing
         initiated | acceptCall | callee | ongoing | ok ongoing | a1 a2 b2 | ring- | stopped
         initiated | acceptCall | caller | initiated | ERR_CALL_NOT_RECEIVER | - | - | -
         initiated | acceptCall | thirdParty | initiated | ERR_CALL_NOT_A_PART | - | - | -
+        initiated | ringing | callee | initiated | ok initiated | a1 a2 b2 | - | -
+        initiated | ringing (again) | callee | initiated | ok initiated | - | - | -
+        initiated | ringing | caller | initiated | ERR_CALL_NOT_RECEIVER | - | - | -
+        initiated | ringing | thirdParty | initiated | ERR_CALL_NOT_A_PART | - | - | -
         initiated | rejectCall(rejected) | callee | rejected | ok rejected | a1 a2 b2 | ring- | stopped
         initiated | rejectCall(busy) | callee | busy | ok busy | a1 a2 b2 | ring- | stopped
         initiated | rejectCall(cancelled) | callee | initiated | ERR_VALIDATION | - | - | -
@@ -87,6 +97,8 @@ import Testing
         initiated | ring timeout | server | unanswered | - | a1 a2 b1 b2 | ring- | stopped
         initiated | caller's grace expires | server | cancelled | - | b1 b2 | ring- | stopped
         initiated | callee's grace expires | server | initiated | - | - | - | -
+        initiated | unreachable (unreachable: fail) | server | unanswered | - | a1 a2 | ring- | stopped
+        initiated | unreachable after ringing (unreachable: fail) | server | initiated | - | - | - | -
         initiated | shutdown (onRestart: end) | server | cancelled | - | a1 a2 b1 b2 | ring- | stopped
         initiated | restart (onRestart: end) | server | cancelled | - | - | ring- | stopped
         initiated | restart (onRestart: resume) | server | initiated | - | - | restart(caller)+30s, restart(callee)+30s, ring+40s, grace(caller)+30s, grace(callee)+30s | ring
@@ -100,6 +112,10 @@ import Testing
         ongoing | acceptCall | callee | ongoing | ERR_CALL_USER_ALREADY_JOINED | - | - | -
         ongoing | acceptCall | caller | ongoing | ERR_CALL_NOT_RECEIVER | - | - | -
         ongoing | acceptCall | thirdParty | ongoing | ERR_CALL_NOT_A_PART | - | - | -
+        ongoing | ringing | callee | ongoing | ERR_CALL_USER_ALREADY_JOINED | - | - | -
+        ongoing | ringing (again) | callee | ongoing | ERR_CALL_USER_ALREADY_JOINED | - | - | -
+        ongoing | ringing | caller | ongoing | ERR_CALL_NOT_RECEIVER | - | - | -
+        ongoing | ringing | thirdParty | ongoing | ERR_CALL_NOT_A_PART | - | - | -
         ongoing | rejectCall(rejected) | callee | ongoing | ERR_CALL_ONGOING | - | - | -
         ongoing | rejectCall(busy) | callee | ongoing | ERR_CALL_ONGOING | - | - | -
         ongoing | rejectCall(cancelled) | callee | ongoing | ERR_VALIDATION | - | - | -
@@ -126,6 +142,8 @@ import Testing
         ongoing | ring timeout | server | ongoing | - | - | - | -
         ongoing | caller's grace expires | server | ended | - | b1 b2 | - | -
         ongoing | callee's grace expires | server | ended | - | a1 a2 | - | -
+        ongoing | unreachable (unreachable: fail) | server | ongoing | - | - | - | -
+        ongoing | unreachable after ringing (unreachable: fail) | server | ongoing | - | - | - | -
         ongoing | shutdown (onRestart: end) | server | ended | - | a1 a2 b1 b2 | - | -
         ongoing | restart (onRestart: end) | server | ended | - | - | - | -
         ongoing | restart (onRestart: resume) | server | ongoing | - | - | restart(caller)+30s, restart(callee)+30s, grace(caller)+30s, grace(callee)+30s | -
@@ -139,6 +157,10 @@ import Testing
         ended | acceptCall | callee | ended | ERR_CALL_TERMINATED store | - | - | -
         ended | acceptCall | caller | ended | ERR_CALL_TERMINATED store | - | - | -
         ended | acceptCall | thirdParty | ended | ERR_CALL_NOT_A_PART store | - | - | -
+        ended | ringing | callee | ended | ERR_CALL_TERMINATED store | - | - | -
+        ended | ringing (again) | callee | ended | ERR_CALL_TERMINATED store | - | - | -
+        ended | ringing | caller | ended | ERR_CALL_TERMINATED store | - | - | -
+        ended | ringing | thirdParty | ended | ERR_CALL_NOT_A_PART store | - | - | -
         ended | rejectCall(rejected) | callee | ended | ERR_CALL_TERMINATED store | - | - | -
         ended | rejectCall(busy) | callee | ended | ERR_CALL_TERMINATED store | - | - | -
         ended | rejectCall(cancelled) | callee | ended | ERR_CALL_TERMINATED store | - | - | -
@@ -165,6 +187,8 @@ import Testing
         ended | ring timeout | server | ended | - | - | - | -
         ended | caller's grace expires | server | ended | - | - | - | -
         ended | callee's grace expires | server | ended | - | - | - | -
+        ended | unreachable (unreachable: fail) | server | ended | - | - | - | -
+        ended | unreachable after ringing (unreachable: fail) | server | ended | - | - | - | -
         ended | shutdown (onRestart: end) | server | ended | - | - | - | -
         ended | restart (onRestart: end) | server | ended | - | - | - | -
         ended | restart (onRestart: resume) | server | ended | - | - | - | -
@@ -178,6 +202,10 @@ import Testing
         rejected | acceptCall | callee | rejected | ERR_CALL_TERMINATED store | - | - | -
         rejected | acceptCall | caller | rejected | ERR_CALL_TERMINATED store | - | - | -
         rejected | acceptCall | thirdParty | rejected | ERR_CALL_NOT_A_PART store | - | - | -
+        rejected | ringing | callee | rejected | ERR_CALL_TERMINATED store | - | - | -
+        rejected | ringing (again) | callee | rejected | ERR_CALL_TERMINATED store | - | - | -
+        rejected | ringing | caller | rejected | ERR_CALL_TERMINATED store | - | - | -
+        rejected | ringing | thirdParty | rejected | ERR_CALL_NOT_A_PART store | - | - | -
         rejected | rejectCall(rejected) | callee | rejected | ERR_CALL_TERMINATED store | - | - | -
         rejected | rejectCall(busy) | callee | rejected | ERR_CALL_TERMINATED store | - | - | -
         rejected | rejectCall(cancelled) | callee | rejected | ERR_CALL_TERMINATED store | - | - | -
@@ -204,6 +232,8 @@ import Testing
         rejected | ring timeout | server | rejected | - | - | - | -
         rejected | caller's grace expires | server | rejected | - | - | - | -
         rejected | callee's grace expires | server | rejected | - | - | - | -
+        rejected | unreachable (unreachable: fail) | server | rejected | - | - | - | -
+        rejected | unreachable after ringing (unreachable: fail) | server | rejected | - | - | - | -
         rejected | shutdown (onRestart: end) | server | rejected | - | - | - | -
         rejected | restart (onRestart: end) | server | rejected | - | - | - | -
         rejected | restart (onRestart: resume) | server | rejected | - | - | - | -
@@ -217,6 +247,10 @@ import Testing
         busy | acceptCall | callee | busy | ERR_CALL_TERMINATED store | - | - | -
         busy | acceptCall | caller | busy | ERR_CALL_TERMINATED store | - | - | -
         busy | acceptCall | thirdParty | busy | ERR_CALL_NOT_A_PART store | - | - | -
+        busy | ringing | callee | busy | ERR_CALL_TERMINATED store | - | - | -
+        busy | ringing (again) | callee | busy | ERR_CALL_TERMINATED store | - | - | -
+        busy | ringing | caller | busy | ERR_CALL_TERMINATED store | - | - | -
+        busy | ringing | thirdParty | busy | ERR_CALL_NOT_A_PART store | - | - | -
         busy | rejectCall(rejected) | callee | busy | ERR_CALL_TERMINATED store | - | - | -
         busy | rejectCall(busy) | callee | busy | ERR_CALL_TERMINATED store | - | - | -
         busy | rejectCall(cancelled) | callee | busy | ERR_CALL_TERMINATED store | - | - | -
@@ -243,6 +277,8 @@ import Testing
         busy | ring timeout | server | busy | - | - | - | -
         busy | caller's grace expires | server | busy | - | - | - | -
         busy | callee's grace expires | server | busy | - | - | - | -
+        busy | unreachable (unreachable: fail) | server | busy | - | - | - | -
+        busy | unreachable after ringing (unreachable: fail) | server | busy | - | - | - | -
         busy | shutdown (onRestart: end) | server | busy | - | - | - | -
         busy | restart (onRestart: end) | server | busy | - | - | - | -
         busy | restart (onRestart: resume) | server | busy | - | - | - | -
@@ -256,6 +292,10 @@ import Testing
         cancelled | acceptCall | callee | cancelled | ERR_CALL_TERMINATED store | - | - | -
         cancelled | acceptCall | caller | cancelled | ERR_CALL_TERMINATED store | - | - | -
         cancelled | acceptCall | thirdParty | cancelled | ERR_CALL_NOT_A_PART store | - | - | -
+        cancelled | ringing | callee | cancelled | ERR_CALL_TERMINATED store | - | - | -
+        cancelled | ringing (again) | callee | cancelled | ERR_CALL_TERMINATED store | - | - | -
+        cancelled | ringing | caller | cancelled | ERR_CALL_TERMINATED store | - | - | -
+        cancelled | ringing | thirdParty | cancelled | ERR_CALL_NOT_A_PART store | - | - | -
         cancelled | rejectCall(rejected) | callee | cancelled | ERR_CALL_TERMINATED store | - | - | -
         cancelled | rejectCall(busy) | callee | cancelled | ERR_CALL_TERMINATED store | - | - | -
         cancelled | rejectCall(cancelled) | callee | cancelled | ERR_CALL_TERMINATED store | - | - | -
@@ -282,6 +322,8 @@ import Testing
         cancelled | ring timeout | server | cancelled | - | - | - | -
         cancelled | caller's grace expires | server | cancelled | - | - | - | -
         cancelled | callee's grace expires | server | cancelled | - | - | - | -
+        cancelled | unreachable (unreachable: fail) | server | cancelled | - | - | - | -
+        cancelled | unreachable after ringing (unreachable: fail) | server | cancelled | - | - | - | -
         cancelled | shutdown (onRestart: end) | server | cancelled | - | - | - | -
         cancelled | restart (onRestart: end) | server | cancelled | - | - | - | -
         cancelled | restart (onRestart: resume) | server | cancelled | - | - | - | -
@@ -295,6 +337,10 @@ import Testing
         unanswered | acceptCall | callee | unanswered | ERR_CALL_TERMINATED store | - | - | -
         unanswered | acceptCall | caller | unanswered | ERR_CALL_TERMINATED store | - | - | -
         unanswered | acceptCall | thirdParty | unanswered | ERR_CALL_NOT_A_PART store | - | - | -
+        unanswered | ringing | callee | unanswered | ERR_CALL_TERMINATED store | - | - | -
+        unanswered | ringing (again) | callee | unanswered | ERR_CALL_TERMINATED store | - | - | -
+        unanswered | ringing | caller | unanswered | ERR_CALL_TERMINATED store | - | - | -
+        unanswered | ringing | thirdParty | unanswered | ERR_CALL_NOT_A_PART store | - | - | -
         unanswered | rejectCall(rejected) | callee | unanswered | ERR_CALL_TERMINATED store | - | - | -
         unanswered | rejectCall(busy) | callee | unanswered | ERR_CALL_TERMINATED store | - | - | -
         unanswered | rejectCall(cancelled) | callee | unanswered | ERR_CALL_TERMINATED store | - | - | -
@@ -321,6 +367,8 @@ import Testing
         unanswered | ring timeout | server | unanswered | - | - | - | -
         unanswered | caller's grace expires | server | unanswered | - | - | - | -
         unanswered | callee's grace expires | server | unanswered | - | - | - | -
+        unanswered | unreachable (unreachable: fail) | server | unanswered | - | - | - | -
+        unanswered | unreachable after ringing (unreachable: fail) | server | unanswered | - | - | - | -
         unanswered | shutdown (onRestart: end) | server | unanswered | - | - | - | -
         unanswered | restart (onRestart: end) | server | unanswered | - | - | - | -
         unanswered | restart (onRestart: resume) | server | unanswered | - | - | - | -

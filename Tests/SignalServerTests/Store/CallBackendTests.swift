@@ -33,7 +33,7 @@ import Testing
                 timeoutMs: 45_000, metadata: metadata)
             let live = Call(
                 sessionId: "live", callType: .audio, status: .initiated, initiator: "carol", receiver: "dave",
-                initiatedAt: 0, timeoutMs: 30_000)
+                initiatedAt: 0, timeoutMs: 30_000, ringingDevices: ["dave-watch", "dave \"phone\" ☎️"])
             let emptyMetadata = Call(
                 sessionId: "empty", callType: .audio, status: .rejected, initiator: "x", receiver: "y",
                 initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeoutMs: 0,
@@ -48,6 +48,7 @@ import Testing
             #expect(try store.call("named") == named)
             #expect(try store.call("ended") == ended)
             #expect(try store.call("live") == live)
+            #expect(try store.call("ended")?.ringingDevices == [], "none acknowledged: none read back")
             #expect(try store.call("empty") == emptyMetadata)
             #expect(try store.call("unknown") == nil)
             for reason in EndReason.allCases {

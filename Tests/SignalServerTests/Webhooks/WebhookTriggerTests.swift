@@ -122,6 +122,26 @@ import Testing
         #expect(triggers(h) == [.callUnanswered])
     }
 
+    /// A ringing acknowledgement reports nothing; a call nothing can ring
+    /// (`calls.unreachable: fail`) is unanswered, whether placed so or ended
+    /// on the push side's report.
+    @Test func acknowledgementsHaveNoneAndUnreachableCallsAreUnanswered() {
+        let h = MachineHarness(settings: SignalingSettings(pushes: true, unreachable: .fail))
+        let a1 = h.online("alice", "a1")
+        let b1 = h.online("bob", "b1")
+        let first = h.ring(from: a1, to: "bob")
+        h.ringing(first, by: b1)
+        h.cancel(first, by: a1)
+        h.disconnect(b1)
+        h.unreachable(h.ring(from: a1, to: "bob"))
+        #expect(triggers(h) == [.callInitiated, nil, .callCancelled, .callInitiated, .callUnanswered])
+
+        let offline = MachineHarness(settings: SignalingSettings(unreachable: .fail))
+        offline.initiate(from: offline.online("alice", "a1"), to: "bob")
+        #expect(offline.allSaves.map(\.endReason) == [.unreachable])
+        #expect(triggers(offline) == [.callUnanswered])
+    }
+
     /// Changes no machine makes have no trigger.
     @Test func changesTheMachineNeverMakesHaveNone() throws {
         let ringing = Call(

@@ -182,6 +182,13 @@ enum PostgresSchema {
                 ALTER TABLE calls ADD COLUMN receiver_avatar_url TEXT;
                 ALTER TABLE calls ADD COLUMN silent BOOLEAN NOT NULL DEFAULT false;
                 """),
+        Migration(
+            version: 4,
+            sql: """
+                -- The callee devices that acknowledged the ring (`ringing`), a
+                -- JSON array of device ids in the order they did; NULL: none.
+                ALTER TABLE calls ADD COLUMN ringing_devices TEXT;
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

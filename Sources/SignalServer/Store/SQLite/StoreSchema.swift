@@ -229,6 +229,13 @@ enum StoreSchema {
                 ALTER TABLE calls ADD COLUMN receiver_avatar_url TEXT;
                 ALTER TABLE calls ADD COLUMN silent INTEGER NOT NULL DEFAULT 0;
                 """),
+        StoreMigration(
+            version: 11,
+            sql: """
+                -- The callee devices that acknowledged the ring (`ringing`), a
+                -- JSON array of device ids in the order they did; NULL: none.
+                ALTER TABLE calls ADD COLUMN ringing_devices TEXT;
+                """),
     ]
 
     /// The schema version this build writes.

@@ -15,7 +15,7 @@ extension SignalClient {
             .initiateCall(
                 receiverId: receiverId, callType: type, timeout: timeout,
                 metadata: metadata))
-        guard case .initiated(let call, let ringing) = data else { throw Self.unexpected(data, "initiateCall") }
+        guard case .initiated(let call, let ringing, _) = data else { throw Self.unexpected(data, "initiateCall") }
         return (call, ringing)
     }
 

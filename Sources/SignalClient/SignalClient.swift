@@ -176,7 +176,7 @@ public final class SignalClient: Sendable {
         }
         let data = try await current.get().request(request).get()
         switch data {
-        case .initiated(let call, _), .call(let call), .activeCall(let call?): saw(call)
+        case .initiated(let call, _, _), .call(let call), .activeCall(let call?): saw(call)
         case .authenticated, .activeCall(nil), .callLogs, .pushToken, .pushTokenRemoved, .signalled, .iceServers,
             .mediaToken:
             break

@@ -27,6 +27,11 @@ public struct Call: Hashable, Sendable {
     /// What the callee said when declining (`rejectCall`'s `reason`, at
     /// most ``Call/maxRejectReasonLength`` characters); nil otherwise.
     public var rejectReason: String?
+    /// The caller's own id for the `initiateCall` that placed it (at most
+    /// ``Call/maxClientCallIdLength`` characters of ``Identifier``'s): a
+    /// retried `initiateCall` with the same id answers this call; nil when
+    /// none was given.
+    public var clientCallId: String?
     /// The ring timeout in milliseconds, exactly as asked.
     public var timeoutMs: Int64
     /// The caller's metadata (a JSON object), if any.
@@ -41,7 +46,7 @@ public struct Call: Hashable, Sendable {
         sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
         initiatorDevice: String? = nil, initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil,
         acceptedBy: String? = nil, endedBy: String? = nil, endReason: EndReason? = nil, timeoutMs: Int64,
-        metadata: JSONValue? = nil, seq: Int64 = 0, rejectReason: String? = nil
+        metadata: JSONValue? = nil, seq: Int64 = 0, rejectReason: String? = nil, clientCallId: String? = nil
     ) {
         self.sessionId = sessionId
         self.callType = callType
@@ -59,11 +64,22 @@ public struct Call: Hashable, Sendable {
         self.metadata = metadata
         self.seq = seq
         self.rejectReason = rejectReason
+        self.clientCallId = clientCallId
     }
 
     /// The longest `rejectReason`, in characters: a quick reply ("Can't
     /// talk, in a meeting"), not a message.
     public static let maxRejectReasonLength = 140
+
+    /// The longest `clientCallId`: a UUID (36) fits, with room for a prefix.
+    public static let maxClientCallIdLength = 64
+    /// What a valid `clientCallId` looks like, for error messages.
+    public static let clientCallIdRule = "1 to \(maxClientCallIdLength) characters of A-Z a-z 0-9 . _ - @"
+
+    /// Whether `text` is a valid `clientCallId`.
+    public static func isValidClientCallId(_ text: String) -> Bool {
+        Identifier.isValid(text, maxLength: maxClientCallIdLength)
+    }
 
     /// The ring timeout in whole seconds, rounded up (a ring of 200 ms
     /// shows 1): what `timeout` always said, still true as an upper bound.

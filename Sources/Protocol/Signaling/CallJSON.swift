@@ -24,6 +24,8 @@ extension Call {
         // Only on a call declined with a reason, so every other call reads
         // as it always did.
         if let rejectReason { members.append(("rejectReason", .string(rejectReason))) }
+        // Only on a call placed with one, for the same reason.
+        if let clientCallId { members.append(("clientCallId", .string(clientCallId))) }
         return .object(members)
     }
 
@@ -46,6 +48,7 @@ extension Call {
         metadata = json["metadata"].flatMap { $0 == .null ? nil : $0 }
         seq = try fields.optionalInteger("seq") ?? 0
         rejectReason = try fields.optionalString("rejectReason")
+        clientCallId = try fields.optionalString("clientCallId")
     }
 
     /// `timeoutMs`, or from a server that sends only `timeout`, its seconds.

@@ -16,10 +16,10 @@ extension CallStateMachine {
         }
         let result: SignalingReply
         switch request {
-        case .initiateCall(let receiver, let callType, let timeout, let metadata):
+        case .initiateCall(let receiver, let callType, let timeout, let metadata, let clientCallId):
             result = initiate(
                 from: device, to: receiver, callType: callType, timeout: timeout,
-                metadata: metadata, now: now, into: &output)
+                metadata: metadata, clientCallId: clientCallId, now: now, into: &output)
         case .acceptCall(let sessionId):
             result = change(sessionId, by: device, now: now, into: &output) { call throws(SignalError) in
                 guard call.receiver == device.uid else {
@@ -139,11 +139,16 @@ extension CallStateMachine {
 
     private mutating func initiate(
         from device: Device, to receiver: String, callType: CallType, timeout: RingTimeout?,
-        metadata: JSONValue?, now: SignalingTime,
+        metadata: JSONValue?, clientCallId: String?, now: SignalingTime,
         into output: inout SignalingOutput
     ) -> SignalingReply {
         guard receiver != device.uid else {
             return .failure(SignalError(.callingSelf, "a user cannot call themselves"))
+        }
+        if let clientCallId,
+            let replay = replay(clientCallId, from: device.uid, to: receiver, callType: callType, now: now)
+        {
+            return replay
         }
         let actor = CallActor.device(uid: device.uid, deviceId: device.deviceId)
         if let own = liveCall(of: device.uid) {
@@ -158,12 +163,15 @@ extension CallStateMachine {
                         now: now, into: &output), ringing: 0)
             }
         }
-        let call = Call.placed(
+        if let refusal = initiateLimitRefusal(of: device.uid, now: now) { return .failure(refusal) }
+        var call = Call.placed(
             sessionId: newSessionId(), from: device.uid, device: device.deviceId, to: receiver,
             callType: callType, timeoutMs: timeout?.inMilliseconds ?? Int64(settings.defaultRingTimeout) * 1000,
             metadata: metadata,
             receiverBusy: liveCall(of: receiver) != nil, at: now.wall)
+        call.clientCallId = clientCallId
         let placed = commit(.created(call, by: actor), except: device.address, now: now, into: &output)
+        remember(placed: placed, now: now)
         return .success(.initiated(placed, ringing: placed.status == .initiated ? devices[receiver]?.count ?? 0 : 0))
     }
 }

@@ -11,15 +11,19 @@ public struct SignalingSettings: Sendable {
     public var restartGraceMillis: Int64
     /// Whether ringing calls are pushed (``SignalingAction/push(_:connected:)``).
     public var pushes: Bool
+    /// Calls one user may place in any 60 seconds (over every device and,
+    /// in a cluster, every node); 0: no limit.
+    public var initiatesPerMinute: Int
 
     public init(
         defaultRingTimeout: Int = 45, reconnectGraceMillis: Int64 = 10_000, maxDevicesPerUser: Int = 10,
-        restartGraceMillis: Int64 = 30_000, pushes: Bool = false
+        restartGraceMillis: Int64 = 30_000, pushes: Bool = false, initiatesPerMinute: Int = 0
     ) {
         self.defaultRingTimeout = defaultRingTimeout
         self.reconnectGraceMillis = reconnectGraceMillis
         self.maxDevicesPerUser = maxDevicesPerUser
         self.restartGraceMillis = restartGraceMillis
         self.pushes = pushes
+        self.initiatesPerMinute = initiatesPerMinute
     }
 }

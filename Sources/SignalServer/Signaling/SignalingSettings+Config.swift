@@ -2,12 +2,13 @@ import SignalCore
 
 /// Kept in the server: the core knows no ``ServerConfig``.
 extension SignalingSettings {
-    /// What `config` sets: the ring timeout, both grace periods, the device limit.
+    /// What `config` sets: the ring timeout, both grace periods, the device
+    /// limit, the per-user limit on placing calls.
     init(config: ServerConfig, pushes: Bool) {
         self.init(
             defaultRingTimeout: config.ringTimeout, reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
             maxDevicesPerUser: config.devicesPerUser, restartGraceMillis: Int64(config.restartGrace * 1000),
-            pushes: pushes)
+            pushes: pushes, initiatesPerMinute: config.initiatesPerMinute)
     }
 }
 

@@ -20,6 +20,7 @@ struct CallRowValues {
     var metadata: String?
     var seq: Int64
     var rejectReason: String?
+    var clientCallId: String?
 
     func decoded() throws(StoreError) -> Call {
         func corrupt(_ what: String, _ value: String?) -> StoreError {
@@ -44,6 +45,6 @@ struct CallRowValues {
             sessionId: sessionId, callType: type, status: state, initiator: initiator, receiver: receiver,
             initiatorDevice: initiatorDevice, initiatedAt: initiatedAt, acceptedAt: acceptedAt, endedAt: endedAt,
             acceptedBy: acceptedBy, endedBy: endedBy, endReason: reason, timeoutMs: timeoutMs, metadata: parsed,
-            seq: seq, rejectReason: rejectReason)
+            seq: seq, rejectReason: rejectReason, clientCallId: clientCallId)
     }
 }

@@ -208,6 +208,14 @@ enum StoreSchema {
                 -- What the callee said when declining (rejectCall's reason).
                 ALTER TABLE calls ADD COLUMN reject_reason TEXT;
                 """),
+        StoreMigration(
+            version: 10,
+            sql: """
+                -- The caller's id for the initiateCall that placed the call,
+                -- so that its history and webhooks show it (retries are
+                -- matched in memory on one node).
+                ALTER TABLE calls ADD COLUMN client_call_id TEXT;
+                """),
     ]
 
     /// The schema version this build writes.

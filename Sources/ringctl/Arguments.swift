@@ -22,7 +22,7 @@ enum Subcommand: String, CaseIterable, Sendable {
         switch self {
         case .answer:
             ["--auto-accept", "--auto-reject", "--busy", "--accept-after", "--hangup-after", "--once", "--reason"]
-        case .call: ["--type", "--timeout", "--metadata", "--hangup-after"]
+        case .call: ["--type", "--timeout", "--metadata", "--hangup-after", "--client-call-id"]
         case .logs: ["--status", "--direction", "--with", "--type", "--limit", "--all"]
         case .token: ["--ttl"]
         case .revoke, .status: []
@@ -54,7 +54,7 @@ private let valueOptions: Set<String> = [
     "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--ca-file", "--accept-after",
     "--hangup-after",
     "--type", "--timeout", "--metadata", "--status", "--direction", "--with", "--limit", "--ttl", "--topic",
-    "--environment", "--reason",
+    "--environment", "--reason", "--client-call-id",
 ]
 
 /// The command line split into subcommand, UID, option values and flags,

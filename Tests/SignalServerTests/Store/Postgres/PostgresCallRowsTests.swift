@@ -64,6 +64,7 @@ import Testing
         for saved in [
             call("old", at: now - 60_000, .cancelled), call("a", at: now - 50_000, .cancelled, clientCallId: "c-1"),
             call("b", at: now - 20_000, .cancelled, clientCallId: "c-2"), call("c", at: now - 10_000, .initiated),
+            call("long", at: now - 600_000, .ongoing, clientCallId: "c-3"),
             Call(
                 sessionId: "carols", callType: .audio, status: .initiated, initiator: "carol", receiver: "bob",
                 initiatedAt: now - 1_000, timeoutMs: 30_000, clientCallId: "c-2"),
@@ -75,6 +76,9 @@ import Testing
         let all = try connection.recentInitiates(of: "alice", clientCallId: "c-2", limit: 10, now: now)
         #expect(all.placedAt == [now - 50_000, now - 20_000, now - 10_000])
         #expect(all.calls.mapValues(\.sessionId) == ["c-2": "b"])
+        // A live call answers long after its ring deadline.
+        let live = try connection.recentInitiates(of: "alice", clientCallId: "c-3", limit: 0, now: now)
+        #expect(live.calls.mapValues(\.sessionId) == ["c-3": "long"] && live.placedAt.isEmpty)
         // "a" ended and its ring deadline (now - 20 s) passed; no limit, no placements.
         #expect(
             try connection.recentInitiates(of: "alice", clientCallId: "c-1", limit: 0, now: now) == RecentInitiates())

@@ -1,4 +1,5 @@
 import SignalProtocol
+import SignalSystem
 
 extension SignalClient {
     /// Rings `receiverId` (`timeout`: how long, as `.seconds(1…300)` or a
@@ -7,16 +8,34 @@ extension SignalClient {
     /// Returns the call and how many callee devices the ring reached now (0:
     /// offline, rung until the timeout). A busy callee gives a call that is
     /// already `busy`; glare gives the other party's call, `ongoing`.
+    ///
+    /// Every initiate carries a `clientCallId` (`clientCallId`, or a new
+    /// random one): when the connection is lost before the result came and
+    /// the client reconnects (``ConnectOptions/reconnect``), it sends the
+    /// same initiate again on the new connection, and the server answers
+    /// with the call the first one placed, if it did, rather than a second
+    /// call or `ERR_CALL_BUSY_SELF`. Pass your own id (1–64 of
+    /// `A-Z a-z 0-9 . _ - @`) to repeat an initiate yourself, e.g. after a
+    /// timeout or from a new client: within the call's ring timeout, or
+    /// while it is live, the same id to the same user answers that call.
     public func initiateCall(
         to receiverId: String, type: CallType, timeout: RingTimeout? = nil,
-        metadata: JSONValue? = nil
+        metadata: JSONValue? = nil, clientCallId: String? = nil
     ) async throws(ClientError) -> (call: Call, ringing: Int) {
-        let data = try await perform(
+        let data = try await performAcrossReconnects(
             .initiateCall(
                 receiverId: receiverId, callType: type, timeout: timeout,
-                metadata: metadata))
-        guard case .initiated(let call, let ringing) = data else { throw Self.unexpected(data, "initiateCall") }
+                metadata: metadata, clientCallId: clientCallId ?? Self.newClientCallId()))
+        guard case .initiated(let call, let ringing, _) = data else { throw Self.unexpected(data, "initiateCall") }
         return (call, ringing)
+    }
+
+    /// A fresh `clientCallId`: 128 random bits as 32 hex digits.
+    static func newClientCallId() -> String {
+        withUnsafeTemporaryAllocation(byteCount: 16, alignment: 1) { bytes in
+            fillRandom(bytes)
+            return bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        }
     }
 
     /// Accepts a ringing call (receiver devices only).

@@ -52,7 +52,7 @@ extension SignalClient {
     private func giveUp(_ lastError: ClientError) {
         state.withLock { state in
             guard case .reconnecting = state.phase else { return }
-            state.phase = .finished
+            state.enter(.finished)
             finishStreams(
                 ClientError(
                     code: lastError.code, message: "reconnecting failed: \(lastError.message)",
@@ -67,7 +67,7 @@ extension SignalClient {
     private func adopt(_ connection: ClientConnection, at index: Int) {
         let adopted = state.withLock { state -> Bool in
             guard case .reconnecting = state.phase, !state.closing else { return false }
-            state.phase = .connected(connection)
+            state.enter(.connected(connection))
             state.lastSeq = max(state.lastSeq, connection.auth.seq)
             state.endpointIndex = index
             return true

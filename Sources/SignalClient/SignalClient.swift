@@ -73,6 +73,21 @@ public final class SignalClient: Sendable {
         var lastSeq: Int64
         /// Where the latest connection went, in ``endpoints``.
         var endpointIndex: Int
+        /// Requests waiting for the next connection (``connection(after:)``).
+        var connectionWaiters: [CheckedContinuation<ClientConnection?, Never>] = []
+
+        /// Moves to `next`; a new connection, or the end, wakes whoever waits for one.
+        mutating func enter(_ next: Phase) {
+            phase = next
+            let connection: ClientConnection?
+            switch next {
+            case .connected(let current): connection = current
+            case .finished: connection = nil
+            case .reconnecting: return
+            }
+            for waiter in connectionWaiters { waiter.resume(returning: connection) }
+            connectionWaiters = []
+        }
     }
 
     /// Connects to `endpoint`, upgrades to a WebSocket and authenticates with
@@ -139,7 +154,7 @@ public final class SignalClient: Sendable {
             case .reconnecting: break
             case .finished: return
             }
-            state.phase = .finished
+            state.enter(.finished)
             finishStreams(.closed("the client was released"))
         }
     }
@@ -154,7 +169,7 @@ public final class SignalClient: Sendable {
             case .connected(let connection):
                 return connection
             case .reconnecting:
-                state.phase = .finished
+                state.enter(.finished)
                 finishStreams(.closed("closed by the client while reconnecting"))
                 return nil
             case .finished:
@@ -166,7 +181,12 @@ public final class SignalClient: Sendable {
 
     /// Sends `request` on the current connection and returns its result's data.
     func perform(_ request: ClientRequest) async throws(ClientError) -> ResultData {
-        let current = state.withLock { state -> Result<ClientConnection, ClientError> in
+        try await perform(request, on: try currentConnection().get())
+    }
+
+    /// The connection to send on now, or why there is none.
+    private func currentConnection() -> Result<ClientConnection, ClientError> {
+        state.withLock { state in
             switch state.phase {
             case .connected where state.closing: return .failure(.closed("the client is closing"))
             case .connected(let connection): return .success(connection)
@@ -174,9 +194,60 @@ public final class SignalClient: Sendable {
             case .finished: return .failure(.closed("the client is disconnected"))
             }
         }
-        let data = try await current.get().request(request).get()
+    }
+
+    /// How many times ``performAcrossReconnects(_:)`` sends one request at
+    /// most: a server that closes the connection at every try is not tried forever.
+    static let sendsAcrossReconnects = 4
+
+    /// Sends `request`, and with ``ConnectOptions/reconnect`` sends it again
+    /// on the next connection whenever the one it went on was lost before
+    /// its result came (waiting while the client reconnects, also when it
+    /// was reconnecting at the start). Only for requests the server answers
+    /// once however often they come: `initiateCall` with a `clientCallId`.
+    func performAcrossReconnects(_ request: ClientRequest) async throws(ClientError) -> ResultData {
+        var connection: ClientConnection
+        switch currentConnection() {
+        case .success(let current):
+            connection = current
+        case .failure(let error):
+            guard options.reconnect, let next = await self.connection(after: nil) else { throw error }
+            connection = next
+        }
+        for _ in 1 ..< Self.sendsAcrossReconnects {
+            do throws(ClientError) {
+                return try await perform(request, on: connection)
+            } catch  where error.code == .closed && options.reconnect {
+                guard let next = await self.connection(after: connection) else { throw error }
+                connection = next
+            }
+        }
+        return try await perform(request, on: connection)
+    }
+
+    /// The current connection once it is not `lost` (waiting while the
+    /// client reconnects); nil once the client is closing or finished.
+    private func connection(after lost: ClientConnection?) async -> ClientConnection? {
+        await withCheckedContinuation { continuation in
+            state.withLock { state in
+                switch state.phase {
+                case .connected where state.closing, .finished: continuation.resume(returning: nil)
+                case .connected(let current) where current !== lost: continuation.resume(returning: current)
+                case .connected, .reconnecting: state.connectionWaiters.append(continuation)
+                }
+            }
+        }
+    }
+
+    /// Sends `request` on `connection` and returns its result's data.
+    private func perform(
+        _ request: ClientRequest, on connection: ClientConnection
+    ) async throws(ClientError)
+        -> ResultData
+    {
+        let data = try await connection.request(request).get()
         switch data {
-        case .initiated(let call, _), .call(let call), .activeCall(let call?): saw(call)
+        case .initiated(let call, _, _), .call(let call), .activeCall(let call?): saw(call)
         case .authenticated, .activeCall(nil), .callLogs, .pushToken, .pushTokenRemoved, .signalled, .iceServers,
             .mediaToken, .doNotDisturb:
             break
@@ -219,12 +290,12 @@ public final class SignalClient: Sendable {
         let reconnecting = state.withLock { state -> Bool in
             guard case .connected(let current) = state.phase, current === connection else { return false }
             guard !state.closing, options.reconnect, Self.isWorthReconnecting(after: error) else {
-                state.phase = .finished
+                state.enter(.finished)
                 finishStreams(error)
                 return false
             }
             eventSink.yield(.reconnecting(error))
-            state.phase = .reconnecting
+            state.enter(.reconnecting)
             return true
         }
         if reconnecting { startReconnecting(after: error) }

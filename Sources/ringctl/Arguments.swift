@@ -24,7 +24,7 @@ enum Subcommand: String, CaseIterable, Sendable {
         switch self {
         case .answer:
             ["--auto-accept", "--auto-reject", "--busy", "--accept-after", "--hangup-after", "--once", "--reason"]
-        case .call: ["--type", "--timeout", "--metadata", "--hangup-after"]
+        case .call: ["--type", "--timeout", "--metadata", "--hangup-after", "--client-call-id"]
         case .logs: ["--status", "--direction", "--with", "--type", "--limit", "--all"]
         case .token: ["--ttl"]
         case .revoke, .status: []
@@ -58,7 +58,7 @@ private let valueOptions: Set<String> = [
     "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--ca-file", "--accept-after",
     "--hangup-after",
     "--type", "--timeout", "--metadata", "--status", "--direction", "--with", "--limit", "--ttl", "--topic",
-    "--environment", "--reason", "--name", "--avatar-url",
+    "--environment", "--reason", "--name", "--avatar-url", "--client-call-id",
 ]
 
 /// The command line split into subcommand, UID, option values and flags,

@@ -14,6 +14,8 @@ struct CallRequest: Sendable {
     let metadata: JSONValue?
     /// Hang up this many seconds after the call connects.
     let hangupAfter: Double?
+    /// The client call id (`--client-call-id`); nil: a new random one.
+    let clientCallId: String?
 
     /// The request on the command line.
     init(_ arguments: Arguments) throws(Failure) {
@@ -21,6 +23,10 @@ struct CallRequest: Sendable {
         type = try arguments.choice("--type", CallType.self) ?? .video
         timeout = try Self.ringTimeout(arguments)
         hangupAfter = try arguments.seconds("--hangup-after")
+        clientCallId = arguments.value("--client-call-id")
+        if let id = clientCallId, !Call.isValidClientCallId(id) {
+            throw arguments.usage("--client-call-id must be \(Call.clientCallIdRule)")
+        }
         guard let text = arguments.value("--metadata") else {
             metadata = nil
             return
@@ -73,7 +79,7 @@ final class Caller {
         do throws(ClientError) {
             placed = try await session.client.initiateCall(
                 to: request.receiver, type: request.type,
-                timeout: request.timeout, metadata: request.metadata)
+                timeout: request.timeout, metadata: request.metadata, clientCallId: request.clientCallId)
         } catch {
             session.console.fail(Failure(error, server: session.server))
             return .failure

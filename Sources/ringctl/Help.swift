@@ -147,6 +147,9 @@ enum Help {
         server when several are given; ringctl then resumes, hearing what it
         missed, and says `reconnected · connected · session <id>` when the call
         goes on (`reconnected to ws://… · …` with several servers).
+        The call request carries a client call id, sent again as it was when the
+        connection drops before ringd answers, so a retry never places a second
+        call: ringd answers with the call the first request placed.
 
         options:
           --type audio|video      the call type (default video)
@@ -154,6 +157,10 @@ enum Help {
                                   (default: ringd's, 45)
           --metadata JSON         a JSON object sent with the call (at most 4 KiB)
           --hangup-after SECONDS  hang up SECONDS after the call connects
+          --client-call-id ID     the client call id (1–64 of A-Z a-z 0-9 . _ - @;
+                                  default: a new random one): run ringctl again with
+                                  the same ID, while the call is live or within its
+                                  ring timeout, to follow that call, not place another
 
         \(globalOptions)
 
@@ -165,6 +172,7 @@ enum Help {
           ringctl --as alice call bob --timeout 0.2; echo "exit $?"    # 5: unanswered
           ringctl --as alice call bob --metadata '{"topic":"standup"}' --hangup-after 30
           ringctl --as alice --json call bob; echo "exit $?"
+          ringctl --as alice call bob --client-call-id standup-42   # again: the same call
         """
 
     /// The help of `ringctl logs`.

@@ -101,10 +101,12 @@ public final class MachineHarness {
     @discardableResult
     public func initiate(
         from device: Device, to receiver: String, callType: CallType = .audio, timeout: RingTimeout? = nil,
-        metadata: JSONValue? = nil
+        metadata: JSONValue? = nil, clientCallId: String? = nil
     ) -> SignalingOutput {
         send(
-            .initiateCall(receiverId: receiver, callType: callType, timeout: timeout, metadata: metadata), from: device)
+            .initiateCall(
+                receiverId: receiver, callType: callType, timeout: timeout, metadata: metadata,
+                clientCallId: clientCallId), from: device)
     }
 
     /// Starts a call and returns its session id; records an issue when the result has no call.

@@ -31,6 +31,11 @@ public struct Call: Hashable, Sendable {
     /// order they said so; a device appears once. Kept after the call stops
     /// ringing, so history tells a call that rang from one that never did.
     public var ringingDevices: [String]
+    /// The caller's own id for the `initiateCall` that placed it (at most
+    /// ``Call/maxClientCallIdLength`` characters of ``Identifier``'s): a
+    /// retried `initiateCall` with the same id answers this call; nil when
+    /// none was given.
+    public var clientCallId: String?
     /// The ring timeout in milliseconds, exactly as asked.
     public var timeoutMs: Int64
     /// The caller's metadata (a JSON object), if any.
@@ -56,7 +61,7 @@ public struct Call: Hashable, Sendable {
         acceptedBy: String? = nil, endedBy: String? = nil, endReason: EndReason? = nil, timeoutMs: Int64,
         metadata: JSONValue? = nil, seq: Int64 = 0, rejectReason: String? = nil, ringingDevices: [String] = [],
         initiatorName: String? = nil, initiatorAvatarUrl: String? = nil, receiverName: String? = nil,
-        receiverAvatarUrl: String? = nil, silent: Bool = false
+        receiverAvatarUrl: String? = nil, silent: Bool = false, clientCallId: String? = nil
     ) {
         self.sessionId = sessionId
         self.callType = callType
@@ -80,11 +85,22 @@ public struct Call: Hashable, Sendable {
         self.receiverAvatarUrl = receiverAvatarUrl
         self.silent = silent
         self.ringingDevices = ringingDevices
+        self.clientCallId = clientCallId
     }
 
     /// The longest `rejectReason`, in characters: a quick reply ("Can't
     /// talk, in a meeting"), not a message.
     public static let maxRejectReasonLength = 140
+
+    /// The longest `clientCallId`: a UUID (36) fits, with room for a prefix.
+    public static let maxClientCallIdLength = 64
+    /// What a valid `clientCallId` looks like, for error messages.
+    public static let clientCallIdRule = "1 to \(maxClientCallIdLength) characters of A-Z a-z 0-9 . _ - @"
+
+    /// Whether `text` is a valid `clientCallId`.
+    public static func isValidClientCallId(_ text: String) -> Bool {
+        Identifier.isValid(text, maxLength: maxClientCallIdLength)
+    }
 
     /// The ring timeout in whole seconds, rounded up (a ring of 200 ms
     /// shows 1): what `timeout` always said, still true as an upper bound.

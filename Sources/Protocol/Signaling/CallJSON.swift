@@ -29,6 +29,8 @@ extension Call {
             members.append(("ringingDevices", .array(ringingDevices.map(JSONValue.string))))
         }
         if silent { members.append(("silent", .bool(true))) }
+        // Only on a call placed with one, for the same reason.
+        if let clientCallId { members.append(("clientCallId", .string(clientCallId))) }
         return .object(members)
     }
 
@@ -73,6 +75,7 @@ extension Call {
         rejectReason = try fields.optionalString("rejectReason")
         silent = json["silent"]?.boolValue ?? false
         ringingDevices = try fields.optionalStrings("ringingDevices") ?? []
+        clientCallId = try fields.optionalString("clientCallId")
     }
 
     /// `timeoutMs`, or from a server that sends only `timeout`, its seconds.

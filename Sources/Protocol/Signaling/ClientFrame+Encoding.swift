@@ -36,13 +36,14 @@ extension ClientRequest {
                     ))
             }
             return members
-        case .initiateCall(let receiverId, let callType, let timeout, let metadata):
+        case .initiateCall(let receiverId, let callType, let timeout, let metadata, let clientCallId):
             var members: [(key: String, value: JSONValue)] = [
                 ("receiverId", .string(receiverId)),
                 ("callType", .string(callType.rawValue)),
             ]
             if let timeout { members.append(timeout.member) }
             if let metadata { members.append(("metadata", metadata)) }
+            if let clientCallId { members.append(("clientCallId", .string(clientCallId))) }
             return members
         case .acceptCall(let sessionId), .ringing(let sessionId), .cancelCall(let sessionId),
             .endCall(let sessionId), .getMediaToken(let sessionId):

@@ -93,9 +93,13 @@ public struct ClientFrame: Hashable, Sendable {
             }
             let timeout = try RingTimeout.parse(fields)
             let metadata = try metadata(fields)
+            let clientCallId = try fields.optionalString("clientCallId")
+            if let clientCallId, !Call.isValidClientCallId(clientCallId) {
+                throw SignalError(.validation, "clientCallId must be \(Call.clientCallIdRule)")
+            }
             return .initiateCall(
                 receiverId: receiver, callType: try fields.enumeration("callType", CallType.self),
-                timeout: timeout, metadata: metadata)
+                timeout: timeout, metadata: metadata, clientCallId: clientCallId)
         case .acceptCall:
             return .acceptCall(sessionId: try fields.string("sessionId"))
         case .ringing:

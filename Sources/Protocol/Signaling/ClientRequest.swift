@@ -60,8 +60,11 @@ public enum ClientRequest: Hashable, Sendable {
     /// what changed since the device last heard (`deviceId` is then the
     /// resuming device's).
     case auth(Credentials, deviceId: String?, resume: ResumePoint? = nil)
-    /// Ring `receiverId` (for `timeout`, or the server's default when nil).
-    case initiateCall(receiverId: String, callType: CallType, timeout: RingTimeout?, metadata: JSONValue?)
+    /// Ring `receiverId` (for `timeout`, or the server's default when nil);
+    /// a repeat with the same `clientCallId` answers the call it placed.
+    case initiateCall(
+        receiverId: String, callType: CallType, timeout: RingTimeout?, metadata: JSONValue?,
+        clientCallId: String? = nil)
     /// Accept a ringing call (receiver devices).
     case acceptCall(sessionId: String)
     /// Say this receiver device shows the ringing call (it reached CallKit,

@@ -3,10 +3,11 @@ public enum Identifier {
     /// What a valid identifier looks like, for error messages.
     public static let rule = "1 to 100 characters of A-Z a-z 0-9 . _ - @"
 
-    /// Whether `text` is a valid uid or device id.
-    public static func isValid(_ text: String) -> Bool {
+    /// Whether `text` is a valid uid or device id (or, at most
+    /// `maxLength` long, another name with the same characters).
+    public static func isValid(_ text: String, maxLength: Int = 100) -> Bool {
         let bytes = text.utf8
-        return (1 ... 100).contains(bytes.count)
+        return (1 ... maxLength).contains(bytes.count)
             && bytes.allSatisfy { byte in
                 switch byte {
                 case UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "a") ... UInt8(ascii: "z"),

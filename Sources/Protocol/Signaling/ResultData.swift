@@ -5,8 +5,10 @@ public enum ResultData: Hashable, Sendable {
     /// `auth`: `{"user":{"uid"},"deviceId","activeCall","seq"}`, and
     /// `"resumed","calls"` when it asked to resume.
     case authenticated(Authentication)
-    /// `initiateCall`: the call and how many callee devices it rings now.
-    case initiated(Call, ringing: Int)
+    /// `initiateCall`: the call and how many callee devices it rings now;
+    /// `replayed` when a repeat of an earlier `initiateCall` (the same
+    /// `clientCallId`) answered the call that one placed, as it stands now.
+    case initiated(Call, ringing: Int, replayed: Bool = false)
     /// `acceptCall`, `ringing`, `rejectCall`, `cancelCall`, `endCall`: the call as changed.
     case call(Call)
     /// `getActiveCall`: the user's live call, or null.
@@ -42,8 +44,13 @@ public enum ResultData: Hashable, Sendable {
                 members.append(("calls", .array(resume.calls.map(\.json))))
             }
             return .object(members)
-        case .initiated(let call, let ringing):
-            return .object([("call", call.json), ("ringing", .integer(Int64(ringing)))])
+        case .initiated(let call, let ringing, let replayed):
+            var members: [(key: String, value: JSONValue)] = [
+                ("call", call.json), ("ringing", .integer(Int64(ringing))),
+            ]
+            // Only on a replay, so a first answer reads as it always did.
+            if replayed { members.append(("replayed", .bool(true))) }
+            return .object(members)
         case .call(let call):
             return .object([("call", call.json)])
         case .activeCall(let call):
@@ -95,7 +102,8 @@ public enum ResultData: Hashable, Sendable {
                         ? try DoNotDisturb(fields: try fields.nested("doNotDisturb")) : nil))
         case .initiateCall:
             self = .initiated(
-                try Call(json: try fields.nested("call").value), ringing: Int(try fields.integer("ringing")))
+                try Call(json: try fields.nested("call").value), ringing: Int(try fields.integer("ringing")),
+                replayed: fields.has("replayed") ? try fields.bool("replayed") : false)
         case .acceptCall, .ringing, .rejectCall, .cancelCall, .endCall:
             self = .call(try Call(json: try fields.nested("call").value))
         case .getActiveCall:

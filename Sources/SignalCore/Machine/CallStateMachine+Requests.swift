@@ -16,10 +16,10 @@ extension CallStateMachine {
         }
         let result: SignalingReply
         switch request {
-        case .initiateCall(let receiver, let callType, let timeout, let metadata):
+        case .initiateCall(let receiver, let callType, let timeout, let metadata, let clientCallId):
             result = initiate(
                 from: device, to: receiver, callType: callType, timeout: timeout,
-                metadata: metadata, now: now, into: &output)
+                metadata: metadata, clientCallId: clientCallId, now: now, into: &output)
         case .acceptCall(let sessionId):
             result = change(sessionId, by: device, now: now, into: &output) { call throws(SignalError) in
                 guard call.receiver == device.uid else {
@@ -164,11 +164,16 @@ extension CallStateMachine {
 
     private mutating func initiate(
         from device: Device, to receiver: String, callType: CallType, timeout: RingTimeout?,
-        metadata: JSONValue?, now: SignalingTime,
+        metadata: JSONValue?, clientCallId: String?, now: SignalingTime,
         into output: inout SignalingOutput
     ) -> SignalingReply {
         guard receiver != device.uid else {
             return .failure(SignalError(.callingSelf, "a user cannot call themselves"))
+        }
+        if let clientCallId,
+            let replay = replay(clientCallId, from: device.uid, to: receiver, callType: callType, now: now)
+        {
+            return replay
         }
         let actor = CallActor.device(uid: device.uid, deviceId: device.deviceId)
         if let own = liveCall(of: device.uid) {
@@ -183,6 +188,7 @@ extension CallStateMachine {
                         now: now, into: &output), ringing: 0)
             }
         }
+        if let refusal = initiateLimitRefusal(of: device.uid, now: now) { return .failure(refusal) }
         let doNotDisturb = users[receiver]?.doNotDisturb.mode(at: now.wall) ?? .off
         var call = Call.placed(
             sessionId: newSessionId(), from: device.uid, device: device.deviceId, to: receiver,
@@ -195,7 +201,9 @@ extension CallStateMachine {
         call.initiatorAvatarUrl = users[device.uid]?.profile?.avatarUrl
         call.receiverName = users[receiver]?.profile?.name
         call.receiverAvatarUrl = users[receiver]?.profile?.avatarUrl
+        call.clientCallId = clientCallId
         let placed = commit(.created(call, by: actor), except: device.address, now: now, into: &output)
+        remember(placed: placed, now: now)
         return .success(.initiated(placed, ringing: placed.status == .initiated ? devices[receiver]?.count ?? 0 : 0))
     }
 }

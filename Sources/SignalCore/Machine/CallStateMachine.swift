@@ -40,6 +40,10 @@ public struct CallStateMachine: Sendable {
     private(set) var reservedSeq: Int64 = 0
     /// Positions reserved at once.
     static let seqReservationBlock: Int64 = 1000
+    /// Each user's recently placed calls, for replays and the per-user limit.
+    package internal(set) var recentInitiates: [String: RecentInitiates] = [:]
+    /// When (wall clock) forgetting what ``recentInitiates`` no longer needs is due.
+    var nextInitiateSweep: Int64 = 0
     private let makeSessionId: @Sendable () -> String
 
     /// A machine with no devices and no calls. `makeSessionId` must return
@@ -186,6 +190,7 @@ public struct CallStateMachine: Sendable {
             if settings.pushes && !call.silent { output.actions.append(.pushStopped(call)) }
         }
         if call.status.isTerminal {
+            rememberEnd(of: call)
             liveCalls[call.sessionId] = nil
             for uid in [call.initiator, call.receiver] where liveCallOfUser[uid] == call.sessionId {
                 liveCallOfUser[uid] = nil
@@ -232,11 +237,16 @@ public struct CallStateMachine: Sendable {
         reservedSeq = lastSeq
     }
 
-    /// Drops every live call (before adopting the store's).
+    /// Drops every live call (before adopting the store's), and the
+    /// remembered copies of live ones, which a retry finds among the
+    /// adopted calls if the store has them.
     mutating func forgetLiveCalls() {
         liveCalls = [:]
         liveCallOfUser = [:]
         ringDeadlines = [:]
+        recentInitiates = recentInitiates.mapValues { recent in
+            RecentInitiates(placedAt: recent.placedAt, calls: recent.calls.filter { $0.value.status.isTerminal })
+        }
     }
 
     /// Makes this (new) machine the part of a cluster's state one
@@ -244,12 +254,15 @@ public struct CallStateMachine: Sendable {
     /// their devices on every node and their grace periods. Positions after
     /// `seq` up to `reservedThrough` are the transaction's to hand out, and
     /// so are grace generations after `seq`, which no other transaction uses.
+    /// `recentInitiates`: what the store says of the users' recently placed calls.
     package mutating func seed(
         calls: [Call], devices: [String: [String: DeviceAddress]], graceGenerations: [String: UInt64],
-        users: [UserRecord] = [], after seq: Int64, reservedThrough: Int64, now: SignalingTime
+        users: [UserRecord] = [], after seq: Int64, reservedThrough: Int64, now: SignalingTime,
+        recentInitiates: [String: RecentInitiates] = [:]
     ) {
         for call in calls { adopt(call, now: now) }
         for record in users { remember(record) }
+        self.recentInitiates = recentInitiates
         self.devices = devices
         self.graceGenerations = graceGenerations
         lastSeq = seq

@@ -13,10 +13,14 @@ public struct SignalingSettings: Sendable {
     public var pushes: Bool
     /// What happens to a call nothing can ring (`calls.unreachable`).
     public var unreachable: UnreachablePolicy
+    /// Calls one user may place in any 60 seconds (over every device and,
+    /// in a cluster, every node); 0: no limit.
+    public var initiatesPerMinute: Int
 
     public init(
         defaultRingTimeout: Int = 45, reconnectGraceMillis: Int64 = 10_000, maxDevicesPerUser: Int = 10,
-        restartGraceMillis: Int64 = 30_000, pushes: Bool = false, unreachable: UnreachablePolicy = .ring
+        restartGraceMillis: Int64 = 30_000, pushes: Bool = false, unreachable: UnreachablePolicy = .ring,
+        initiatesPerMinute: Int = 0
     ) {
         self.defaultRingTimeout = defaultRingTimeout
         self.reconnectGraceMillis = reconnectGraceMillis
@@ -24,5 +28,6 @@ public struct SignalingSettings: Sendable {
         self.restartGraceMillis = restartGraceMillis
         self.pushes = pushes
         self.unreachable = unreachable
+        self.initiatesPerMinute = initiatesPerMinute
     }
 }

@@ -212,7 +212,7 @@ struct StateTableDriver {
     private func reply(_ result: SignalingReply) -> StateTableReply {
         switch result {
         case .failure(let error): return .error(error.code, fromStore: false)
-        case .success(.initiated(let call, let ringing)):
+        case .success(.initiated(let call, let ringing, _)):
             return .ok(call: call.status, ringing: ringing, otherCall: !isPair(call))
         case .success(.call(let call)), .success(.activeCall(let call?)):
             return .ok(call: call.status, ringing: nil, otherCall: !isPair(call))

@@ -98,7 +98,8 @@ struct ClusterTransaction {
         machine.seed(
             calls: calls, devices: devices, graceGenerations: graces,
             users: readsUsers ? try db.users(ofAny: locked.sorted()) : [], after: seq - 1,
-            reservedThrough: seq + positions - 1, now: now)
+            reservedThrough: seq + positions - 1, now: now,
+            recentInitiates: try recentInitiates(on: db, settings: settings, now: now))
         let output = input(&machine, now)
         guard output.changes.count <= positions else {
             throw StoreError(
@@ -154,11 +155,25 @@ struct ClusterTransaction {
         }
     }
 
+    /// For an `initiateCall`, what the caller's recent calls on every node
+    /// say (a retry's call, the per-user limit), read under the caller's lock.
+    private func recentInitiates(
+        on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime
+    ) throws(StoreError) -> [String: RecentInitiates] {
+        guard case .request(.initiateCall(_, _, _, _, let clientCallId), _, let device) = description,
+            clientCallId != nil || settings.initiatesPerMinute > 0
+        else { return [:] }
+        return [
+            device.uid: try db.recentInitiates(
+                of: device.uid, clientCallId: clientCallId, limit: settings.initiatesPerMinute, now: now.wall)
+        ]
+    }
+
     /// The users the input names before anything is locked.
     private func initialUsers(_ db: PostgresConnection) throws(PostgresError) -> Set<String> {
         switch description {
         case .request(let request, _, let device):
-            if case .initiateCall(let receiver, _, _, _) = request { return [device.uid, receiver] }
+            if case .initiateCall(let receiver, _, _, _, _) = request { return [device.uid, receiver] }
             guard let sessionId = CallStateMachine.sessionId(of: request) else { return [device.uid] }
             return try parties(of: sessionId, db).union([device.uid])
         case .connect(let device, _, _), .disconnect(let device):

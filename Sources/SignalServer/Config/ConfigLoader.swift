@@ -46,6 +46,7 @@ public enum ConfigLoader {
             integer("limits.requestsPerSecond", \.requestsPerSecond, 1 ... 1_000_000),
             integer("limits.requestBurst", \.requestBurst, 1 ... 1_000_000),
             integer("limits.restRequestsPerSecond", \.restRequestsPerSecond, 0 ... 1_000_000),
+            integer("limits.initiatesPerMinute", \.initiatesPerMinute, 0 ... 1_000_000),
             keyList("auth.authKeys", \.authKeys),
             keyList("auth.apiKeys", \.apiKeys),
             boolean("auth.allowDevelopmentKeys", \.allowDevelopmentKeys),

@@ -128,6 +128,9 @@ public struct ServerConfig: Sendable {
     /// REST requests per second per API key on this node
     /// (`limits.restRequestsPerSecond`, a second's worth at once); 0: no limit.
     public var restRequestsPerSecond = 0
+    /// Calls one user may place in any 60 seconds, over all its devices
+    /// and, in a cluster, every node (`limits.initiatesPerMinute`); 0: no limit.
+    public var initiatesPerMinute = 0
 
     /// Whether the store lives in memory: no file, no lock, and a token
     /// secret that lasts as long as the process.

@@ -3,12 +3,13 @@ import SignalCore
 /// Kept in the server: the core knows no ``ServerConfig``.
 extension SignalingSettings {
     /// What `config` sets: the ring timeout, both grace periods, the device
-    /// limit, what becomes of a call nothing can ring.
+    /// limit, what becomes of a call nothing can ring, and the per-user
+    /// limit on placing calls.
     init(config: ServerConfig, pushes: Bool) {
         self.init(
             defaultRingTimeout: config.ringTimeout, reconnectGraceMillis: Int64(config.reconnectGrace * 1000),
             maxDevicesPerUser: config.devicesPerUser, restartGraceMillis: Int64(config.restartGrace * 1000),
-            pushes: pushes, unreachable: config.unreachable)
+            pushes: pushes, unreachable: config.unreachable, initiatesPerMinute: config.initiatesPerMinute)
     }
 }
 

@@ -27,6 +27,7 @@ struct CallRowValues {
     var receiverName: String?
     var receiverAvatarUrl: String?
     var silent: Bool
+    var clientCallId: String?
 
     func decoded() throws(StoreError) -> Call {
         func corrupt(_ what: String, _ value: String?) -> StoreError {
@@ -61,7 +62,7 @@ struct CallRowValues {
             acceptedBy: acceptedBy, endedBy: endedBy, endReason: reason, timeoutMs: timeoutMs, metadata: parsed,
             seq: seq, rejectReason: rejectReason, ringingDevices: ringing, initiatorName: initiatorName,
             initiatorAvatarUrl: initiatorAvatarUrl, receiverName: receiverName, receiverAvatarUrl: receiverAvatarUrl,
-            silent: silent)
+            silent: silent, clientCallId: clientCallId)
     }
 
     /// How both stores keep `ringingDevices`: a JSON array, NULL when empty.

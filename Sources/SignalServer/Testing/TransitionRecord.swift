@@ -14,7 +14,9 @@ extension TransitionInput {
             if let sessionId = CallStateMachine.sessionId(of: request) {
                 members.append(("sessionId", .string(sessionId)))
             }
-            if case .initiateCall(let receiver, _, _, _) = request { members.append(("receiverId", .string(receiver))) }
+            if case .initiateCall(let receiver, _, _, _, _) = request {
+                members.append(("receiverId", .string(receiver)))
+            }
             return .object(members)
         case .connect(let device, let requestId, let resumingAfter):
             return .object(

@@ -18,6 +18,9 @@ import Testing
             metadata: .object([("topic", .string("standup")), ("n", .integer(3))])),
         .initiateCall(receiverId: "bob", callType: .audio, timeout: nil, metadata: nil),
         .initiateCall(receiverId: "bob", callType: .audio, timeout: .milliseconds(200), metadata: nil),
+        .initiateCall(
+            receiverId: "bob", callType: .video, timeout: nil, metadata: nil,
+            clientCallId: "7c9e6679-7425-40de-944b-e07fc1f90ae7"),
         .acceptCall(sessionId: "3f2a"),
         .ringing(sessionId: "3f2a"),
         .rejectCall(sessionId: "3f2a", status: .busy),
@@ -76,6 +79,10 @@ import Testing
             (
                 .initiateCall(receiverId: "bob", callType: .audio, timeout: .milliseconds(200), metadata: nil),
                 #"{"type":"initiateCall","id":"1","receiverId":"bob","callType":"audio","timeoutMs":200}"#
+            ),
+            (
+                .initiateCall(receiverId: "bob", callType: .audio, timeout: nil, metadata: nil, clientCallId: "c-1"),
+                #"{"type":"initiateCall","id":"1","receiverId":"bob","callType":"audio","clientCallId":"c-1"}"#
             ),
             (
                 .rejectCall(sessionId: "s", status: .rejected),
@@ -153,6 +160,35 @@ import Testing
         ) {
             try ClientFrame.parse(
                 Array(#"{"type":"auth","id":"4","authToken":"t","resume":{"deviceId":"b","afterSeq":-1}}"#.utf8))
+        }
+    }
+
+    /// `clientCallId` is 1 to 64 characters of the identifier alphabet:
+    /// both edges pass, one more, none, or another character fails.
+    @Test func aClientCallIdIsAShortIdentifier() throws {
+        func frame(_ clientCallId: String) -> [UInt8] {
+            Array(
+                #"{"type":"initiateCall","id":"6","receiverId":"bob","callType":"audio","clientCallId":"\#(clientCallId)"}"#
+                    .utf8)
+        }
+        for id in ["a", String(repeating: "x", count: 64), "A-z_0.9@host"] {
+            let parsed = try ClientFrame.parse(frame(id))
+            #expect(
+                parsed.request
+                    == .initiateCall(
+                        receiverId: "bob", callType: .audio, timeout: nil, metadata: nil, clientCallId: id))
+        }
+        let refused = ClientFrame.ParseError(
+            id: "6",
+            error: SignalError(.validation, "clientCallId must be 1 to 64 characters of A-Z a-z 0-9 . _ - @"))
+        for id in ["", String(repeating: "x", count: 65), "a b", "é", "a/b"] {
+            #expect(throws: refused, "\(id)") { try ClientFrame.parse(frame(id)) }
+        }
+        #expect(
+            throws: ClientFrame.ParseError(id: "6", error: SignalError(.validation, "clientCallId must be a string"))
+        ) {
+            try ClientFrame.parse(
+                Array(#"{"type":"initiateCall","id":"6","receiverId":"bob","callType":"audio","clientCallId":7}"#.utf8))
         }
     }
 

@@ -13,6 +13,11 @@ import Testing
         acceptedBy: "b-phone", endedBy: "alice", endReason: .hangup, timeoutMs: 45_000,
         metadata: .object([("topic", .string("standup"))]), seq: 17)
 
+    static let placedWithId = Call(
+        sessionId: "3f2b", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
+        initiatorDevice: "a-phone", initiatedAt: 1_700_000_000_000, timeoutMs: 30_000, seq: 4,
+        clientCallId: "c-1")
+
     static let results: [(ResultData, RequestType)] = [
         (.authenticated(Authentication(uid: "alice", deviceId: "a1", activeCall: ringing)), .auth),
         (.authenticated(Authentication(uid: "alice", deviceId: "a1", activeCall: nil)), .auth),
@@ -29,6 +34,8 @@ import Testing
                     resume: ResumeOutcome(resumed: false, calls: []))), .auth
         ),
         (.initiated(ringing, ringing: 2), .initiateCall),
+        (.initiated(placedWithId, ringing: 1, replayed: true), .initiateCall),
+        (.call(placedWithId), .cancelCall),
         (.call(ended), .endCall),
         (.call(ended), .acceptCall),
         (.activeCall(nil), .getActiveCall),
@@ -125,6 +132,15 @@ import Testing
             members.append(("ringingDevices", .array([.integer(1)])))
             _ = try Call(json: .object(members))
         }
+    }
+
+    /// `clientCallId` and `replayed` appear only when set, so every other
+    /// call and initiate result reads as before.
+    @Test func clientCallIdAndReplayedShowOnlyWhenSet() {
+        #expect(Self.placedWithId.json["clientCallId"] == .string("c-1"))
+        #expect(Self.ringing.json["clientCallId"] == nil)
+        #expect(ResultData.initiated(Self.placedWithId, ringing: 1, replayed: true).json["replayed"] == .bool(true))
+        #expect(ResultData.initiated(Self.placedWithId, ringing: 1).json["replayed"] == nil)
     }
 
     @Test func durationIsDerivedOnTheWire() {

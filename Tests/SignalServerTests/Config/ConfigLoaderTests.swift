@@ -78,7 +78,8 @@ func configError(
              "http": {"maxBodyBytes": 100}, "auth": {"allowDevelopmentKeys": true},
              "ws": {"maxMessageBytes": 2048, "handshakeTimeoutSeconds": 2.5,
                     "pingIntervalSeconds": 1, "pingTimeoutSeconds": 3},
-             "limits": {"maxConnections": 50, "outboundSoftLimitBytes": 2048, "outboundHardLimitBytes": 4096}}
+             "limits": {"maxConnections": 50, "outboundSoftLimitBytes": 2048, "outboundHardLimitBytes": 4096,
+                        "initiatesPerMinute": 12}}
             """
         ).get()
         #expect(config.host == "0.0.0.0")
@@ -94,6 +95,8 @@ func configError(
         #expect(config.maxConnections == 50)
         #expect(config.outboundSoftLimit == 2048)
         #expect(config.outboundHardLimit == 4096)
+        #expect(config.initiatesPerMinute == 12)
+        #expect(ServerConfig().initiatesPerMinute == 0, "off unless set")
     }
 
     @Test func compressionKeysFromFileAndEnvironment() throws {
@@ -177,6 +180,7 @@ func configError(
         #expect(try configError(#"{"ws": {"pingIntervalSeconds": "5"}}"#).contains("ws.pingIntervalSeconds"))
         #expect(try configError(#"{"listen": {"host": ""}}"#).contains("listen.host"))
         #expect(try configError(#"{"listen": 8080}"#).contains("listen"))
+        #expect(try configError(#"{"limits": {"initiatesPerMinute": -1}}"#).contains("limits.initiatesPerMinute"))
     }
 
     @Test func inconsistentValuesAreRejected() throws {

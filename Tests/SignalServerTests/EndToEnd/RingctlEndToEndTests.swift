@@ -120,6 +120,35 @@ struct RingctlEndToEndTests {
         }
     }
 
+    /// Run again with the same --client-call-id, ringctl follows the call
+    /// the first run placed (here rejected, within its ring timeout)
+    /// instead of ringing bob again; a malformed id is a usage error.
+    @Test("--client-call-id: a second run with the same id reports the first run's call")
+    func clientCallId() throws {
+        try withRingd { ringd in
+            let bob = try callee(["--auto-reject"], port: ringd.port)
+            let first = try RingctlProcess(
+                ["--as", "alice", "--json", "call", "bob", "--client-call-id", "standup-42"], port: ringd.port)
+            #expect(first.exitStatus() == 3, "\(first.errorOutput)")
+            #expect(bob.exitStatus() == 3, "\(bob.errorOutput)")
+            let placed = try #require(first.waitForEvent("ended", timeout: 0)?["call"])
+            #expect(placed["clientCallId"] == .string("standup-42"))
+
+            let second = try RingctlProcess(
+                ["--as", "alice", "--json", "call", "bob", "--client-call-id", "standup-42"], port: ringd.port)
+            #expect(second.exitStatus() == 3, "\(second.errorOutput)")
+            #expect(second.waitForEvent("ended", timeout: 0)?["call"]?["sessionId"] == placed["sessionId"])
+            let history = try RingctlProcess(["--as", "alice", "--json", "logs"], port: ringd.port)
+            #expect(history.exitStatus() == 0)
+            #expect(history.jsonLines.filter { $0["event"]?.stringValue == "log" }.count == 1, "\(history.output)")
+
+            let usage = try RingctlProcess(
+                ["--as", "alice", "call", "bob", "--client-call-id", "two words"], port: ringd.port)
+            #expect(usage.exitStatus() == 2)
+            #expect(usage.errorOutput.contains("--client-call-id must be 1 to 64 characters"), "\(usage.errorOutput)")
+        }
+    }
+
     @Test("unanswered: a short --timeout exits 5, bob missed it")
     func unanswered() throws {
         try withRingd { ringd in

@@ -33,7 +33,8 @@ import Testing
                 timeoutMs: 45_000, metadata: metadata)
             let live = Call(
                 sessionId: "live", callType: .audio, status: .initiated, initiator: "carol", receiver: "dave",
-                initiatedAt: 0, timeoutMs: 30_000, ringingDevices: ["dave-watch", "dave \"phone\" ☎️"])
+                initiatedAt: 0, timeoutMs: 30_000, ringingDevices: ["dave-watch", "dave \"phone\" ☎️"],
+                clientCallId: String(repeating: "7", count: 64))
             let emptyMetadata = Call(
                 sessionId: "empty", callType: .audio, status: .rejected, initiator: "x", receiver: "y",
                 initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeoutMs: 0,

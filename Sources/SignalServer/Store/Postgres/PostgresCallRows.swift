@@ -8,9 +8,10 @@ extension PostgresConnection {
     static let callColumns =
         "session_id, call_type, status, initiator, receiver, initiator_device, initiated_at, "
         + "accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq, reject_reason, "
-        + "ringing_devices, initiator_name, initiator_avatar_url, receiver_name, receiver_avatar_url, silent"
+        + "ringing_devices, initiator_name, initiator_avatar_url, receiver_name, receiver_avatar_url, silent, "
+        + "client_call_id"
     /// How many columns ``callColumns`` names: a query selecting more reads them from this index on.
-    static let callColumnCount = 22
+    static let callColumnCount = 23
 
     /// Every field but the session id and the parties; matches no row when
     /// the call is new or names other parties.
@@ -19,7 +20,7 @@ extension PostgresConnection {
                          ended_at = $9, accepted_by = $10, ended_by = $11, end_reason = $12, timeout_ms = $13,
                          metadata = $14, change_seq = $15, reject_reason = $16, ringing_devices = $17,
                          initiator_name = $18, initiator_avatar_url = $19, receiver_name = $20,
-                         receiver_avatar_url = $21, silent = $22
+                         receiver_avatar_url = $21, silent = $22, client_call_id = $23
         WHERE session_id = $1 AND initiator = $4 AND receiver = $5
         """
     /// A new call's seq is the position of its first change ($15), as in
@@ -28,8 +29,8 @@ extension PostgresConnection {
         INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiator_device, initiated_at,
                            accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq,
                            reject_reason, ringing_devices, initiator_name, initiator_avatar_url, receiver_name,
-                           receiver_avatar_url, silent, seq)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+                           receiver_avatar_url, silent, client_call_id, seq)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
                 coalesce(nullif($15::bigint, 0), nextval('change_seq')))
         """
 
@@ -57,7 +58,7 @@ extension PostgresConnection {
         return rows.count == 0 ? nil : try Self.decodeCall(rows, 0)
     }
 
-    /// The values of `call` as `$1…$22`, in ``callColumns``' order.
+    /// The values of `call` as `$1…$23`, in ``callColumns``' order.
     static func parameters(of call: Call) -> [String?] {
         [
             call.sessionId, call.callType.rawValue, call.status.rawValue, call.initiator, call.receiver,
@@ -66,7 +67,7 @@ extension PostgresConnection {
             call.acceptedBy,
             call.endedBy, call.endReason?.rawValue, String(call.timeoutMs), call.metadata?.serialized, String(call.seq),
             call.rejectReason, CallRowValues.ringingDevices(of: call), call.initiatorName, call.initiatorAvatarUrl,
-            call.receiverName, call.receiverAvatarUrl, call.silent ? "true" : "false",
+            call.receiverName, call.receiverAvatarUrl, call.silent ? "true" : "false", call.clientCallId,
         ]
     }
 
@@ -88,7 +89,7 @@ extension PostgresConnection {
             seq: rows.int64(row, 14) ?? 0, rejectReason: rows.string(row, 15), ringingDevices: rows.string(row, 16),
             initiatorName: rows.string(row, 17), initiatorAvatarUrl: rows.string(row, 18),
             receiverName: rows.string(row, 19), receiverAvatarUrl: rows.string(row, 20),
-            silent: rows.string(row, 21) == "t"
+            silent: rows.string(row, 21) == "t", clientCallId: rows.string(row, 22)
         ).decoded()
     }
 }

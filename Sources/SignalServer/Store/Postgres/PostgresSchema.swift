@@ -189,6 +189,18 @@ enum PostgresSchema {
                 -- JSON array of device ids in the order they did; NULL: none.
                 ALTER TABLE calls ADD COLUMN ringing_devices TEXT;
                 """),
+        Migration(
+            version: 5,
+            sql: """
+                -- The caller's id for the initiateCall that placed the call: a
+                -- retry on any node finds the call by it, and every initiate
+                -- counts the caller's calls of the last minute
+                -- (limits.initiatesPerMinute), both by initiator.
+                ALTER TABLE calls ADD COLUMN client_call_id TEXT;
+                CREATE INDEX calls_by_client_call_id ON calls (initiator, client_call_id)
+                    WHERE client_call_id IS NOT NULL;
+                CREATE INDEX calls_by_initiated_at ON calls (initiator, initiated_at);
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -9,9 +9,9 @@ extension StoreConnection {
         "session_id, call_type, status, initiator, receiver, initiated_at, accepted_at, ended_at, "
         + "accepted_by, ended_by, end_reason, coalesce(timeout_ms, timeout * 1000), metadata, change_seq, "
         + "initiator_device, reject_reason, ringing_devices, initiator_name, initiator_avatar_url, receiver_name, "
-        + "receiver_avatar_url, silent"
+        + "receiver_avatar_url, silent, client_call_id"
     /// How many columns ``callColumns`` names: a query selecting more reads them from this index on.
-    static let callColumnCount: Int32 = 22
+    static let callColumnCount: Int32 = 23
 
     /// Replaces every field of the stored call but its session id and
     /// parties; matches no row when the call is new or names other parties.
@@ -20,7 +20,7 @@ extension StoreConnection {
                          accepted_by = ?9, ended_by = ?10, end_reason = ?11, timeout = ?12, metadata = ?13,
                          change_seq = ?14, timeout_ms = ?15, initiator_device = ?17, reject_reason = ?18,
                          ringing_devices = ?19, initiator_name = ?20, initiator_avatar_url = ?21, receiver_name = ?22,
-                         receiver_avatar_url = ?23, silent = ?24
+                         receiver_avatar_url = ?23, silent = ?24, client_call_id = ?25
         WHERE session_id = ?1 AND initiator = ?4 AND receiver = ?5
         """
 
@@ -30,9 +30,9 @@ extension StoreConnection {
         INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiated_at, accepted_at,
                            ended_at, accepted_by, ended_by, end_reason, timeout, metadata, change_seq, timeout_ms, seq,
                            initiator_device, reject_reason, ringing_devices, initiator_name, initiator_avatar_url,
-                           receiver_name, receiver_avatar_url, silent)
+                           receiver_name, receiver_avatar_url, silent, client_call_id)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                ?23, ?24)
+                ?23, ?24, ?25)
         """
 
     private static let callBySessionSQL = "SELECT \(callColumns) FROM calls WHERE session_id = ?1"
@@ -63,11 +63,11 @@ extension StoreConnection {
     }
 
     /// Runs `sql` with the fields of `call` bound as ?1 through ?15 and ?17
-    /// through ?24 (session id, call type, status, initiator, receiver, times,
+    /// through ?25 (session id, call type, status, initiator, receiver, times,
     /// devices, end reason, timeout in seconds, metadata, sequence position,
     /// timeout in milliseconds; the initiator's device; the reject reason;
     /// the devices that acknowledged the ring; the parties' names and
-    /// pictures; silent), and, `inserting`, its seq as
+    /// pictures; silent; the client's call id), and, `inserting`, its seq as
     /// ?16 (NULL otherwise, which the update does not read); returns the rows
     /// changed. The seconds, rounded up, stay for whoever reads the table as before.
     @discardableResult
@@ -78,7 +78,7 @@ extension StoreConnection {
             Int64(call.timeout), call.metadata?.serialized, call.seq, call.timeoutMs,
             inserting && call.seq > 0 ? call.seq : nil, call.initiatorDevice, call.rejectReason,
             CallRowValues.ringingDevices(of: call), call.initiatorName, call.initiatorAvatarUrl, call.receiverName,
-            call.receiverAvatarUrl, call.silent ? Int64(1) : Int64(0))
+            call.receiverAvatarUrl, call.silent ? Int64(1) : Int64(0), call.clientCallId)
     }
 
     func call(sessionId: String) throws(StoreError) -> Call? {
@@ -105,7 +105,7 @@ extension StoreConnection {
             rejectReason: row.optionalString(15), ringingDevices: row.optionalString(16),
             initiatorName: row.optionalString(17), initiatorAvatarUrl: row.optionalString(18),
             receiverName: row.optionalString(19), receiverAvatarUrl: row.optionalString(20),
-            silent: row.int64(21) != 0
+            silent: row.int64(21) != 0, clientCallId: row.optionalString(22)
         ).decoded()
     }
 }

@@ -236,6 +236,14 @@ enum StoreSchema {
                 -- JSON array of device ids in the order they did; NULL: none.
                 ALTER TABLE calls ADD COLUMN ringing_devices TEXT;
                 """),
+        StoreMigration(
+            version: 12,
+            sql: """
+                -- The caller's id for the initiateCall that placed the call,
+                -- so that its history and webhooks show it (retries are
+                -- matched in memory on one node).
+                ALTER TABLE calls ADD COLUMN client_call_id TEXT;
+                """),
     ]
 
     /// The schema version this build writes.

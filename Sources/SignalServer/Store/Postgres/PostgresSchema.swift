@@ -162,6 +162,13 @@ enum PostgresSchema {
                 -- What the callee said when declining (rejectCall's reason).
                 ALTER TABLE calls ADD COLUMN reject_reason TEXT;
                 """),
+        Migration(
+            version: 3,
+            sql: """
+                -- An iOS device's regular APNs token beside its VoIP token, for
+                -- missed-call alerts, as in SQLite (StoreSchema migration 10).
+                ALTER TABLE push_tokens ADD COLUMN alert_token TEXT;
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

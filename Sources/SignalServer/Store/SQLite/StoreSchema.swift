@@ -208,6 +208,14 @@ enum StoreSchema {
                 -- What the callee said when declining (rejectCall's reason).
                 ALTER TABLE calls ADD COLUMN reject_reason TEXT;
                 """),
+        StoreMigration(
+            version: 10,
+            sql: """
+                -- An iOS device's regular APNs token beside its VoIP token, for
+                -- missed-call alerts (a VoIP token cannot show one). NULL: no
+                -- alert for that device.
+                ALTER TABLE push_tokens ADD COLUMN alert_token TEXT;
+                """),
     ]
 
     /// The schema version this build writes.

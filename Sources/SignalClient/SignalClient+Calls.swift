@@ -71,6 +71,18 @@ extension SignalClient {
         return delivered
     }
 
+    /// Sets the user's do-not-disturb for every device of the user: `busy`
+    /// answers new calls as busy, `silent` rings connected devices with
+    /// `silent: true` and pushes nothing, `off` ends it. `until` (ms since
+    /// the Unix epoch, in the future) ends it by itself.
+    @discardableResult
+    public func setDoNotDisturb(_ mode: DoNotDisturbMode, until: Int64? = nil) async throws(ClientError) -> DoNotDisturb
+    {
+        let data = try await perform(.setDoNotDisturb(DoNotDisturb(mode: mode, until: until)))
+        guard case .doNotDisturb(let setting) = data else { throw Self.unexpected(data, "setDoNotDisturb") }
+        return setting
+    }
+
     /// The STUN and TURN servers for this user's peer connections, with TURN
     /// credentials minted now (valid until `expiresAt`).
     public func getIceServers() async throws(ClientError) -> IceServerList {

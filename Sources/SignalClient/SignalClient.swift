@@ -178,7 +178,7 @@ public final class SignalClient: Sendable {
         switch data {
         case .initiated(let call, _), .call(let call), .activeCall(let call?): saw(call)
         case .authenticated, .activeCall(nil), .callLogs, .pushToken, .pushTokenRemoved, .signalled, .iceServers,
-            .mediaToken:
+            .mediaToken, .doNotDisturb:
             break
         }
         return data

@@ -51,6 +51,9 @@ public final class MachineHarness {
         machine = CallStateMachine(settings: settings, makeSessionId: { ids.next() })
     }
 
+    /// Gives the machine a user's record, as the service does once it is stored.
+    public func remember(_ record: UserRecord) { machine.remember(record) }
+
     // MARK: Devices
 
     /// A device of `uid` at a fresh address (not connected yet).
@@ -64,7 +67,7 @@ public final class MachineHarness {
 
     @discardableResult
     public func connect(_ device: Device, requestId: String? = "auth") -> SignalingOutput {
-        record(machine.connect(device, requestId: requestId))
+        record(machine.connect(device, requestId: requestId, now: time))
     }
 
     /// A new device of `uid`, connected; records an issue unless the connect succeeded.
@@ -149,7 +152,7 @@ public final class MachineHarness {
 
     @discardableResult
     public func connect(_ device: Device, resumingAfter seq: Int64) -> SignalingOutput {
-        record(machine.connect(device, requestId: "auth", resumingAfter: seq))
+        record(machine.connect(device, requestId: "auth", resumingAfter: seq, now: time))
     }
 
     // MARK: Clock

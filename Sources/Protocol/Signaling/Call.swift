@@ -36,12 +36,23 @@ public struct Call: Hashable, Sendable {
     /// a call not committed yet, or last changed before the store numbered
     /// changes. A device that saw it can resume after it.
     public var seq: Int64
+    /// The parties' profile names and pictures as they were when the call
+    /// was placed (``UserProfile``); nil for a party without a profile.
+    public var initiatorName: String?
+    public var initiatorAvatarUrl: String?
+    public var receiverName: String?
+    public var receiverAvatarUrl: String?
+    /// Placed while the callee's do-not-disturb was `silent`: its devices
+    /// ring without sound and nothing is pushed.
+    public var silent: Bool
 
     public init(
         sessionId: String, callType: CallType, status: CallStatus, initiator: String, receiver: String,
         initiatorDevice: String? = nil, initiatedAt: Int64, acceptedAt: Int64? = nil, endedAt: Int64? = nil,
         acceptedBy: String? = nil, endedBy: String? = nil, endReason: EndReason? = nil, timeoutMs: Int64,
-        metadata: JSONValue? = nil, seq: Int64 = 0, rejectReason: String? = nil
+        metadata: JSONValue? = nil, seq: Int64 = 0, rejectReason: String? = nil, initiatorName: String? = nil,
+        initiatorAvatarUrl: String? = nil, receiverName: String? = nil, receiverAvatarUrl: String? = nil,
+        silent: Bool = false
     ) {
         self.sessionId = sessionId
         self.callType = callType
@@ -59,6 +70,11 @@ public struct Call: Hashable, Sendable {
         self.metadata = metadata
         self.seq = seq
         self.rejectReason = rejectReason
+        self.initiatorName = initiatorName
+        self.initiatorAvatarUrl = initiatorAvatarUrl
+        self.receiverName = receiverName
+        self.receiverAvatarUrl = receiverAvatarUrl
+        self.silent = silent
     }
 
     /// The longest `rejectReason`, in characters: a quick reply ("Can't

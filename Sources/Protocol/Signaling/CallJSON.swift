@@ -6,8 +6,8 @@ extension Call {
             ("callType", .string(callType.rawValue)),
             ("receiverType", .string("user")),
             ("status", .string(status.rawValue)),
-            ("initiator", .object([("uid", .string(initiator))])),
-            ("receiver", .object([("uid", .string(receiver))])),
+            ("initiator", Self.party(initiator, name: initiatorName, avatarUrl: initiatorAvatarUrl)),
+            ("receiver", Self.party(receiver, name: receiverName, avatarUrl: receiverAvatarUrl)),
             ("initiatorDevice", initiatorDevice.map(JSONValue.string) ?? .null),
             ("initiatedAt", .integer(initiatedAt)),
             ("acceptedAt", acceptedAt.map(JSONValue.integer) ?? .null),
@@ -24,6 +24,15 @@ extension Call {
         // Only on a call declined with a reason, so every other call reads
         // as it always did.
         if let rejectReason { members.append(("rejectReason", .string(rejectReason))) }
+        if silent { members.append(("silent", .bool(true))) }
+        return .object(members)
+    }
+
+    /// A party: `uid`, and the profile's `name` and `avatarUrl` when it had them.
+    private static func party(_ uid: String, name: String?, avatarUrl: String?) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [("uid", .string(uid))]
+        if let name { members.append(("name", .string(name))) }
+        if let avatarUrl { members.append(("avatarUrl", .string(avatarUrl))) }
         return .object(members)
     }
 
@@ -33,8 +42,14 @@ extension Call {
         sessionId = try fields.string("sessionId")
         callType = try fields.enumeration("callType", CallType.self)
         status = try fields.enumeration("status", CallStatus.self)
-        initiator = try fields.nested("initiator").string("uid")
-        receiver = try fields.nested("receiver").string("uid")
+        let initiatorFields = try fields.nested("initiator")
+        let receiverFields = try fields.nested("receiver")
+        initiator = try initiatorFields.string("uid")
+        initiatorName = try initiatorFields.optionalString("name")
+        initiatorAvatarUrl = try initiatorFields.optionalString("avatarUrl")
+        receiver = try receiverFields.string("uid")
+        receiverName = try receiverFields.optionalString("name")
+        receiverAvatarUrl = try receiverFields.optionalString("avatarUrl")
         initiatorDevice = try fields.optionalString("initiatorDevice")
         initiatedAt = try fields.integer("initiatedAt")
         acceptedAt = try fields.optionalInteger("acceptedAt")
@@ -46,6 +61,7 @@ extension Call {
         metadata = json["metadata"].flatMap { $0 == .null ? nil : $0 }
         seq = try fields.optionalInteger("seq") ?? 0
         rejectReason = try fields.optionalString("rejectReason")
+        silent = json["silent"]?.boolValue ?? false
     }
 
     /// `timeoutMs`, or from a server that sends only `timeout`, its seconds.

@@ -61,6 +61,8 @@ extension ClientRequest {
             return filter.parameters
         case .registerPushToken(let registration):
             return registration.members
+        case .setDoNotDisturb(let setting):
+            return setting.json.objectMembers ?? []
         }
     }
 }

@@ -128,6 +128,8 @@ public struct ClientFrame: Hashable, Sendable {
             return .getIceServers
         case .getMediaToken:
             return .getMediaToken(sessionId: try fields.string("sessionId"))
+        case .setDoNotDisturb:
+            return .setDoNotDisturb(try DoNotDisturb(fields: fields))
         }
     }
 
@@ -152,7 +154,7 @@ public struct ClientFrame: Hashable, Sendable {
 
     /// The object `name`, at most `maxBytes` of JSON and ``maxMetadataDepth``
     /// deep, so that every frame carrying it stays within ``JSONValue/maxDepth``.
-    private static func object(_ fields: JSONFields, _ name: String, maxBytes: Int) throws(SignalError) -> JSONValue {
+    static func object(_ fields: JSONFields, _ name: String, maxBytes: Int) throws(SignalError) -> JSONValue {
         let value = try fields.nested(name).value
         var encoded: [UInt8] = []
         value.write(into: &encoded)

@@ -87,6 +87,8 @@ public enum ClientRequest: Hashable, Sendable {
     /// A token that joins the media room of an ongoing call the user is a
     /// party of (``MediaToken``).
     case getMediaToken(sessionId: String)
+    /// Set the user's do-not-disturb (for every device of the user).
+    case setDoNotDisturb(DoNotDisturb)
 
     /// The frame's `type`.
     public var type: RequestType {
@@ -104,6 +106,7 @@ public enum ClientRequest: Hashable, Sendable {
         case .signal: return .signal
         case .getIceServers: return .getIceServers
         case .getMediaToken: return .getMediaToken
+        case .setDoNotDisturb: return .setDoNotDisturb
         }
     }
 }
@@ -112,5 +115,5 @@ public enum ClientRequest: Hashable, Sendable {
 /// (see ``ResultData``).
 public enum RequestType: String, Hashable, Sendable, CaseIterable {
     case auth, initiateCall, acceptCall, rejectCall, cancelCall, endCall, getActiveCall, getCallLogs
-    case registerPushToken, unregisterPushToken, signal, getIceServers, getMediaToken
+    case registerPushToken, unregisterPushToken, signal, getIceServers, getMediaToken, setDoNotDisturb
 }

@@ -23,6 +23,8 @@ public enum ResultData: Hashable, Sendable {
     case iceServers(IceServerList)
     /// `getMediaToken`: where the call's media room is, and a token to join it.
     case mediaToken(MediaToken)
+    /// `setDoNotDisturb`: the user's setting as stored.
+    case doNotDisturb(DoNotDisturb)
 
     /// The wire form.
     public var json: JSONValue {
@@ -34,6 +36,7 @@ public enum ResultData: Hashable, Sendable {
                 ("activeCall", authentication.activeCall?.json ?? .null),
                 ("seq", .integer(authentication.seq)),
             ]
+            if let setting = authentication.doNotDisturb { members.append(("doNotDisturb", setting.json)) }
             if let resume = authentication.resume {
                 members.append(("resumed", .bool(resume.resumed)))
                 members.append(("calls", .array(resume.calls.map(\.json))))
@@ -62,6 +65,8 @@ public enum ResultData: Hashable, Sendable {
             ])
         case .mediaToken(let token):
             return token.json
+        case .doNotDisturb(let setting):
+            return .object([("doNotDisturb", setting.json)])
         }
     }
 
@@ -85,7 +90,9 @@ public enum ResultData: Hashable, Sendable {
                     uid: try fields.nested("user").string("uid"),
                     deviceId: try fields.string("deviceId"),
                     activeCall: try Self.optionalCall(json["activeCall"], "activeCall"),
-                    seq: try fields.optionalInteger("seq") ?? 0, resume: resume))
+                    seq: try fields.optionalInteger("seq") ?? 0, resume: resume,
+                    doNotDisturb: fields.has("doNotDisturb")
+                        ? try DoNotDisturb(fields: try fields.nested("doNotDisturb")) : nil))
         case .initiateCall:
             self = .initiated(
                 try Call(json: try fields.nested("call").value), ringing: Int(try fields.integer("ringing")))
@@ -116,6 +123,8 @@ public enum ResultData: Hashable, Sendable {
             self = .iceServers(IceServerList(iceServers: servers, expiresAt: try fields.optionalInteger("expiresAt")))
         case .getMediaToken:
             self = .mediaToken(try MediaToken(json: json))
+        case .setDoNotDisturb:
+            self = .doNotDisturb(try DoNotDisturb(fields: try fields.nested("doNotDisturb")))
         }
     }
 
@@ -139,13 +148,19 @@ public struct Authentication: Hashable, Sendable {
     public var seq: Int64
     /// What the device missed, when it asked to resume.
     public var resume: ResumeOutcome?
+    /// The user's do-not-disturb, when it is on.
+    public var doNotDisturb: DoNotDisturb?
 
-    public init(uid: String, deviceId: String, activeCall: Call?, seq: Int64 = 0, resume: ResumeOutcome? = nil) {
+    public init(
+        uid: String, deviceId: String, activeCall: Call?, seq: Int64 = 0, resume: ResumeOutcome? = nil,
+        doNotDisturb: DoNotDisturb? = nil
+    ) {
         self.uid = uid
         self.deviceId = deviceId
         self.activeCall = activeCall
         self.seq = seq
         self.resume = resume
+        self.doNotDisturb = doNotDisturb
     }
 }
 

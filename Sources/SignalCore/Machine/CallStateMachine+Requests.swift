@@ -53,7 +53,8 @@ extension CallStateMachine {
             result = .success(.activeCall(liveCall(of: device.uid)))
         case .signal(let sessionId, let payload):
             result = relay(payload, in: sessionId, from: device, into: &output)
-        case .auth, .getCallLogs, .registerPushToken, .unregisterPushToken, .getIceServers, .getMediaToken:
+        case .auth, .getCallLogs, .registerPushToken, .unregisterPushToken, .getIceServers, .getMediaToken,
+            .setDoNotDisturb:
             result = .failure(SignalError(.badRequest, "\(request.type.rawValue) is not a call request"))
         }
         if case .failure(let error) = result, error.code == .sessionNotFound,
@@ -158,11 +159,17 @@ extension CallStateMachine {
                         now: now, into: &output), ringing: 0)
             }
         }
-        let call = Call.placed(
+        let doNotDisturb = users[receiver]?.doNotDisturb.mode(at: now.wall) ?? .off
+        var call = Call.placed(
             sessionId: newSessionId(), from: device.uid, device: device.deviceId, to: receiver,
             callType: callType, timeoutMs: timeout?.inMilliseconds ?? Int64(settings.defaultRingTimeout) * 1000,
             metadata: metadata,
-            receiverBusy: liveCall(of: receiver) != nil, at: now.wall)
+            receiverBusy: liveCall(of: receiver) != nil || doNotDisturb == .busy, at: now.wall)
+        call.silent = call.status == .initiated && doNotDisturb == .silent
+        call.initiatorName = users[device.uid]?.profile?.name
+        call.initiatorAvatarUrl = users[device.uid]?.profile?.avatarUrl
+        call.receiverName = users[receiver]?.profile?.name
+        call.receiverAvatarUrl = users[receiver]?.profile?.avatarUrl
         let placed = commit(.created(call, by: actor), except: device.address, now: now, into: &output)
         return .success(.initiated(placed, ringing: placed.status == .initiated ? devices[receiver]?.count ?? 0 : 0))
     }

@@ -20,6 +20,9 @@ public struct CallStateMachine: Sendable {
     private(set) var ringDeadlines: [String: Int64] = [:]
     /// Connected devices: uid → device id → address.
     package private(set) var devices: [String: [String: DeviceAddress]] = [:]
+    /// What ringd keeps about users (profiles, do-not-disturb): every stored
+    /// record on one node; in a cluster's transaction, its users' records.
+    package private(set) var users: [String: UserRecord] = [:]
     /// The current grace period of each user (see ``SignalingTimer/grace(uid:generation:)``).
     package var graceGenerations: [String: UInt64] = [:]
     /// The last grace generation handed out; never repeats, so a stale timer
@@ -60,7 +63,9 @@ public struct CallStateMachine: Sendable {
     /// limit (error result, then close 4001), ends the user's grace period,
     /// and replies with the user's live call, and with what changed after
     /// `resumingAfter` when the device resumes.
-    public mutating func connect(_ device: Device, requestId: String?, resumingAfter: Int64? = nil) -> SignalingOutput {
+    public mutating func connect(
+        _ device: Device, requestId: String?, resumingAfter: Int64? = nil, now: SignalingTime
+    ) -> SignalingOutput {
         var output = SignalingOutput()
         var userDevices = devices[device.uid] ?? [:]
         if let previous = userDevices[device.deviceId] {
@@ -83,9 +88,10 @@ public struct CallStateMachine: Sendable {
         devices[device.uid] = userDevices
         graceGenerations[device.uid] = nil
         endRestartGrace(of: device.uid, into: &output)
+        let doNotDisturb = users[device.uid]?.doNotDisturb
         let authentication = Authentication(
             uid: device.uid, deviceId: device.deviceId, activeCall: liveCall(of: device.uid),
-            seq: lastSeq)
+            seq: lastSeq, doNotDisturb: doNotDisturb.flatMap { $0.mode(at: now.wall) == .off ? nil : $0 })
         if let resumingAfter {
             output.actions.append(
                 .replyResuming(device.address, id: requestId, authentication, afterSeq: resumingAfter))
@@ -171,13 +177,13 @@ public struct CallStateMachine: Sendable {
                 let deadline = now.monotonic(atWall: call.ringDeadline)
                 ringDeadlines[call.sessionId] = deadline
                 output.actions.append(.schedule(.ring(sessionId: call.sessionId), at: deadline))
-                if settings.pushes {
+                if settings.pushes && !call.silent {
                     output.actions.append(.push(call, connected: connectedDeviceIds(of: call.receiver)))
                 }
             }
         } else if ringDeadlines.removeValue(forKey: call.sessionId) != nil {
             output.actions.append(.cancel(.ring(sessionId: call.sessionId)))
-            if settings.pushes { output.actions.append(.pushStopped(call)) }
+            if settings.pushes && !call.silent { output.actions.append(.pushStopped(call)) }
         }
         if call.status.isTerminal {
             liveCalls[call.sessionId] = nil
@@ -240,14 +246,21 @@ public struct CallStateMachine: Sendable {
     /// so are grace generations after `seq`, which no other transaction uses.
     package mutating func seed(
         calls: [Call], devices: [String: [String: DeviceAddress]], graceGenerations: [String: UInt64],
-        after seq: Int64, reservedThrough: Int64, now: SignalingTime
+        users: [UserRecord] = [], after seq: Int64, reservedThrough: Int64, now: SignalingTime
     ) {
         for call in calls { adopt(call, now: now) }
+        for record in users { remember(record) }
         self.devices = devices
         self.graceGenerations = graceGenerations
         lastSeq = seq
         reservedSeq = reservedThrough
         lastGraceGeneration = UInt64(max(0, seq))
+    }
+
+    /// Keeps `record` as its user's (committed to the store already),
+    /// forgetting one that sets nothing.
+    package mutating func remember(_ record: UserRecord) {
+        users[record.uid] = record.isEmpty ? nil : record
     }
 
     func newSessionId() -> String { makeSessionId() }

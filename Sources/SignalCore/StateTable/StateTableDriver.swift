@@ -74,7 +74,7 @@ struct StateTableDriver {
         nextConnection += 1
         devices[label] = device
         labels[device.address] = label
-        return record(machine.connect(device, requestId: "auth"))
+        return record(machine.connect(device, requestId: "auth", now: time))
     }
 
     @discardableResult
@@ -216,7 +216,7 @@ struct StateTableDriver {
                 call: authentication.activeCall?.status, ringing: nil,
                 otherCall: authentication.activeCall.map { !isPair($0) } ?? false)
         case .success(.activeCall(nil)), .success(.callLogs), .success(.pushToken), .success(.pushTokenRemoved),
-            .success(.signalled), .success(.iceServers), .success(.mediaToken):
+            .success(.signalled), .success(.iceServers), .success(.mediaToken), .success(.doNotDisturb):
             return .ok(call: nil, ringing: nil, otherCall: false)
         }
     }

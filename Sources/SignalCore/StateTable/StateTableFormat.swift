@@ -58,7 +58,8 @@ extension StateTable {
             Not in the table: `getCallLogs`, `registerPushToken` and `unregisterPushToken`, which
             the store answers and which change no call; `getMediaToken`, which reads the call
             from the store and changes nothing; `getIceServers`, which the connection
-            answers from the configuration; and what the service refuses before the
+            answers from the configuration; `setDoNotDisturb`, which the store keeps and which
+            changes no call (it decides how later calls ring: see docs/PROTOCOL.md); and what the service refuses before the
             machine sees it (`ERR_UNAVAILABLE` while stopping or recovering, `ERR_RATE_LIMITED`,
             a request before `auth`).
 

@@ -96,7 +96,8 @@ struct ClusterTransaction {
         var machine = CallStateMachine(settings: settings)
         let positions = PostgresConnection.positionsPerTransition
         machine.seed(
-            calls: calls, devices: devices, graceGenerations: graces, after: seq - 1,
+            calls: calls, devices: devices, graceGenerations: graces,
+            users: readsUsers ? try db.users(ofAny: locked.sorted()) : [], after: seq - 1,
             reservedThrough: seq + positions - 1, now: now)
         let output = input(&machine, now)
         guard output.changes.count <= positions else {
@@ -141,6 +142,16 @@ struct ClusterTransaction {
             }
         }
         return Outcome(changes: output.changes, rings: plan.rings)
+    }
+
+    /// Whether the machine reads users' records for the input: a call
+    /// placed (profiles, do-not-disturb) and a device arriving (its user's
+    /// do-not-disturb); other inputs skip the query.
+    private var readsUsers: Bool {
+        switch description {
+        case .request(.initiateCall, _, _), .connect: true
+        default: false
+        }
     }
 
     /// The users the input names before anything is locked.

@@ -55,6 +55,7 @@ public final class RingdRouter: HTTPRouter {
         WebhookRoutes.add(to: &table, service: service, webhooks: webhooks)
         PushRoutes.add(to: &table, service: service)
         MediaRoutes.add(to: &table, service: service)
+        UserRoutes.add(to: &table, service: service)
         ContractRoutes.add(to: &table)
         MetricsRoute.add(to: &table, stats: stats, service: service, webhooks: webhooks)
         if service.config.webrtc.phonePage { PhoneRoutes.add(to: &table) }

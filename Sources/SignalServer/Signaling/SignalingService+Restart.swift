@@ -21,6 +21,7 @@ extension SignalingService {
         guard let store = backend.embeddedStore else { return StartReport(restored: 0, ended: 0) }
         let (output, live) = core.withLock { core in
             core.machine.continueSequence(after: continuity.lastSeq)
+            for record in continuity.users { core.machine.remember(record) }
             let output =
                 switch config.onRestart {
                 case .resume:

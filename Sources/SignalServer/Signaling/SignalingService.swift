@@ -130,8 +130,8 @@ public final class SignalingService: Sendable {
             .presence(refusing: (device.address, requestId)),
             .connect(device, requestId: requestId, resumingAfter: seq),
             on: loop
-        ) { machine, _ in
-            machine.connect(device, requestId: requestId, resumingAfter: seq)
+        ) { machine, now in
+            machine.connect(device, requestId: requestId, resumingAfter: seq, now: now)
         }
     }
 

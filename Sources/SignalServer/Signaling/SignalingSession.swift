@@ -112,6 +112,11 @@ final class SignalingSession: WebSocketResponder {
                 service.registerPushToken(registration, uid: device.uid, deviceId: device.deviceId) { result in
                     service.reply(to: device, id: id, result.map(ResultData.pushToken))
                 }
+            case .setDoNotDisturb(let setting):
+                let (service, id) = (service, frame.id)
+                service.setDoNotDisturb(setting, uid: device.uid) { result in
+                    service.reply(to: device, id: id, result.map { .doNotDisturb($0.after.doNotDisturb) })
+                }
             case .unregisterPushToken:
                 let (service, id) = (service, frame.id)
                 service.unregisterPushToken(uid: device.uid, deviceId: device.deviceId) { result in

@@ -20,6 +20,11 @@ struct CallRowValues {
     var metadata: String?
     var seq: Int64
     var rejectReason: String?
+    var initiatorName: String?
+    var initiatorAvatarUrl: String?
+    var receiverName: String?
+    var receiverAvatarUrl: String?
+    var silent: Bool
 
     func decoded() throws(StoreError) -> Call {
         func corrupt(_ what: String, _ value: String?) -> StoreError {
@@ -44,6 +49,7 @@ struct CallRowValues {
             sessionId: sessionId, callType: type, status: state, initiator: initiator, receiver: receiver,
             initiatorDevice: initiatorDevice, initiatedAt: initiatedAt, acceptedAt: acceptedAt, endedAt: endedAt,
             acceptedBy: acceptedBy, endedBy: endedBy, endReason: reason, timeoutMs: timeoutMs, metadata: parsed,
-            seq: seq, rejectReason: rejectReason)
+            seq: seq, rejectReason: rejectReason, initiatorName: initiatorName, initiatorAvatarUrl: initiatorAvatarUrl,
+            receiverName: receiverName, receiverAvatarUrl: receiverAvatarUrl, silent: silent)
     }
 }

@@ -143,6 +143,7 @@ public final class TestControl: Sendable {
             return { core in
                 core.machine = CallStateMachine(settings: core.machine.settings)
                 core.machine.continueSequence(after: continuity.lastSeq)
+                for record in continuity.users { core.machine.remember(record) }
                 let onRestart = service.config.onRestart
                 service.run(
                     { machine, now in

@@ -50,6 +50,9 @@ import Testing
             ])),
         .getIceServers,
         .getMediaToken(sessionId: "3f2a"),
+        .setDoNotDisturb(DoNotDisturb(mode: .busy)),
+        .setDoNotDisturb(DoNotDisturb(mode: .silent, until: 1_700_000_360_000)),
+        .setDoNotDisturb(.off),
     ]
 
     @Test(arguments: requests)
@@ -100,6 +103,10 @@ import Testing
             ),
             (.getIceServers, #"{"type":"getIceServers","id":"1"}"#),
             (.getMediaToken(sessionId: "s"), #"{"type":"getMediaToken","id":"1","sessionId":"s"}"#),
+            (
+                .setDoNotDisturb(DoNotDisturb(mode: .silent, until: 1_700_000_360_000)),
+                #"{"type":"setDoNotDisturb","id":"1","mode":"silent","until":1700000360000}"#
+            ),
             (
                 .rejectCall(sessionId: "s", status: .busy, reason: "Driving"),
                 #"{"type":"rejectCall","id":"1","sessionId":"s","status":"busy","reason":"Driving"}"#

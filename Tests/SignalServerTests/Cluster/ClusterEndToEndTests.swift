@@ -73,6 +73,36 @@ struct ClusterEndToEndTests {
         #expect(stranger.code == "ERR_CALL_NOT_A_PART", "\(stranger)")
     }
 
+    /// A profile or a do-not-disturb set through one node rules a call
+    /// placed on another: the transactions read them from the database.
+    @Test("profiles and do-not-disturb set on one node hold on the other")
+    func usersAcrossNodes() throws {
+        let cluster = try SignalingIntegration.TestCluster(nodes: 2)
+        let put = try SignalingIntegration.rest(
+            port: cluster.port(1), "PUT", "/v1/users/alice", body: #"{"name":"Alice"}"#)
+        #expect(put.status == 200, "\(put)")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
+        #expect(try bob.request("setDoNotDisturb", [("mode", .string("busy"))]).ok)
+        let busy = try alice.initiate(to: "bob").call()
+        #expect(busy.status == .busy && busy.initiatorName == "Alice", "\(busy)")
+        #expect(
+            try SignalingIntegration.rest(port: cluster.port(0), "GET", "/v1/users/bob").json?["doNotDisturb"]
+                == .object([("mode", .string("busy"))]))
+
+        let silent = try SignalingIntegration.rest(
+            port: cluster.port(0), "PUT", "/v1/users/bob/do-not-disturb", body: #"{"mode":"silent"}"#)
+        #expect(silent.status == 200, "\(silent)")
+        let quiet = try alice.initiate(to: "bob").call()
+        #expect(quiet.status == .initiated && quiet.silent)
+        let heard = try bob.waitForEvent(quiet.sessionId, .initiated)
+        #expect(heard.silent && heard.initiatorName == "Alice")
+        // A device arriving on the other node hears the setting.
+        let bob2 = try Device.connect(port: cluster.port(0))
+        defer { bob2.close() }
+        #expect(try bob2.auth(uid: "bob", deviceId: "b2").data?["doNotDisturb"]?["mode"] == .string("silent"))
+    }
+
     @Test("busy and glare are decided once across nodes")
     func busyAndGlare() throws {
         let cluster = try SignalingIntegration.TestCluster(nodes: 2)

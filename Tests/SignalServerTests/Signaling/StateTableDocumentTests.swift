@@ -70,7 +70,7 @@ import Testing
                 RequestType(rawValue: String(input.name.prefix { $0.isLetter }))
             })
         let leftOut: Set<RequestType> = [
-            .getCallLogs, .registerPushToken, .unregisterPushToken, .getIceServers, .getMediaToken,
+            .getCallLogs, .registerPushToken, .unregisterPushToken, .getIceServers, .getMediaToken, .setDoNotDisturb,
         ]
         #expect(inTable.union(leftOut) == Set(RequestType.allCases))
         #expect(inTable.isDisjoint(with: leftOut))

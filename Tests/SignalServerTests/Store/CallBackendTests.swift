@@ -38,7 +38,14 @@ import Testing
                 sessionId: "empty", callType: .audio, status: .rejected, initiator: "x", receiver: "y",
                 initiatedAt: -1, endedAt: 5, endedBy: "y", endReason: .rejected, timeoutMs: 0,
                 metadata: .object([]), rejectReason: "In a meeting · back at 3 ☕️")
-            try store.save([ended, live, emptyMetadata])
+            var named = live
+            named.sessionId = "named"
+            named.initiatorName = "Carol ☎️"
+            named.initiatorAvatarUrl = "https://img.example/carol.png?size=2"
+            named.receiverName = "Dave"
+            named.silent = true
+            try store.save([ended, live, emptyMetadata, named])
+            #expect(try store.call("named") == named)
             #expect(try store.call("ended") == ended)
             #expect(try store.call("live") == live)
             #expect(try store.call("empty") == emptyMetadata)
@@ -49,6 +56,39 @@ import Testing
                 try store.save([call])
                 #expect(try store.call("ended")?.endReason == reason)
             }
+        }
+    }
+
+    // MARK: Users
+
+    @Test(arguments: StoreBackend.allCases)
+    func aUserRecordIsKeptOnlyWhileSomethingIsSet(_ backend: StoreBackend) throws {
+        try with(backend) { store in
+            func update(
+                _ uid: String, at now: Int64, _ change: @escaping @Sendable (inout UserRecord) -> Void
+            ) throws -> (before: UserRecord, after: UserRecord) {
+                try waitForResult { store.seam.updateUser(uid: uid, at: now, change, completion: $0) }.get()
+            }
+            func user(_ uid: String) throws -> UserRecord? {
+                try waitForResult { store.seam.user(uid: uid, completion: $0) }.get()
+            }
+            #expect(try user("alice") == nil)
+            let profile = try UserProfile(
+                name: "Alice “Ally” 👩‍💻", avatarUrl: "https://img.example/a.png",
+                metadata: .object([("team", .string("blue"))]))
+            let first = try update("alice", at: 10) { $0.profile = profile }
+            #expect(first.before.isEmpty && first.after.profile == profile && first.after.updatedAt == 10)
+            #expect(try user("alice") == first.after)
+            let busy = DoNotDisturb(mode: .busy, until: 99_000)
+            let second = try update("alice", at: 20) { $0.doNotDisturb = busy }
+            #expect(second.before == first.after)
+            #expect(try user("alice") == UserRecord(uid: "alice", profile: profile, doNotDisturb: busy, updatedAt: 20))
+            _ = try update("alice", at: 30) { $0.profile = nil }
+            #expect(try user("alice")?.profile == nil)
+            #expect(try user("alice")?.doNotDisturb == busy, "do-not-disturb alone keeps the record")
+            let cleared = try update("alice", at: 40) { $0.doNotDisturb = .off }
+            #expect(cleared.after.isEmpty && !cleared.before.isEmpty)
+            #expect(try user("alice") == nil)
         }
     }
 

@@ -7,16 +7,18 @@ extension PostgresConnection {
     /// The columns a ``Call`` is decoded from, in ``decodeCall(_:_:)``'s order.
     static let callColumns =
         "session_id, call_type, status, initiator, receiver, initiator_device, initiated_at, "
-        + "accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq, reject_reason"
+        + "accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq, reject_reason, "
+        + "initiator_name, initiator_avatar_url, receiver_name, receiver_avatar_url, silent"
     /// How many columns ``callColumns`` names: a query selecting more reads them from this index on.
-    static let callColumnCount = 16
+    static let callColumnCount = 21
 
     /// Every field but the session id and the parties; matches no row when
     /// the call is new or names other parties.
     private static let updateCallSQL = """
         UPDATE calls SET call_type = $2, status = $3, initiator_device = $6, initiated_at = $7, accepted_at = $8,
                          ended_at = $9, accepted_by = $10, ended_by = $11, end_reason = $12, timeout_ms = $13,
-                         metadata = $14, change_seq = $15, reject_reason = $16
+                         metadata = $14, change_seq = $15, reject_reason = $16, initiator_name = $17,
+                         initiator_avatar_url = $18, receiver_name = $19, receiver_avatar_url = $20, silent = $21
         WHERE session_id = $1 AND initiator = $4 AND receiver = $5
         """
     /// A new call's seq is the position of its first change ($15), as in
@@ -24,8 +26,9 @@ extension PostgresConnection {
     private static let insertCallSQL = """
         INSERT INTO calls (session_id, call_type, status, initiator, receiver, initiator_device, initiated_at,
                            accepted_at, ended_at, accepted_by, ended_by, end_reason, timeout_ms, metadata, change_seq,
-                           reject_reason, seq)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                           reject_reason, initiator_name, initiator_avatar_url, receiver_name, receiver_avatar_url,
+                           silent, seq)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
                 coalesce(nullif($15::bigint, 0), nextval('change_seq')))
         """
 
@@ -53,7 +56,7 @@ extension PostgresConnection {
         return rows.count == 0 ? nil : try Self.decodeCall(rows, 0)
     }
 
-    /// The values of `call` as `$1…$16`, in ``callColumns``' order.
+    /// The values of `call` as `$1…$21`, in ``callColumns``' order.
     static func parameters(of call: Call) -> [String?] {
         [
             call.sessionId, call.callType.rawValue, call.status.rawValue, call.initiator, call.receiver,
@@ -61,7 +64,8 @@ extension PostgresConnection {
             String(call.initiatedAt), call.acceptedAt.map { String($0) }, call.endedAt.map { String($0) },
             call.acceptedBy,
             call.endedBy, call.endReason?.rawValue, String(call.timeoutMs), call.metadata?.serialized, String(call.seq),
-            call.rejectReason,
+            call.rejectReason, call.initiatorName, call.initiatorAvatarUrl, call.receiverName, call.receiverAvatarUrl,
+            call.silent ? "true" : "false",
         ]
     }
 
@@ -80,7 +84,9 @@ extension PostgresConnection {
             acceptedAt: rows.int64(row, 7),
             endedAt: rows.int64(row, 8), acceptedBy: rows.string(row, 9), endedBy: rows.string(row, 10),
             endReason: rows.string(row, 11), timeoutMs: timeoutMs, metadata: rows.string(row, 13),
-            seq: rows.int64(row, 14) ?? 0, rejectReason: rows.string(row, 15)
+            seq: rows.int64(row, 14) ?? 0, rejectReason: rows.string(row, 15), initiatorName: rows.string(row, 16),
+            initiatorAvatarUrl: rows.string(row, 17), receiverName: rows.string(row, 18),
+            receiverAvatarUrl: rows.string(row, 19), silent: rows.string(row, 20) == "t"
         ).decoded()
     }
 }

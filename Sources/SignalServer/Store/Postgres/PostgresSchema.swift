@@ -165,8 +165,28 @@ enum PostgresSchema {
         Migration(
             version: 3,
             sql: """
+                -- Users' profiles and do-not-disturb, as in SQLite (StoreSchema
+                -- migration 10); a row only while something is set.
+                CREATE TABLE users (
+                    uid TEXT PRIMARY KEY,
+                    name TEXT,
+                    avatar_url TEXT,
+                    metadata TEXT,
+                    dnd_mode TEXT NOT NULL DEFAULT 'off',
+                    dnd_until BIGINT,
+                    updated_at BIGINT NOT NULL
+                );
+                ALTER TABLE calls ADD COLUMN initiator_name TEXT;
+                ALTER TABLE calls ADD COLUMN initiator_avatar_url TEXT;
+                ALTER TABLE calls ADD COLUMN receiver_name TEXT;
+                ALTER TABLE calls ADD COLUMN receiver_avatar_url TEXT;
+                ALTER TABLE calls ADD COLUMN silent BOOLEAN NOT NULL DEFAULT false;
+                """),
+        Migration(
+            version: 4,
+            sql: """
                 -- An iOS device's regular APNs token beside its VoIP token, for
-                -- missed-call alerts, as in SQLite (StoreSchema migration 10).
+                -- missed-call alerts, as in SQLite (StoreSchema migration 11).
                 ALTER TABLE push_tokens ADD COLUMN alert_token TEXT;
                 """),
     ]

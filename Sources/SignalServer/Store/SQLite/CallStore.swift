@@ -281,7 +281,7 @@ public final class CallStore: Sendable {
             StoreContinuity(
                 liveCalls: try connection.liveCalls(),
                 restartGraceDeadlines: try connection.restartGraceDeadlines(),
-                lastSeq: try connection.lastChangeSeq())
+                lastSeq: try connection.lastChangeSeq(), users: try connection.users())
         }
     }
 

@@ -9,6 +9,8 @@ public struct StoreContinuity: Sendable {
     public var restartGraceDeadlines: [String: Int64]
     /// The highest position of the change sequence handed out or reserved.
     public var lastSeq: Int64
+    /// Every user's profile and do-not-disturb, which the machine keeps.
+    public var users: [UserRecord] = []
 }
 
 /// What a device that comes back missed: the calls of its user changed

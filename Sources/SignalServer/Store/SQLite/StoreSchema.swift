@@ -211,6 +211,27 @@ enum StoreSchema {
         StoreMigration(
             version: 10,
             sql: """
+                -- Users' profiles and do-not-disturb; a row only while something is set.
+                CREATE TABLE users (
+                    uid TEXT PRIMARY KEY,
+                    name TEXT,
+                    avatar_url TEXT,
+                    metadata TEXT,
+                    dnd_mode TEXT NOT NULL DEFAULT 'off',
+                    dnd_until INTEGER,
+                    updated_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                -- The parties' profiles as they were when the call was placed,
+                -- and whether it rang silently (the callee's do-not-disturb).
+                ALTER TABLE calls ADD COLUMN initiator_name TEXT;
+                ALTER TABLE calls ADD COLUMN initiator_avatar_url TEXT;
+                ALTER TABLE calls ADD COLUMN receiver_name TEXT;
+                ALTER TABLE calls ADD COLUMN receiver_avatar_url TEXT;
+                ALTER TABLE calls ADD COLUMN silent INTEGER NOT NULL DEFAULT 0;
+                """),
+        StoreMigration(
+            version: 11,
+            sql: """
                 -- An iOS device's regular APNs token beside its VoIP token, for
                 -- missed-call alerts (a VoIP token cannot show one). NULL: no
                 -- alert for that device.

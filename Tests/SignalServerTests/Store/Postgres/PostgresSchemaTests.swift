@@ -19,8 +19,8 @@ import Testing
                 == Int64(PostgresSchema.latestVersion))
         #expect(
             try first.execute(
-                "SELECT count(*) FROM pg_tables WHERE tablename IN ('calls', 'nodes', 'presence', 'timers')"
+                "SELECT count(*) FROM pg_tables WHERE tablename IN ('calls', 'nodes', 'presence', 'timers', 'users')"
             )
-            .int64(0, 0) == 4)
+            .int64(0, 0) == 5)
     }
 }

@@ -5,7 +5,8 @@ import SignalProtocol
 /// picture that the ring pushes and the missed-call alerts share, and the
 /// alert's words.
 ///
-/// The name is the caller's profile name, as the call carries it. The
+/// The name is the caller's profile name, as the call carries it (a
+/// snapshot taken when the call was placed: `initiatorName`). The
 /// call's `metadata.callerName` is written by the caller, who could ring
 /// as "Your Bank": it names the caller only with `push.trustCallerMetadata`,
 /// and then before the profile (a deployment that turns it on wants each
@@ -16,9 +17,10 @@ struct PushCaller: Equatable {
     /// even an alert, which says the name three times, stays well under
     /// APNs' 4,096 bytes (a test holds the worst case to it).
     static let maxNameScalars = 256
-    /// Bytes of an avatar URL a push carries at most; a longer one, or one
-    /// with anything but printable ASCII, is left out (a cut URL is broken).
-    static let maxAvatarURLBytes = 1024
+    /// Bytes of an avatar URL a push carries at most, a profile's longest;
+    /// one with anything but printable ASCII, or a `"` or `\`, is left out
+    /// (a cut URL is broken), so that it takes as many bytes of JSON.
+    static let maxAvatarURLBytes = UserProfile.maxAvatarUrlBytes
 
     /// The English of the missed-call alert and the keys apps localize it
     /// by (docs/PUSH.md, "Missed-call alerts"): iOS reads `Localizable.strings`
@@ -37,23 +39,14 @@ struct PushCaller: Equatable {
     var avatarURL: String?
 
     init(of call: Call, settings: PushSettings) {
-        let profile = Self.profile(of: call)
         let claimed = settings.trustCallerMetadata ? call.metadata?["callerName"]?.stringValue : nil
         uid = call.initiator
-        name = (claimed.flatMap(Self.cleanName) ?? profile.name.flatMap(Self.cleanName))
-        avatarURL = profile.avatarURL.flatMap(Self.cleanAvatarURL)
+        name = claimed.flatMap(Self.cleanName) ?? call.initiatorName.flatMap(Self.cleanName)
+        avatarURL = call.initiatorAvatarUrl.flatMap(Self.cleanAvatarURL)
     }
 
     /// What an alert calls the caller: the name, else the uid.
     var displayName: String { name ?? uid }
-
-    /// The caller's profile as the call carries it (a snapshot taken when
-    /// the call was placed). Calls carry no profile yet: this is the one
-    /// place to read `Call.initiatorName` and `Call.initiatorAvatarUrl`
-    /// once they exist.
-    static func profile(of call: Call) -> (name: String?, avatarURL: String?) {
-        (nil, nil)
-    }
 
     /// `raw` with control characters made spaces, cut to
     /// ``maxNameScalars``, trimmed; nil when nothing is left.

@@ -44,6 +44,23 @@ struct MissedCallAlertPayloadTests {
         #expect(PushCaller(of: blank, settings: settings).name == nil, "a blank name is no name")
     }
 
+    @Test func theCallersProfileNamesThemAndTrustedMetadataComesFirst() throws {
+        var call = Self.call
+        call.metadata = .object([("callerName", .string("Your Bank"))])
+        call.initiatorName = "Alice Liddell"
+        call.initiatorAvatarUrl = "https://cdn.example/alice.png"
+        var settings = PushSettings()
+        let caller = PushCaller(of: call, settings: settings)
+        #expect(caller.name == "Alice Liddell" && caller.avatarURL == "https://cdn.example/alice.png")
+        let ring = try JSONValue.parse(APNsPush.payload(for: call, caller: caller))
+        #expect(ring["callerName"] == .string("Alice Liddell"))
+        #expect(ring["callerAvatarUrl"] == .string("https://cdn.example/alice.png"))
+        let fcm = try JSONValue.parse(FCMPush.message(.incomingCall, for: call, token: "t", settings: settings, now: 0))
+        #expect(fcm["message"]?["data"]?["callerAvatarUrl"] == .string("https://cdn.example/alice.png"))
+        settings.trustCallerMetadata = true
+        #expect(PushCaller(of: call, settings: settings).name == "Your Bank", "trusted, the call's own label")
+    }
+
     @Test func aNameLosesControlCharactersAndIsCutAndAnAvatarURLFitsOrIsLeftOut() {
         #expect(PushCaller.cleanName("  Alice\u{0}\nLiddell\u{7F} ") == "Alice  Liddell")
         #expect(PushCaller.cleanName(String(repeating: "é", count: 300))?.unicodeScalars.count == 256)
@@ -99,13 +116,17 @@ struct MissedCallAlertPayloadTests {
         var call = Self.call
         call.initiator = String(repeating: "@", count: 100)
         call.metadata = .object([("callerName", .string(String(repeating: "\u{1F600}", count: 5000)))])
+        call.initiatorAvatarUrl = "https://" + String(repeating: "a", count: PushCaller.maxAvatarURLBytes - 8)
         var settings = Self.settings
         settings.trustCallerMetadata = true
+        #expect(PushCaller(of: call, settings: settings).avatarURL != nil)
         let apns = try #require(
             APNsPush.alertRequest(for: call, token: try Self.iphone(), settings: settings, jwt: "jwt", now: 0))
         #expect(apns.body.count <= APNsPush.maxAlertPayloadBytes)
         // FCM's limit is 4,096 bytes of message, the token aside.
         let fcm = FCMPush.message(.missedCall, for: call, token: "", settings: settings, now: 0)
         #expect(fcm.count <= 4096, "\(fcm.count)")
+        let ring = FCMPush.message(.incomingCall, for: call, token: "", settings: settings, now: 0)
+        #expect(ring.count <= 4096, "\(ring.count)")
     }
 }

@@ -123,6 +123,37 @@ import Testing
         rig.waitForOutcome("bob", "iphone", .purged)
     }
 
+    /// The profile names the caller in the ring and the alert; what the
+    /// caller wrote in the call's metadata does not.
+    @Test func theCallersProfileNamesThem() throws {
+        let rig = try RingdPushRig()
+        defer { rig.finish() }
+        let h = rig.harness
+        let avatar = "https://cdn.example/alice.png"
+        let profile = try h.rest(
+            "PUT", "/v1/users/alice", body: #"{"name":"Alice Liddell","avatarUrl":"\#(avatar)"}"#)
+        #expect(profile.status == 200, "\(profile)")
+        try rig.register("bob", "iphone", .apnsVoip, RingdPushRig.iphoneToken, alertToken: RingdPushRig.alertToken)
+        try rig.register("bob", "pixel", .fcm, RingdPushRig.pixelToken)
+        let alice = try h.device("alice", "a1")
+        let metadata: JSONValue = .object([("callerName", .string("Your Bank"))])
+        let call = try alice.initiate(to: "bob", metadata: metadata).call()
+        let voip = try #require(try rig.mock.waitForRequests(count: 1, kind: .apns).first)
+        #expect(voip.body?["callerName"] == .string("Alice Liddell"))
+        #expect(voip.body?["callerAvatarUrl"] == .string(avatar))
+        let ring = try #require(try rig.mock.waitForRequests(count: 1, kind: .fcm).first)
+        #expect(ring.body?["message"]?["data"]?["callerName"] == .string("Alice Liddell"))
+        #expect(ring.body?["message"]?["data"]?["callerAvatarUrl"] == .string(avatar))
+        #expect(try alice.cancel(call.sessionId).ok)
+        let alerts = try Self.waitForAlerts(rig, count: 2)
+        let apns = try #require(alerts.first { $0.kind == .apns })
+        #expect(apns.body?["aps"]?["alert"]?["body"] == .string("Missed call from Alice Liddell"))
+        #expect(apns.body?["aps"]?["alert"]?["loc-args"] == .array([.string("Alice Liddell")]))
+        let fcm = try #require(alerts.first { $0.kind == .fcm })
+        #expect(fcm.body?["message"]?["notification"]?["body"] == .string("Missed call from Alice Liddell"))
+        #expect(alerts.allSatisfy { $0.violations.isEmpty }, "\(alerts.map(\.violations))")
+    }
+
     @Test func theCallersMetadataNamesThemOnlyWhenTrusted() throws {
         let rig = try RingdPushRig { $0.trustCallerMetadata = true }
         defer { rig.finish() }

@@ -26,7 +26,7 @@ enum Subcommand: String, CaseIterable, Sendable {
         case .logs: ["--status", "--direction", "--with", "--type", "--limit", "--all"]
         case .token: ["--ttl"]
         case .revoke, .status: []
-        case .push: ["--topic", "--environment", "--remove"]
+        case .push: ["--topic", "--environment", "--alert-token", "--remove"]
         }
     }
 
@@ -54,7 +54,7 @@ private let valueOptions: Set<String> = [
     "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--ca-file", "--accept-after",
     "--hangup-after",
     "--type", "--timeout", "--metadata", "--status", "--direction", "--with", "--limit", "--ttl", "--topic",
-    "--environment", "--reason",
+    "--environment", "--alert-token", "--reason",
 ]
 
 /// The command line split into subcommand, UID, option values and flags,

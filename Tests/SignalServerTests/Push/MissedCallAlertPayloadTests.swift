@@ -1,4 +1,6 @@
+import Foundation
 import SignalProtocol
+import TestSupport
 import Testing
 
 @testable import SignalCore
@@ -110,6 +112,21 @@ struct MissedCallAlertPayloadTests {
         #expect(android?["notification"]?["tag"] == .string(Self.call.sessionId))
         #expect(android?["notification"]?["body_loc_key"] == .string("ringd_missed_call"))
         #expect(android?["notification"]?["body_loc_args"] == .array([.string("alice")]))
+    }
+
+    /// docs/PUSH.md shows both services' alerts as the code makes them.
+    @Test func theDocumentedAlertsAreTheOnesSent() throws {
+        let document = try String(contentsOfFile: Repository.root() + "/docs/PUSH.md", encoding: .utf8)
+        var settings = Self.settings
+        settings.trustCallerMetadata = true
+        let apns = try #require(
+            APNsPush.alertRequest(for: Self.call, token: try Self.iphone(), settings: settings, jwt: "j", now: 0))
+        let fcm = FCMPush.message(
+            .missedCall, for: Self.call, token: "dQw4w9WgXcQ:APA91b…", settings: settings, now: 0)
+        for body in [apns.body, fcm] {
+            let text = String(decoding: body, as: UTF8.self)
+            #expect(document.contains("\n" + text + "\n"), "docs/PUSH.md lacks \(text)")
+        }
     }
 
     @Test func theWorstCaseAlertsStayUnderTheLimits() throws {

@@ -43,6 +43,26 @@ public struct RestClient: Sendable {
         _ = try await exchange("DELETE", "/v1/users/\(Self.pathSegment(uid))/tokens", expecting: 204)
     }
 
+    /// `PUT /v1/users/{uid}`: sets `uid`'s profile; the user as stored.
+    public func setProfile(_ profile: UserProfile, of uid: String) async throws(ClientError) -> UserRecord {
+        try await record(
+            try await exchange("PUT", "/v1/users/\(Self.pathSegment(uid))", body: profile.json, expecting: 200))
+    }
+
+    /// `GET /v1/users/{uid}`: `uid`'s profile and do-not-disturb (a failure
+    /// with `ERR_NOT_FOUND` when neither is set).
+    public func user(_ uid: String) async throws(ClientError) -> UserRecord {
+        try await record(try await exchange("GET", "/v1/users/\(Self.pathSegment(uid))", expecting: 200))
+    }
+
+    private func record(_ json: JSONValue) async throws(ClientError) -> UserRecord {
+        do throws(SignalError) {
+            return try UserRecord(json: json)
+        } catch {
+            throw .protocolViolation("the user response is not a user: \(error.message)")
+        }
+    }
+
     private func exchange(
         _ method: String, _ path: String, body: JSONValue? = nil, sendKey: Bool = true,
         expecting status: Int

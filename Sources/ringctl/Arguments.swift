@@ -16,6 +16,8 @@ enum Subcommand: String, CaseIterable, Sendable {
     case status
     /// `push PLATFORM TOKEN`: set this device's push token; `push --remove`: remove it.
     case push
+    /// `user set UID --name NAME` / `user get UID`: a user's profile through the REST API.
+    case user
 
     /// The options the subcommand takes besides the global ones.
     var options: Set<String> {
@@ -27,6 +29,7 @@ enum Subcommand: String, CaseIterable, Sendable {
         case .token: ["--ttl"]
         case .revoke, .status: []
         case .push: ["--topic", "--environment", "--alert-token", "--remove"]
+        case .user: ["--name", "--avatar-url"]
         }
     }
 
@@ -38,6 +41,7 @@ enum Subcommand: String, CaseIterable, Sendable {
         switch self {
         case .call, .token, .revoke: ["UID"]
         case .push: removing ? [] : ["PLATFORM", "TOKEN"]
+        case .user: ["ACTION", "UID"]
         case .answer, .logs, .status: []
         }
     }
@@ -54,7 +58,7 @@ private let valueOptions: Set<String> = [
     "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--ca-file", "--accept-after",
     "--hangup-after",
     "--type", "--timeout", "--metadata", "--status", "--direction", "--with", "--limit", "--ttl", "--topic",
-    "--environment", "--alert-token", "--reason",
+    "--environment", "--alert-token", "--reason", "--name", "--avatar-url",
 ]
 
 /// The command line split into subcommand, UID, option values and flags,

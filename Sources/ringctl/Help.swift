@@ -11,6 +11,7 @@ enum Help {
         case .revoke: revoke
         case .status: status
         case .push: push
+        case .user: user
         }
     }
 
@@ -71,6 +72,7 @@ enum Help {
           revoke UID        revoke every token of a user (REST API key needed)
           status            server health and, with a user, that user's active call
           push PLATFORM TOKEN  set this device's push token (--remove: remove it)
+          user set|get UID  a user's profile: the name calls show (REST API key needed)
 
         answer, call, logs and push need a user: --as UID (or RINGCTL_UID), or --token.
         `ringctl COMMAND --help` shows a command's options.
@@ -243,6 +245,29 @@ enum Help {
           ringctl status
           ringctl --as bob status
           ringctl --json status
+        """
+
+    /// The help of `ringctl user`.
+    private static let user = """
+        usage: ringctl [global options] user set UID --name NAME [--avatar-url URL]
+               ringctl [global options] user get UID
+
+        Sets or shows a user's profile through the REST API (PUT and GET
+        /v1/users/UID, with the API key): calls placed after carry the name and picture
+        in their initiator and receiver, and pushes show the caller's name
+        (docs/PROTOCOL.md). `get` also shows the user's do-not-disturb.
+
+        options:
+          --name NAME             the display name, 1 to 100 characters (set)
+          --avatar-url URL        an https URL of the user's picture (set)
+
+        \(globalOptions)
+
+        \(plainExitCodes)
+
+        examples:
+          ringctl user set alice --name "Alice Martin" --avatar-url https://cdn.example.com/alice.png
+          ringctl user get alice --json
         """
 
     /// The help of `ringctl push`.

@@ -63,6 +63,8 @@ enum Ringctl {
         case .push:
             try await PushCommand.run(
                 try PushRequest(arguments, settings: settings), settings: settings, console: console)
+        case .user:
+            try await UserCommand.run(try UserRequest(arguments), settings: settings, console: console)
         }
         return .success
     }

@@ -38,6 +38,7 @@ ASYNCAPI_URI = "urn:ringd:asyncapi"
 CLIENT_TYPES = {
     "auth", "initiateCall", "acceptCall", "rejectCall", "cancelCall", "endCall", "getActiveCall",
     "getCallLogs", "registerPushToken", "unregisterPushToken", "signal", "getIceServers", "getMediaToken",
+    "setDoNotDisturb",
 }
 # Which result message answers which request.
 RESULT_OF = {
@@ -46,6 +47,7 @@ RESULT_OF = {
     "getActiveCall": "activeCallResult", "getCallLogs": "callLogsResult",
     "registerPushToken": "pushTokenResult", "unregisterPushToken": "pushTokenRemovedResult",
     "signal": "signalResult", "getIceServers": "iceServersResult", "getMediaToken": "mediaTokenResult",
+    "setDoNotDisturb": "doNotDisturbResult",
 }
 # Examples in the docs that the code refuses: reported, not failed, until the
 # docs are fixed (then the entry goes). Keyed by a piece of the example.

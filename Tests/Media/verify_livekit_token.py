@@ -1,9 +1,10 @@
 """Checks a media token ringd minted with LiveKit's own verifier.
 
 Reads one JSON object on stdin: {"token", "apiKey", "apiSecret", "room",
-"identity"}. Verifies the token with livekit.api.TokenVerifier (signature,
-issuer, validity window), checks its grant joins exactly that room as that
-identity and may publish and subscribe, and that a verifier holding another
+"identity", "name"}. Verifies the token with livekit.api.TokenVerifier
+(signature, issuer, validity window), checks its grant joins exactly that
+room as that identity with that display name (null: none) and may publish
+and subscribe, and that a verifier holding another
 secret refuses it. Prints one line per check, "ok ..." or "FAIL ...", and
 exits 1 if any failed.
 """
@@ -27,6 +28,7 @@ def main() -> int:
     claims = TokenVerifier(request["apiKey"], request["apiSecret"]).verify(request["token"])
     report(True, "the token verifies with the API key and secret")
     report(claims.identity == request["identity"], "the identity is the party's uid")
+    report((claims.name or None) == request.get("name"), "the name is the party's profile name")
     video = claims.video
     report(video.room == request["room"] and video.room_join, "the grant joins the call's room")
     report(video.can_publish and video.can_subscribe, "the grant publishes and subscribes")

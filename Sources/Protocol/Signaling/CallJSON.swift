@@ -6,8 +6,8 @@ extension Call {
             ("callType", .string(callType.rawValue)),
             ("receiverType", .string("user")),
             ("status", .string(status.rawValue)),
-            ("initiator", Self.party(initiator, name: initiatorName, avatarUrl: initiatorAvatarUrl)),
-            ("receiver", Self.party(receiver, name: receiverName, avatarUrl: receiverAvatarUrl)),
+            ("initiator", initiatorJSON),
+            ("receiver", receiverJSON),
             ("initiatorDevice", initiatorDevice.map(JSONValue.string) ?? .null),
             ("initiatedAt", .integer(initiatedAt)),
             ("acceptedAt", acceptedAt.map(JSONValue.integer) ?? .null),
@@ -28,7 +28,13 @@ extension Call {
         return .object(members)
     }
 
-    /// A party: `uid`, and the profile's `name` and `avatarUrl` when it had them.
+    /// The caller as the call object shows it: `uid`, and the profile's
+    /// `name` and `avatarUrl` when it had them.
+    public var initiatorJSON: JSONValue { Self.party(initiator, name: initiatorName, avatarUrl: initiatorAvatarUrl) }
+
+    /// The callee as the call object shows it (see ``initiatorJSON``).
+    public var receiverJSON: JSONValue { Self.party(receiver, name: receiverName, avatarUrl: receiverAvatarUrl) }
+
     private static func party(_ uid: String, name: String?, avatarUrl: String?) -> JSONValue {
         var members: [(key: String, value: JSONValue)] = [("uid", .string(uid))]
         if let name { members.append(("name", .string(name))) }

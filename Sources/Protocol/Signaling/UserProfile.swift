@@ -32,6 +32,14 @@ public struct UserProfile: Hashable, Sendable {
             name: try fields.string("name"), avatarUrl: try fields.optionalString("avatarUrl"), metadata: metadata)
     }
 
+    /// The body of `PUT /v1/users/{uid}`: `name`, and `avatarUrl` and `metadata` when set.
+    public var json: JSONValue {
+        var members: [(key: String, value: JSONValue)] = [("name", .string(name))]
+        if let avatarUrl { members.append(("avatarUrl", .string(avatarUrl))) }
+        if let metadata { members.append(("metadata", metadata)) }
+        return .object(members)
+    }
+
     /// An avatar is shown by phones that fetch it: only `https`, with a
     /// host, no spaces or control characters, and a bounded length.
     private static func validate(avatarUrl: String) throws(SignalError) {
@@ -121,11 +129,7 @@ public struct UserRecord: Hashable, Sendable {
     /// when there is one, `doNotDisturb` and `updatedAt`.
     public var json: JSONValue {
         var members: [(key: String, value: JSONValue)] = [("uid", .string(uid))]
-        if let profile {
-            members.append(("name", .string(profile.name)))
-            if let avatarUrl = profile.avatarUrl { members.append(("avatarUrl", .string(avatarUrl))) }
-            if let metadata = profile.metadata { members.append(("metadata", metadata)) }
-        }
+        members += profile?.json.objectMembers ?? []
         members.append(("doNotDisturb", doNotDisturb.json))
         members.append(("updatedAt", .integer(updatedAt)))
         return .object(members)

@@ -43,6 +43,8 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
     public var highestPosition: Int64 = 0
     /// Push tokens; a device or token a cluster node registered already keeps that newer registration.
     public var pushTokens = 0
+    /// Users' profiles and do-not-disturb; a user a cluster node set already keeps that.
+    public var users = 0
     /// The webhook outbox, every row as it stood (the pending ones are sent by the cluster).
     public var webhookDeliveries = 0
     public var milliseconds: Int64 = 0
@@ -61,6 +63,7 @@ public struct StoreMigrationSummary: Sendable, CustomStringConvertible {
               calls:            \(calls)\(endedLiveCalls > 0 ? " (\(endedLiveCalls) live: ended with server_restart)" : "")
               revocations:      \(revocations)
               push tokens:      \(pushTokens)
+              users:            \(users)
               webhook outbox:   \(webhookDeliveries) deliveries
               token secret:     \(secret)
               highest position: \(highestPosition) (new changes take positions above it)
@@ -143,6 +146,7 @@ public enum StoreMigrator {
             summary.calls = try copyCalls(from: source, into: target, replacing: ended)
             summary.revocations = try copyRevocations(from: source, into: target)
             summary.pushTokens = try copyPushTokens(from: source, into: target)
+            summary.users = try copyUsers(from: source, into: target)
             summary.webhookDeliveries = try copyWebhookDeliveries(from: source, into: target)
             try step("continuing PostgreSQL's change sequence") { () throws(PostgresError) in
                 try target.execute(
@@ -307,6 +311,29 @@ public enum StoreMigrator {
             try step("copying push tokens into PostgreSQL") { () throws(PostgresError) in
                 try target.insert(
                     "INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at, alert_token)",
+                    rows: Array(rows[start ..< min(start + batchSize, rows.count)]), then: "ON CONFLICT DO NOTHING")
+            }
+        }
+        return rows.count
+    }
+
+    /// Copies the users' profiles and do-not-disturb settings.
+    private static func copyUsers(
+        from source: StoreConnection, into target: PostgresConnection
+    )
+        throws(StoreMigrationError) -> Int
+    {
+        let rows: [[String?]] = try step("reading users") { () throws(StoreError) in try source.users() }.map {
+            let row = UserRowValues($0)
+            return [
+                row.uid, row.name, row.avatarUrl, row.metadata, row.doNotDisturbMode,
+                row.doNotDisturbUntil.map { String($0) }, String(row.updatedAt),
+            ]
+        }
+        for start in stride(from: 0, to: rows.count, by: batchSize) {
+            try step("copying users into PostgreSQL") { () throws(PostgresError) in
+                try target.insert(
+                    "INSERT INTO users (\(UserRowValues.columns))",
                     rows: Array(rows[start ..< min(start + batchSize, rows.count)]), then: "ON CONFLICT DO NOTHING")
             }
         }

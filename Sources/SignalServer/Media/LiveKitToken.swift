@@ -8,14 +8,15 @@ import SignalProtocol
 /// their own.
 enum LiveKitToken {
     /// A token for `uid` to join room `sessionId` and publish and
-    /// subscribe, valid from `now` (ms) for the configured time.
+    /// subscribe, valid from `now` (ms) for the configured time; `name` is
+    /// the participant's display name (the profile's, as the call holds it).
     static func mint(
-        sessionId: String, uid: String, now: Int64, settings: LiveKitSettings
+        sessionId: String, uid: String, name: String?, now: Int64, settings: LiveKitSettings
     ) throws(CryptoError) -> MediaToken? {
         guard let url = settings.url, let apiKey = settings.apiKey, let secret = settings.apiSecret else { return nil }
         let issuedAt = now / 1000
         let expires = issuedAt + Int64(settings.tokenSeconds)
-        let claims: [(key: String, value: JSONValue)] = [
+        var claims: [(key: String, value: JSONValue)] = [
             ("iss", .string(apiKey)), ("sub", .string(uid)), ("nbf", .integer(issuedAt)), ("exp", .integer(expires)),
             (
                 "video",
@@ -25,6 +26,7 @@ enum LiveKitToken {
                 ])
             ),
         ]
+        if let name { claims.append(("name", .string(name))) }
         let token = try JSONWebToken.sign(claims: .object(claims), hmacSHA256: Array(secret.utf8))
         return MediaToken(url: url, token: token, expiresAt: expires * 1000)
     }

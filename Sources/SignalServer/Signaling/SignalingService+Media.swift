@@ -38,7 +38,9 @@ extension SignalingService {
         do throws(CryptoError) {
             guard
                 let token = try LiveKitToken.mint(
-                    sessionId: sessionId, uid: uid, now: now, settings: settings)
+                    sessionId: sessionId, uid: uid,
+                    name: uid == call.initiator ? call.initiatorName : call.receiverName,
+                    now: now, settings: settings)
             else { return .failure(SignalError(.mediaNotConfigured, "this server has no media server")) }
             return .success(.mediaToken(token))
         } catch {

@@ -62,8 +62,8 @@ public struct WebhookEvent: Hashable, Sendable {
                     ("sessionId", .string(call.sessionId)),
                     ("type", .string(call.callType.rawValue)),
                     ("status", .string(call.status.rawValue)),
-                    ("initiator", .object([("uid", .string(call.initiator))])),
-                    ("receiver", .object([("uid", .string(call.receiver))])),
+                    ("initiator", call.initiatorJSON),
+                    ("receiver", call.receiverJSON),
                     ("receiverType", .string("user")),
                     ("call", call.json),
                 ])

@@ -69,6 +69,15 @@ import Testing
                 updatedAt: 1_700_000_300_000)
             _ = try waitForResult { store.savePushToken(token, limit: 10, completion: $0) }.get()
         }
+        let profile = try UserProfile(name: "Bob", avatarUrl: "https://img.example/bob.png")
+        _ = try waitForResult {
+            store.updateUser(uid: "bob", at: 1_700_000_400_000, { $0.profile = profile }, completion: $0)
+        }.get()
+        _ = try waitForResult {
+            store.updateUser(
+                uid: "carol", at: 1_700_000_400_000, { $0.doNotDisturb = DoNotDisturb(mode: .busy, until: 9) },
+                completion: $0)
+        }.get()
         let outbox = try StoreConnection(path: path, synchronousFull: false)
         for (seq, status) in [(Int64(3), WebhookDeliveryStatus.delivered), (5, .failed), (9, .pending)] {
             try outbox.insert(
@@ -142,6 +151,8 @@ import Testing
         #expect(try postgres.revocations() == sqlite.revocations())
         #expect(summary.pushTokens == 2)
         #expect(Set(try postgres.pushTokens()) == Set(try sqlite.pushTokens()))
+        #expect(summary.users == 2)
+        #expect(try postgres.users(ofAny: ["bob", "carol"]).sorted { $0.uid < $1.uid } == sqlite.users())
         #expect(summary.webhookDeliveries == 3)
         #expect(
             try postgres.webhookDeliveries(WebhookDeliveryQuery(limit: 100)).deliveries

@@ -19,6 +19,9 @@ struct MediaTokenEndToEndTests {
 
     @Test func thePartiesOfAnOngoingCallGetTokensLiveKitAccepts() throws {
         try withRingd(config: Self.config) { ringd in
+            let profile = try SignalingIntegration.rest(
+                port: ringd.port, "PUT", "/v1/users/bob", body: #"{"name":"Bob Builder"}"#)
+            #expect(profile.status == 200, "\(profile)")
             let alice = try SignalingIntegration.Device.open(port: ringd.port, uid: "alice", deviceId: "a1")
             let bob = try SignalingIntegration.Device.open(port: ringd.port, uid: "bob", deviceId: "b1")
             let carol = try SignalingIntegration.Device.open(port: ringd.port, uid: "carol", deviceId: "c1")
@@ -30,13 +33,13 @@ struct MediaTokenEndToEndTests {
             #expect(early.code == "ERR_CALL_NOT_STARTED", "\(early)")
             #expect(try bob.accept(sessionId).ok)
             let before = Int64(Date().timeIntervalSince1970 * 1000)
-            for (device, uid) in [(alice, "alice"), (bob, "bob")] {
+            for (device, uid, name) in [(alice, "alice", nil), (bob, "bob", "Bob Builder")] {
                 let reply = try token(device)
                 let data = try #require(reply.data, "\(reply)")
                 let token = try MediaToken(json: data)
                 #expect(token.url == "wss://media.example")
                 #expect(token.expiresAt >= before + 299_000 && token.expiresAt <= before + 301_000, "\(token)")
-                try Self.expectLiveKitAccepts(token.token, room: sessionId, identity: uid)
+                try Self.expectLiveKitAccepts(token.token, room: sessionId, identity: uid, name: name)
             }
             let stranger = try token(carol)
             #expect(stranger.code == "ERR_CALL_NOT_A_PART", "\(stranger)")
@@ -44,7 +47,7 @@ struct MediaTokenEndToEndTests {
                 port: ringd.port, "POST", "/v1/calls/\(sessionId)/media-token", body: #"{"uid":"bob"}"#)
             #expect(rest.status == 200, "\(rest)")
             try Self.expectLiveKitAccepts(
-                try #require(rest.json?["token"]?.stringValue), room: sessionId, identity: "bob")
+                try #require(rest.json?["token"]?.stringValue), room: sessionId, identity: "bob", name: "Bob Builder")
             let restStranger = try SignalingIntegration.rest(
                 port: ringd.port, "POST", "/v1/calls/\(sessionId)/media-token", body: #"{"uid":"carol"}"#)
             #expect(restStranger.status == 409 && restStranger.errorCode == "ERR_CALL_NOT_A_PART", "\(restStranger)")
@@ -70,17 +73,19 @@ struct MediaTokenEndToEndTests {
 
     /// Runs LiveKit's verifier on `token` and expects every check to pass.
     static func expectLiveKitAccepts(
-        _ token: String, room: String, identity: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ token: String, room: String, identity: String, name: String?,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         try PythonCheck.expect(
             "Tests/Media/verify_livekit_token.py",
             input: .object([
                 ("token", .string(token)), ("apiKey", .string(apiKey)), ("apiSecret", .string(apiSecret)),
-                ("room", .string(room)), ("identity", .string(identity)),
+                ("room", .string(room)), ("identity", .string(identity)), ("name", name.map(JSONValue.string) ?? .null),
             ]),
             prints: [
                 "ok the token verifies with the API key and secret", "ok the identity is the party's uid",
-                "ok the grant joins the call's room", "ok the grant publishes and subscribes",
+                "ok the name is the party's profile name", "ok the grant joins the call's room",
+                "ok the grant publishes and subscribes",
                 "ok another secret is refused",
             ], needing: "LiveKit's token verifier", sourceLocation: sourceLocation)
     }

@@ -28,7 +28,7 @@ enum Subcommand: String, CaseIterable, Sendable {
         case .logs: ["--status", "--direction", "--with", "--type", "--limit", "--all"]
         case .token: ["--ttl"]
         case .revoke, .status: []
-        case .push: ["--topic", "--environment", "--remove"]
+        case .push: ["--topic", "--environment", "--alert-token", "--remove"]
         case .user: ["--name", "--avatar-url"]
         }
     }
@@ -58,7 +58,7 @@ private let valueOptions: Set<String> = [
     "--server", "--as", "--auth-key", "--token", "--api-key", "--device", "--ca-file", "--accept-after",
     "--hangup-after",
     "--type", "--timeout", "--metadata", "--status", "--direction", "--with", "--limit", "--ttl", "--topic",
-    "--environment", "--reason", "--name", "--avatar-url", "--client-call-id",
+    "--environment", "--alert-token", "--reason", "--name", "--avatar-url", "--client-call-id",
 ]
 
 /// The command line split into subcommand, UID, option values and flags,

@@ -281,6 +281,7 @@ enum Help {
     /// The help of `ringctl push`.
     private static let push = """
         usage: ringctl [global options] push PLATFORM TOKEN [--topic BUNDLE_ID] [--environment ENV]
+                                             [--alert-token HEX]
                ringctl [global options] push --remove
 
         Sets the push token of the device ringctl logs in as (--as UID --device ID), as
@@ -293,6 +294,8 @@ enum Help {
                                   push.apns.bundleId)
           --environment ENV       apns-voip: sandbox for a development build
                                   (default: production)
+          --alert-token HEX       apns-voip: the app's regular APNs token, for
+                                  missed-call alerts
           --remove                remove the device's token instead
 
         \(globalOptions)

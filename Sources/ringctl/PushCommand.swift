@@ -13,8 +13,8 @@ struct PushRequest {
             throw arguments.usage("push needs --device ID: the token belongs to that device")
         }
         guard !arguments.flag("--remove") else {
-            if arguments.value("--topic") != nil || arguments.value("--environment") != nil {
-                throw arguments.usage("--remove takes no --topic or --environment")
+            if ["--topic", "--environment", "--alert-token"].contains(where: { arguments.value($0) != nil }) {
+                throw arguments.usage("--remove takes no --topic, --environment or --alert-token")
             }
             return
         }
@@ -33,7 +33,8 @@ struct PushRequest {
         do throws(SignalError) {
             registration = try PushRegistration(
                 platform: platform, token: arguments.positional(1) ?? "",
-                topic: arguments.value("--topic"), environment: environment)
+                topic: arguments.value("--topic"), environment: environment,
+                alertToken: arguments.value("--alert-token"))
         } catch {
             throw arguments.usage(error.message)
         }

@@ -18,9 +18,11 @@ TTL = re.compile(r"[0-9]+s")
 
 FCM_SCOPE = "https://www.googleapis.com/auth/firebase.messaging"
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-APNS_MAX_BODY = 5120
+APNS_MAX_BODY = 5120  # a VoIP push
+APNS_MAX_ALERT_BODY = 4096  # any other push
+ALERT_TTL = 86400 + 60  # a missed-call alert's expiration, with a minute of slack
 CALL_TYPES = ("audio", "video")
-FCM_TYPES = ("incoming_call", "call_cancelled")
+FCM_TYPES = ("incoming_call", "call_cancelled", "missed_call")
 # Unix milliseconds from 2001 to 5138: a count of seconds (or of
 # microseconds) falls outside, which is the mistake worth catching.
 MILLISECONDS = range(10**12, 10**14)
@@ -175,3 +177,65 @@ def check_call_fields(fields, violations, prefix, as_strings):
     name = fields.get("callerName")
     if name is not None and not isinstance(name, str):
         violations.append(f"{prefix}callerName is a {json_type(name)}, not a string")
+
+
+def check_caller(fields, violations, prefix):
+    """The caller fields every payload carries."""
+    caller = fields.get("callerUid")
+    if not isinstance(caller, str) or not caller:
+        violations.append(f"{prefix}callerUid is not a non-empty string")
+    if fields.get("callType") not in CALL_TYPES:
+        violations.append(f"{prefix}callType {fields.get('callType')!r} is not audio or video")
+    for key in ("callerName", "callerAvatarUrl"):
+        value = fields.get(key)
+        if value is not None and not isinstance(value, str):
+            violations.append(f"{prefix}{key} is a {json_type(value)}, not a string")
+
+
+def check_strings(container, keys, violations, prefix):
+    """Each of `keys` in `container` is a non-empty string."""
+    for key in keys:
+        value = container.get(key)
+        if not isinstance(value, str) or not value:
+            violations.append(f"{prefix}{key} is not a non-empty string")
+
+
+def check_string_list(value, violations, name):
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        violations.append(f"{name} is not a list of strings")
+
+
+def check_apns_alert(payload, violations):
+    """A missed-call alert's `aps`: the alert in English with its
+    localization keys, and the sound."""
+    aps = payload.get("aps")
+    alert = aps.get("alert") if isinstance(aps, dict) else None
+    if not isinstance(alert, dict):
+        violations.append("aps.alert is not an object")
+        return
+    check_strings(alert, ("title", "body", "title-loc-key", "loc-key"), violations, "aps.alert.")
+    check_string_list(alert.get("loc-args"), violations, "aps.alert.loc-args")
+    if aps.get("sound") != "default":
+        violations.append(f"aps.sound {aps.get('sound')!r} is not 'default'")
+    if payload.get("type") != "missed_call":
+        violations.append(f"type {payload.get('type')!r} is not 'missed_call'")
+    check_caller(payload, violations, "")
+
+
+def check_fcm_notification(message, data, violations):
+    """A missed-call alert's notification and its Android part."""
+    notification = message.get("notification")
+    if not isinstance(notification, dict):
+        violations.append("message.notification is not an object")
+    else:
+        check_strings(notification, ("title", "body"), violations, "message.notification.")
+    android = message.get("android")
+    shown = android.get("notification") if isinstance(android, dict) else None
+    if not isinstance(shown, dict):
+        violations.append("message.android.notification is not an object")
+        return
+    if shown.get("tag") != data.get("sessionId"):
+        violations.append(f"message.android.notification.tag {shown.get('tag')!r} is not the session id")
+    check_strings(shown, ("title_loc_key", "body_loc_key"), violations, "message.android.notification.")
+    check_string_list(shown.get("body_loc_args"), violations, "message.android.notification.body_loc_args")
+    check_caller(data, violations, "message.data.")

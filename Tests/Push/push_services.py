@@ -13,9 +13,10 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from push_checks import (
-    APNS_MAX_BODY, APNS_PATH, APNS_REASONS, Answer, CANONICAL_UUID, FCM_ERRORS, FCM_PATH, FCM_SCOPE,
-    FCM_STATUSES, FCM_TYPES, HEX, JWT_BEARER, TTL, bearer, check_call_fields, check_integer_header,
-    is_integer, json_answer, json_type, parse_jwt, strict_json,
+    ALERT_TTL, APNS_MAX_ALERT_BODY, APNS_MAX_BODY, APNS_PATH, APNS_REASONS, Answer, CANONICAL_UUID, FCM_ERRORS,
+    FCM_PATH, FCM_SCOPE, FCM_STATUSES, FCM_TYPES, HEX, JWT_BEARER, TTL, bearer, check_apns_alert,
+    check_call_fields, check_fcm_notification, check_integer_header, is_integer, json_answer, json_type,
+    parse_jwt, strict_json,
 )
 
 class Mock:
@@ -146,16 +147,24 @@ class Mock:
 
     @staticmethod
     def check_apns_headers(request, violations):
+        """A VoIP ring (`voip`, topic `<bundle>.voip`, expiring within the
+        hour) or a missed-call alert (`alert`, the bundle id, within a day)."""
         headers, now = request.headers, request.received_at
-        for name, wanted in (("apns-push-type", "voip"), ("apns-priority", "10")):
-            if headers.get(name) != wanted:
-                violations.append(f"{name} {headers.get(name)!r} is not {wanted!r}")
+        push_type = headers.get("apns-push-type")
+        if push_type not in ("voip", "alert"):
+            violations.append(f"apns-push-type {push_type!r} is not 'voip' or 'alert'")
+        if headers.get("apns-priority") != "10":
+            violations.append(f"apns-priority {headers.get('apns-priority')!r} is not '10'")
         topic = headers.get("apns-topic")
-        if topic is None or not topic.endswith(".voip") or topic == ".voip":
+        if push_type == "alert":
+            if not topic or topic.endswith(".voip"):
+                violations.append(f"apns-topic {topic!r} of an alert is not a bundle id")
+        elif topic is None or not topic.endswith(".voip") or topic == ".voip":
             violations.append(f"apns-topic {topic!r} does not end with .voip")
         expiration = check_integer_header(request, "apns-expiration", violations)
-        if expiration is not None and not now < expiration < now + 3600:
-            violations.append(f"apns-expiration {expiration} is not within the next hour (now {int(now)})")
+        horizon = ALERT_TTL if push_type == "alert" else 3600
+        if expiration is not None and not now < expiration < now + horizon:
+            violations.append(f"apns-expiration {expiration} is not within the next {horizon} s (now {int(now)})")
         apns_id = headers.get("apns-id")
         if apns_id is None:
             violations.append("apns-id missing")
@@ -172,8 +181,10 @@ class Mock:
 
     def check_apns_body(self, request, record):
         violations = record["violations"]
-        if len(request.body) > APNS_MAX_BODY:
-            violations.append(f"body is {len(request.body)} bytes, more than {APNS_MAX_BODY}")
+        alert = request.headers.get("apns-push-type") == "alert"
+        limit = APNS_MAX_ALERT_BODY if alert else APNS_MAX_BODY
+        if len(request.body) > limit:
+            violations.append(f"body is {len(request.body)} bytes, more than {limit}")
         payload = self.parse_body(request, record, required=True)
         if payload is None:
             return
@@ -185,7 +196,10 @@ class Mock:
         session = payload.get("sessionId")
         if not isinstance(session, str) or not session:
             violations.append("sessionId is not a non-empty string")
-        check_call_fields(payload, violations, "", as_strings=False)
+        if alert:
+            check_apns_alert(payload, violations)
+        else:
+            check_call_fields(payload, violations, "", as_strings=False)
 
     # OAuth ---------------------------------------------------------------
 
@@ -319,12 +333,16 @@ class Mock:
                 violations.append(f"message.data.{key} is a {json_type(value)}, not a string")
         kind = data.get("type")
         if kind not in FCM_TYPES:
-            violations.append(f"message.data.type {kind!r} is not incoming_call or call_cancelled")
+            violations.append(f"message.data.type {kind!r} is not one of {', '.join(FCM_TYPES)}")
         session = data.get("sessionId")
         if not isinstance(session, str) or not session:
             violations.append("message.data.sessionId is not a non-empty string")
         if kind == "incoming_call":
             check_call_fields(data, violations, "message.data.", as_strings=True)
+        if kind == "missed_call":
+            check_fcm_notification(message, data, violations)
+        elif "notification" in message:
+            violations.append(f"a {kind} message has a notification: Android would show it")
 
 
 def fcm_error(status, error_code, message, headers):

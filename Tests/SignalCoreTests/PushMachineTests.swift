@@ -22,9 +22,11 @@ struct PushMachineTests {
             token: String(repeating: "f", count: 40)),
         updatedAt: 0)
 
-    static func machine(retry: [Double] = [1, 2]) -> PushMachine {
+    /// Without missed-call alerts unless asked (PushMachineAlertTests has them).
+    static func machine(retry: [Double] = [1, 2], alerts: Bool = false) -> PushMachine {
         var settings = PushSettings()
         settings.retrySeconds = retry
+        settings.missedCallAlerts = alerts
         return PushMachine(settings: settings, jitter: { 0 })
     }
 

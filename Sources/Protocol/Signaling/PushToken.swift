@@ -23,6 +23,11 @@ public struct PushRegistration: Hashable, Sendable {
     public var topic: String?
     /// APNs only; production unless told otherwise.
     public var environment: PushEnvironment?
+    /// APNs only: the app's regular remote-notification token
+    /// (`didRegisterForRemoteNotificationsWithDeviceToken`), for the
+    /// missed-call alert. A VoIP token cannot show a notification, so
+    /// without this an iOS device gets no alert. Hex, kept lower-case.
+    public var alertToken: String?
 
     /// APNs device tokens are 32 bytes today; Apple reserves the right to
     /// lengthen them, so up to 100 bytes are taken.
@@ -36,18 +41,23 @@ public struct PushRegistration: Hashable, Sendable {
     /// A registration after validation; throws `ERR_VALIDATION` naming what is wrong.
     public init(
         platform: PushPlatform, token: String, topic: String? = nil,
-        environment: PushEnvironment? = nil
+        environment: PushEnvironment? = nil, alertToken: String? = nil
     ) throws(SignalError) {
         switch platform {
         case .apnsVoip:
-            let digits = token.utf8
-            guard Self.apnsTokenHexDigits.contains(digits.count), digits.count % 2 == 0,
-                digits.allSatisfy(Self.isHexDigit)
-            else {
+            guard Self.isAPNsToken(token) else {
                 throw SignalError(
                     .validation,
                     "an apns-voip token must be an even number of \(Self.apnsTokenHexDigits.lowerBound) to \(Self.apnsTokenHexDigits.upperBound) hex digits"
                 )
+            }
+            if let alertToken {
+                guard Self.isAPNsToken(alertToken) else {
+                    throw SignalError(
+                        .validation,
+                        "alertToken must be an even number of \(Self.apnsTokenHexDigits.lowerBound) to \(Self.apnsTokenHexDigits.upperBound) hex digits"
+                    )
+                }
             }
             if let topic {
                 guard Self.topicLength.contains(topic.utf8.count), topic.utf8.allSatisfy(Self.isTopicByte) else {
@@ -58,6 +68,7 @@ public struct PushRegistration: Hashable, Sendable {
                 }
             }
             self.token = token.lowercased()
+            self.alertToken = alertToken?.lowercased()
         case .fcm:
             guard Self.fcmTokenLength.contains(token.utf8.count), token.utf8.allSatisfy(Self.isFCMTokenByte) else {
                 throw SignalError(
@@ -65,8 +76,9 @@ public struct PushRegistration: Hashable, Sendable {
                     "an fcm token must be \(Self.fcmTokenLength.lowerBound) to \(Self.fcmTokenLength.upperBound) characters of A-Z a-z 0-9 : _ - ."
                 )
             }
-            guard topic == nil, environment == nil else {
-                throw SignalError(.validation, "topic and environment apply to apns-voip tokens only")
+            // An FCM token shows notifications itself: it needs no second token.
+            guard topic == nil, environment == nil, alertToken == nil else {
+                throw SignalError(.validation, "topic, environment and alertToken apply to apns-voip tokens only")
             }
             self.token = token
         }
@@ -80,7 +92,8 @@ public struct PushRegistration: Hashable, Sendable {
         let platform = try fields.enumeration("platform", PushPlatform.self)
         try self.init(
             platform: platform, token: try fields.string("token"), topic: try fields.optionalString("topic"),
-            environment: try fields.optionalEnumeration("environment", PushEnvironment.self))
+            environment: try fields.optionalEnumeration("environment", PushEnvironment.self),
+            alertToken: try fields.optionalString("alertToken"))
     }
 
     /// The members a client sends.
@@ -91,7 +104,13 @@ public struct PushRegistration: Hashable, Sendable {
         ]
         if let topic { members.append(("topic", .string(topic))) }
         if let environment { members.append(("environment", .string(environment.rawValue))) }
+        if let alertToken { members.append(("alertToken", .string(alertToken))) }
         return members
+    }
+
+    private static func isAPNsToken(_ token: String) -> Bool {
+        let digits = token.utf8
+        return apnsTokenHexDigits.contains(digits.count) && digits.count % 2 == 0 && digits.allSatisfy(isHexDigit)
     }
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
@@ -140,7 +159,7 @@ public struct RegisteredPushToken: Hashable, Sendable {
         self.updatedAt = updatedAt
     }
 
-    /// The wire form: `{"uid","deviceId","platform","token","topic"?,"environment"?,"updatedAt"}`.
+    /// The wire form: `{"uid","deviceId","platform","token","topic"?,"environment"?,"alertToken"?,"updatedAt"}`.
     public var json: JSONValue {
         .object(
             [("uid", .string(uid)), ("deviceId", .string(deviceId))] + registration.members

@@ -2,8 +2,9 @@ import SignalProtocol
 import SignalSystem
 
 /// Which pushes go out when, free of I/O: the ring pushes of each ringing
-/// call, their retries while the call rings, and the messages that stop
-/// an Android ringing screen. Each input is a `mutating func` taking the
+/// call, their retries while the call rings, the messages that stop
+/// an Android ringing screen, and the missed-call alerts to the devices
+/// that were pushed the ring of a call the callee missed. Each input is a `mutating func` taking the
 /// wall clock (ms) and returning the ``Action``s for the driver
 /// (``PushDispatcher``), which reports each send's ``PushAnswer`` back.
 ///
@@ -15,6 +16,10 @@ package struct PushMachine {
         case ring
         /// FCM `call_cancelled`, after the call stopped ringing.
         case cancel
+        /// The visible "Missed call" notification (an APNs alert to the
+        /// device's alert token, an FCM notification message), after the
+        /// call ended as ``MissedCallAlert`` says the callee missed it.
+        case alert
     }
 
     /// One request to send.
@@ -35,6 +40,9 @@ package struct PushMachine {
         case send(Attempt)
         /// The token is dead: remove it (only if the device still has it).
         case purge(RegisteredPushToken, reason: String)
+        /// The device's APNs alert token is dead: forget it (only if the
+        /// device still has that registration), keeping the VoIP token.
+        case purgeAlertToken(RegisteredPushToken, reason: String)
         /// Count and log what became of a push.
         case outcome(PushOutcome, Attempt, detail: String?)
         /// Every ring push of the call, which still rings, was refused in a
@@ -62,19 +70,26 @@ package struct PushMachine {
         /// The service refused the ring in a way no retry mends (a dead
         /// token, a refused request, credentials refused after a renewal).
         var failedForGood = false
+        /// The service called the token dead: no alert follows the ring.
+        var purged = false
     }
 
     private struct Ringing {
         package var call: Call
         var ringing = true
-        var targets: [PushDeviceKey: Target] = [:]
+        var targets: [PushLane: Target] = [:]
 
-        var isSettled: Bool {
+        /// Whether nothing more can leave: while the call rings, a ring that
+        /// reached FCM owes a cancel, and with `alerting` any ring whose
+        /// token was not called dead may owe an alert.
+        func isSettled(alerting: Bool) -> Bool {
             targets.values.allSatisfy { target in
                 switch target.stage {
-                case .done: return true
-                case .delivered: return target.token.registration.platform != .fcm || !ringing
                 case .inFlight, .waiting: return false
+                case .done, .delivered:
+                    guard ringing, target.kind == .ring else { return true }
+                    if case .delivered = target.stage, target.token.registration.platform == .fcm { return false }
+                    return !(alerting && !target.purged && PushMachine.takesAlerts(target.token))
                 }
             }
         }
@@ -83,12 +98,16 @@ package struct PushMachine {
     private var calls: [String: Ringing] = [:]
     /// Retries by due time; an entry whose target no longer waits until
     /// that time (given up, or the call settled) is skipped when it pops.
-    private var retries = DueHeap<Int64, (sessionId: String, device: PushDeviceKey)>()
+    private var retries = DueHeap<Int64, (sessionId: String, lane: PushLane)>()
     private let settings: PushSettings
     /// Stretches a retry delay by up to a fifth (tests pass 0).
     private let jitter: @Sendable () -> Double
     /// Cancels are tried this many times at most.
     package static let maxCancelAttempts = 3
+    /// Missed-call alerts are tried this many times at most: a phone that
+    /// is off gets one when it is back, as the service keeps it, so the
+    /// retries only cover the service's own trouble.
+    package static let maxAlertAttempts = 5
 
     package init(settings: PushSettings, jitter: @escaping @Sendable () -> Double = { Double.random(in: 0 ... 0.2) }) {
         self.settings = settings
@@ -111,8 +130,8 @@ package struct PushMachine {
         var ringing = Ringing(call: call)
         var actions: [Action] = []
         for token in tokens {
-            let device = PushDeviceKey(uid: token.uid, deviceId: token.deviceId)
-            ringing.targets[device] = Target(token: token, kind: .ring, stage: .inFlight)
+            let lane = PushLane(device: PushDeviceKey(uid: token.uid, deviceId: token.deviceId), alert: false)
+            ringing.targets[lane] = Target(token: token, kind: .ring, stage: .inFlight)
             actions.append(.send(Attempt(call: call, token: token, kind: .ring, renewCredentials: false)))
         }
         calls[call.sessionId] = ringing
@@ -120,13 +139,18 @@ package struct PushMachine {
     }
 
     /// `call` stopped ringing (answered, declined, cancelled, unanswered):
-    /// waiting retries are given up, delivered FCM rings get a cancel.
+    /// waiting retries are given up, delivered FCM rings get a cancel, and
+    /// when the callee missed the call (``MissedCallAlert``) each device
+    /// that was pushed the ring and can show an alert gets one, whatever
+    /// became of the ring (one that never arrived matters most), unless
+    /// the service called its token dead.
     package mutating func stopped(_ call: Call, now: Int64) -> [Action] {
         guard var ringing = calls[call.sessionId], ringing.ringing else { return [] }
         ringing.ringing = false
         ringing.call = call
+        let alerting = settings.missedCallAlerts && MissedCallAlert.isOwed(for: call)
         var actions: [Action] = []
-        for (device, var target) in ringing.targets {
+        for (lane, var target) in ringing.targets {
             switch target.stage {
             case .waiting where target.kind == .ring:
                 target.stage = .done
@@ -139,10 +163,21 @@ package struct PushMachine {
             default:
                 break
             }
-            ringing.targets[device] = target
+            ringing.targets[lane] = target
+            if alerting, !target.purged, Self.takesAlerts(target.token) {
+                let alert = Target(token: target.token, kind: .alert, stage: .inFlight)
+                ringing.targets[PushLane(device: lane.device, alert: true)] = alert
+                actions.append(.send(attempt(alert, call)))
+            }
         }
         settle(ringing)
         return actions
+    }
+
+    /// Whether the device can show a notification: an FCM token can, an
+    /// APNs VoIP token only with the app's regular token beside it.
+    static func takesAlerts(_ token: RegisteredPushToken) -> Bool {
+        token.registration.platform == .fcm || token.registration.alertToken != nil
     }
 
     /// The call `sessionId` stopped ringing as `status`, heard from another
@@ -157,7 +192,7 @@ package struct PushMachine {
 
     /// The service answered `sent` with `answer`.
     package mutating func answered(_ sent: Attempt, _ answer: PushAnswer, now: Int64) -> [Action] {
-        guard var ringing = calls[sent.call.sessionId], var target = ringing.targets[sent.device],
+        guard var ringing = calls[sent.call.sessionId], var target = ringing.targets[sent.lane],
             case .inFlight = target.stage, target.kind == sent.kind,
             target.token.registration.token == sent.token.registration.token
         else { return [] }
@@ -174,7 +209,13 @@ package struct PushMachine {
         case .purge(let reason):
             target.stage = .done
             target.failedForGood = target.kind == .ring
-            actions.append(.purge(target.token, reason: reason))
+            target.purged = true
+            // An APNs alert went to the alert token: the VoIP token may be fine.
+            if target.kind == .alert && target.token.registration.platform == .apnsVoip {
+                actions.append(.purgeAlertToken(target.token, reason: reason))
+            } else {
+                actions.append(.purge(target.token, reason: reason))
+            }
             actions.append(.outcome(.purged, sent, detail: reason))
         case .renewCredentials(let reason) where !target.renewed && stillWanted(target, ringing, at: now):
             target.renewed = true
@@ -199,10 +240,11 @@ package struct PushMachine {
                 switch target.kind {
                 case .ring: stillWanted(target, ringing, at: due)
                 case .cancel: target.retries < Self.maxCancelAttempts
+                case .alert: target.retries < Self.maxAlertAttempts
                 }
             if wanted {
                 target.stage = .waiting(until: due)
-                retries.push((sent.call.sessionId, sent.device), dueAt: due)
+                retries.push((sent.call.sessionId, sent.lane), dueAt: due)
                 actions.append(.outcome(.retried, sent, detail: reason))
             } else {
                 target.stage = .done
@@ -210,8 +252,10 @@ package struct PushMachine {
                 actions.append(.outcome(.gaveUp, sent, detail: why))
             }
         }
-        ringing.targets[sent.device] = target
-        if ringing.ringing && target.failedForGood && ringing.targets.values.allSatisfy(\.failedForGood) {
+        ringing.targets[sent.lane] = target
+        if ringing.ringing && target.failedForGood
+            && ringing.targets.values.allSatisfy({ $0.kind != .ring || $0.failedForGood })
+        {
             actions.append(.unreachable(sessionId: ringing.call.sessionId))
         }
         settle(ringing)
@@ -222,11 +266,11 @@ package struct PushMachine {
     package mutating func due(now: Int64) -> [Action] {
         var actions: [Action] = []
         while let (key, dueAt) = retries.popDue(now: now) {
-            guard var ringing = calls[key.sessionId], var target = ringing.targets[key.device],
+            guard var ringing = calls[key.sessionId], var target = ringing.targets[key.lane],
                 isWaiting(target, until: dueAt)
             else { continue }
             target.stage = .inFlight
-            ringing.targets[key.device] = target
+            ringing.targets[key.lane] = target
             calls[key.sessionId] = ringing
             actions.append(.send(attempt(target, ringing.call)))
         }
@@ -236,16 +280,16 @@ package struct PushMachine {
     /// When the next retry is due, if one waits; drops the stale entries before it.
     package mutating func nextDue() -> Int64? {
         while let (key, dueAt) = retries.first {
-            if let target = calls[key.sessionId]?.targets[key.device], isWaiting(target, until: dueAt) { return dueAt }
+            if let target = calls[key.sessionId]?.targets[key.lane], isWaiting(target, until: dueAt) { return dueAt }
             _ = retries.popFirst()
         }
         return nil
     }
 
     /// Whether sending `target` at `time` is still of use: a ring only
-    /// while the call rings, a cancel always.
+    /// while the call rings, a cancel or an alert always.
     private func stillWanted(_ target: Target, _ ringing: Ringing, at time: Int64) -> Bool {
-        target.kind == .cancel || (ringing.ringing && time < ringing.call.ringDeadline)
+        target.kind != .ring || (ringing.ringing && time < ringing.call.ringDeadline)
     }
 
     private func isWaiting(_ target: Target, until dueAt: Int64) -> Bool {
@@ -257,8 +301,21 @@ package struct PushMachine {
         Attempt(call: call, token: target.token, kind: target.kind, renewCredentials: false)
     }
 
-    /// Keeps the call while anything may still be sent for it.
+    /// Keeps the call while anything may still be sent for it (a call
+    /// stops ringing by its deadline at the latest, so no call stays long).
     private mutating func settle(_ ringing: Ringing) {
-        calls[ringing.call.sessionId] = ringing.isSettled ? nil : ringing
+        calls[ringing.call.sessionId] = ringing.isSettled(alerting: settings.missedCallAlerts) ? nil : ringing
     }
+}
+
+/// One device's pushes for one call run in two lanes: the ring and the
+/// cancel that follows it, and the missed-call alert, which may leave
+/// while the cancel does.
+private struct PushLane: Hashable {
+    var device: PushDeviceKey
+    var alert: Bool
+}
+
+extension PushMachine.Attempt {
+    fileprivate var lane: PushLane { PushLane(device: device, alert: kind == .alert) }
 }

@@ -65,6 +65,15 @@ public struct PushSettings: Sendable {
     /// (`push.connectionsPerHost`), each carrying up to the service's
     /// stream limit (APNs: 1,000) of pushes at once.
     public var connectionsPerHost = 4
+    /// Whether a callee's devices that were pushed the ring get a visible
+    /// "Missed call" notification when the call ends unanswered or
+    /// cancelled (`push.missedCallAlerts`).
+    public var missedCallAlerts = true
+    /// Whether a call's `metadata.callerName`, which the caller writes,
+    /// names the caller in pushes (`push.trustCallerMetadata`). Off, only
+    /// what the server knows of the caller does: anyone could ring as
+    /// "Your Bank" otherwise.
+    public var trustCallerMetadata = false
 
     public init() {}
 

@@ -4,7 +4,7 @@ import SignalProtocol
 /// Push tokens over REST, for app servers that register devices themselves
 /// (API key in `X-Api-Key`, as every REST route):
 ///
-/// - `PUT /v1/users/{uid}/devices/{deviceId}/push-token` `{"platform","token","topic"?,"environment"?}` → `{"pushToken"}`
+/// - `PUT /v1/users/{uid}/devices/{deviceId}/push-token` `{"platform","token","topic"?,"environment"?,"alertToken"?}` → `{"pushToken"}`
 /// - `DELETE /v1/users/{uid}/devices/{deviceId}/push-token` → `{"removed"}`
 /// - `GET /v1/users/{uid}/devices/{deviceId}/push-token` → `{"pushToken","push"}`, 404 without one
 /// - `GET /v1/users/{uid}/push-tokens` → `{"uid","devices":[{"pushToken","push"}]}`
@@ -105,12 +105,17 @@ enum PushRoutes {
 
     private static func overview(_ service: SignalingService) -> JSONValue {
         let settings = service.config.push
-        let totals = service.pushTokens.totals
+        let totals = service.pushTokens.totals, alerts = service.pushTokens.alertTotals
         return .object([
             ("mode", .string(settings.mode.rawValue)),
             ("apns", .bool(settings.apns.isConfigured)),
             ("fcm", .bool(settings.fcm.isConfigured)),
+            ("missedCallAlerts", .bool(settings.isEnabled && settings.missedCallAlerts)),
             ("outcomes", .object(PushOutcome.allCases.map { ($0.rawValue, .integer(Int64(totals[$0] ?? 0))) })),
+            (
+                "alertOutcomes",
+                .object(PushOutcome.allCases.map { ($0.rawValue, .integer(Int64(alerts[$0] ?? 0))) })
+            ),
         ])
     }
 }

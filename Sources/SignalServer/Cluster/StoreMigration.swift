@@ -310,7 +310,7 @@ public enum StoreMigrator {
         for start in stride(from: 0, to: rows.count, by: batchSize) {
             try step("copying push tokens into PostgreSQL") { () throws(PostgresError) in
                 try target.insert(
-                    "INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at)",
+                    "INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at, alert_token)",
                     rows: Array(rows[start ..< min(start + batchSize, rows.count)]), then: "ON CONFLICT DO NOTHING")
             }
         }

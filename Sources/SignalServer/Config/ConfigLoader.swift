@@ -149,6 +149,8 @@ public enum ConfigLoader {
             optionalPath("push.caFile", \.push.caFile),
             integer("push.maxTokensPerUser", \.push.maxTokensPerUser, 1 ... 1000),
             integer("push.connectionsPerHost", \.push.connectionsPerHost, 1 ... 64),
+            boolean("push.missedCallAlerts", \.push.missedCallAlerts),
+            boolean("push.trustCallerMetadata", \.push.trustCallerMetadata),
             Key(path: "tls.port", expectation: "an integer from 0 to 65535, or null") { config, value in
                 switch value {
                 case .null: config.tlsPort = nil

@@ -131,6 +131,14 @@ enum MetricsRoute {
         for outcome in PushOutcome.allCases {
             text.sample("ringd_push_outcomes_total", [("outcome", outcome.rawValue)], Double(pushes[outcome] ?? 0))
         }
+        let alerts = service.pushTokens.alertTotals
+        text.family(
+            "ringd_push_missed_call_alerts_total", .counter,
+            "Outcomes of missed-call alerts since start (counted among the pushes too).")
+        for outcome in PushOutcome.allCases {
+            text.sample(
+                "ringd_push_missed_call_alerts_total", [("outcome", outcome.rawValue)], Double(alerts[outcome] ?? 0))
+        }
         guard let webhooks else { return }
         let depth = webhooks.dispatcher.depth
         text.single(

@@ -2,19 +2,24 @@ import Foundation
 import SignalCore
 import SignalProtocol
 
-/// VoIP pushes to APNs (HTTP/2, token-based authentication): the request
-/// for a ringing call, and what an answer means.
+/// Pushes to APNs (HTTP/2, token-based authentication): the VoIP push
+/// for a ringing call, the missed-call alert, and what an answer means.
 enum APNsPush {
     /// The largest VoIP payload APNs takes.
     static let maxPayloadBytes = 5120
+    /// The largest payload of any other push, the alert's.
+    static let maxAlertPayloadBytes = 4096
+    /// How long APNs keeps a missed-call alert for a phone that is off.
+    static let alertTTLSeconds: Int64 = 86_400
 
     /// The payload: an empty `aps` (a VoIP push shows nothing by itself; the
     /// app reports the call to CallKit) and what the app needs to do so,
-    /// with `callerName` when the call's metadata has one. Its size is
-    /// bounded by construction: a session id, a uid of at most 100
-    /// characters and a name of at most 256 characters, however escaped,
-    /// stay well under ``maxPayloadBytes`` (a test holds the worst case to it).
-    static func payload(for call: Call) -> [UInt8] {
+    /// with `callerName` and `callerAvatarUrl` when ``PushCaller`` knows
+    /// them. Its size is bounded by construction: a session id, a uid of at
+    /// most 100 characters, a name and an avatar URL within PushCaller's
+    /// bounds stay well under ``maxPayloadBytes`` (a test holds the worst
+    /// case to it).
+    static func payload(for call: Call, caller: PushCaller) -> [UInt8] {
         var members: [(key: String, value: JSONValue)] = [
             ("aps", .object([])),
             ("sessionId", .string(call.sessionId)),
@@ -23,7 +28,8 @@ enum APNsPush {
             ("initiatedAt", .integer(call.initiatedAt)),
             ("ringTimeout", .integer(Int64(call.timeout))),
         ]
-        if let name = call.callerName { members.append(("callerName", .string(name))) }
+        if let name = caller.name { members.append(("callerName", .string(name))) }
+        if let avatar = caller.avatarURL { members.append(("callerAvatarUrl", .string(avatar))) }
         var bytes: [UInt8] = []
         JSONValue.object(members).write(into: &bytes)
         return bytes
@@ -49,13 +55,70 @@ enum APNsPush {
         ]
         return OutboundRequest(
             url: "\(base)/3/device/\(token.registration.token)", headers: headers,
-            body: payload(for: call), timeout: settings.timeout, caFile: settings.caFile)
+            body: payload(for: call, caller: PushCaller(of: call, settings: settings)), timeout: settings.timeout,
+            caFile: settings.caFile)
+    }
+
+    /// The missed-call alert's payload: `aps.alert` in English and with the
+    /// keys an app localizes it by, the default sound, and the call's ids.
+    /// Under ``maxAlertPayloadBytes`` by construction, as ``payload(for:caller:)``.
+    static func alertPayload(for call: Call, caller: PushCaller) -> [UInt8] {
+        let name = caller.displayName
+        let alert: JSONValue = .object([
+            ("title", .string(PushCaller.AlertText.title)),
+            ("body", .string(PushCaller.AlertText.body(name))),
+            ("title-loc-key", .string(PushCaller.AlertText.apnsTitleKey)),
+            ("loc-key", .string(PushCaller.AlertText.apnsBodyKey)),
+            ("loc-args", .array([.string(name)])),
+        ])
+        var members: [(key: String, value: JSONValue)] = [
+            ("aps", .object([("alert", alert), ("sound", .string("default"))])),
+            ("type", .string(FCMPush.Kind.missedCall.rawValue)),
+            ("sessionId", .string(call.sessionId)),
+            ("callerUid", .string(call.initiator)),
+            ("callType", .string(call.callType.rawValue)),
+        ]
+        if let name = caller.name { members.append(("callerName", .string(name))) }
+        var bytes: [UInt8] = []
+        JSONValue.object(members).write(into: &bytes)
+        return bytes
+    }
+
+    /// The alert's POST, to the device's alert token on the app's own topic
+    /// (not `.voip`): shown by iOS itself, replacing an earlier alert for
+    /// the same call (`apns-collapse-id`), kept a day for a phone that is
+    /// off. Nil when the device has no alert token.
+    static func alertRequest(
+        for call: Call, token: RegisteredPushToken, settings: PushSettings, jwt: String, now: Int64
+    ) -> OutboundRequest? {
+        guard let alertToken = token.registration.alertToken else { return nil }
+        let base = token.registration.environment == .sandbox ? settings.apns.sandboxURL : settings.apns.productionURL
+        let headers = [
+            ("authorization", "bearer \(jwt)"),
+            ("apns-topic", alertTopic(for: token, settings: settings)),
+            ("apns-push-type", "alert"),
+            ("apns-priority", "10"),
+            ("apns-expiration", String(now / 1000 + alertTTLSeconds)),
+            ("apns-id", UUID().uuidString.lowercased()),
+            ("apns-collapse-id", call.sessionId),
+            ("content-type", "application/json"),
+        ]
+        return OutboundRequest(
+            url: "\(base)/3/device/\(alertToken)", headers: headers,
+            body: alertPayload(for: call, caller: PushCaller(of: call, settings: settings)),
+            timeout: settings.timeout, caFile: settings.caFile)
     }
 
     /// `<bundle id>.voip`, from the token's topic or the configured bundle id.
     static func topic(for token: RegisteredPushToken, settings: PushSettings) -> String {
         let bundle = token.registration.topic ?? settings.apns.bundleId ?? ""
         return bundle.hasSuffix(".voip") ? bundle : bundle + ".voip"
+    }
+
+    /// The bundle id itself, from the token's topic or the configured one.
+    static func alertTopic(for token: RegisteredPushToken, settings: PushSettings) -> String {
+        let bundle = token.registration.topic ?? settings.apns.bundleId ?? ""
+        return bundle.hasSuffix(".voip") ? String(bundle.dropLast(".voip".count)) : bundle
     }
 
     /// What APNs' answer means (its `reason` names the case).
@@ -77,15 +140,4 @@ enum APNsPush {
         default: return .failed("\(status) \(reason)")
         }
     }
-}
-
-extension Call {
-    /// Characters of `callerName` a push carries at most, so that a long one
-    /// cannot push a payload past the services' limits (APNs 5,120 bytes,
-    /// FCM 4,096 bytes of data).
-    static let maxCallerNameLength = 256
-
-    /// The caller's display name, when the call's metadata carries one as
-    /// `callerName` (CometChat's apps put it there), cut to ``maxCallerNameLength``.
-    var callerName: String? { metadata?["callerName"]?.stringValue.map { String($0.prefix(Self.maxCallerNameLength)) } }
 }

@@ -1,12 +1,22 @@
 import SignalCore
 import SignalProtocol
 
-/// Data messages to FCM HTTP v1: the ring and, when the call stops ringing,
-/// the message that stops the ringing screen; and what an answer means.
+/// Messages to FCM HTTP v1: the ring and, when the call stops ringing,
+/// the data message that stops the ringing screen; the missed-call alert,
+/// a notification message Android shows itself; and what an answer means.
 enum FCMPush {
     enum Kind: String, Sendable {
         case incomingCall = "incoming_call"
         case callCancelled = "call_cancelled"
+        case missedCall = "missed_call"
+
+        init(_ kind: PushMachine.Kind) {
+            switch kind {
+            case .ring: self = .incomingCall
+            case .cancel: self = .callCancelled
+            case .alert: self = .missedCall
+            }
+        }
     }
 
     /// How long FCM keeps a `call_cancelled` for a phone that is offline.
@@ -14,37 +24,57 @@ enum FCMPush {
 
     /// The `messages:send` body. Every `data` value is a string, as FCM
     /// requires; the ring lives only as long as the call rings (`ttl`), at
-    /// `now` (ms).
-    static func message(_ kind: Kind, for call: Call, token: String, now: Int64) -> [UInt8] {
+    /// `now` (ms). The caller is named as ``PushCaller`` says.
+    static func message(_ kind: Kind, for call: Call, token: String, settings: PushSettings, now: Int64) -> [UInt8] {
+        let caller = PushCaller(of: call, settings: settings)
         var data: [(key: String, value: JSONValue)] = [
             ("type", .string(kind.rawValue)),
             ("sessionId", .string(call.sessionId)),
             ("callerUid", .string(call.initiator)),
             ("callType", .string(call.callType.rawValue)),
         ]
-        let ttl: Int64
+        var members: [(key: String, value: JSONValue)] = [("token", .string(token))]
+        var android: [(key: String, value: JSONValue)] = [("priority", .string("high"))]
         switch kind {
         case .incomingCall:
             data.append(("initiatedAt", .string(String(call.initiatedAt))))
             data.append(("ringTimeout", .string(String(call.timeout))))
-            if let name = call.callerName { data.append(("callerName", .string(name))) }
-            ttl = max(1, (call.ringDeadline - now + 999) / 1000)
+            if let name = caller.name { data.append(("callerName", .string(name))) }
+            if let avatar = caller.avatarURL { data.append(("callerAvatarUrl", .string(avatar))) }
+            android.append(("ttl", .string("\(max(1, (call.ringDeadline - now + 999) / 1000))s")))
         case .callCancelled:
             data.append(("status", .string(call.status.rawValue)))
-            ttl = Int64(cancelTTLSeconds)
+            android.append(("ttl", .string("\(cancelTTLSeconds)s")))
+        case .missedCall:
+            if let name = caller.name { data.append(("callerName", .string(name))) }
+            let name = caller.displayName
+            members.append(
+                (
+                    "notification",
+                    .object([
+                        ("title", .string(PushCaller.AlertText.title)),
+                        ("body", .string(PushCaller.AlertText.body(name))),
+                    ])
+                ))
+            android.append(("ttl", .string("\(APNsPush.alertTTLSeconds)s")))
+            // The tag makes a second alert for the call replace the first;
+            // the keys let the app word it in the phone's language.
+            android.append(
+                (
+                    "notification",
+                    .object([
+                        ("tag", .string(call.sessionId)),
+                        ("sound", .string("default")),
+                        ("title_loc_key", .string(PushCaller.AlertText.fcmTitleKey)),
+                        ("body_loc_key", .string(PushCaller.AlertText.fcmBodyKey)),
+                        ("body_loc_args", .array([.string(name)])),
+                    ])
+                ))
         }
-        let message: JSONValue = .object([
-            (
-                "message",
-                .object([
-                    ("token", .string(token)),
-                    ("data", .object(data)),
-                    ("android", .object([("priority", .string("high")), ("ttl", .string("\(ttl)s"))])),
-                ])
-            )
-        ])
+        members.append(("data", .object(data)))
+        members.append(("android", .object(android)))
         var bytes: [UInt8] = []
-        message.write(into: &bytes)
+        JSONValue.object([("message", .object(members))]).write(into: &bytes)
         return bytes
     }
 
@@ -55,7 +85,7 @@ enum FCMPush {
         OutboundRequest(
             url: "\(settings.fcm.baseURL)/v1/projects/\(project)/messages:send",
             headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
-            body: message(kind, for: call, token: token.registration.token, now: now),
+            body: message(kind, for: call, token: token.registration.token, settings: settings, now: now),
             timeout: settings.timeout, caFile: settings.caFile)
     }
 

@@ -117,6 +117,7 @@ final class PushDispatcher: @unchecked Sendable {
             switch action {
             case .send(let attempt): send(attempt)
             case .purge(let token, let reason): purge(token, reason: reason)
+            case .purgeAlertToken(let token, let reason): purgeAlertToken(token, reason: reason)
             case .outcome(let outcome, let attempt, let detail): record(outcome, attempt, detail)
             case .unreachable(let sessionId): unreachable?(sessionId)
             }
@@ -144,9 +145,16 @@ final class PushDispatcher: @unchecked Sendable {
             }
             var sent = attempt
             sent.credential = jwt
-            post(
-                APNsPush.request(for: attempt.call, token: attempt.token, settings: settings, jwt: jwt), sent,
-                answer: APNsPush.answer)
+            let request: OutboundRequest?
+            switch attempt.kind {
+            case .ring, .cancel:
+                request = APNsPush.request(for: attempt.call, token: attempt.token, settings: settings, jwt: jwt)
+            case .alert:
+                request = APNsPush.alertRequest(
+                    for: attempt.call, token: attempt.token, settings: settings, jwt: jwt, now: now)
+            }
+            guard let request else { return answered(attempt, .failed("the device has no alertToken")) }
+            post(request, sent, answer: APNsPush.answer)
         case .fcm:
             guard let fcmToken else { return answered(attempt, .failed("FCM is not configured (push.fcm)")) }
             if attempt.renewCredentials { fcmToken.invalidate(attempt.credential) }
@@ -157,10 +165,9 @@ final class PushDispatcher: @unchecked Sendable {
                 case .success(let accessToken):
                     var sent = attempt
                     sent.credential = accessToken
-                    let kind: FCMPush.Kind = attempt.kind == .ring ? .incomingCall : .callCancelled
                     post(
                         FCMPush.request(
-                            kind, for: attempt.call, token: attempt.token,
+                            FCMPush.Kind(attempt.kind), for: attempt.call, token: attempt.token,
                             project: fcmToken.account.projectId, accessToken: accessToken,
                             settings: settings, now: wall()), sent, answer: FCMPush.answer)
                 }
@@ -203,10 +210,25 @@ final class PushDispatcher: @unchecked Sendable {
         }
     }
 
+    private func purgeAlertToken(_ token: RegisteredPushToken, reason: String) {
+        let device = PushDeviceKey(uid: token.uid, deviceId: token.deviceId)
+        store.clearAlertToken(of: device, only: token) { [registry] result in
+            switch result {
+            case .success(let cleared):
+                registry.alertTokenCleared(device, only: token)
+                if cleared { Log.info("push: removed the alert token of \(device): \(reason)") }
+            case .failure(let error):
+                Log.warning("push: could not remove the alert token of \(device): \(error)")
+            }
+        }
+    }
+
     private func record(_ outcome: PushOutcome, _ attempt: PushMachine.Attempt, _ detail: String?) {
-        registry.record(outcome, for: attempt.device, at: wall(), error: outcome == .sent ? nil : detail)
+        registry.record(
+            outcome, for: attempt.device, at: wall(), error: outcome == .sent ? nil : detail,
+            alert: attempt.kind == .alert)
         Log.debug(
-            "push: \(attempt.kind == .ring ? "ring" : "cancel") of \(attempt.call.sessionId) to \(attempt.device) "
+            "push: \(attempt.kind) of \(attempt.call.sessionId) to \(attempt.device) "
                 + "(\(attempt.token.registration.platform.rawValue)): \(outcome.rawValue)\(detail.map { ": \($0)" } ?? "")"
         )
     }

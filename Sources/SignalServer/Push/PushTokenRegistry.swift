@@ -34,6 +34,7 @@ final class PushTokenRegistry: Sendable {
         var tokens: [String: [String: RegisteredPushToken]] = [:]
         var devices: [PushDeviceKey: PushDeviceState] = [:]
         var totals: [PushOutcome: Int] = [:]
+        var alertTotals: [PushOutcome: Int] = [:]
 
         /// Forgets the device's token and how its pushes went.
         mutating func drop(_ device: PushDeviceKey) {
@@ -96,6 +97,16 @@ final class PushTokenRegistry: Sendable {
         }
     }
 
+    /// The device's alert token was cleared in the store, while the device
+    /// had `registration`: the device keeps its VoIP token without it.
+    func alertTokenCleared(_ device: PushDeviceKey, only registration: RegisteredPushToken) {
+        state.withLock { state in
+            guard var current = state.tokens[device.uid]?[device.deviceId], current == registration else { return }
+            current.registration.alertToken = nil
+            state.tokens[device.uid]?[device.deviceId] = current
+        }
+    }
+
     /// `uids`' tokens are now `tokens`, as another node's change left them
     /// (cluster mode); with nil, every user's (re-read after this node may
     /// have missed changes). How pushes went is kept for devices whose
@@ -115,10 +126,13 @@ final class PushTokenRegistry: Sendable {
         }
     }
 
-    /// Counts an outcome of a push to `device` (its state only while it has a token).
-    func record(_ outcome: PushOutcome, for device: PushDeviceKey, at now: Int64, error: String?) {
+    /// Counts an outcome of a push to `device` (its state only while it has
+    /// a token); `alert` says it was a missed-call alert, which is counted
+    /// among every push and on its own too.
+    func record(_ outcome: PushOutcome, for device: PushDeviceKey, at now: Int64, error: String?, alert: Bool = false) {
         state.withLock { state in
             state.totals[outcome, default: 0] += 1
+            if alert { state.alertTotals[outcome, default: 0] += 1 }
             guard state.tokens[device.uid]?[device.deviceId] != nil else { return }
             var entry = state.devices[device] ?? PushDeviceState()
             entry.lastOutcome = outcome
@@ -131,4 +145,7 @@ final class PushTokenRegistry: Sendable {
 
     /// Outcomes of every push since the server started.
     var totals: [PushOutcome: Int] { state.withLock { $0.totals } }
+
+    /// Outcomes of the missed-call alerts among them.
+    var alertTotals: [PushOutcome: Int] { state.withLock { $0.alertTotals } }
 }

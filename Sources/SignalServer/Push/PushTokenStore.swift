@@ -73,6 +73,30 @@ enum PushTokenStore: Sendable {
         }
     }
 
+    /// Forgets the alert token of `device` while it is still `token`'s
+    /// registration (APNs called it dead; the VoIP token stays). Completes
+    /// with whether it did.
+    func clearAlertToken(
+        of device: PushDeviceKey, only token: RegisteredPushToken,
+        completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void
+    ) {
+        switch self {
+        case .local(let store):
+            store.clearAlertToken(of: device, only: token, completion: completion)
+        case .cluster(let node):
+            node.read(
+                { db throws(StoreError) in
+                    try reportingPostgresErrors { () throws(PostgresError) in
+                        try db.transaction { () throws(PostgresError) in
+                            let cleared = try db.clearAlertToken(of: device, only: token)
+                            if cleared { try Self.broadcast([device.uid], on: db) }
+                            return cleared
+                        }
+                    }
+                }, completion: completion)
+        }
+    }
+
     /// Sent in the transaction, so other nodes hear of the change once it committed.
     private static func broadcast(_ uids: Set<String>, on db: PostgresConnection) throws(PostgresError) {
         try ClusterBroadcast.send(ClusterBroadcast.pushTokens(of: uids.sorted()), on: db)

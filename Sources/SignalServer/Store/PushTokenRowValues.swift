@@ -10,6 +10,7 @@ struct PushTokenRowValues {
     var token: String?
     var topic: String?
     var environment: String?
+    var alertToken: String?
     var updatedAt: Int64
 
     /// The stored token, or nil for a row this build cannot read (edited by
@@ -28,7 +29,7 @@ struct PushTokenRowValues {
             }
             let registration = try PushRegistration(
                 platform: known, token: token ?? "", topic: topic,
-                environment: environment)
+                environment: environment, alertToken: alertToken)
             return RegisteredPushToken(uid: uid, deviceId: deviceId, registration: registration, updatedAt: updatedAt)
         } catch {
             Log.warning("\(store): skipping the push token of \(uid)/\(deviceId): \(error.message)")

@@ -40,6 +40,10 @@ import Testing
                 platform: .apnsVoip, token: String(repeating: "ab", count: 32),
                 topic: "com.example.app", environment: .sandbox)),
         .registerPushToken(
+            try! PushRegistration(
+                platform: .apnsVoip, token: String(repeating: "ab", count: 32),
+                alertToken: String(repeating: "cd", count: 32))),
+        .registerPushToken(
             try! PushRegistration(platform: .fcm, token: "fcm-token:" + String(repeating: "x", count: 40))),
         .unregisterPushToken,
         .signal(

@@ -41,12 +41,29 @@ struct PushTokenTests {
         }
     }
 
+    @Test func anAlertTokenIsAnAPNsTokenBesideTheVoIPOne() throws {
+        let alert = String(repeating: "C3", count: 32)
+        let body = #"{"platform":"apns-voip","token":"\#(Self.apnsToken)","alertToken":"\#(alert)"}"#
+        let registration = try PushRegistration(fields: JSONFields(try JSONValue.parse(Array(body.utf8))))
+        #expect(registration.alertToken == alert.lowercased())
+        #expect(registration.members.last?.key == "alertToken")
+        #expect(throws: SignalError.self) {
+            try PushRegistration(platform: .apnsVoip, token: Self.apnsToken, alertToken: "xyz")
+        }
+        do {
+            _ = try PushRegistration(platform: .fcm, token: String(repeating: "x", count: 40), alertToken: alert)
+            Issue.record("an fcm token took an alertToken")
+        } catch {
+            #expect(error.code == .validation && error.message.contains("alertToken"), "\(error.message)")
+        }
+    }
+
     @Test func resultsRoundTrip() throws {
         let token = RegisteredPushToken(
             uid: "bob", deviceId: "b-phone",
             registration: try PushRegistration(
                 platform: .apnsVoip, token: Self.apnsToken,
-                topic: "com.example.app", environment: .production),
+                topic: "com.example.app", environment: .production, alertToken: String(repeating: "c3", count: 32)),
             updatedAt: 1_700_000_000_000)
         for (data, type) in [
             (ResultData.pushToken(token), RequestType.registerPushToken),

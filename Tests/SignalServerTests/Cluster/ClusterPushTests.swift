@@ -12,6 +12,8 @@ import Testing
 @Suite("Cluster: push tokens and VoIP pushes across ringd nodes", .blocking)
 struct ClusterPushTests {
     static let deadToken = "dead-registration-token:" + String(repeating: "d", count: 40)
+    /// An iPad's regular APNs token that APNs calls dead.
+    static let deadAlertToken = String(repeating: "e5", count: 32)
 
     /// The mock APNs and FCM, and the configuration that points every node at them.
     final class Rig {
@@ -35,7 +37,8 @@ struct ClusterPushTests {
                         MockPushAnswer(
                             status: 404,
                             fcmError: "UNREGISTERED")
-                    ]
+                    ],
+                    ClusterPushTests.deadAlertToken: [MockPushAnswer(status: 410, reason: "Unregistered")],
                 ])
             let account: JSONValue = .object([
                 ("type", .string("service_account")), ("project_id", .string(RingdPushRig.project)),
@@ -162,6 +165,68 @@ struct ClusterPushTests {
         // A node that starts now reads the tokens from the database.
         try cluster.addNode()
         #expect(Self.devices(of: "bob", on: 2, cluster) == ["iphone", "pixel"], "\(cluster.logs)")
+    }
+
+    /// Node 0 pushed the ring; the caller cancels on node 1: node 0, which
+    /// hears the stop, sends each alert once, and the dead alert token it
+    /// finds is gone from node 1's list too, the VoIP token kept.
+    @Test("a call cancelled on another node alerts once from the node that pushed it")
+    func missedCallAlertsAcrossNodes() throws {
+        let rig = try Rig()
+        let cluster = try SignalingIntegration.TestCluster(nodes: 2, config: rig.config)
+        for (deviceId, body) in [
+            ("pixel", #"{"platform":"fcm","token":"\#(RingdPushRig.pixelToken)"}"#),
+            (
+                "iphone",
+                #"{"platform":"apns-voip","token":"\#(RingdPushRig.iphoneToken)","alertToken":"\#(RingdPushRig.alertToken)"}"#
+            ),
+            (
+                "ipad",
+                #"{"platform":"apns-voip","token":"\#(RingdPushRig.ipadToken)","alertToken":"\#(Self.deadAlertToken)"}"#
+            ),
+        ] {
+            let put = try SignalingIntegration.rest(
+                port: cluster.port(1), "PUT", "/v1/users/bob/devices/\(deviceId)/push-token", body: body)
+            #expect(put.status == 200, "\(put)")
+        }
+        #expect(
+            waitUntil(timeout: 10) { Self.devices(of: "bob", on: 0, cluster) == ["ipad", "iphone", "pixel"] },
+            "\(cluster.logs)")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let placed = try alice.initiate(to: "bob").call()
+        _ = try rig.mock.waitForRequests(count: 2, kind: .apns, timeout: 15)
+        _ = try rig.mock.waitForRequests(count: 1, kind: .fcm, timeout: 15)
+        let aliceOnOne = try cluster.open(1, uid: "alice", deviceId: "a2")
+        #expect(try aliceOnOne.cancel(placed.sessionId).ok)
+
+        let isAlert = { (request: MockPushRequest) in
+            request.headers["apns-push-type"] == "alert"
+                || request.body?["message"]?["data"]?["type"]?.stringValue == "missed_call"
+        }
+        #expect(
+            waitUntil(timeout: 15) { ((try? rig.mock.requests.filter(isAlert)) ?? []).count >= 3 },
+            "alerts: \(String(describing: try? rig.mock.requests.filter(isAlert))) \(cluster.logs)")
+        #expect(
+            waitUntil(timeout: 10) { ((try? rig.fcm("call_cancelled", to: RingdPushRig.pixelToken)) ?? []).count == 1 })
+        let alerts = try rig.mock.requests.filter(isAlert)
+        #expect(
+            Set(alerts.compactMap(\.token)) == [RingdPushRig.pixelToken, RingdPushRig.alertToken, Self.deadAlertToken],
+            "one alert per device, from one node: \(alerts.map(\.token))")
+        #expect(alerts.count == 3)
+        #expect(alerts.allSatisfy { $0.violations.isEmpty }, "\(alerts.map(\.violations))")
+        let fcm = try #require(alerts.first { $0.kind == .fcm })
+        #expect(fcm.body?["message"]?["data"]?["sessionId"]?.stringValue == placed.sessionId)
+        #expect(fcm.body?["message"]?["notification"]?["body"]?.stringValue == "Missed call from alice")
+
+        let ipadOnOne = {
+            let path = "/v1/users/bob/devices/ipad/push-token"
+            return (try? SignalingIntegration.rest(port: cluster.port(1), "GET", path).json?["pushToken"]) ?? nil
+        }
+        #expect(
+            waitUntil(timeout: 15) {
+                ipadOnOne()?["token"]?.stringValue == RingdPushRig.ipadToken && ipadOnOne()?["alertToken"] == nil
+            },
+            "node 1 still lists \(String(describing: ipadOnOne())) \(cluster.logs)")
     }
 
     /// A node may miss a broadcast while its listener is not connected: it

@@ -64,7 +64,8 @@ import Testing
                 uid: uid, deviceId: deviceId,
                 registration: try PushRegistration(
                     platform: platform, token: value,
-                    topic: platform == .fcm ? nil : "net.ringd.x"),
+                    topic: platform == .fcm ? nil : "net.ringd.x",
+                    alertToken: platform == .fcm ? nil : String(repeating: "c3", count: 32)),
                 updatedAt: 1_700_000_300_000)
             _ = try waitForResult { store.savePushToken(token, limit: 10, completion: $0) }.get()
         }

@@ -262,6 +262,15 @@ func configError(
         #expect(try configError(#"{"push": {"mode": "sometimes"}}"#).contains("push.mode"))
         #expect(try configError(#"{"push": {"fcm": {"baseURL": "fcm.googleapis.com"}}}"#).contains("push.fcm.baseURL"))
         #expect(try configError(#"{"push": {"retrySeconds": []}}"#).contains("push.retrySeconds"))
+        let defaults = try loadConfig("{}").get().push
+        #expect(defaults.missedCallAlerts && !defaults.trustCallerMetadata)
+        let alerts = try loadConfig(#"{"push": {"missedCallAlerts": false, "trustCallerMetadata": true}}"#).get().push
+        #expect(!alerts.missedCallAlerts && alerts.trustCallerMetadata)
+        #expect(try configError(#"{"push": {"missedCallAlerts": "yes"}}"#).contains("push.missedCallAlerts"))
+        let overridden = try loadConfig(
+            "{}", environment: ["RINGD_PUSH_MISSED_CALL_ALERTS": "false", "RINGD_PUSH_TRUST_CALLER_METADATA": "true"]
+        ).get().push
+        #expect(!overridden.missedCallAlerts && overridden.trustCallerMetadata)
         let environment = try loadConfig(
             "{}",
             environment: [

@@ -15,12 +15,14 @@ struct RingctlPushEndToEndTests {
                 [
                     "--as", "bob", "--device", "bob-iphone", "--json", "push", "apns-voip",
                     Self.token.uppercased(), "--topic", "com.example.app", "--environment", "sandbox",
+                    "--alert-token", String(repeating: "C3", count: 32),
                 ],
                 port: ringd.port)
             #expect(set.exitStatus() == 0, "\(set.errorOutput)")
             let line = try #require(set.jsonLines.first { $0["event"]?.stringValue == "pushToken" }, "\(set.output)")
             #expect(line["pushToken"]?["token"]?.stringValue == Self.token)
             #expect(line["pushToken"]?["environment"]?.stringValue == "sandbox")
+            #expect(line["pushToken"]?["alertToken"]?.stringValue == String(repeating: "c3", count: 32))
             let listed = try SignalingIntegration.rest(
                 port: ringd.port, "GET", "/v1/users/bob/devices/bob-iphone/push-token")
             #expect(

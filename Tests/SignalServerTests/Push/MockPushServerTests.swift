@@ -91,6 +91,31 @@ import Testing
         let request = try #require(try rig.server.waitForRequests(count: 1, kind: .fcm).first)
         #expect(request.violations == ["message.data.ringTimeout is a number, not a string"])
     }
+
+    /// The mock holds missed-call alerts to their shape: an APNs alert on
+    /// the app's own topic with `aps.alert`, an FCM notification message.
+    @Test func anAlertOnTheVoIPTopicAndAMissedCallWithoutANotificationAreViolations() throws {
+        let rig = try PushRig()
+        defer { rig.close() }
+        var apns = try rig.apnsRequest(token: String(repeating: "ab", count: 32))
+        apns.headers = apns.headers.map { $0.0 == "apns-push-type" ? ($0.0, "alert") : $0 }
+        _ = try #require(rig.client.exchange(apns))
+        let alert = try #require(try rig.server.waitForRequests(count: 1, kind: .apns).first)
+        #expect(alert.violations.contains("apns-topic '\(PushRig.topic)' of an alert is not a bundle id"))
+        #expect(alert.violations.contains("aps.alert is not an object"), "\(alert.violations)")
+
+        let accessToken = try rig.accessToken()
+        let data: [(key: String, value: JSONValue)] = [
+            ("type", .string("missed_call")), ("sessionId", .string("call-1")), ("callerUid", .string("alice")),
+            ("callType", .string("audio")),
+        ]
+        _ = try #require(rig.client.exchange(rig.fcmRequest(accessToken: accessToken, data: data)))
+        let missed = try #require(try rig.server.waitForRequests(count: 1, kind: .fcm).first)
+        #expect(
+            missed.violations == [
+                "message.notification is not an object", "message.android.notification is not an object",
+            ])
+    }
 }
 
 /// A certificate, keys, a ``MockPushServer`` trusting them and ringd's

@@ -78,34 +78,47 @@ struct PushAnswerTests {
         sessionId: "9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d", callType: .video, status: .initiated,
         initiator: "alice", receiver: "bob", initiatedAt: 1_764_466_800_000, timeoutMs: 30_000)
 
+    static var trusting: PushSettings {
+        var settings = PushSettings()
+        settings.trustCallerMetadata = true
+        return settings
+    }
+
     @Test func theAPNsPayloadIsTheDocumentedOneAndANameIsCut() throws {
         var call = Self.call
         call.metadata = .object([("callerName", .string("Alice Liddell"))])
+        let caller = { PushCaller(of: call, settings: Self.trusting) }
         #expect(
-            String(decoding: APNsPush.payload(for: call), as: UTF8.self)
+            String(decoding: APNsPush.payload(for: call, caller: caller()), as: UTF8.self)
                 == #"{"aps":{},"sessionId":"9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d","callerUid":"alice","callType":"video","initiatedAt":1764466800000,"ringTimeout":30,"callerName":"Alice Liddell"}"#
         )
         call.metadata = .object([("callerName", .string(String(repeating: "x", count: 5200)))])
         #expect(
-            try JSONValue.parse(APNsPush.payload(for: call))["callerName"]?.stringValue?.count
-                == Call.maxCallerNameLength)
-        // The worst case: the longest uid, a name of characters that escape to six bytes each.
+            try JSONValue.parse(APNsPush.payload(for: call, caller: caller()))["callerName"]?.stringValue?.count
+                == PushCaller.maxNameScalars)
+        // The worst case: the longest uid, a name of the longest UTF-8
+        // characters, the longest avatar URL.
         call.initiator = String(repeating: "@", count: 100)
-        call.metadata = .object([("callerName", .string(String(repeating: "\u{1}", count: 5000)))])
-        #expect(APNsPush.payload(for: call).count <= APNsPush.maxPayloadBytes)
+        call.metadata = .object([("callerName", .string(String(repeating: "\u{1F600}", count: 5000)))])
+        var worst = caller()
+        worst.avatarURL = PushCaller.cleanAvatarURL(String(repeating: "a", count: PushCaller.maxAvatarURLBytes))
+        #expect(worst.avatarURL != nil)
+        #expect(APNsPush.payload(for: call, caller: worst).count <= APNsPush.maxPayloadBytes)
     }
 
     @Test func theFCMMessageCarriesStringsAndLivesAsLongAsTheCallRings() throws {
         let ring = try JSONValue.parse(
             FCMPush.message(
-                .incomingCall, for: Self.call, token: "t",
+                .incomingCall, for: Self.call, token: "t", settings: PushSettings(),
                 now: Self.call.initiatedAt + 1_500))
         #expect(ring["message"]?["android"]?["ttl"]?.stringValue == "29s")
         #expect(ring["message"]?["data"]?["ringTimeout"] == .string("30"))
         #expect(ring["message"]?["data"]?["initiatedAt"] == .string("1764466800000"))
         var stopped = Self.call
         stopped.status = .ongoing
-        let cancel = try JSONValue.parse(FCMPush.message(.callCancelled, for: stopped, token: "t", now: 0))
+        let cancel = try JSONValue.parse(
+            FCMPush.message(.callCancelled, for: stopped, token: "t", settings: PushSettings(), now: 0))
+        #expect(cancel["message"]?["notification"] == nil, "a data message: Android shows nothing by itself")
         #expect(cancel["message"]?["data"]?["type"] == .string("call_cancelled"))
         #expect(cancel["message"]?["data"]?["status"] == .string("ongoing"))
     }

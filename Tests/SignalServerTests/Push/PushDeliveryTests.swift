@@ -19,6 +19,8 @@ final class RingdPushRig {
     static let iphoneToken = String(repeating: "a1", count: 32)
     static let ipadToken = String(repeating: "b2", count: 32)
     static let pixelToken = "pixel-registration-token:" + String(repeating: "p", count: 40)
+    /// The iPhone's regular APNs token, for missed-call alerts.
+    static let alertToken = String(repeating: "c3", count: 32)
 
     /// The APNs and service-account keys, made once for every rig of the
     /// test process: an RSA key takes a while to make, and the suites run
@@ -97,14 +99,15 @@ final class RingdPushRig {
         directory.remove()
     }
 
-    /// Registers `token` for `uid`'s device over REST.
+    /// Registers `token` (and an APNs `alertToken`) for `uid`'s device over REST.
     func register(
-        _ uid: String, _ deviceId: String, _ platform: PushPlatform, _ token: String,
+        _ uid: String, _ deviceId: String, _ platform: PushPlatform, _ token: String, alertToken: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
+        let alert = alertToken.map { #","alertToken":"\#($0)""# } ?? ""
         let response = try harness.rest(
             "PUT", "/v1/users/\(uid)/devices/\(deviceId)/push-token",
-            body: #"{"platform":"\#(platform.rawValue)","token":"\#(token)"}"#)
+            body: #"{"platform":"\#(platform.rawValue)","token":"\#(token)"\#(alert)}"#)
         #expect(response.status == 200, "\(response)", sourceLocation: sourceLocation)
     }
 
@@ -166,7 +169,8 @@ final class RingdPushRig {
         _ = try rig.mock.waitForRequests(count: 1, kind: .apns)
         _ = try rig.mock.waitForRequests(count: 1, kind: .fcm)
         _ = try alice.cancel(call.sessionId).call()
-        let fcm = try rig.mock.waitForRequests(count: 2, kind: .fcm)
+        // The cancel, and the missed-call alert (PushAlertDeliveryTests), in either order.
+        let fcm = try rig.mock.waitForRequests(count: 3, kind: .fcm)
 
         let all = try rig.mock.requests
         #expect(
@@ -184,16 +188,18 @@ final class RingdPushRig {
         #expect(apns.body?["sessionId"]?.stringValue == call.sessionId)
         #expect(apns.body?["callerUid"]?.stringValue == "alice")
         #expect(apns.body?["callType"]?.stringValue == "video")
-        #expect(apns.body?["callerName"]?.stringValue == "Alice Liddell")
+        #expect(apns.body?["callerName"] == nil, "the caller's own metadata names no one (push.trustCallerMetadata)")
         #expect(apns.body?["initiatedAt"]?.integerValue == call.initiatedAt)
         #expect(apns.body?["ringTimeout"]?.integerValue == 20)
         #expect(apns.bodyBytes <= APNsPush.maxPayloadBytes)
 
-        #expect(fcm.map { $0.body?["message"]?["data"]?["type"]?.stringValue } == ["incoming_call", "call_cancelled"])
+        let types = fcm.map { $0.body?["message"]?["data"]?["type"]?.stringValue ?? "" }
+        #expect(types.first == "incoming_call" && types.sorted() == ["call_cancelled", "incoming_call", "missed_call"])
         #expect(fcm.allSatisfy { $0.token == RingdPushRig.pixelToken })
         #expect(fcm.allSatisfy { $0.body?["message"]?["data"]?["sessionId"]?.stringValue == call.sessionId })
         #expect(fcm.first?.body?["message"]?["android"]?["priority"]?.stringValue == "high")
-        #expect(fcm.last?.body?["message"]?["data"]?["status"]?.stringValue == "cancelled")
+        let cancel = fcm.first { $0.body?["message"]?["data"]?["type"]?.stringValue == "call_cancelled" }
+        #expect(cancel?.body?["message"]?["data"]?["status"]?.stringValue == "cancelled")
         let grants = all.filter { $0.kind == .oauth }
         #expect(grants.count == 1, "one access token serves every message")
         #expect(grants.first?.jwtClaims?["scope"]?.stringValue == FCMAccessToken.scope)

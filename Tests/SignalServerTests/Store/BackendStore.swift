@@ -124,6 +124,10 @@ final class BackendStore {
         try waitForResult { seam.pushTokens.delete(of: device, only: token, completion: $0) }.get()
     }
 
+    func clearAlertToken(of device: PushDeviceKey, only token: RegisteredPushToken) throws -> Bool {
+        try waitForResult { seam.pushTokens.clearAlertToken(of: device, only: token, completion: $0) }.get()
+    }
+
     /// Every stored token, as a start reads them (SQLite) or the listener
     /// when it attaches (PostgreSQL).
     func pushTokens() throws -> [RegisteredPushToken] {

@@ -267,6 +267,33 @@ import Testing
         }
     }
 
+    /// An iOS device's alert token is stored with its VoIP token; a dead
+    /// one goes alone, and only from the registration it was pushed with.
+    @Test(arguments: StoreBackend.allCases)
+    func anAlertTokenIsKeptBesideTheVoIPTokenAndClearedAlone(_ backend: StoreBackend) throws {
+        try with(backend) { store in
+            let device = PushDeviceKey(uid: "bob", deviceId: "iphone")
+            func iphone(alert: String?, at: Int64) throws -> RegisteredPushToken {
+                RegisteredPushToken(
+                    uid: "bob", deviceId: "iphone",
+                    registration: try PushRegistration(
+                        platform: .apnsVoip, token: String(repeating: "ab", count: 32), alertToken: alert),
+                    updatedAt: at)
+            }
+            let pushed = try iphone(alert: String(repeating: "c3", count: 32), at: 10)
+            _ = try store.savePushToken(pushed, limit: 10)
+            #expect(try store.pushTokens() == [pushed])
+            let renewed = try iphone(alert: String(repeating: "d4", count: 32), at: 20)
+            _ = try store.savePushToken(renewed, limit: 10)
+            #expect(try store.clearAlertToken(of: device, only: pushed) == false, "a registration made since stays")
+            #expect(try store.pushTokens() == [renewed])
+            #expect(try store.clearAlertToken(of: device, only: renewed) == true)
+            #expect(try store.pushTokens() == [try iphone(alert: nil, at: 20)], "the VoIP token stays")
+            _ = try store.savePushToken(try iphone(alert: nil, at: 30), limit: 10)
+            #expect(try store.pushTokens() == [try iphone(alert: nil, at: 30)], "registering without one drops it")
+        }
+    }
+
     // MARK: Webhook deliveries
 
     /// Pending deliveries come oldest change first, a page at a time, the

@@ -5,14 +5,14 @@ import SignalProtocol
 /// of ``StoreConnection``'s in SQLite (PushTokenRows.swift): one token per
 /// device, a token on one device at a time, at most `limit` per user.
 extension PostgresConnection {
-    private static let pushTokenColumns = "uid, device_id, platform, token, topic, environment, updated_at"
+    private static let pushTokenColumns = "uid, device_id, platform, token, topic, environment, updated_at, alert_token"
 
-    /// The values of `token` as `$1…$7`, in ``pushTokenColumns``' order.
+    /// The values of `token` as `$1…$8`, in ``pushTokenColumns``' order.
     static func parameters(of token: RegisteredPushToken) -> [String?] {
         let registration = token.registration
         return [
             token.uid, token.deviceId, registration.platform.rawValue, registration.token, registration.topic,
-            registration.environment?.rawValue, String(token.updatedAt),
+            registration.environment?.rawValue, String(token.updatedAt), registration.alertToken,
         ]
     }
 
@@ -36,9 +36,10 @@ extension PostgresConnection {
         }
         try execute(
             """
-            INSERT INTO push_tokens (\(Self.pushTokenColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)
+            INSERT INTO push_tokens (\(Self.pushTokenColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
             ON CONFLICT (uid, device_id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
-                topic = excluded.topic, environment = excluded.environment, updated_at = excluded.updated_at
+                topic = excluded.topic, environment = excluded.environment, updated_at = excluded.updated_at,
+                alert_token = excluded.alert_token
             """, Self.parameters(of: token))
         let evicted = try execute(
             """
@@ -67,6 +68,24 @@ extension PostgresConnection {
         .count > 0
     }
 
+    /// Forgets the device's alert token while the device still has that
+    /// registration (see ``StoreConnection/clearAlertToken(of:only:)``).
+    func clearAlertToken(of device: PushDeviceKey, only registration: RegisteredPushToken) throws(PostgresError) -> Bool
+    {
+        try execute(
+            """
+            UPDATE push_tokens SET alert_token = NULL
+            WHERE uid = $1 AND device_id = $2 AND token = $3 AND alert_token = $4 AND updated_at <= $5::bigint
+            RETURNING uid
+            """,
+            [
+                device.uid, device.deviceId, registration.registration.token, registration.registration.alertToken,
+                String(registration.updatedAt),
+            ]
+        )
+        .count > 0
+    }
+
     /// The stored tokens of `uids`, or every one. A row this build cannot
     /// read is skipped with a warning, as SQLite's are.
     func pushTokens(of uids: [String]? = nil) throws(StoreError) -> [RegisteredPushToken] {
@@ -83,7 +102,7 @@ extension PostgresConnection {
             PushTokenRowValues(
                 uid: rows.string(row, 0) ?? "", deviceId: rows.string(row, 1) ?? "",
                 platform: rows.string(row, 2), token: rows.string(row, 3), topic: rows.string(row, 4),
-                environment: rows.string(row, 5), updatedAt: rows.int64(row, 6) ?? 0
+                environment: rows.string(row, 5), alertToken: rows.string(row, 7), updatedAt: rows.int64(row, 6) ?? 0
             )
             .decoded(by: "cluster store")
         }

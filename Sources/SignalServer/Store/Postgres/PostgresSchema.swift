@@ -201,6 +201,13 @@ enum PostgresSchema {
                     WHERE client_call_id IS NOT NULL;
                 CREATE INDEX calls_by_initiated_at ON calls (initiator, initiated_at);
                 """),
+        Migration(
+            version: 6,
+            sql: """
+                -- An iOS device's regular APNs token beside its VoIP token, for
+                -- missed-call alerts, as in SQLite (StoreSchema migration 13).
+                ALTER TABLE push_tokens ADD COLUMN alert_token TEXT;
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -26,6 +26,17 @@ extension CallStore {
         }
     }
 
+    /// Forgets the alert token of `device` while it is still `token`'s
+    /// registration. Completes with whether it did.
+    func clearAlertToken(
+        of device: PushDeviceKey, only token: RegisteredPushToken,
+        completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void
+    ) {
+        submit(writes: true, completion: completion) { connection throws(StoreError) in
+            try connection.clearAlertToken(of: device, only: token)
+        }
+    }
+
     /// Every stored token. Blocks until read (for start-up).
     func loadPushTokens() throws(StoreError) -> [RegisteredPushToken] {
         try wait(writes: false) { connection throws(StoreError) in try connection.pushTokens() }

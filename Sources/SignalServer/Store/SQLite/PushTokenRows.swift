@@ -12,7 +12,7 @@ struct PushTokenSaved: Sendable {
 
 /// The devices' push tokens in `push_tokens`.
 extension StoreConnection {
-    private static let columns = "uid, device_id, platform, token, topic, environment, updated_at"
+    private static let columns = "uid, device_id, platform, token, topic, environment, updated_at, alert_token"
 
     /// Stores `token` as its device's, replacing the device's previous one,
     /// and takes it from any other device that held it. A user keeps at most
@@ -27,11 +27,13 @@ extension StoreConnection {
         ) { row in PushDeviceKey(uid: row.string(0), deviceId: row.string(1)) }
         try database.execute(
             """
-            INSERT INTO push_tokens (\(Self.columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            INSERT INTO push_tokens (\(Self.columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             ON CONFLICT (uid, device_id) DO UPDATE SET platform = excluded.platform, token = excluded.token,
-                topic = excluded.topic, environment = excluded.environment, updated_at = excluded.updated_at
+                topic = excluded.topic, environment = excluded.environment, updated_at = excluded.updated_at,
+                alert_token = excluded.alert_token
             """, token.uid, token.deviceId, token.registration.platform.rawValue, token.registration.token,
-            token.registration.topic, token.registration.environment?.rawValue, token.updatedAt)
+            token.registration.topic, token.registration.environment?.rawValue, token.updatedAt,
+            token.registration.alertToken)
         let evicted = try database.fetchAll(
             """
             DELETE FROM push_tokens WHERE uid = ?1 AND device_id IN (
@@ -56,6 +58,18 @@ extension StoreConnection {
             """, device.uid, device.deviceId, registration?.registration.token, registration?.updatedAt) > 0
     }
 
+    /// Forgets the device's alert token, only while the device still has
+    /// that registration: APNs called the alert token dead, and the VoIP
+    /// token beside it still rings. Whether the row changed.
+    func clearAlertToken(of device: PushDeviceKey, only registration: RegisteredPushToken) throws(StoreError) -> Bool {
+        try database.execute(
+            """
+            UPDATE push_tokens SET alert_token = NULL
+            WHERE uid = ?1 AND device_id = ?2 AND token = ?3 AND alert_token = ?4 AND updated_at <= ?5
+            """, device.uid, device.deviceId, registration.registration.token, registration.registration.alertToken,
+            registration.updatedAt) > 0
+    }
+
     /// Every stored token. A row this build cannot read is skipped with a
     /// warning (``PushTokenRowValues/decoded(by:)``).
     func pushTokens() throws(StoreError) -> [RegisteredPushToken] {
@@ -64,7 +78,7 @@ extension StoreConnection {
             let values = PushTokenRowValues(
                 uid: row.string(0), deviceId: row.string(1), platform: row.optionalString(2),
                 token: row.optionalString(3), topic: row.optionalString(4), environment: row.optionalString(5),
-                updatedAt: row.int64(6))
+                alertToken: row.optionalString(7), updatedAt: row.int64(6))
             if let token = values.decoded(by: "call store") { tokens.append(token) }
             return true
         }

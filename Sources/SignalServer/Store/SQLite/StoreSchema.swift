@@ -244,6 +244,14 @@ enum StoreSchema {
                 -- matched in memory on one node).
                 ALTER TABLE calls ADD COLUMN client_call_id TEXT;
                 """),
+        StoreMigration(
+            version: 13,
+            sql: """
+                -- An iOS device's regular APNs token beside its VoIP token, for
+                -- missed-call alerts (a VoIP token cannot show one). NULL: no
+                -- alert for that device.
+                ALTER TABLE push_tokens ADD COLUMN alert_token TEXT;
+                """),
     ]
 
     /// The schema version this build writes.

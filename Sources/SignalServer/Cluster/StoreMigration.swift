@@ -284,18 +284,10 @@ public enum StoreMigrator {
         throws(StoreMigrationError) -> Int
     {
         let revocations = try step("reading revocations") { () throws(StoreError) in try source.revocations() }
-        let rows: [[String?]] = revocations.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] }
-        for start in stride(from: 0, to: rows.count, by: batchSize) {
-            try step("copying revocations into PostgreSQL") { () throws(PostgresError) in
-                try target.insert(
-                    "INSERT INTO revocations (uid, revoked_at)",
-                    rows: Array(rows[start ..< min(start + batchSize, rows.count)]),
-                    then:
-                        "ON CONFLICT (uid) DO UPDATE SET revoked_at = greatest(revocations.revoked_at, excluded.revoked_at)"
-                )
-            }
-        }
-        return rows.count
+        return try copy(
+            revocations.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] }, "revocations", into: target,
+            "INSERT INTO revocations (uid, revoked_at)",
+            then: "ON CONFLICT (uid) DO UPDATE SET revoked_at = greatest(revocations.revoked_at, excluded.revoked_at)")
     }
 
     /// Copies the push tokens. A device or token a cluster node registered
@@ -306,35 +298,37 @@ public enum StoreMigrator {
         throws(StoreMigrationError) -> Int
     {
         let tokens = try step("reading push tokens") { () throws(StoreError) in try source.pushTokens() }
-        let rows = tokens.map(PostgresConnection.parameters(of:))
-        for start in stride(from: 0, to: rows.count, by: batchSize) {
-            try step("copying push tokens into PostgreSQL") { () throws(PostgresError) in
-                try target.insert(
-                    "INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at, alert_token)",
-                    rows: Array(rows[start ..< min(start + batchSize, rows.count)]), then: "ON CONFLICT DO NOTHING")
-            }
-        }
-        return rows.count
+        return try copy(
+            tokens.map(PostgresConnection.parameters(of:)), "push tokens", into: target,
+            "INSERT INTO push_tokens (uid, device_id, platform, token, topic, environment, updated_at, alert_token)")
     }
 
-    /// Copies the users' profiles and do-not-disturb settings.
+    /// Copies the users' profiles and do-not-disturb settings; a user a
+    /// cluster node set already keeps that.
     private static func copyUsers(
         from source: StoreConnection, into target: PostgresConnection
     )
         throws(StoreMigrationError) -> Int
     {
-        let rows: [[String?]] = try step("reading users") { () throws(StoreError) in try source.users() }.map {
-            let row = UserRowValues($0)
-            return [
+        let users = try step("reading users") { () throws(StoreError) in try source.users() }
+        let rows: [[String?]] = users.map(UserRowValues.init).map { row in
+            [
                 row.uid, row.name, row.avatarUrl, row.metadata, row.doNotDisturbMode,
                 row.doNotDisturbUntil.map { String($0) }, String(row.updatedAt),
             ]
         }
+        return try copy(rows, "users", into: target, "INSERT INTO users (\(UserRowValues.columns))")
+    }
+
+    /// Inserts `rows` with `head` and `tail` (``PostgresConnection/insert(_:rows:then:)``),
+    /// ``batchSize`` at a time; returns how many.
+    private static func copy(
+        _ rows: [[String?]], _ what: String, into target: PostgresConnection, _ head: String,
+        then tail: String = "ON CONFLICT DO NOTHING"
+    ) throws(StoreMigrationError) -> Int {
         for start in stride(from: 0, to: rows.count, by: batchSize) {
-            try step("copying users into PostgreSQL") { () throws(PostgresError) in
-                try target.insert(
-                    "INSERT INTO users (\(UserRowValues.columns))",
-                    rows: Array(rows[start ..< min(start + batchSize, rows.count)]), then: "ON CONFLICT DO NOTHING")
+            try step("copying \(what) into PostgreSQL") { () throws(PostgresError) in
+                try target.insert(head, rows: Array(rows[start ..< min(start + batchSize, rows.count)]), then: tail)
             }
         }
         return rows.count
@@ -380,40 +374,5 @@ public enum StoreMigrator {
                 }
             throw StoreMigrationError("\(what): \(reason)")
         }
-    }
-}
-
-extension StoreConnection {
-    /// Up to `limit` calls after position `seq` in seq order, each with its
-    /// seq (``Call/seq`` is the position of its latest change).
-    func calls(after seq: Int64, limit: Int) throws(StoreError) -> [(call: Call, seq: Int64)] {
-        try database.fetchAll(
-            """
-            SELECT \(Self.callColumns), seq FROM calls WHERE seq > ?1 ORDER BY seq LIMIT ?2
-            """, seq, limit
-        ) { row throws(StoreError) in (try Self.decodeCall(row), row.int64(Self.callColumnCount)) }
-    }
-
-    /// The highest position a call holds. Above the counter of the
-    /// sequence only in a store whose counter lags (it never should).
-    func highestCallPosition() throws(StoreError) -> Int64 {
-        try database.scalarInt64("SELECT coalesce(max(max(seq), max(change_seq)), 0) FROM calls") ?? 0
-    }
-}
-
-extension PostgresConnection {
-    /// Runs `head VALUES (…), (…) tail` with `rows` (all of one width)
-    /// bound in order: one round trip for the lot. INSERT coerces each
-    /// text parameter to its column's type.
-    func insert(_ head: String, rows: [[String?]], then tail: String = "") throws(PostgresError) {
-        guard let width = rows.first?.count else { return }
-        var sql = head + " VALUES "
-        sql.reserveCapacity(head.count + rows.count * width * 6 + tail.count)
-        for row in 0 ..< rows.count {
-            sql += row == 0 ? "(" : ", ("
-            sql += (1 ... width).map { "$\(row * width + $0)" }.joined(separator: ", ")
-            sql += ")"
-        }
-        try execute(sql + " " + tail, rows.flatMap { $0 })
     }
 }

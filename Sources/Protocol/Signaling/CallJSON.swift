@@ -54,14 +54,8 @@ extension Call {
         sessionId = try fields.string("sessionId")
         callType = try fields.enumeration("callType", CallType.self)
         status = try fields.enumeration("status", CallStatus.self)
-        let initiatorFields = try fields.nested("initiator")
-        let receiverFields = try fields.nested("receiver")
-        initiator = try initiatorFields.string("uid")
-        initiatorName = try initiatorFields.optionalString("name")
-        initiatorAvatarUrl = try initiatorFields.optionalString("avatarUrl")
-        receiver = try receiverFields.string("uid")
-        receiverName = try receiverFields.optionalString("name")
-        receiverAvatarUrl = try receiverFields.optionalString("avatarUrl")
+        (initiator, initiatorName, initiatorAvatarUrl) = try Self.party(fields.nested("initiator"))
+        (receiver, receiverName, receiverAvatarUrl) = try Self.party(fields.nested("receiver"))
         initiatorDevice = try fields.optionalString("initiatorDevice")
         initiatedAt = try fields.integer("initiatedAt")
         acceptedAt = try fields.optionalInteger("acceptedAt")
@@ -76,6 +70,11 @@ extension Call {
         silent = json["silent"]?.boolValue ?? false
         ringingDevices = try fields.optionalStrings("ringingDevices") ?? []
         clientCallId = try fields.optionalString("clientCallId")
+    }
+
+    /// A party's `uid`, `name` and `avatarUrl`.
+    private static func party(_ fields: JSONFields) throws(SignalError) -> (String, String?, String?) {
+        (try fields.string("uid"), try fields.optionalString("name"), try fields.optionalString("avatarUrl"))
     }
 
     /// `timeoutMs`, or from a server that sends only `timeout`, its seconds.

@@ -56,10 +56,11 @@ final class CallKitHarness {
     private var loggedIn = false
     private var placed = 0
 
-    init(answerTimeoutMs: Int64 = 15_000) {
+    init(answerTimeoutMs: Int64 = 15_000, endedCallsKept: Int = 64) {
         let clock = self.clock
         coordinator = CallKitCoordinator(
-            configuration: .init(answerTimeoutMs: answerTimeoutMs), now: { clock.now })
+            configuration: .init(answerTimeoutMs: answerTimeoutMs, endedCallsKept: endedCallsKept),
+            now: { clock.now })
     }
 
     // MARK: Inputs, as the adapter feeds them
@@ -237,6 +238,13 @@ final class CallKitHarness {
         case .success(let call): perform(coordinator.commandSucceeded(command, call: call))
         case .failure(let code): perform(coordinator.commandFailed(command, code: code))
         }
+    }
+
+    /// What CallKit is told of `call`'s ring.
+    func report(_ call: Call) -> IncomingCallReport {
+        IncomingCallReport(
+            uuid: CallUUID(sessionId: call.sessionId), handle: call.initiator,
+            displayName: call.initiatorName ?? call.initiator, hasVideo: call.callType == .video)
     }
 
     /// The APNs body ringd pushes for `call` (docs/PUSH.md).

@@ -11,7 +11,7 @@
     // so these conformances are main-actor isolated; `@preconcurrency` has
     // the runtime check that they are (SE-0423).
 
-    @available(iOS 15, watchOS 9, *)
+    @available(iOS 18, watchOS 11, visionOS 2, *)
     extension RingCallKit: @preconcurrency PKPushRegistryDelegate {
         public func pushRegistry(
             _ registry: PKPushRegistry, didUpdate pushCredentials: PKPushCredentials, for type: PKPushType
@@ -50,7 +50,7 @@
         }
     }
 
-    @available(iOS 15, watchOS 9, *)
+    @available(iOS 18, watchOS 11, visionOS 2, *)
     extension RingCallKit: @preconcurrency CXProviderDelegate {
         public func providerDidReset(_ provider: CXProvider) {
             for action in pendingActions.values { action.fail() }

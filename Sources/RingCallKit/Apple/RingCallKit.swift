@@ -14,8 +14,10 @@
     /// the provider are created to call back on the main queue.
     ///
     /// Create it at launch, before `didFinishLaunching` returns, so PushKit
-    /// can deliver the push that launched the app (docs/IOS.md).
-    @available(iOS 15, watchOS 9, *)
+    /// can deliver the push that launched the app (docs/IOS.md). Its
+    /// availability is RingClient's: RingKit keeps its state in the standard
+    /// library's `Mutex` (iOS 18, watchOS 11, visionOS 2).
+    @available(iOS 18, watchOS 11, visionOS 2, *)
     @MainActor
     public final class RingCallKit: NSObject {
         public weak var delegate: (any RingCallKitDelegate)?
@@ -44,11 +46,13 @@
         ///   - topic: the app's bundle id (`PushRegistration.topic`).
         ///   - environment: `.sandbox` for development builds.
         ///   - configuration: CallKit's; by default ``defaultConfiguration()``.
+        ///   - answerTimeoutSeconds: how long an answer (or a call out) may
+        ///     wait for the login and the server before it fails.
         public init(
             client: RingClient, login: @escaping @Sendable (RingClient) async throws(RingError) -> Void,
             topic: String? = Bundle.main.bundleIdentifier, environment: PushEnvironment = .production,
             configuration: CXProviderConfiguration = RingCallKit.defaultConfiguration(),
-            answerTimeout: Duration = .seconds(15)
+            answerTimeoutSeconds: Double = 15
         ) {
             self.client = client
             self.login = login
@@ -56,10 +60,8 @@
             self.environment = environment
             provider = CXProvider(configuration: configuration)
             registry = PKPushRegistry(queue: .main)
-            let (seconds, attoseconds) = answerTimeout.components
-            let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
             coordinator = CallKitCoordinator(
-                configuration: .init(answerTimeoutMs: milliseconds),
+                configuration: .init(answerTimeoutMs: Int64(answerTimeoutSeconds * 1000)),
                 now: { Int64(Date().timeIntervalSince1970 * 1000) })
             super.init()
             // A nil queue: the provider calls its delegate on the main queue.
@@ -152,7 +154,7 @@
             case .scheduleTimer(let timer, let afterMs):
                 timers[timer]?.cancel()
                 timers[timer] = Task {
-                    try? await Task.sleep(for: .milliseconds(afterMs))
+                    try? await Task.sleep(nanoseconds: UInt64(max(0, afterMs)) * 1_000_000)
                     guard !Task.isCancelled else { return }
                     timers[timer] = nil
                     perform(coordinator.timerFired(timer))

@@ -7,7 +7,7 @@
 
     /// What the app implements, the third of the three steps (docs/IOS.md).
     /// Every method is called on the main actor.
-    @available(iOS 15, watchOS 9, *)
+    @available(iOS 18, watchOS 11, visionOS 2, *)
     @MainActor
     public protocol RingCallKitDelegate: AnyObject {
         /// The call was accepted (the user answered here, or the callee of an
@@ -28,7 +28,7 @@
         func received(_ event: RingEvent)
     }
 
-    @available(iOS 15, watchOS 9, *)
+    @available(iOS 18, watchOS 11, visionOS 2, *)
     extension RingCallKitDelegate {
         public func callMuted(sessionId: String, muted: Bool) {}
         public func didActivate(audioSession: AVAudioSession) {}

@@ -38,10 +38,22 @@ extension CallKitCoordinator {
             tracked.stage = .ringing
             calls[uuid] = tracked
         case .ongoing:
-            // Glare: the callee was calling us, and ringd joined the two.
+            // Glare: the callee was calling this user, and ringd accepted
+            // that call for it. Its ring here is the same call: it leaves
+            // CallKit, which keeps the outgoing one.
             tracked.stage = .active
             calls[uuid] = tracked
             actions += [.reportOutgoingConnected(uuid), .presentCallScreen(call)]
+            let ring = CallUUID(sessionId: call.sessionId)
+            if var incoming = calls[ring], incoming.stage != .ended {
+                if incoming.stage == .answering { actions += [.cancelTimer(.answer(ring)), .fail(.answer(ring))] }
+                _ = withdraw(.ringing(sessionId: call.sessionId))
+                _ = withdraw(.acceptCall(sessionId: call.sessionId))
+                incoming.stage = .ended
+                incoming.endedReason = .answeredElsewhere
+                calls[ring] = incoming
+                if incoming.reported { actions.append(.reportCallEnded(ring, .answeredElsewhere)) }
+            }
         default:
             tracked.stage = .ringing
             calls[uuid] = tracked

@@ -30,11 +30,11 @@ extension CallKitCoordinator {
     /// A call as the server sent it (an event, or a resumed call).
     public mutating func serverCall(_ call: Call) -> [CallKitAction] {
         guard let (uid, deviceId) = identity, call.isParty(uid) else { return [] }
-        if call.receiver == uid {
-            return incomingCall(call, deviceId: deviceId)
-        }
-        guard let uuid = outgoingUUID(of: call.sessionId) else { return [] }
-        return outgoingCall(call, uuid: uuid)
+        // An outgoing call first: after a glare it is the other party's call,
+        // with this user as its receiver, yet CallKit knows it as outgoing.
+        if let uuid = outgoingUUID(of: call.sessionId) { return outgoingCall(call, uuid: uuid) }
+        guard call.receiver == uid else { return [] }
+        return incomingCall(call, deviceId: deviceId)
     }
 
     private mutating func incomingCall(_ call: Call, deviceId: String) -> [CallKitAction] {

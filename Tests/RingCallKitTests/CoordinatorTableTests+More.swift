@@ -263,6 +263,27 @@ extension CoordinatorTableTests {
             ],
             app: [.ended(sessionId: placedId, .endedHere)], connects: 0),
         Row(
+            name: "both call each other at once",
+            script: { h in
+                h.login()
+                h.push(h.ring(sid))
+                h.start(outgoing, to: "alice", type: .audio)
+                h.serverChanges(sid) {
+                    $0.status = .ended
+                    $0.endedBy = "alice"
+                    $0.endReason = .hangup
+                }
+            },
+            callKit: [
+                .reported(alice), .fulfilled(.start(outgoing)), .connecting(outgoing), .connected(outgoing),
+                .ended(uuid, .answeredElsewhere), .ended(outgoing, .remoteEnded),
+            ],
+            server: [
+                .ringing(sessionId: sid), .initiateCall(to: "alice", type: .audio, clientCallId: outgoing.uuidString),
+            ],
+            app: [.presented(sessionId: sid, status: .ongoing), .ended(sessionId: sid, .reported(.remoteEnded))],
+            connects: 0),
+        Row(
             name: "an outgoing call started offline",
             script: { h in
                 h.start(outgoing, to: "alice", type: .audio)

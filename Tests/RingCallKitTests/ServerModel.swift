@@ -20,6 +20,17 @@ enum ServerModel {
             if let retried = calls.values.first(where: { $0.clientCallId == clientCallId }) {
                 return .success(retried)
             }
+            // Glare: the callee's call to this user still rings; ringd
+            // accepts it on this device's behalf instead of placing another.
+            if var theirs = calls.values.first(where: {
+                $0.initiator == to && $0.receiver == CallKitHarness.uid && $0.status == .initiated
+            }) {
+                theirs.status = .ongoing
+                theirs.acceptedBy = deviceId
+                theirs.acceptedAt = clock.now
+                calls[theirs.sessionId] = theirs
+                return .success(theirs)
+            }
             placed += 1
             let sessionId = String(repeating: "0", count: 31) + String(placed)
             let call = Call(

@@ -89,6 +89,21 @@
             perform(coordinator.setHeld(uuid, onHold: action.isOnHold))
         }
 
+        /// CallKit gave up waiting for an answer or a start before the
+        /// coordinator's bound: the action must not be completed any more, and
+        /// the coordinator gives up as when its own bound passes.
+        public func provider(_ provider: CXProvider, timedOutPerforming action: CXAction) {
+            guard let callAction = action as? CXCallAction,
+                let uuid = CallUUID(uuidString: callAction.callUUID.uuidString)
+            else { return }
+            pendingActions = pendingActions.filter { $0.value !== action }
+            switch callAction {
+            case is CXAnswerCallAction: perform(coordinator.timerFired(.answer(uuid)))
+            case is CXStartCallAction: perform(coordinator.timerFired(.start(uuid)))
+            default: break
+            }
+        }
+
         public func provider(_ provider: CXProvider, didActivate audioSession: AVAudioSession) {
             delegate?.didActivate(audioSession: audioSession)
         }

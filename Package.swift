@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "SignalServer", targets: ["SignalServer"]),
         .library(name: "SignalClient", targets: ["SignalClient"]),
         .library(name: "RingdTesting", targets: ["RingdTesting"]),
+        .library(name: "RingCallKit", targets: ["RingCallKit"]),
     ],
     targets: [
         .target(name: "CShim", path: "Sources/CShim"),
@@ -80,6 +81,10 @@ let package = Package(
             ],
             path: "Sources/SignalClient"),
         .target(name: "RingdTesting", dependencies: ["SignalClient"], path: "Sources/RingdTesting"),
+        // The PushKit → CallKit coordinator: a pure state machine over the
+        // wire types; its Apple adapters (Sources/RingCallKit/Apple) compile
+        // only where CallKit and PushKit exist.
+        .target(name: "RingCallKit", dependencies: ["SignalProtocol"], path: "Sources/RingCallKit"),
         .executableTarget(name: "ringd", dependencies: ["SignalServer", "SignalCore"], path: "Sources/ringd"),
         .executableTarget(
             name: "ws-echo", dependencies: ["SignalServer", "SignalProtocol", "SignalSystem"], path: "Sources/ws-echo"),
@@ -116,6 +121,7 @@ let package = Package(
                 "SignalSystem",
                 "SignalCrypto", "SignalReactor", "CShim", "TestSupport",
             ]),
+        .testTarget(name: "RingCallKitTests", dependencies: ["RingCallKit", "SignalProtocol"]),
         .testTarget(
             name: "RingingExample", dependencies: ["RingdTesting", "SignalClient", "SignalProtocol"],
             path: "examples/swift"),

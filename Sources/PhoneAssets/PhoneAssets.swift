@@ -24,7 +24,15 @@ public enum PhoneAssets {
         "storage.js": File(body: PackageResources.storage_js, contentType: javaScript),
     ]
 
+    /// ringd-client.js (docs/WEB.md) and its types, by name (the last path
+    /// segment under `/client/`): served to apps as well as to the page.
+    public static let client: [String: File] = [
+        "ringd-client.js": File(body: PackageResources.ringd_client_js, contentType: javaScript),
+        "ringd-client.d.ts": File(body: PackageResources.ringd_client_d_ts, contentType: typeScript),
+    ]
+
     private static let html = "text/html; charset=utf-8"
     private static let css = "text/css; charset=utf-8"
     private static let javaScript = "text/javascript; charset=utf-8"
+    private static let typeScript = "application/typescript; charset=utf-8"
 }

@@ -15,7 +15,6 @@ public enum PhoneAssets {
         "index.html": File(body: PackageResources.index_html, contentType: html),
         "phone.css": File(body: PackageResources.phone_css, contentType: css),
         "main.js": File(body: PackageResources.main_js, contentType: javaScript),
-        "signaling.js": File(body: PackageResources.signaling_js, contentType: javaScript),
         "media.js": File(body: PackageResources.media_js, contentType: javaScript),
         "slot.js": File(body: PackageResources.slot_js, contentType: javaScript),
         "ringtone.js": File(body: PackageResources.ringtone_js, contentType: javaScript),

@@ -114,6 +114,7 @@ export class RingdClient extends EventBase {
     this._authenticated = false;
     this._firstLogin = null;
     this._connectedWaiters = [];
+    this._logins = 0; // counts login() calls: a retry never crosses into another login
   }
 
   /** Calls fn(detail) for every `name` event; returns the function that stops it. */
@@ -135,6 +136,7 @@ export class RingdClient extends EventBase {
       return Promise.reject(new RingdError("CLIENT_USAGE", "login needs {uid, authKey} or {token}"));
     }
     this._halt("another login");
+    this._logins += 1;
     this._credentials = token ? {authToken: token} : {uid, authKey};
     this.uid = null;
     this.deviceId = deviceId;
@@ -168,13 +170,15 @@ export class RingdClient extends EventBase {
    */
   async initiateCall(to, type, {metadata, clientCallId = newClientCallId(), timeout, timeoutMs} = {}) {
     const params = {receiverId: to, callType: type, clientCallId, metadata, timeout, timeoutMs};
+    const login = this._logins;
     for (let attempt = 1; ; attempt++) {
       try {
         if (!this._authenticated && this._wanted) await this._whenConnected();
         return (await this.request("initiateCall", params)).call;
       } catch (error) {
         const retryable = error.code === "CLIENT_CLOSED" || error.code === "CLIENT_TIMEOUT";
-        if (!retryable || !this._wanted || !this.reconnect || attempt >= INITIATE_ATTEMPTS) throw error;
+        const sameLogin = login === this._logins && this._wanted;
+        if (!retryable || !sameLogin || !this.reconnect || attempt >= INITIATE_ATTEMPTS) throw error;
       }
     }
   }

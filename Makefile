@@ -2,7 +2,7 @@
 # build needs first (through sudo when not root), so a fresh machine works.
 
 SWIFT ?= swift
-APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libsqlite3-dev libsystemd-dev libcurl4-openssl-dev nghttp2-server systemd tmux python3-venv prometheus coturn postgresql libpq-dev haproxy
+APT_PACKAGES := pkg-config libssl-dev zlib1g-dev libsqlite3-dev libsystemd-dev libcurl4-openssl-dev nghttp2-server systemd tmux python3-venv prometheus coturn postgresql libpq-dev haproxy nodejs node-ws node-typescript
 CONFIG ?= config.json
 
 .PHONY: all deps build run test lint examples venv conformance clean
@@ -97,6 +97,7 @@ test: deps venv lint
 	$(MAKE) --no-print-directory contract-test
 	$(MAKE) --no-print-directory examples
 	$(MAKE) --no-print-directory browser-test
+	$(MAKE) --no-print-directory node-test
 	$(MAKE) --no-print-directory fuzz-smoke
 
 # The formatter that ships with the toolchain, in its strictest mode, with
@@ -143,6 +144,18 @@ browser-test: venv
 	$(SWIFT) build --product ringd
 	RINGD="$$($(SWIFT) build --show-bin-path)/ringd" BROWSER_TEST_OUT="$(BROWSER_TEST_OUT)" PYTHONDONTWRITEBYTECODE=1 \
 		timeout --kill-after=10 240 $(VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/Browser
+
+# ringd-client.js in Node (Tests/Node, docs/WEB.md): its types checked by
+# tsc --strict against an app's use of them, then node's test runner against
+# a real `ringd --ephemeral`, with Debian's node-ws as the WebSocket (nodejs,
+# node-ws and node-typescript are in APT_PACKAGES; NODE_PATH for a node built
+# elsewhere, which does not look in /usr/share/nodejs). A few seconds.
+.PHONY: node-test
+node-test: deps
+	tsc --noEmit --strict --target es2020 --lib es2020,dom --moduleResolution node Tests/Node/types.ts
+	$(SWIFT) build --product ringd
+	RINGD="$$($(SWIFT) build --show-bin-path)/ringd" NODE_PATH=/usr/share/nodejs timeout --kill-after=10 120 \
+		node --test Tests/Node/ringd-client.test.mjs
 
 # Two-party demo: ringd in the background (its log in a temporary file), bob
 # answering and alice calling him in two tmux panes; ringd stops when the

@@ -15,7 +15,6 @@ public enum PhoneAssets {
         "index.html": File(body: PackageResources.index_html, contentType: html),
         "phone.css": File(body: PackageResources.phone_css, contentType: css),
         "main.js": File(body: PackageResources.main_js, contentType: javaScript),
-        "signaling.js": File(body: PackageResources.signaling_js, contentType: javaScript),
         "media.js": File(body: PackageResources.media_js, contentType: javaScript),
         "slot.js": File(body: PackageResources.slot_js, contentType: javaScript),
         "ringtone.js": File(body: PackageResources.ringtone_js, contentType: javaScript),
@@ -24,7 +23,15 @@ public enum PhoneAssets {
         "storage.js": File(body: PackageResources.storage_js, contentType: javaScript),
     ]
 
+    /// ringd-client.js (docs/WEB.md) and its types, by name (the last path
+    /// segment under `/client/`): served to apps as well as to the page.
+    public static let client: [String: File] = [
+        "ringd-client.js": File(body: PackageResources.ringd_client_js, contentType: javaScript),
+        "ringd-client.d.ts": File(body: PackageResources.ringd_client_d_ts, contentType: typeScript),
+    ]
+
     private static let html = "text/html; charset=utf-8"
     private static let css = "text/css; charset=utf-8"
     private static let javaScript = "text/javascript; charset=utf-8"
+    private static let typeScript = "application/typescript; charset=utf-8"
 }

@@ -259,17 +259,17 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture
 def browser(ringd, output_dir, request):
-    """browser(name, query="?relay=1") opens the page in a fresh Chromium profile."""
+    """browser(name, query="?relay=1") opens the page in a fresh Chromium profile; address= another page."""
     drivers, profiles = [], []
 
-    def open_page(name, query="?relay=1"):
+    def open_page(name, query="?relay=1", address=None):
         profile = tempfile.mkdtemp(prefix=f"ringd-browser-{name}-")
         profiles.append(profile)
         service = Service(executable_path=CHROMEDRIVER, log_output=str(output_dir / f"chromedriver-{name}.log"))
         driver = webdriver.Chrome(options=chromium_options(profile), service=service)
         drivers.append(driver)
         driver.set_script_timeout(10)
-        driver.get(f"{ringd.url}/phone/{query}")
+        driver.get(address or f"{ringd.url}/phone/{query}")
         return Page(driver, name)
 
     yield open_page

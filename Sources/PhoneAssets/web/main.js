@@ -4,7 +4,8 @@
 // acceptedBy), never a guess of its own, so a reload, a reconnect or a second
 // device all land on the same view.
 
-import {Signaling} from "./signaling.js";
+// The same module apps load (docs/WEB.md): one client of the protocol.
+import {RingdClient} from "../client/ringd-client.js";
 import {MediaSlot} from "./slot.js";
 import {Ringtone} from "./ringtone.js";
 import {UI} from "./ui.js";
@@ -15,15 +16,20 @@ import {Storage} from "./storage.js";
 // prove the TURN server and its minted credentials; the browser test uses it.
 const RELAY = new URLSearchParams(window.location.search).get("relay") === "1";
 
+// The client's connection states in the page's words (body[data-connection]).
+const CONNECTION_WORDS = {connected: "online", disconnected: "offline"};
+const connectionWord = (state) => CONNECTION_WORDS[state] || state;
+
 class Phone {
   constructor() {
     this.ui = new UI();
     this.ringtone = new Ringtone();
-    this.signaling = new Signaling();
+    this.client = new RingdClient();
+    this.signIns = 0; // each sign-in and sign-out counts: an older sign-in's outcome is ignored
     this.me = null;
     this.call = null; // the call the page shows (live, or the last one that ended)
     this.lost = null; // {sessionId, reason}: this tab lost track of that call (replaced, refused, end unknown)
-    this.slot = new MediaSlot({ui: this.ui, signaling: this.signaling, relay: RELAY, onLocal: (note) => {
+    this.slot = new MediaSlot({ui: this.ui, client: this.client, relay: RELAY, onLocal: (note) => {
       this.render(); // Mute and Camera off only with a track to switch
       if (note) this.ui.announce(note);
     }});
@@ -35,12 +41,11 @@ class Phone {
     this.logs = [];
     this.authentications = 0;
 
-    this.signaling.addEventListener("state", ({detail}) => this.connectionChanged(detail));
-    this.signaling.addEventListener("seq", ({detail}) => Storage.saveSeq(detail));
-    this.signaling.addEventListener("call", ({detail}) => this.applyCall(detail));
-    this.signaling.addEventListener("signal", ({detail}) => this.receiveSignal(detail));
-    this.signaling.addEventListener("authenticated", ({detail}) => this.authenticated(detail));
-    window.addEventListener("online", () => this.signaling.reconnectNow());
+    this.client.on("connection", (change) => this.connectionChanged(change));
+    this.client.on("seq", (seq) => Storage.saveSeq(seq));
+    this.client.on("call", (call) => this.applyCall(call));
+    this.client.on("signal", (frame) => this.receiveSignal(frame));
+    window.addEventListener("online", () => this.client.reconnectNow());
     // A tab that signed in by itself (a reload) has had no gesture yet, so
     // its AudioContext may be suspended: the first click or key wakes it.
     for (const type of ["pointerdown", "keydown"]) {
@@ -52,10 +57,10 @@ class Phone {
       signOut: () => this.signOut(),
       call: (uid, type) => this.dial(uid, type),
       accept: () => this.accept(),
-      reject: () => this.act("rejectCall", {}),
-      busy: () => this.act("rejectCall", {status: "busy"}),
-      cancel: () => this.act("cancelCall", {}),
-      hangUp: () => this.act("endCall", {}),
+      reject: () => this.act((id) => this.client.rejectCall(id)),
+      busy: () => this.act((id) => this.client.rejectCall(id, {status: "busy"})),
+      cancel: () => this.act((id) => this.client.cancelCall(id)),
+      hangUp: () => this.act((id) => this.client.endCall(id)),
       mute: () => this.toggle("muted"),
       camera: () => this.toggle("cameraOff"),
       refreshLogs: () => this.refreshLogs(),
@@ -78,15 +83,16 @@ class Phone {
     this.ringtone.prepare(); // a user gesture: the ring can sound later
     this.ui.setSigningIn(true);
     const deviceId = Storage.deviceId();
-    const lastSeq = Storage.seqFor({uid, method, authToken, deviceId});
+    const afterSeq = Storage.seqFor({uid, method, authToken, deviceId});
+    const attempt = ++this.signIns;
     try {
       // A reload while ringd restarts (or offline) keeps trying; only a refusal forgets the credential.
-      const data = await this.signaling.signIn(
-        method === "token" ? {authToken, deviceId, lastSeq, retry: automatic} : {uid, authKey, deviceId, lastSeq, retry: automatic});
-      Storage.saveSession({uid: data.user.uid, method, authKey, authToken, deviceId: data.deviceId}, this.signaling.lastSeq);
+      const data = await this.client.login(method === "token" ? {token: authToken} : {uid, authKey},
+        {deviceId, afterSeq, retry: automatic});
+      Storage.saveSession({uid: data.user.uid, method, authKey, authToken, deviceId: data.deviceId}, this.client.lastSeq);
       this.ui.setSigningIn(false);
     } catch (error) {
-      if (error.code === "ERR_SUPERSEDED") return; // a newer sign-in (or sign-out) took over
+      if (attempt !== this.signIns) return; // a newer sign-in (or sign-out) took over
       if (automatic && error.code === "ERR_AUTH_FAILED") Storage.clearSession();
       this.ui.setSigningIn(false, words(error));
     }
@@ -131,9 +137,10 @@ class Phone {
   signOut() {
     if (this.call && LIVE.has(this.call.status) && this.view.mine) {
       const request = this.call.status === "ongoing" ? "endCall" : roleOf(this.call, this.me) === "caller" ? "cancelCall" : null;
-      if (request) this.signaling.request(request, {sessionId: this.call.sessionId}).catch(() => {});
+      if (request) this.client.request(request, {sessionId: this.call.sessionId}).catch(() => {});
     }
-    this.signaling.signOut();
+    this.signIns += 1;
+    this.client.close("signed out");
     Storage.clearSession();
     this.slot.close();
     this.ringtone.stop();
@@ -145,8 +152,10 @@ class Phone {
     this.ui.announce("Signed out.");
   }
 
-  connectionChanged({state, reason, code}) {
+  connectionChanged({state: clientState, reason, code, auth}) {
+    const state = connectionWord(clientState);
     this.ui.setConnection(state, reason);
+    if (state === "online") this.authenticated(auth);
     if (state === "reconnecting") {
       if (this.me) this.ui.announce(`Connection lost; ${reason}.`);
       else this.ui.setSigningIn(false, `Cannot reach the server; ${reason}.`); // a reload's sign-in retrying
@@ -167,7 +176,9 @@ class Phone {
     // and the offer need not wait for it.
     const local = this.slot.openLocal(null, callType);
     try {
-      const {call} = await this.signaling.request("initiateCall", {receiverId: uid, callType});
+      // With a clientCallId of the client's: a connection lost before the
+      // result sends it again after the reconnect, and gets the same call.
+      const call = await this.client.initiateCall(uid, callType);
       // Glare joins the other side's call, whose type may differ: its media, not the dialled one.
       if (call.callType !== callType) this.slot.openLocal(call.sessionId, call.callType);
       else this.slot.bindLocal(local, call.sessionId);
@@ -186,19 +197,18 @@ class Phone {
     this.ringtone.stop();
     // The camera opens while the accept travels; the offer finds it ready.
     const local = this.slot.openLocal(call.sessionId, call.callType);
-    return this.act("acceptCall", {}).then((ok) => {
+    return this.act((id) => this.client.acceptCall(id)).then((ok) => {
       if (!ok) this.slot.dropLocal(local);
       this.render();
     });
   }
 
   /** One call request at a time: a second click while one travels does nothing. */
-  async act(type, params) {
+  async act(request) {
     if (!this.call || this.acting) return false;
     this.acting = true;
     try {
-      const result = await this.signaling.request(type, {sessionId: this.call.sessionId, ...params});
-      this.applyCall(result.call);
+      this.applyCall(await request(this.call.sessionId));
       return true;
     } catch (error) {
       this.ui.announce(words(error));
@@ -235,7 +245,7 @@ class Phone {
     }
     this.call = call;
     this.lost = null;
-    const mine = isMine(call, this.me, this.signaling.deviceId, this.placedHere.has(call.sessionId));
+    const mine = isMine(call, this.me, this.client.deviceId, this.placedHere.has(call.sessionId));
     // A page that never saw this call ring joins one already going (it was reloaded).
     if (call.status === "ongoing" && mine) {
       this.slot.ensure(call, roleOf(call, this.me), {rejoin: !this.rangHere.has(call.sessionId)});
@@ -253,7 +263,7 @@ class Phone {
   render() {
     const call = this.call;
     let view = describeCall(call, {
-      me: this.me, deviceId: this.signaling.deviceId, placedHere: call && this.placedHere.has(call.sessionId),
+      me: this.me, deviceId: this.client.deviceId, placedHere: call && this.placedHere.has(call.sessionId),
       muted: this.muted, cameraOff: this.cameraOff,
       hasCamera: call ? call.callType === "video" && this.slot.hasTrack("video") : false,
       hasMicrophone: this.slot.hasTrack("audio"),
@@ -269,7 +279,7 @@ class Phone {
       // The ring shows: tell ringd, so the caller sees "ringing" rather than "calling".
       if (!this.acknowledged.has(call.sessionId)) {
         this.acknowledged.add(call.sessionId);
-        this.signaling.request("ringing", {sessionId: call.sessionId}).catch(() => {});
+        this.client.ringing(call.sessionId).catch(() => {});
       }
     }
     else if (view.state === "outgoing" && view.mine) this.ringtone.play("ringback");
@@ -285,7 +295,7 @@ class Phone {
   async refreshLogs() {
     if (!this.me) return;
     try {
-      const {logs} = await this.signaling.request("getCallLogs", {limit: 20});
+      const {logs} = await this.client.callLogs({limit: 20});
       this.logs = logs;
       this.ui.renderLogs(logs);
     } catch (error) {
@@ -303,10 +313,10 @@ window.phone = {
   get pc() { return phone.slot.pc; },
   get ringing() { return phone.ringtone.kind; },
   get audio() { return phone.ringtone.context ? phone.ringtone.context.state : null; }, // the tones' AudioContext
-  get connection() { return phone.signaling.state; },
+  get connection() { return connectionWord(phone.client.state); },
   get authentications() { return phone.authentications; }, // 1, then one more per reconnect
   get uid() { return phone.me; },
-  get deviceId() { return phone.signaling.deviceId; },
+  get deviceId() { return phone.client.deviceId; },
   get logs() { return phone.logs; },
   get relay() { return RELAY; },
 };

@@ -26,10 +26,10 @@ function missingWords(missing, failure) {
 
 export class MediaSlot {
   /** onLocal(note): the camera and microphone opened, note says what is missing ("" if nothing). */
-  constructor({ui, signaling, relay, onLocal = () => {}}) {
+  constructor({ui, client, relay, onLocal = () => {}}) {
     this.onLocal = onLocal;
     this.ui = ui;
-    this.signaling = signaling;
+    this.client = client;
     this.relay = relay;
     this.media = null; // CallMedia of the call this device is in
     this.local = null; // {sessionId, promise of MediaStream}
@@ -96,7 +96,7 @@ export class MediaSlot {
       localMedia: this.local.promise,
       send: (payload) => this.send(call.sessionId, payload),
       // getIceServers before each connection; without an answer, none (host candidates).
-      iceServers: () => this.signaling.request("getIceServers").then((data) => data.iceServers || [], () => []),
+      iceServers: () => this.client.iceServers().then((data) => data.iceServers || [], () => []),
       relay: this.relay,
     });
     this.media = media;
@@ -162,7 +162,7 @@ export class MediaSlot {
     const attempt = async () => {
       for (let retry = 0; ; retry++) {
         try {
-          return (await this.signaling.request("signal", {sessionId, payload})).delivered;
+          return await this.client.signal(sessionId, payload);
         } catch (error) {
           if (error.code !== "ERR_RATE_LIMITED" || retry >= 5) {
             console.debug("[signal] not sent", payload.kind, error.code);

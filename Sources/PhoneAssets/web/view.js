@@ -9,7 +9,9 @@ export const ERROR_WORDS = {
   ERR_CALL_BUSY_SELF: "You are already in a call.",
   ERR_CALL_USER_ALREADY_JOINED: "The call was answered on another device.",
   ERR_AUTH_FAILED: "Sign-in refused: unknown key or bad token.",
-  ERR_DISCONNECTED: "Not connected to the server.",
+  CLIENT_CLOSED: "Not connected to the server.",
+  CLIENT_CONNECT_FAILED: "Cannot reach the server.",
+  CLIENT_TIMEOUT: "The server did not answer in time.",
   ERR_RATE_LIMITED: "Too many requests; try again in a moment.",
 };
 export const words = (error) => ERROR_WORDS[error.code] || error.message || String(error);

@@ -57,6 +57,7 @@ public final class RingdRouter: HTTPRouter {
         MediaRoutes.add(to: &table, service: service)
         UserRoutes.add(to: &table, service: service)
         ContractRoutes.add(to: &table)
+        ClientRoutes.add(to: &table)
         MetricsRoute.add(to: &table, stats: stats, service: service, webhooks: webhooks)
         if service.config.webrtc.phonePage { PhoneRoutes.add(to: &table) }
         if let testing { TestRoutes.add(to: &table, control: testing) }

@@ -58,12 +58,31 @@ extension SignalingIntegration {
             }
         }
 
-        @Test("webrtc.phone: false serves no page")
+        @Test("webrtc.phone: false serves no page, but still the JavaScript client")
         func canBeTurnedOff() throws {
             let h = try Harness { $0.webrtc.phonePage = false }
             defer { h.finish() }
             #expect(try h.rest("GET", "/phone/", apiKey: nil).status == 404)
             #expect(try h.rest("GET", "/", apiKey: nil).status == 404)
+            #expect(try h.rest("GET", "/client/ringd-client.js", apiKey: nil).status == 200)
+        }
+
+        @Test("/client/ serves ringd-client.js and its types to any origin, and nothing else")
+        func servesTheClient() throws {
+            let h = try Harness()
+            defer { h.finish() }
+            let module = try h.rest("GET", "/client/ringd-client.js", apiKey: nil)
+            #expect(module.status == 200)
+            #expect(module.response.header("Content-Type") == "text/javascript; charset=utf-8")
+            #expect(module.response.header("Access-Control-Allow-Origin") == "*")
+            #expect(module.response.bodyText.contains("export class RingdClient"))
+            let types = try h.rest("GET", "/client/ringd-client.d.ts", apiKey: nil)
+            #expect(types.status == 200)
+            #expect(types.response.header("Content-Type") == "application/typescript; charset=utf-8")
+            #expect(types.response.bodyText.contains("export declare class RingdClient"))
+            for path in ["/client/main.js", "/client/", "/client/nothing.js"] {
+                #expect(try h.rest("GET", path, apiKey: nil).status == 404, "\(path)")
+            }
         }
     }
 }

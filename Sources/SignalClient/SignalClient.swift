@@ -289,7 +289,9 @@ public final class SignalClient: Sendable {
     private func connectionClosed(_ connection: ClientConnection, error: ClientError) {
         let reconnecting = state.withLock { state -> Bool in
             guard case .connected(let current) = state.phase, current === connection else { return false }
-            guard !state.closing, options.reconnect, Self.isWorthReconnecting(after: error) else {
+            guard !state.closing, options.reconnect,
+                WebSocketCloseCode.allowsReconnect(afterClose: error.closeCode)
+            else {
                 state.enter(.finished)
                 finishStreams(error)
                 return false
@@ -299,13 +301,6 @@ public final class SignalClient: Sendable {
             return true
         }
         if reconnecting { startReconnecting(after: error) }
-    }
-
-    /// Whether a lost connection may come back: not when the server refused
-    /// the device (4001) or replaced it with a newer connection (4003).
-    private static func isWorthReconnecting(after error: ClientError) -> Bool {
-        error.closeCode != WebSocketCloseCode.notAuthenticated.rawValue
-            && error.closeCode != WebSocketCloseCode.replaced.rawValue
     }
 
     /// Ends both streams with ``ClientEvent/disconnected(_:)`` (call with the state locked).

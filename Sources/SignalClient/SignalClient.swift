@@ -267,6 +267,8 @@ public final class SignalClient: Sendable {
                 switch push {
                 case .call(let call): self?.deliver(call)
                 case .signal(let signal): self?.eventSink.yield(.signal(signal))
+                // Only a connection without credentials hands on raw frames.
+                case .frame: break
                 }
             },
             onClose: { [weak self, weak connection] error in

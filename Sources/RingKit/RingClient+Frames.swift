@@ -125,7 +125,7 @@ extension RingClient {
                     state.pending[requestId]?.link = nil
                 }
                 state.fail(error, where: { $0.link == id })
-                if state.reconnect == nil { state.reconnect = Task { await self.reconnectLoop() } }
+                if state.reconnect == nil { startReconnecting(&state) }
             } else {
                 state.fail(error, where: { $0.link == id || $0.link == nil })
                 state.reconnect?.cancel()

@@ -1,30 +1,41 @@
 import SignalProtocol
 
 extension RingClient {
-    /// Opens new links with backoff until one logs in as the same device
-    /// and resumes after the largest `seq` seen (the auth result is taken
-    /// in by ``finish``, which also ends the reconnecting state). Gives up
-    /// when the server refuses the credentials, or after the policy's attempts.
-    func reconnectLoop() async {
-        var failures = 0
-        while true {
-            try? await Task.sleep(nanoseconds: UInt64(policy.delay(afterFailures: failures) * 1_000_000_000))
-            let resume = core.withLock { state -> (Credentials, ResumePoint)? in
-                guard state.reconnect != nil, let session = state.session else { return nil }
-                return (session.credentials, ResumePoint(deviceId: session.deviceId, afterSeq: session.lastSeq))
+    /// Starts reconnecting (call with the state locked): new links with
+    /// backoff until one logs in as the same device and resumes after the
+    /// largest `seq` seen. The loop holds the client only during an attempt,
+    /// so a client released while reconnecting goes (its deinit cancels the loop).
+    func startReconnecting(_ state: inout RingClientState) {
+        state.reconnect = Task { [weak self] in
+            var failures = 0
+            while let delay = self?.policy.delay(afterFailures: failures) {
+                try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+                guard !Task.isCancelled, let self, await self.reconnectAttempt(failures: &failures) else { return }
             }
-            guard !Task.isCancelled, let (credentials, point) = resume else { return }
-            do throws(RingError) {
-                try await openLink()
-                _ = try await perform(.auth(credentials, deviceId: point.deviceId, resume: point))
-                return
-            } catch {
-                failures += 1
-                if Self.refusesTheDevice(error) || policy.maxAttempts.map({ failures >= $0 }) == true {
-                    return giveUp(error)
-                }
-                dropUnauthenticatedLink()
+        }
+    }
+
+    /// One attempt; whether to go on. Success ends the reconnecting state in
+    /// `finish` (which takes the auth result in); a refusal by the server,
+    /// or the policy's last attempt failing, gives up.
+    private func reconnectAttempt(failures: inout Int) async -> Bool {
+        let resume = core.withLock { state -> (Credentials, ResumePoint)? in
+            guard state.reconnect != nil, let session = state.session else { return nil }
+            return (session.credentials, ResumePoint(deviceId: session.deviceId, afterSeq: session.lastSeq))
+        }
+        guard let (credentials, point) = resume else { return false }
+        do throws(RingError) {
+            try await openLink()
+            _ = try await perform(.auth(credentials, deviceId: point.deviceId, resume: point))
+            return false
+        } catch {
+            failures += 1
+            if Self.refusesTheDevice(error) || policy.maxAttempts.map({ failures >= $0 }) == true {
+                giveUp(error)
+                return false
             }
+            dropUnauthenticatedLink()
+            return true
         }
     }
 

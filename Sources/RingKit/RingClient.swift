@@ -40,6 +40,7 @@ public final class RingClient: Sendable {
 
     deinit {
         let link = core.withLock { state in
+            state.reconnect?.cancel()
             state.fail(.closed("the client was released"), where: { _ in true })
             return state.link
         }

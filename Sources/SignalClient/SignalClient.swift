@@ -11,8 +11,9 @@ import Synchronization
 public final class SignalClient: Sendable {
     /// How long ``close()`` waits for the server's close frame and TCP close.
     static let closeTimeout = 3.0
-    /// The waits between reconnect attempts; the last repeats.
-    static let reconnectBackoff = [0.1, 0.25, 0.5, 1.0]
+    /// The waits between reconnect attempts: 0.1 s, 0.25 s, 0.625 s, then
+    /// 1 s, without jitter (the reconnect window is short, 10 s by default).
+    static let reconnectBackoff = ReconnectPolicy(initialDelay: 0.1, multiplier: 2.5, maxDelay: 1, jitter: 0)
     /// How many undelivered notifications ``notifications`` keeps (the newest).
     public static let notificationBufferSize = 256
 

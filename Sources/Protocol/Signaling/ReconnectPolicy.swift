@@ -1,6 +1,7 @@
-/// How a ``RingClient`` reconnects after losing its connection: exponential
+/// How a client reconnects after losing its connection: exponential
 /// backoff with jitter, so that many clients cut off by the same outage do
-/// not come back in step.
+/// not come back in step. RingKit's RingClient takes one; SignalClient
+/// draws its waits from the same curve.
 public struct ReconnectPolicy: Sendable, Hashable {
     /// Whether to reconnect at all.
     public var isEnabled: Bool
@@ -13,7 +14,7 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// The fraction of each delay that is random (0: none, 1: anywhere
     /// between zero and the delay).
     public var jitter: Double
-    /// Attempts before giving up; nil tries until ``RingClient/disconnect()``.
+    /// Attempts before giving up; nil tries until the app disconnects.
     public var maxAttempts: Int?
 
     public init(
@@ -42,7 +43,7 @@ public struct ReconnectPolicy: Sendable, Hashable {
     }
 
     /// ``delay(afterFailures:random:)`` with a random draw.
-    func delay(afterFailures failures: Int) -> Double {
+    public func delay(afterFailures failures: Int) -> Double {
         delay(afterFailures: failures, random: Double.random(in: 0 ..< 1))
     }
 

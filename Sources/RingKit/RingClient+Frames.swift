@@ -10,31 +10,21 @@ extension RingClient {
     }
 
     private func receive(_ text: String, on id: Int) {
-        let bytes = Array(text.utf8)
-        let frame: ServerFrame
-        do {
-            frame = try ServerFrame.parse(bytes)
-        } catch {
-            // A result that does not decode fails the request it answers;
-            // any other frame not understood (a newer server's) is skipped.
-            if let json = try? JSONValue.parse(bytes), json["type"]?.stringValue == "result",
-                let requestId = json["id"]?.stringValue
-            {
-                finish(requestId, on: id, with: .failure(.protocolViolation("malformed result: \(error.message)")))
-            }
+        switch ServerFrame.read(Array(text.utf8)) {
+        case .brokenAnswer(let requestId, let error):
+            finish(requestId, on: id, with: .failure(.protocolViolation(error.message)))
+        case .skipped:
             return
-        }
-        switch frame {
-        case .call(let call):
+        case .frame(.call(let call)):
             core.withLock { state in
                 state.saw(call)
                 sink.yield(.call(call))
             }
-        case .signal(let signal):
+        case .frame(.signal(let signal)):
             sink.yield(.signal(signal))
-        case .result(let requestId?, let outcome):
+        case .frame(.result(let requestId?, let outcome)):
             finish(requestId, on: id, with: outcome.mapError(RingError.init))
-        case .result(nil, _):
+        case .frame(.result(nil, _)):
             // Results no request asked for (an auth timeout): the close follows.
             return
         }
@@ -49,7 +39,11 @@ extension RingClient {
             guard let pending = state.pending[requestId], pending.link == id else { return [] }
             state.pending[requestId] = nil
             pending.timeout.cancel()
-            let result = outcome.flatMap { data in Self.decode(data, answering: pending.request.type) }
+            let result = outcome.flatMap { data in
+                ResultData.decoding(data, answering: pending.request.type).mapError {
+                    RingError.protocolViolation($0.message)
+                }
+            }
             var resends: [String] = []
             switch result {
             case .success(.authenticated(let auth)):
@@ -66,14 +60,6 @@ extension RingClient {
         }
         guard !resends.isEmpty, let connection = core.withLock({ $0.link?.connection }) else { return }
         for text in resends { connection.send(text) }
-    }
-
-    private static func decode(_ data: JSONValue, answering type: RequestType) -> Result<ResultData, RingError> {
-        do throws(SignalError) {
-            return .success(try ResultData(json: data, answering: type))
-        } catch {
-            return .failure(.protocolViolation("the \(type.rawValue) result is malformed: \(error.message)"))
-        }
     }
 
     /// The link is logged in as `auth` says: the session (kept by

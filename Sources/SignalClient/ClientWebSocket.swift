@@ -257,24 +257,18 @@ final class ClientWebSocket: ClientSocketDelegate {
         guard credentials != nil else {
             return events.pushed(.frame(String(decoding: message.payload, as: UTF8.self)))
         }
-        guard let json = try? JSONValue.parse(message.payload) else { return }
-        let frame: ServerFrame
-        do {
-            frame = try ServerFrame(json: json)
-        } catch {
-            if let id = json["id"]?.stringValue {
-                complete(id, with: .failure(.protocolViolation("malformed result: \(error.message)")))
-            }
+        switch ServerFrame.read(message.payload) {
+        case .brokenAnswer(let id, let error):
+            complete(id, with: .failure(.protocolViolation(error.message)))
+        case .skipped:
             return
-        }
-        switch frame {
-        case .call(let call):
+        case .frame(.call(let call)):
             events.pushed(.call(call))
-        case .signal(let signal):
+        case .frame(.signal(let signal)):
             events.pushed(.signal(signal))
-        case .result(let id?, let outcome):
+        case .frame(.result(let id?, let outcome)):
             complete(id, with: outcome.mapError(ClientError.init))
-        case .result(nil, _):
+        case .frame(.result(nil, _)):
             return
         }
     }
@@ -305,13 +299,7 @@ final class ClientWebSocket: ClientSocketDelegate {
         loop.cancel(waiting.timer)
         waiting.completion(
             outcome.flatMap { data in
-                Result { () throws(ClientError) in
-                    do throws(SignalError) {
-                        return try ResultData(json: data, answering: waiting.type)
-                    } catch {
-                        throw .protocolViolation("the \(waiting.type.rawValue) result is malformed: \(error.message)")
-                    }
-                }
+                ResultData.decoding(data, answering: waiting.type).mapError { .protocolViolation($0.message) }
             })
     }
 

@@ -123,6 +123,28 @@ struct RingKitEndToEndTests {
         }
     }
 
+    @Test("push tokens, do-not-disturb, a decline with a reason and media tokens, on the real server")
+    func theOtherOperations() async throws {
+        try await Self.withBuiltRingd { ringd in
+            let (alice, _) = try await Self.client("alice", device: "laptop", url: ringd.url)
+            let (bob, bobEvents) = try await Self.client("bob", device: "phone", url: ringd.url)
+            let token = "fcm-token-bob-0123456789abcdef0123456789"
+            try await bob.registerPushToken(try PushRegistration(platform: .fcm, token: token))
+            try await bob.setDoNotDisturb(.busy)
+            #expect(try await alice.initiateCall(to: "bob", type: .audio).status == .busy)
+            try await bob.setDoNotDisturb(.off)
+            let placed = try await alice.initiateCall(to: "bob", type: .audio)
+            var rung = try #require(await bobEvents.nextCall())
+            while rung.sessionId != placed.sessionId { rung = try #require(await bobEvents.nextCall()) }
+            let declined = try await bob.rejectCall(placed.sessionId, reason: "in a meeting")
+            #expect(declined.status == .rejected && declined.rejectReason == "in a meeting")
+            let error = await #expect(throws: RingError.self) { try await alice.mediaToken(for: placed.sessionId) }
+            #expect(error?.code == "ERR_MEDIA_NOT_CONFIGURED", "\(String(describing: error))")
+            let history = try await bob.callLogs(CallLogFilter(limit: 1))
+            #expect(history.logs.map(\.call.sessionId) == [placed.sessionId] && history.next != nil)
+        }
+    }
+
     @Test("URLSession's transport cannot open a WebSocket on Linux: Debian's libcurl has none")
     func urlSessionTransportFailsOnLinux() async throws {
         try await Self.withBuiltRingd { ringd in

@@ -63,7 +63,9 @@ public final class RingClient: Sendable {
     public func connect() async throws(RingError) {
         let opening = core.withLock { state -> Task<Result<Void, RingError>, Never>? in
             if state.link != nil || state.reconnect != nil { return nil }
-            if let opening = state.opening { return opening }
+            if let opening = state.opening { return opening.task }
+            state.openings += 1
+            let number = state.openings
             let opening = Task { () -> Result<Void, RingError> in
                 let result: Result<Void, RingError>
                 do throws(RingError) {
@@ -73,12 +75,13 @@ public final class RingClient: Sendable {
                     result = .failure(error)
                 }
                 self.core.withLock { state in
-                    state.opening = nil
+                    // Unless disconnect() dropped this open and a new one started.
+                    if state.opening?.number == number { state.opening = nil }
                     self.announce(&state)
                 }
                 return result
             }
-            state.opening = opening
+            state.opening = (number, opening)
             state.disconnectReason = nil
             announce(&state)
             return opening

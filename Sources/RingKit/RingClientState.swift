@@ -33,8 +33,10 @@ struct RingClientState {
     /// Whether `auth` succeeded on ``link``.
     var authenticated = false
     var session: Session?
-    /// ``RingClient/connect()``'s open, shared by callers that come meanwhile.
-    var opening: Task<Result<Void, RingError>, Never>?
+    /// ``RingClient/connect()``'s open, shared by callers that come
+    /// meanwhile, numbered (``openings``) so that a dropped one does not clear a newer one.
+    var opening: (number: Int, task: Task<Result<Void, RingError>, Never>)?
+    var openings = 0
     /// The link being opened; cleared when it closes first or the client
     /// disconnects, so that it is not installed.
     var openingLink: Int?

@@ -163,6 +163,28 @@ struct RingClientProtocolTests {
         #expect(transport.openAttempts == 3, "the login's open and two attempts")
     }
 
+    @Test("disconnect closes with 1000, fails what waits, forgets the session; a new login works")
+    func disconnectAndLogInAgain() async throws {
+        let transport = ScriptedTransport()
+        let (client, first) = try await Self.loggedIn(transport)
+        let active = Task { try await client.activeCall() }
+        _ = try #require(await first.nextRequest())
+        await client.disconnect()
+        let error = await #expect(throws: RingError.self) { try await active.value }
+        #expect(error?.code == "CLIENT_CLOSED")
+        #expect(first.closedWith.withLock { $0 } == 1000)
+        #expect(client.state == .disconnected && client.uid == nil && client.disconnectReason == nil)
+        #expect(transport.openAttempts == 1, "a disconnect is not reconnected")
+
+        async let login: Void = client.login(uid: "bob", authKey: "key")
+        let second = try #require(await transport.opened.next())
+        let auth = try #require(await second.nextRequest())
+        #expect(auth.request == .auth(.authKey(uid: "bob", key: "key"), deviceId: nil), "no resume after a disconnect")
+        second.reply(auth.id, .authenticated(Authentication(uid: "bob", deviceId: "new-device", activeCall: nil)))
+        try await login
+        #expect(client.deviceId == "new-device" && client.state == .connected(loggedIn: true))
+    }
+
     @Test("a request without a connection fails at once")
     func requestWithoutConnection() async throws {
         let client = RingClient(url: "http://ringd.test:8787", transport: RingTransportFactory(ScriptedTransport()))

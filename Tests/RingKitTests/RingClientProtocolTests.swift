@@ -1,9 +1,10 @@
 import RingKit
+import TestSupport
 import Testing
 
 /// RingClient's protocol logic over a scripted in-memory transport: the
 /// test plays the server, so every frame and every close is the test's choice.
-@Suite("RingClient over a scripted transport")
+@Suite("RingClient over a scripted transport", .prompt)
 struct RingClientProtocolTests {
     static let fast = ReconnectPolicy(initialDelay: 0.001, maxDelay: 0.01)
     static let bobCall = Call(

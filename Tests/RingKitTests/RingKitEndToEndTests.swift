@@ -6,7 +6,9 @@ import Testing
 
 /// Two RingClients against the built ringd over real sockets, with
 /// RingKit's default transport on Linux (SignalClient's reactor WebSocket).
-@Suite("EndToEnd: RingKit against ringd", .serialized)
+/// Starting ringd blocks (its readiness line is read synchronously), so the
+/// suite runs on threads of its own.
+@Suite("EndToEnd: RingKit against ringd", .serialized, .blocking)
 struct RingKitEndToEndTests {
     static let authKey = "ringd-dev-auth-key"
     static let testKey = "test-key-0123456789abcdef"

@@ -3,6 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "ringd",
+    // RingKit's Apple builds: Synchronization's Mutex needs these.
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "ringd", targets: ["ringd"]),
         .executable(name: "ws-echo", targets: ["ws-echo"]),
@@ -13,6 +15,7 @@ let package = Package(
         .library(name: "SignalCore", targets: ["SignalCore"]),
         .library(name: "SignalServer", targets: ["SignalServer"]),
         .library(name: "SignalClient", targets: ["SignalClient"]),
+        .library(name: "RingKit", targets: ["RingKit"]),
         .library(name: "RingdTesting", targets: ["RingdTesting"]),
         .library(name: "RingCallKit", targets: ["RingCallKit"]),
     ],
@@ -80,11 +83,17 @@ let package = Package(
                 "SignalProtocol", "SignalCompression", "SignalSystem", "SignalCrypto", "SignalReactor", "CShim",
             ],
             path: "Sources/SignalClient"),
+        // The app client: portable (SignalProtocol and Foundation); on Linux
+        // its transport is SignalClient's WebSocket, on Apple platforms URLSession's.
+        .target(
+            name: "RingKit",
+            dependencies: ["SignalProtocol", .target(name: "SignalClient", condition: .when(platforms: [.linux]))],
+            path: "Sources/RingKit"),
         .target(name: "RingdTesting", dependencies: ["SignalClient"], path: "Sources/RingdTesting"),
         // The PushKit → CallKit coordinator: a pure state machine over the
         // wire types; its Apple adapters (Sources/RingCallKit/Apple) compile
         // only where CallKit and PushKit exist.
-        .target(name: "RingCallKit", dependencies: ["SignalProtocol"], path: "Sources/RingCallKit"),
+        .target(name: "RingCallKit", dependencies: ["SignalProtocol", "RingKit"], path: "Sources/RingCallKit"),
         .executableTarget(name: "ringd", dependencies: ["SignalServer", "SignalCore"], path: "Sources/ringd"),
         .executableTarget(
             name: "ws-echo", dependencies: ["SignalServer", "SignalProtocol", "SignalSystem"], path: "Sources/ws-echo"),
@@ -122,6 +131,7 @@ let package = Package(
                 "SignalCrypto", "SignalReactor", "CShim", "TestSupport",
             ]),
         .testTarget(name: "RingCallKitTests", dependencies: ["RingCallKit", "SignalProtocol"]),
+        .testTarget(name: "RingKitTests", dependencies: ["RingKit", "SignalClient", "TestSupport"]),
         .testTarget(
             name: "RingingExample", dependencies: ["RingdTesting", "SignalClient", "SignalProtocol"],
             path: "examples/swift"),

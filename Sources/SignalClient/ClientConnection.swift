@@ -12,8 +12,8 @@ final class ClientConnection: Sendable {
     private let webSocket: LoopBound<ClientWebSocket>
     private let events: ClientConnectionEvents
 
-    private init(_ opened: ClientWebSocket.Opened, events: ClientConnectionEvents) {
-        auth = opened.auth
+    private init(_ opened: ClientWebSocket.Opened, auth: Authentication, events: ClientConnectionEvents) {
+        self.auth = auth
         compresses = opened.compresses
         webSocket = opened.webSocket
         self.events = events
@@ -27,6 +27,23 @@ final class ClientConnection: Sendable {
         _ endpoint: ServerEndpoint, credentials: Credentials, options: ConnectOptions,
         completion: @escaping @Sendable (Result<ClientConnection, ClientError>) -> Void
     ) {
+        openWebSocket(endpoint, credentials: credentials, options: options) { outcome in
+            completion(
+                outcome.flatMap { opened, events in
+                    // A WebSocket with credentials opens only with its auth result.
+                    guard let auth = opened.auth else { return .failure(.protocolViolation("no auth result")) }
+                    return .success(ClientConnection(opened, auth: auth, events: events))
+                })
+        }
+    }
+
+    /// Resolves `endpoint` and opens a ``ClientWebSocket`` to it (without
+    /// credentials, a frame connection); `completion` gets what opened and
+    /// the events it reports to.
+    static func openWebSocket(
+        _ endpoint: ServerEndpoint, credentials: Credentials?, options: ConnectOptions,
+        completion: @escaping @Sendable (Result<(ClientWebSocket.Opened, ClientConnectionEvents), ClientError>) -> Void
+    ) {
         ClientIO.resolve(endpoint) { resolved in
             switch resolved {
             case .failure(let error):
@@ -37,7 +54,7 @@ final class ClientConnection: Sendable {
                     to: addresses, of: endpoint, credentials: credentials, options: options,
                     events: events, on: loop
                 ) { opened in
-                    completion(opened.map { ClientConnection($0, events: events) })
+                    completion(opened.map { ($0, events) })
                 }
             }
         }
@@ -57,8 +74,7 @@ final class ClientConnection: Sendable {
     /// Starts delivering: `onPush` gets every call event and signal in
     /// order, then `onClose` once when the connection is gone. Both run on the I/O loop.
     func start(onPush: @escaping @Sendable (ServerPush) -> Void, onClose: @escaping @Sendable (ClientError) -> Void) {
-        let events = self.events
-        ClientIO.submit { _ in events.start(onPush: onPush, onClose: onClose) }
+        events.startOnLoop(onPush: onPush, onClose: onClose)
     }
 
     /// Sends `request` and waits for its result (at most the request timeout).
@@ -73,27 +89,39 @@ final class ClientConnection: Sendable {
     }
 
     /// Sends a close frame with `code` (once), starting the close handshake.
-    func beginClose(code: WebSocketCloseCode = .normalClosure) {
-        let webSocket = self.webSocket
-        ClientIO.submit { loop in webSocket.value(on: loop)?.beginClose(code: code) }
-    }
+    func beginClose(code: WebSocketCloseCode = .normalClosure) { webSocket.beginClose(code: code) }
 
     /// Drops the connection at once, without a close handshake; what is
     /// pending fails and the close is reported.
-    func abort() {
-        let webSocket = self.webSocket
-        ClientIO.submit { loop in webSocket.value(on: loop)?.abort() }
-    }
+    func abort() { webSocket.abort() }
 
     /// Starts the close handshake and returns once the connection is gone,
     /// dropping it when the server has not closed within `timeout` seconds.
     func close(within timeout: Double) async {
-        let webSocket = self.webSocket
-        let submitted = ClientIO.submit { loop in
-            webSocket.value(on: loop)?.beginClose(code: .normalClosure)
-            loop.schedule(after: timeout) { webSocket.value(on: loop)?.abort() }
+        if webSocket.close(code: .normalClosure, within: timeout) { await events.waitUntilClosed() }
+    }
+}
+
+/// What a holder on another thread does to a ``ClientWebSocket``: each hops to the I/O loop.
+extension LoopBound<ClientWebSocket> {
+    /// Sends a close frame with `code` (once), starting the close handshake.
+    func beginClose(code: WebSocketCloseCode) {
+        ClientIO.submit { loop in self.value(on: loop)?.beginClose(code: code) }
+    }
+
+    /// Drops the connection at once, without a close handshake.
+    func abort() {
+        ClientIO.submit { loop in self.value(on: loop)?.abort() }
+    }
+
+    /// Starts the close handshake with `code`, dropping the connection when
+    /// the server has not closed within `timeout` seconds; false when the
+    /// I/O loop is not running (then there is no connection either).
+    func close(code: WebSocketCloseCode, within timeout: Double) -> Bool {
+        ClientIO.submit { loop in
+            self.value(on: loop)?.beginClose(code: code)
+            loop.schedule(after: timeout) { self.value(on: loop)?.abort() }
         }
-        if submitted { await events.waitUntilClosed() }
     }
 }
 
@@ -101,6 +129,8 @@ final class ClientConnection: Sendable {
 enum ServerPush: Sendable {
     case call(Call)
     case signal(PeerSignal)
+    /// A text message of a frame connection (``FrameConnection``), unparsed.
+    case frame(String)
 }
 
 /// What a connection tells whoever holds it, in order, from the I/O loop:
@@ -121,6 +151,13 @@ final class ClientConnectionEvents: Sendable {
 
     /// What a request made after the end fails with; nil while open.
     var endError: ClientError? { state.withLock { $0.end?.requestsFail } }
+
+    /// ``start(onPush:onClose:)`` on the I/O loop, from any thread.
+    func startOnLoop(
+        onPush: @escaping @Sendable (ServerPush) -> Void, onClose: @escaping @Sendable (ClientError) -> Void
+    ) {
+        ClientIO.submit { _ in self.start(onPush: onPush, onClose: onClose) }
+    }
 
     /// Sets the handlers and hands them what was buffered (on the loop).
     func start(onPush: @escaping @Sendable (ServerPush) -> Void, onClose: @escaping @Sendable (ClientError) -> Void) {

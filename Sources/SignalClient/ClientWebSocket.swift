@@ -6,7 +6,9 @@ import SignalSystem
 
 /// One signaling WebSocket on the client I/O loop: the upgrade and `auth`,
 /// then requests matched to their results, call events, pings both ways and
-/// the close handshake. Its socket's registration with the loop keeps it
+/// the close handshake. Without credentials it is a frame connection
+/// (``FrameConnection``): no `auth`, and every text message goes to its
+/// holder as it came, for a client that speaks the protocol itself. Its socket's registration with the loop keeps it
 /// alive; what it learns goes to its ``ClientConnectionEvents``.
 final class ClientWebSocket: ClientSocketDelegate {
     /// The id of the auth frame (the first request on every connection).
@@ -21,7 +23,8 @@ final class ClientWebSocket: ClientSocketDelegate {
     /// What opening produced.
     struct Opened: Sendable {
         var webSocket: LoopBound<ClientWebSocket>
-        var auth: Authentication
+        /// The auth result; nil for a frame connection.
+        var auth: Authentication?
         var compresses: Bool
     }
 
@@ -44,7 +47,8 @@ final class ClientWebSocket: ClientSocketDelegate {
 
     private let loop: EventLoop
     private let endpoint: ServerEndpoint
-    private let credentials: Credentials
+    /// nil for a frame connection.
+    private let credentials: Credentials?
     private let options: ConnectOptions
     private let events: ClientConnectionEvents
     private var opening: (@Sendable (Result<Opened, ClientError>) -> Void)?
@@ -65,7 +69,7 @@ final class ClientWebSocket: ClientSocketDelegate {
     /// Connects to `addresses` of `endpoint`, upgrades and authenticates;
     /// `opening` gets the outcome, once.
     init(
-        to addresses: [SocketAddress], of endpoint: ServerEndpoint, credentials: Credentials, options: ConnectOptions,
+        to addresses: [SocketAddress], of endpoint: ServerEndpoint, credentials: Credentials?, options: ConnectOptions,
         events: ClientConnectionEvents, on loop: EventLoop,
         opening: @escaping @Sendable (Result<Opened, ClientError>) -> Void
     ) {
@@ -108,6 +112,11 @@ final class ClientWebSocket: ClientSocketDelegate {
                 role: .client, maxMessageBytes: Self.maxMessageBytes, perMessageDeflate: true)
             decompressor = MessageDecompressor(contextTakeover: deflate.serverToClient.contextTakeover, cache: nil)
             compressor = MessageCompressor(deflate.clientToServer, cache: nil)
+        }
+        guard let credentials else {
+            becomeOpen(auth: nil)
+            reader.append(contentsOf: response.rest)
+            return drain()
         }
         phase = .authenticating
         let resume = options.deviceId.flatMap { id in
@@ -152,17 +161,21 @@ final class ClientWebSocket: ClientSocketDelegate {
             guard case .authenticated(let auth)? = try? ResultData(json: data, answering: .auth) else {
                 return failOpening(.protocolViolation("the auth result is malformed"))
             }
-            phase = .open
-            disarm()
-            lastHeard = .now()
-            scheduleKeepAlive(after: options.keepAliveInterval)
-            let opened = Opened(webSocket: LoopBound(self, on: loop), auth: auth, compresses: compressor != nil)
-            opening.take()?(.success(opened))
+            becomeOpen(auth: auth)
         case .result(let id, .failure(let error)) where id == Self.authRequestID || id == nil:
             failOpening(ClientError(error), closeCode: .normalClosure)
         case .result, .call, .signal:
             return
         }
+    }
+
+    private func becomeOpen(auth: Authentication?) {
+        phase = .open
+        disarm()
+        lastHeard = .now()
+        scheduleKeepAlive(after: options.keepAliveInterval)
+        let opened = Opened(webSocket: LoopBound(self, on: loop), auth: auth, compresses: compressor != nil)
+        opening.take()?(.success(opened))
     }
 
     /// Ends the attempt: a close frame first when the WebSocket is up, then the socket.
@@ -240,24 +253,22 @@ final class ClientWebSocket: ClientSocketDelegate {
     }
 
     private func dispatch(_ message: WebSocketMessage) {
-        guard message.kind == .text, let json = try? JSONValue.parse(message.payload) else { return }
-        let frame: ServerFrame
-        do {
-            frame = try ServerFrame(json: json)
-        } catch {
-            if let id = json["id"]?.stringValue {
-                complete(id, with: .failure(.protocolViolation("malformed result: \(error.message)")))
-            }
-            return
+        guard message.kind == .text else { return }
+        guard credentials != nil else {
+            return events.pushed(.frame(String(decoding: message.payload, as: UTF8.self)))
         }
-        switch frame {
-        case .call(let call):
+        switch ServerFrame.read(message.payload) {
+        case .brokenAnswer(let id, let error):
+            complete(id, with: .failure(.protocolViolation(error.message)))
+        case .skipped:
+            return
+        case .frame(.call(let call)):
             events.pushed(.call(call))
-        case .signal(let signal):
+        case .frame(.signal(let signal)):
             events.pushed(.signal(signal))
-        case .result(let id?, let outcome):
+        case .frame(.result(let id?, let outcome)):
             complete(id, with: outcome.mapError(ClientError.init))
-        case .result(nil, _):
+        case .frame(.result(nil, _)):
             return
         }
     }
@@ -288,17 +299,18 @@ final class ClientWebSocket: ClientSocketDelegate {
         loop.cancel(waiting.timer)
         waiting.completion(
             outcome.flatMap { data in
-                Result { () throws(ClientError) in
-                    do throws(SignalError) {
-                        return try ResultData(json: data, answering: waiting.type)
-                    } catch {
-                        throw .protocolViolation("the \(waiting.type.rawValue) result is malformed: \(error.message)")
-                    }
-                }
+                ResultData.decoding(data, answering: waiting.type).mapError { .protocolViolation($0.message) }
             })
     }
 
     // MARK: Writing
+
+    /// Sends `text` as a text message (a frame connection's own frames);
+    /// nothing once closing, when the close is on its way to the holder.
+    func send(text: String) {
+        guard case .open = phase else { return }
+        send(.text, Array(text.utf8))
+    }
 
     private func send(_ opcode: WebSocketOpcode, _ payload: [UInt8]) {
         guard !closeSent else { return }

@@ -1,5 +1,4 @@
 import SignalProtocol
-import SignalSystem
 
 extension SignalClient {
     /// Rings `receiverId` (`timeout`: how long, as `.seconds(1…300)` or a
@@ -25,17 +24,9 @@ extension SignalClient {
         let data = try await performAcrossReconnects(
             .initiateCall(
                 receiverId: receiverId, callType: type, timeout: timeout,
-                metadata: metadata, clientCallId: clientCallId ?? Self.newClientCallId()))
+                metadata: metadata, clientCallId: clientCallId ?? ClientCallId.random()))
         guard case .initiated(let call, let ringing, _) = data else { throw Self.unexpected(data, "initiateCall") }
         return (call, ringing)
-    }
-
-    /// A fresh `clientCallId`: 128 random bits as 32 hex digits.
-    static func newClientCallId() -> String {
-        withUnsafeTemporaryAllocation(byteCount: 16, alignment: 1) { bytes in
-            fillRandom(bytes)
-            return bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-        }
     }
 
     /// Accepts a ringing call (receiver devices only).

@@ -1,3 +1,4 @@
+import SignalProtocol
 import SignalSystem
 
 extension SignalClient {
@@ -16,7 +17,7 @@ extension SignalClient {
 
     private func scheduleAttempt(_ attempt: Int, at index: Int, deadline: Deadline, lastError: ClientError) {
         let delay = min(
-            Self.reconnectBackoff[min(attempt, Self.reconnectBackoff.count - 1)],
+            Self.reconnectBackoff.delay(afterFailures: attempt, random: 0),
             max(0, deadline.seconds(since: .now())))
         let submitted = ClientIO.submit { [weak self] loop in
             loop.schedule(after: delay) { [weak self] in

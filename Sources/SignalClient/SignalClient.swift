@@ -11,8 +11,9 @@ import Synchronization
 public final class SignalClient: Sendable {
     /// How long ``close()`` waits for the server's close frame and TCP close.
     static let closeTimeout = 3.0
-    /// The waits between reconnect attempts; the last repeats.
-    static let reconnectBackoff = [0.1, 0.25, 0.5, 1.0]
+    /// The waits between reconnect attempts: 0.1 s, 0.25 s, 0.625 s, then
+    /// 1 s, without jitter (the reconnect window is short, 10 s by default).
+    static let reconnectBackoff = ReconnectPolicy(initialDelay: 0.1, multiplier: 2.5, maxDelay: 1, jitter: 0)
     /// How many undelivered notifications ``notifications`` keeps (the newest).
     public static let notificationBufferSize = 256
 
@@ -267,6 +268,8 @@ public final class SignalClient: Sendable {
                 switch push {
                 case .call(let call): self?.deliver(call)
                 case .signal(let signal): self?.eventSink.yield(.signal(signal))
+                // Only a connection without credentials hands on raw frames.
+                case .frame: break
                 }
             },
             onClose: { [weak self, weak connection] error in
@@ -289,7 +292,9 @@ public final class SignalClient: Sendable {
     private func connectionClosed(_ connection: ClientConnection, error: ClientError) {
         let reconnecting = state.withLock { state -> Bool in
             guard case .connected(let current) = state.phase, current === connection else { return false }
-            guard !state.closing, options.reconnect, Self.isWorthReconnecting(after: error) else {
+            guard !state.closing, options.reconnect,
+                WebSocketCloseCode.allowsReconnect(afterClose: error.closeCode)
+            else {
                 state.enter(.finished)
                 finishStreams(error)
                 return false
@@ -299,13 +304,6 @@ public final class SignalClient: Sendable {
             return true
         }
         if reconnecting { startReconnecting(after: error) }
-    }
-
-    /// Whether a lost connection may come back: not when the server refused
-    /// the device (4001) or replaced it with a newer connection (4003).
-    private static func isWorthReconnecting(after error: ClientError) -> Bool {
-        error.closeCode != WebSocketCloseCode.notAuthenticated.rawValue
-            && error.closeCode != WebSocketCloseCode.replaced.rawValue
     }
 
     /// Ends both streams with ``ClientEvent/disconnected(_:)`` (call with the state locked).

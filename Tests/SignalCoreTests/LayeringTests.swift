@@ -7,11 +7,14 @@ import Testing
 /// `import` of the pure targets. SignalCore may use the protocol, the system
 /// layer's values (``Deadline``, random bytes) and Foundation or
 /// Synchronization; SignalProtocol nothing at all, not even Glibc, so that
-/// a client or a fuzzer can take it alone.
+/// a client or a fuzzer can take it alone. RingKit builds for Apple
+/// platforms too: the protocol, Foundation and Synchronization, and
+/// SignalClient (epoll, Glibc) only in its Linux transport.
 @Suite struct LayeringTests {
     static let allowed: [String: Set<String>] = [
         "Sources/SignalCore": ["SignalProtocol", "SignalSystem", "Foundation", "Synchronization"],
         "Sources/Protocol": [],
+        "Sources/RingKit": ["SignalProtocol", "Foundation", "FoundationNetworking", "Synchronization", "SignalClient"],
     ]
 
     @Test(arguments: allowed.keys.sorted())
@@ -21,6 +24,14 @@ import Testing
         let allowed = Self.allowed[folder] ?? []
         let forbidden = imports.filter { !allowed.contains($0.module) }
         #expect(forbidden.isEmpty, "\(folder) imports \(forbidden.map { "\($0.module) (\($0.file))" })")
+    }
+
+    @Test func ringKitTakesSignalClientOnlyInItsLinuxTransport() throws {
+        let folder = Repository.root() + "/Sources/RingKit"
+        let (_, imports) = try Self.imports(under: folder)
+        #expect(imports.filter { $0.module == "SignalClient" }.map(\.file) == ["ReactorTransport.swift"])
+        let transport = try String(contentsOfFile: folder + "/ReactorTransport.swift", encoding: .utf8)
+        #expect(transport.hasPrefix("#if os(Linux)\n"), "the reactor transport is compiled on Linux only")
     }
 
     @Test func readsEveryFormOfImport() {

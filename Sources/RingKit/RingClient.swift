@@ -158,7 +158,10 @@ public final class RingClient: Sendable {
             let outgoing = core.withLock { state -> (any RingTransportConnection, String)? in
                 let link = state.reconnect == nil || isAuth ? state.link : nil
                 guard link != nil || (resendable && state.reconnect != nil) else {
-                    let why = state.reconnect != nil ? "the connection was lost; reconnecting" : "not connected"
+                    let why =
+                        state.reconnect != nil
+                        ? "the connection was lost; reconnecting"
+                        : state.disconnectReason.map { "not connected (\($0.message))" } ?? "not connected"
                     continuation.resume(returning: .failure(.closed(why)))
                     return nil
                 }

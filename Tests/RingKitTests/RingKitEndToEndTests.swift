@@ -12,7 +12,10 @@ import Testing
 struct RingKitEndToEndTests {
     static let authKey = "ringd-dev-auth-key"
     static let testKey = "test-key-0123456789abcdef"
-    static let config = #"{"testing": {"enabled": true, "key": "\#(testKey)"}}"#
+    /// A generous auth timeout: in a full parallel test run the client's
+    /// tasks may wait seconds for a thread between opening and logging in,
+    /// and ringd's default 5 s would close the socket (4001) meanwhile.
+    static let config = #"{"testing": {"enabled": true, "key": "\#(testKey)"}, "auth": {"timeoutSeconds": 60}}"#
     /// Reconnects quickly, so the tests do not wait out a long backoff.
     static let quick = ReconnectPolicy(initialDelay: 0.05, maxDelay: 0.5)
 

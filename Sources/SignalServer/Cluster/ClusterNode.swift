@@ -124,7 +124,7 @@ public final class ClusterNode: Sendable {
                 guard let db,
                     (try? db.execute("UPDATE nodes SET dead = true WHERE node_id = $1", [String(number)])) != nil
                 else { return }
-                reap(number, lapsedAt: nil, limit: .max, on: db)
+                reap(number, lapsedAt: nil, on: db)
             }
         }
         worker.stop()

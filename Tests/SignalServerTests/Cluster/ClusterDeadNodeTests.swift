@@ -6,8 +6,14 @@ import Testing
 
 @testable import SignalServer
 
-/// A node that dies: its devices count as connected nowhere once its
-/// lease lapsed, and they are all gone within a lease whatever their number.
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A node that dies or leaves: its devices count as connected nowhere once
+/// its lease lapsed, they are all gone within a lease whatever their
+/// number, and a node that stops declares itself dead first, so the others
+/// take its devices away without waiting for its lease.
 @Suite("Cluster: a dead node's devices", .blocking)
 struct ClusterDeadNodeTests {
     typealias TestCluster = SignalingIntegration.TestCluster
@@ -79,5 +85,32 @@ struct ClusterDeadNodeTests {
         #expect(try alice.expectNoEvent(within: 1), "\(alice.bufferedEvents)")
         #expect(try alice.end(sessionId).ok)
         #expect(try bob.waitForEvent(sessionId, .ended).endReason == .hangup)
+    }
+
+    @Test("a node that stops declares itself dead first: another takes its devices while its own worker is stuck")
+    func gracefulStopDeclaresDeadFirst() throws {
+        // A long lease: without the declaration, nobody takes the device before it lapses.
+        let cluster = try TestCluster(nodes: 2, environment: ["RINGD_CLUSTER_LEASE_SECONDS": "10"])
+        // Held open: the node, not the test, closes it.
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let db = try PostgresConnection(url: cluster.url)
+        let node = try #require(
+            try db.execute("SELECT node_id FROM presence WHERE uid = 'alice'").int64(0, 0))
+        // alice's disconnect on the stopping node waits for her lock, and what the worker queued after it with it.
+        try db.execute("SELECT pg_advisory_lock($1::bigint)", [String(PostgresConnection.lockKey("alice"))])
+        cluster.nodes[0].signal(SIGTERM)
+        #expect(
+            waitUntil(timeout: 3) {
+                (try? PostgresRows.count(
+                    url: cluster.url, "SELECT count(*) FROM nodes WHERE node_id = \(node) AND NOT dead")) == 0
+            }, "\(cluster.logs)")
+        // Node 1 takes alice's device at its next lease round, well before the lease.
+        #expect(
+            waitUntil(timeout: 7) {
+                (try? PostgresRows.count(url: cluster.url, "SELECT count(*) FROM presence WHERE uid = 'alice'")) == 0
+            }, "\(cluster.logs)")
+        try db.execute("SELECT pg_advisory_unlock_all()")
+        #expect(try alice.nextClose(timeout: 10) == .goingAway)
+        #expect(cluster.nodes[0].waitForExit(timeout: 30), "\(cluster.logs)")
     }
 }

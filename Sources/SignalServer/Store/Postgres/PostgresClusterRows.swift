@@ -79,6 +79,12 @@ extension PostgresConnection {
             """, [String(node)])
     }
 
+    /// Declares `node` dead: it stops for good, and every node takes its
+    /// devices away at its next lease round.
+    func declareDead(_ node: Int64) throws(PostgresError) {
+        try execute("UPDATE nodes SET dead = true WHERE node_id = $1", [String(node)])
+    }
+
     /// Locks `node`'s row against being declared dead until the
     /// transaction ends; false when it is dead or gone.
     func holdAlive(node: Int64) throws(PostgresError) -> Bool {

@@ -7,9 +7,6 @@ extension ClusterNode {
     static let attempts = 5
     /// Due timers one maintenance round fires at most (the next round takes the rest).
     static let timersPerRound = 64
-    /// Devices of a dead node one round takes away at most, so that the
-    /// round, and what queues behind it, stays short.
-    static let reapsPerRound = 64
 
     /// Runs `transaction` on the worker. `failed` gets the error when it
     /// could not commit (the database is unreachable, or failed); it runs
@@ -30,7 +27,8 @@ extension ClusterNode {
             do throws(StoreError) {
                 let outcome = try transaction.run(
                     on: db, settings: service.machineSettings, now: service.clock.now(),
-                    node: number, webhooks: webhooks, frame: service.resultFrame)
+                    node: number, leaseMillis: Int64(settings.leaseSeconds * 1000), webhooks: webhooks,
+                    frame: service.resultFrame)
                 if !outcome.changes.isEmpty {
                     for consumer in service.consumers { consumer.committed(outcome.changes) }
                 }
@@ -82,7 +80,7 @@ extension ClusterNode {
             for (lapsed, lapsedAt) in try db.lapsedNodes(leaseMillis: Int64(settings.leaseSeconds * 1000)) {
                 guard lapsed != number else { return lose("its lease (another node found it lapsed)") }
                 try db.fence(lapsed)
-                reap(lapsed, lapsedAt: lapsedAt, limit: Self.reapsPerRound, on: db)
+                reap(lapsed, lapsedAt: lapsedAt, on: db)
             }
             try db.dropStaleMessages(before: now - 60_000)
         } catch {
@@ -90,25 +88,37 @@ extension ClusterNode {
         }
     }
 
-    /// Takes up to `limit` of the dead `node`'s devices away as
-    /// disconnects, each in its own transaction (grace rules apply, from
-    /// `lapsedAt`, the database's time when its lease ran out, when
-    /// known), then its row once none is left. Any node may do this, twice
-    /// even: a device already gone is no change.
-    func reap(_ node: Int64, lapsedAt: Int64?, limit: Int, on db: PostgresConnection) {
+    /// Takes every device of the dead `node` away, then its row: those of
+    /// users without a live call in one statement (their disconnect
+    /// changes nothing else), the others as disconnects, each in its own
+    /// transaction (grace rules apply, from `lapsedAt`, the database's time
+    /// when its lease ran out, when known). Any node may do this, several
+    /// at once even: a device already gone is no change, and each goes
+    /// through them in its own order so they share the work. What fails
+    /// is left to the next round. Meanwhile the devices count as
+    /// connected nowhere (``ClusterTransaction``).
+    func reap(_ node: Int64, lapsedAt: Int64?, on db: PostgresConnection) {
         guard let service else { return }
-        let devices = (try? db.devices(onNode: node, limit: limit)) ?? []
-        if !devices.isEmpty {
-            Log.warning("cluster node \(node) is dead; disconnecting \(devices.count) of its devices")
+        let idle: Int, inCalls: [Device]
+        do throws(PostgresError) {
+            idle = try db.removeIdlePresence(onNode: node)
+            inCalls = try db.devices(onNode: node)
+        } catch {
+            return Log.warning("taking away the devices of cluster node \(node) failed: \(error.description)")
         }
-        for device in devices {
+        if idle + inCalls.count > 0 {
+            Log.warning(
+                "cluster node \(node) is dead; took away \(idle) of its devices, disconnecting \(inCalls.count) in calls"
+            )
+        }
+        for device in inCalls.shuffled() {
             if let error = run(disconnect(device, since: lapsedAt), on: db, for: service) {
                 Log.warning(
                     "disconnecting \(device.uid)/\(device.deviceId) of node \(node) failed (tried again later): "
                         + error.message)
             }
         }
-        if devices.count < limit { _ = try? db.removeNode(node) }
+        _ = try? db.removeNode(node)
     }
 
     /// The disconnect of `device`, as if at `since` (wall clock, ms) when

@@ -109,22 +109,38 @@ public final class ClusterNode: Sendable {
     /// transition, sent by the leader.
     var webhooks: ClusterWebhooks? { webhooksRef.withLock { $0 } }
 
-    /// Leaves the cluster: stops listening and renewing, runs what is
-    /// queued, declares itself dead and takes its remaining devices away
-    /// through the disconnect rules (their users' grace periods start, so
-    /// calls go on when they reconnect to another node), deletes its row,
-    /// and stops the worker. A database that cannot be reached leaves that
-    /// to the node that finds the lease lapsed.
-    func stop() {
-        leaving.store(true, ordering: .releasing)
+    /// Starts leaving the cluster, before the server closes its
+    /// connections: stops listening and renewing, and declares the node
+    /// dead at once, on a connection of its own rather than behind what its
+    /// worker has queued, so other nodes start taking its devices away at
+    /// their next lease round, not a whole lease later. A database that
+    /// cannot be reached leaves that to ``stop()``, or to the lease.
+    func leave() {
+        guard !leaving.exchange(true, ordering: .acquiringAndReleasing) else { return }
         listener.stop()
+        let number = self.number
+        guard number != 0, let url = settings.url else { return }
+        do throws(PostgresError) {
+            try PostgresConnection.clusterSession(url: url, leaseSeconds: settings.leaseSeconds).declareDead(number)
+        } catch {
+            Log.warning("cluster node \(number) could not declare itself dead: \(error.description)")
+        }
+    }
+
+    /// Leaves the cluster (``leave()``, if the server did not already),
+    /// runs what is queued, takes its remaining devices away through the
+    /// disconnect rules (their users' grace periods start, so calls go on
+    /// when they reconnect to another node), deletes its row, and stops the
+    /// worker. A database that cannot be reached leaves that to the node
+    /// that finds the lease lapsed.
+    func stop() {
+        leave()
         let number = self.number
         if number != 0 {
             worker.submit { [self] db in
-                guard let db,
-                    (try? db.execute("UPDATE nodes SET dead = true WHERE node_id = $1", [String(number)])) != nil
-                else { return }
-                reap(number, lapsedAt: nil, limit: .max, on: db)
+                // Again: leave() may have found the database unreachable.
+                guard let db, (try? db.declareDead(number)) != nil else { return }
+                reap(number, lapsedAt: nil, on: db)
             }
         }
         worker.stop()

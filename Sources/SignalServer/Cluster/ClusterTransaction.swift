@@ -32,7 +32,9 @@ struct ClusterTransaction {
     static let lockRounds = 4
 
     /// Runs the transaction; throws what PostgreSQL or the store reported,
-    /// after rolling back. `frame` encodes a result (counting failures).
+    /// after rolling back. `frame` encodes a result (counting failures);
+    /// devices of a node whose lease of `leaseMillis` lapsed are not
+    /// connected for it (``PostgresConnection/presence(of:leaseMillis:keeping:)``).
     ///
     /// Locks are taken in one global order (``PostgresConnection/lockUsers(_:)``):
     /// the users to lock are read first without locks, and when a live call
@@ -41,7 +43,7 @@ struct ClusterTransaction {
     /// and wait in a cycle.
     func run(
         on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64,
-        webhooks: ClusterWebhooks?,
+        leaseMillis: Int64, webhooks: ClusterWebhooks?,
         frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
     ) throws(StoreError) -> Outcome {
         let first = try reportingPostgresErrors { () throws(PostgresError) in try initialUsers(db) }
@@ -59,7 +61,7 @@ struct ClusterTransaction {
                 }
                 let outcome = try decide(
                     on: db, users: wanted, calls: calls, settings: settings, now: now, node: node,
-                    webhooks: webhooks, frame: frame)
+                    leaseMillis: leaseMillis, webhooks: webhooks, frame: frame)
                 guard !db.transactionFailed else {
                     throw StoreError(.database, "a statement of the transaction failed; it was rolled back")
                 }
@@ -83,11 +85,14 @@ struct ClusterTransaction {
     /// there is nothing to commit (a timer another node fired first).
     private func decide(
         on db: PostgresConnection, users locked: Set<String>, calls: [Call], settings: SignalingSettings,
-        now: SignalingTime, node: Int64, webhooks: ClusterWebhooks?,
+        now: SignalingTime, node: Int64, leaseMillis: Int64, webhooks: ClusterWebhooks?,
         frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
     ) throws(StoreError) -> Outcome? {
         let (devices, graces, seq) = try reportingPostgresErrors { () throws(PostgresError) in
-            (try db.presence(of: locked), try db.graceGenerations(of: locked), try db.nextSeq())
+            (
+                try db.presence(of: locked, leaseMillis: leaseMillis, keeping: disconnectedNode),
+                try db.graceGenerations(of: locked), try db.nextSeq()
+            )
         }
         if case .timer(let timer) = description {
             guard try reportingPostgresErrors({ () throws(PostgresError) in try db.takeTimer(timer, dueBy: now.wall) })
@@ -143,6 +148,13 @@ struct ClusterTransaction {
             }
         }
         return Outcome(changes: output.changes, rings: plan.rings)
+    }
+
+    /// The node of the device a disconnect takes away, whose presence the
+    /// transaction reads even when its lease lapsed (a dead node's devices
+    /// leave through disconnects).
+    private var disconnectedNode: Int64? {
+        if case .disconnect(let device) = description { device.address.node } else { nil }
     }
 
     /// Whether the machine reads users' records for the input: a call

@@ -127,6 +127,8 @@ public final class Ringd: ServerApplication {
     }
 
     public func stop() {
+        // First, so other nodes take this one's devices away while it closes them.
+        if case .cluster(let node) = backend { node.leave() }
         service.shutdown()
     }
 

@@ -79,17 +79,39 @@ extension PostgresConnection {
             """, [String(node)])
     }
 
+    /// Declares `node` dead: it stops for good, and every node takes its
+    /// devices away at its next lease round.
+    func declareDead(_ node: Int64) throws(PostgresError) {
+        try execute("UPDATE nodes SET dead = true WHERE node_id = $1", [String(node)])
+    }
+
     /// Locks `node`'s row against being declared dead until the
     /// transaction ends; false when it is dead or gone.
     func holdAlive(node: Int64) throws(PostgresError) -> Bool {
         try execute("SELECT 1 FROM nodes WHERE node_id = $1 AND NOT dead FOR SHARE", [String(node)]).count > 0
     }
 
-    /// Up to `limit` of the devices presence puts on `node`.
-    func devices(onNode node: Int64, limit: Int) throws(PostgresError) -> [Device] {
+    /// Deletes, in one statement, the presence of the dead `node`'s devices
+    /// whose users have no live call: their disconnect changes nothing else
+    /// (no grace period starts, nobody is told), so it need not go through
+    /// the machine one transaction at a time. A call placed meanwhile did
+    /// not count them either (``presence(of:leaseMillis:keeping:)``).
+    func removeIdlePresence(onNode node: Int64) throws(PostgresError) -> Int {
+        try execute(
+            """
+            DELETE FROM presence p
+            WHERE p.node_id IN (SELECT node_id FROM nodes WHERE node_id = $1 AND dead)
+            AND NOT EXISTS (
+                SELECT 1 FROM calls c WHERE (c.status = 'initiated' OR c.status = 'ongoing')
+                AND (c.initiator = p.uid OR c.receiver = p.uid))
+            """, [String(node)]
+        ).affected
+    }
+
+    /// The devices presence puts on `node`.
+    func devices(onNode node: Int64) throws(PostgresError) -> [Device] {
         let rows = try execute(
-            "SELECT uid, device_id, loop, connection FROM presence WHERE node_id = $1 LIMIT $2",
-            [String(node), String(limit)])
+            "SELECT uid, device_id, loop, connection FROM presence WHERE node_id = $1", [String(node)])
         return (0 ..< rows.count).compactMap { row in
             guard let uid = rows.string(row, 0), let deviceId = rows.string(row, 1), let loop = rows.int64(row, 2),
                 let connection = rows.int64(row, 3)
@@ -138,13 +160,24 @@ extension PostgresConnection {
 
     // MARK: Presence
 
-    /// The connected devices of `uids` on every node.
-    func presence(of uids: some Collection<String>) throws(PostgresError) -> [String: [String: DeviceAddress]] {
+    /// The connected devices of `uids` on the nodes whose lease of
+    /// `leaseMillis` holds. A device of a node whose lease lapsed, declared
+    /// dead or not yet, lost its connection with the node: it counts for
+    /// nothing (push, `ringing`, device limits) from the moment the lease
+    /// ran out, before any node has taken it away. The devices of the node
+    /// `keeping` are read all the same: a disconnect's, so that taking a
+    /// dead node's device away still runs the disconnect rules.
+    func presence(
+        of uids: some Collection<String>, leaseMillis: Int64, keeping kept: Int64?
+    ) throws(PostgresError) -> [String: [String: DeviceAddress]] {
+        // Node numbers start at 1: 0 keeps no node's devices.
         let rows = try execute(
             """
-            SELECT uid, device_id, node_id, loop, connection FROM presence
-            WHERE uid = ANY($1::text[])
-            """, [Self.textArray(Array(uids))])
+            SELECT p.uid, p.device_id, p.node_id, p.loop, p.connection FROM presence p
+            JOIN nodes n ON n.node_id = p.node_id
+            WHERE p.uid = ANY($1::text[])
+            AND (p.node_id = $3::bigint OR (NOT n.dead AND n.renewed_at >= \(Self.databaseNow) - $2::bigint))
+            """, [Self.textArray(Array(uids)), String(leaseMillis), String(kept ?? 0)])
         var devices: [String: [String: DeviceAddress]] = [:]
         for row in 0 ..< rows.count {
             guard let uid = rows.string(row, 0), let deviceId = rows.string(row, 1), let node = rows.int64(row, 2),

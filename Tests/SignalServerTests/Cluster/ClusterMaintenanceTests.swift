@@ -5,9 +5,10 @@ import Testing
 
 @testable import SignalServer
 
-/// The worker's own failures: due timers each run by one node, and timers
-/// whose transaction always fails put aside.
-@Suite("Cluster: timers claimed once, failing timers quarantined", .blocking)
+/// The worker's own failures: due timers each run by one node, timers
+/// whose transaction always fails put aside, and a worker that cannot
+/// reach the database said on `/readyz`.
+@Suite("Cluster: timers claimed once, failing timers quarantined, the worker's health", .blocking)
 struct ClusterMaintenanceTests {
     typealias TestCluster = SignalingIntegration.TestCluster
 
@@ -64,5 +65,38 @@ struct ClusterMaintenanceTests {
         let after = try #require(try db.execute("SELECT nextval('change_seq')").int64(0, 0))
         let transactions = (after - before) / PostgresConnection.positionsPerTransition - 1
         #expect(transactions == Int64(count), "\(transactions) transactions for \(count) timers")
+    }
+
+    @Test("/readyz says 503 while the worker cannot connect, with why, and 200 once it can again")
+    func workerCannotConnect() throws {
+        let cluster = try TestCluster(nodes: 1)
+        // From another database: PostgreSQL refuses to close the one a session is on.
+        let db = try PostgresConnection(
+            url: cluster.url.replacingOccurrences(of: "dbname=postgres", with: "dbname=template1"))
+        let listener = try #require(
+            try PostgresRows.count(url: cluster.url, "SELECT listener_pid FROM nodes WHERE NOT dead"))
+        // New sessions are refused; the listener's goes on, the worker's is ended.
+        try db.execute("ALTER DATABASE postgres ALLOW_CONNECTIONS false")
+        try db.execute(
+            """
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = 'postgres' AND backend_type = 'client backend' AND pid <> $1
+            """, [String(listener)])
+        var refused: SignalingIntegration.RestResponse?
+        #expect(
+            waitUntil(timeout: 10) {
+                refused = try? SignalingIntegration.rest(port: cluster.port(0), "GET", "/readyz")
+                return refused?.status == 503
+            }, "\(cluster.logs)")
+        let reason = refused?.json?["reason"]?.stringValue ?? ""
+        #expect(reason.contains("worker cannot connect"), "\(reason)")
+
+        try db.execute("ALTER DATABASE postgres ALLOW_CONNECTIONS true")
+        #expect(cluster.becomesReady(0), "\(cluster.logs)")
+        let log = cluster.nodes[0].log
+        #expect(log.components(separatedBy: "worker cannot connect").count == 2, "logged once: \(log)")
+        #expect(log.contains("connected to the database again"), "\(log)")
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        #expect(try alice.request("getActiveCall").ok)
     }
 }

@@ -7,6 +7,9 @@ extension ClusterNode {
     static let attempts = 5
     /// Due timers one maintenance round fires at most (the next round takes the rest).
     static let timersPerRound = 64
+    /// Failed transactions after which a timer is quarantined: it is tried
+    /// once a lease at most, so what fails for that long is not passing.
+    static let timerAttempts = 3
 
     /// Runs `transaction` on the worker. `failed` gets the error when it
     /// could not commit (the database is unreachable, or failed); it runs
@@ -62,15 +65,45 @@ extension ClusterNode {
                 if run(disconnect(device), on: db, for: service) != nil { disconnectLater(device) }
             }
             if leases { reapLapsedNodes(on: db, now: service.clock.wall()) }
-            let due = (try? db.dueTimers(by: service.clock.wall(), limit: Self.timersPerRound)) ?? []
-            // In another order than other nodes, which look at the same rows at the same time.
-            for timer in due.shuffled() {
-                let transaction = ClusterTransaction(description: .timer(timer)) { machine, now in
-                    machine.timerFired(timer, now: now)
-                }
-                if let error = run(transaction, on: db, for: service) {
-                    Log.warning("a cluster timer failed (it stays due): \(error.message)")
-                }
+            fireTimers(on: db, for: service)
+        }
+    }
+
+    /// Claims due timers and runs the transaction of each. A claim lasts
+    /// a lease: a node that dies with timers claimed leaves them to the
+    /// others after that. A timer that failed waits as long before any node
+    /// tries it again, and after ``timerAttempts`` failures is quarantined,
+    /// so rows that always fail neither fill every round nor cost each node
+    /// a transaction per round.
+    private func fireTimers(on db: PostgresConnection, for service: SignalingService) {
+        let claim = Int64(settings.leaseSeconds * 1000)
+        let due: [SignalingTimer]
+        do throws(PostgresError) {
+            due = try db.claimDueTimers(by: service.clock.wall(), limit: Self.timersPerRound, claimMillis: claim)
+        } catch {
+            return Log.warning("cluster timers cannot be claimed: \(error.description)")
+        }
+        for timer in due {
+            let transaction = ClusterTransaction(description: .timer(timer)) { machine, now in
+                machine.timerFired(timer, now: now)
+            }
+            guard let error = run(transaction, on: db, for: service) else { continue }
+            let row = PostgresConnection.row(of: timer)
+            switch Result(catching: { () throws(PostgresError) in
+                try db.timerFailed(timer, retryMillis: claim, quarantineAfter: Self.timerAttempts)
+            }) {
+            case .success(true):
+                Log.error(
+                    "the cluster's \(row.kind) timer of \(row.subject) failed \(Self.timerAttempts) times and is "
+                        + "quarantined (timers.failed_at; setting it again clears that): \(error.message)")
+            case .success(false):
+                Log.warning(
+                    "the cluster's \(row.kind) timer of \(row.subject) failed (tried again in \(claim) ms): "
+                        + error.message)
+            case .failure(let failure):
+                Log.warning(
+                    "the cluster's \(row.kind) timer of \(row.subject) failed (\(error.message)), and so did "
+                        + "counting that (it is tried again once its claim lapses): \(failure.description)")
             }
         }
     }

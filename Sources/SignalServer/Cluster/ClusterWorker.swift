@@ -19,6 +19,9 @@ final class ClusterWorker: Sendable {
     private let queue = Mutex(Queue())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
+    /// Why the worker has no connection, from its first failed connect
+    /// until one succeeds; nil while it has one (or has not needed one yet).
+    private let outage = Mutex<String?>(nil)
 
     init(url: String, leaseSeconds: Double) {
         self.url = url
@@ -56,6 +59,10 @@ final class ClusterWorker: Sendable {
         }
     }
 
+    /// Why the worker cannot run transactions now (its last connect
+    /// failed), for `/readyz`; nil while it can.
+    var unavailable: String? { outage.withLock { $0 } }
+
     /// Runs what is queued, then stops the thread and waits for it.
     func stop() {
         queue.withLock { $0.stopping = true }
@@ -80,13 +87,36 @@ final class ClusterWorker: Sendable {
                 if let open = connection, !open.isAlive { connection = nil }
                 if connection == nil && !connectTried {
                     connectTried = true
-                    connection = try? PostgresConnection.clusterSession(url: url, leaseSeconds: leaseSeconds)
+                    connection = connect()
                 }
                 // A job that fails on a broken connection answers for itself
                 // (a failed disconnect makes the node start over).
                 job(connection)
             }
             if stopping && queue.withLock({ $0.jobs.isEmpty }) { return }
+        }
+    }
+
+    /// A new connection, or nil; the first failure of an outage is logged
+    /// and the reconnect that ends it, not every attempt in between (one a
+    /// maintenance round while it lasts).
+    private func connect() -> PostgresConnection? {
+        do throws(PostgresError) {
+            let connection = try PostgresConnection.clusterSession(url: url, leaseSeconds: leaseSeconds)
+            if outage.withLock({ $0.take() }) != nil {
+                Log.info("the cluster worker is connected to the database again")
+            }
+            return connection
+        } catch {
+            let reason = "the cluster worker cannot connect to the database: \(error.description)"
+            let first = outage.withLock { outage in
+                defer { outage = reason }
+                return outage == nil
+            }
+            if first {
+                Log.warning(reason + " (tried again while it cannot; the node says not ready meanwhile)")
+            }
+            return nil
         }
     }
 }

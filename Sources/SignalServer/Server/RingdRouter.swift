@@ -18,8 +18,8 @@ public final class RingdRouter: HTTPRouter {
         table.add("GET", "/healthz") { _, _ in .respond(stats.healthResponse) }
         table.add("GET", "/readyz") { _, _ in
             // A node that cannot serve takes no devices: balancers should send them elsewhere.
-            if service.backend.unavailable != nil, stats.isReady {
-                return .respond(ServerStats.notReady("no connection to the cluster's database"))
+            if let reason = service.backend.unavailable, stats.isReady {
+                return .respond(ServerStats.notReady(reason))
             }
             return .respond(stats.readinessResponse)
         }

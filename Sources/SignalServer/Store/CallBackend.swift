@@ -35,10 +35,12 @@ public enum CallBackend: Sendable {
 
     /// Why this node takes no devices now, for `/readyz` and `/v1/ws` (503):
     /// a cluster node without its database, whose clients are better served
-    /// by another node. Nil when it serves.
+    /// by another node: its listener lost the database (it has no number),
+    /// or its worker cannot connect. Nil when it serves.
     var unavailable: String? {
-        guard case .cluster(let node) = self, node.number == 0 else { return nil }
-        return "this node has no connection to the cluster's database; try another"
+        guard case .cluster(let node) = self else { return nil }
+        guard node.number != 0 else { return "this node has no connection to the cluster's database; try another" }
+        return node.worker.unavailable.map { $0 + "; try another node" }
     }
 
     /// Whether the service's own machine holds every live call, so a REST

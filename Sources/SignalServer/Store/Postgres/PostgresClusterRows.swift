@@ -225,7 +225,8 @@ extension PostgresConnection {
         try execute(
             """
             INSERT INTO timers (kind, subject, due_at, generation) VALUES ($1, $2, $3, $4)
-            ON CONFLICT (kind, subject) DO UPDATE SET due_at = $3, generation = $4
+            ON CONFLICT (kind, subject) DO UPDATE
+            SET due_at = $3, generation = $4, claimed_until = NULL, attempts = 0, failed_at = NULL
             """, [kind, subject, String(due), String(generation)])
     }
 
@@ -243,11 +244,24 @@ extension PostgresConnection {
         ).affected > 0
     }
 
-    /// Timers due by `now`, earliest first.
-    func dueTimers(by now: Int64, limit: Int) throws(PostgresError) -> [SignalingTimer] {
+    /// Claims up to `limit` timers due by `now`, earliest first, for
+    /// `claimMillis`: other nodes pass them over meanwhile, so one node
+    /// runs the transaction of each. `SKIP LOCKED`: two nodes claiming at
+    /// once take different rows rather than wait for each other.
+    /// Quarantined timers are not taken.
+    func claimDueTimers(by now: Int64, limit: Int, claimMillis: Int64) throws(PostgresError) -> [SignalingTimer] {
         let rows = try execute(
-            "SELECT kind, subject, generation FROM timers WHERE due_at <= $1 ORDER BY due_at LIMIT $2",
-            [String(now), String(limit)])
+            """
+            UPDATE timers t SET claimed_until = \(Self.databaseNow) + $3
+            FROM (
+                SELECT kind, subject FROM timers
+                WHERE due_at <= $1 AND failed_at IS NULL
+                    AND (claimed_until IS NULL OR claimed_until <= \(Self.databaseNow))
+                ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED
+            ) due
+            WHERE t.kind = due.kind AND t.subject = due.subject
+            RETURNING t.kind, t.subject, t.generation
+            """, [String(now), String(limit), String(claimMillis)])
         return (0 ..< rows.count).compactMap { row in
             guard let subject = rows.string(row, 1), let generation = rows.int64(row, 2) else { return nil }
             switch rows.string(row, 0) {
@@ -256,6 +270,23 @@ extension PostgresConnection {
             default: return nil
             }
         }
+    }
+
+    /// Counts a failed transaction for `timer`, which stays claimed for
+    /// `retryMillis` before any node tries it again; the attempt that
+    /// reaches `quarantineAfter` quarantines it. True when it did.
+    func timerFailed(
+        _ timer: SignalingTimer, retryMillis: Int64, quarantineAfter: Int
+    ) throws(PostgresError) -> Bool {
+        let (kind, subject, generation) = Self.row(of: timer)
+        let rows = try execute(
+            """
+            UPDATE timers SET attempts = attempts + 1, claimed_until = \(Self.databaseNow) + $4,
+                failed_at = CASE WHEN attempts + 1 >= $5 THEN \(Self.databaseNow) END
+            WHERE kind = $1 AND subject = $2 AND generation = $3
+            RETURNING failed_at IS NOT NULL
+            """, [kind, subject, String(generation), String(retryMillis), String(quarantineAfter)])
+        return rows.string(0, 0) == "t"
     }
 
     static func row(of timer: SignalingTimer) -> (kind: String, subject: String, generation: Int64) {

@@ -208,6 +208,21 @@ enum PostgresSchema {
                 -- missed-call alerts, as in SQLite (StoreSchema migration 13).
                 ALTER TABLE push_tokens ADD COLUMN alert_token TEXT;
                 """),
+        Migration(
+            version: 7,
+            sql: """
+                -- A due timer is claimed by one node before its transaction
+                -- runs: other nodes pass it over until claimed_until (database
+                -- clock, ms). attempts counts the transactions for it that
+                -- failed; after a few, failed_at quarantines it (it is no
+                -- longer looked for, so rows that always fail cannot hold up
+                -- the rest). Setting the timer again clears all three.
+                ALTER TABLE timers ADD COLUMN claimed_until BIGINT;
+                ALTER TABLE timers ADD COLUMN attempts INT NOT NULL DEFAULT 0;
+                ALTER TABLE timers ADD COLUMN failed_at BIGINT;
+                DROP INDEX timers_due;
+                CREATE INDEX timers_due ON timers (due_at) WHERE failed_at IS NULL;
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -12,8 +12,8 @@ import Testing
 struct RingKitEndToEndTests {
     static let authKey = "ringd-dev-auth-key"
     static let testKey = "test-key-0123456789abcdef"
-    /// The suite runs in a `swift test` of its own (Makefile, `test`): the
-    /// clients' tasks need a cooperative pool that other suites do not hold.
+    /// RingKit's tests run in a `swift test` of their own (Makefile, `test`):
+    /// the clients' tasks need a cooperative pool that other suites do not hold.
     static let config = #"{"testing": {"enabled": true, "key": "\#(testKey)"}}"#
     /// Reconnects quickly, so the tests do not wait out a long backoff.
     static let quick = ReconnectPolicy(initialDelay: 0.05, maxDelay: 0.5)

@@ -36,12 +36,7 @@ enum PushRoutes {
     }
 
     /// A refusal with the protocol's code (`ERR_VALIDATION`…), as the WebSocket would answer.
-    private static func refusal(_ error: SignalError) -> HTTPRoute { .respond(response(error)) }
-
-    /// 400 for the client's mistakes, 500 for the server's, the protocol's code either way.
-    private static func response(_ error: SignalError) -> HTTPResponse {
-        .error(error.code == .validation ? .badRequest : .internalServerError, error)
-    }
+    private static func refusal(_ error: SignalError) -> HTTPRoute { .respond(RestRoutes.response(error)) }
 
     private static func invalid(uid: String, deviceId: String? = nil) -> HTTPRoute? {
         if !Identifier.isValid(uid) { return refusal(SignalError(.validation, "uid must be \(Identifier.rule)")) }
@@ -69,7 +64,7 @@ enum PushRoutes {
             service.registerPushToken(registration, uid: uid, deviceId: deviceId) { result in
                 switch result {
                 case .success(let token): sink.send(.json(.ok, ResultData.pushToken(token).json))
-                case .failure(let error): sink.send(response(error))
+                case .failure(let error): sink.send(RestRoutes.response(error))
                 }
             }
         }
@@ -81,7 +76,7 @@ enum PushRoutes {
             service.unregisterPushToken(uid: uid, deviceId: deviceId) { result in
                 switch result {
                 case .success(let removed): sink.send(.json(.ok, ResultData.pushTokenRemoved(removed).json))
-                case .failure(let error): sink.send(response(error))
+                case .failure(let error): sink.send(RestRoutes.response(error))
                 }
             }
         }

@@ -28,6 +28,13 @@ enum RestRoutes {
         }
     }
 
+    /// A refusal of a route that shares the protocol's rules: 400 for the
+    /// client's mistakes (`ERR_VALIDATION`), 500 for the server's, the
+    /// protocol's code either way, as the WebSocket would answer.
+    static func response(_ error: SignalError) -> HTTPResponse {
+        .error(error.code == .validation ? .badRequest : .internalServerError, error)
+    }
+
     static func authorized(
         _ request: HTTPRequest, _ service: SignalingService,
         _ route: () -> HTTPRoute

@@ -29,15 +29,15 @@ enum UserRoutes {
         }
     }
 
-    /// 400 for the client's mistakes, 500 for the server's, the protocol's code either way.
-    private static func response(_ error: SignalError) -> HTTPResponse {
-        .error(error.code == .validation ? .badRequest : .internalServerError, error)
+    private static func response(_ error: SignalError) -> HTTPResponse { RestRoutes.response(error) }
+
+    /// The refusal of a uid that is not one (nil for a valid uid).
+    private static func invalid(uid: String) -> SignalError? {
+        Identifier.isValid(uid) ? nil : SignalError(.validation, "uid must be \(Identifier.rule)")
     }
 
     private static func fields(_ request: HTTPRequest, uid: String) -> Result<JSONFields, SignalError> {
-        guard Identifier.isValid(uid) else {
-            return .failure(SignalError(.validation, "uid must be \(Identifier.rule)"))
-        }
+        if let invalid = invalid(uid: uid) { return .failure(invalid) }
         guard let body = try? JSONValue.parse(request.body), body.objectMembers != nil else {
             return .failure(SignalError(.validation, "the body must be a JSON object"))
         }
@@ -82,9 +82,7 @@ enum UserRoutes {
     }
 
     private static func show(uid: String, _ service: SignalingService) -> HTTPRoute {
-        guard Identifier.isValid(uid) else {
-            return .respond(response(SignalError(.validation, "uid must be \(Identifier.rule)")))
-        }
+        if let invalid = invalid(uid: uid) { return .respond(response(invalid)) }
         return .later { sink in
             service.user(uid: uid) { result in
                 switch result {
@@ -98,9 +96,7 @@ enum UserRoutes {
 
     /// Removes the profile and the do-not-disturb.
     private static func delete(uid: String, _ service: SignalingService) -> HTTPRoute {
-        guard Identifier.isValid(uid) else {
-            return .respond(response(SignalError(.validation, "uid must be \(Identifier.rule)")))
-        }
+        if let invalid = invalid(uid: uid) { return .respond(response(invalid)) }
         return .later { sink in
             service.updateUser(uid: uid, { $0 = UserRecord(uid: $0.uid, updatedAt: $0.updatedAt) }) { result in
                 switch result {

@@ -203,11 +203,12 @@ extension ClusterNode {
     /// listener hands over after theirs (notifications arrive in commit
     /// order). Answered directly, the read could overtake the result of an
     /// earlier request still on its way. It costs the read a notification.
+    /// Like a request, it is refused while the workers' queue is full.
     func answer(
         _ device: Device, id: String, for service: SignalingService,
         _ read: @escaping @Sendable (PostgresConnection) throws(StoreError) -> ResultData
     ) {
-        workers.worker(for: device.uid).submit { [self] db in
+        let queued = workers.submitInput(on: workers.worker(for: device.uid), sheddable: true) { [self] db in
             guard let db else {
                 return service.reply(to: device, id: id, .failure(Refusal.clusterUnavailable))
             }
@@ -224,5 +225,6 @@ extension ClusterNode {
                 service.deliver([(device.address, .frame(frame))])
             }
         }
+        if !queued { service.reply(to: device, id: id, .failure(overloaded(workers.retryAfterMillis))) }
     }
 }

@@ -18,10 +18,11 @@ extension ClusterBroadcast {
     /// Acts on a push broadcast (anything else is left alone), reading
     /// changed tokens on the listener's connection.
     ///
-    /// A stop goes to the push worker through this node's cluster worker:
-    /// the ring it stops was handed over by the worker's job that committed
-    /// it, right after its COMMIT, so a stop queued behind that job cannot
-    /// overtake it, however soon another node committed the stop.
+    /// A stop goes to the push worker through this node's cluster workers:
+    /// the ring it stops was handed over by the job that committed it, on
+    /// one of them, right after its COMMIT, so a stop run once every worker
+    /// ran what it had queued cannot overtake it, however soon another node
+    /// committed the stop.
     static func handlePush(
         _ document: JSONValue, for service: SignalingService, of node: ClusterNode,
         on connection: PostgresConnection
@@ -38,7 +39,7 @@ extension ClusterBroadcast {
             let status = document["status"]?.stringValue.flatMap(CallStatus.init(rawValue:))
         {
             guard let pushes = service.pushes else { return }
-            node.read { _ in pushes.stopped(sessionId: sessionId, status: status) }
+            node.workers.afterQueued { pushes.stopped(sessionId: sessionId, status: status) }
         }
     }
 }

@@ -1,31 +1,43 @@
+import Foundation
 import SignalCore
 import SignalProtocol
 
 extension ClusterNode {
     /// Transactions PostgreSQL rolled back to break a deadlock or a lock
-    /// wait are run again, up to this many times in all.
+    /// wait are run again, up to this many times in all, while
+    /// ``retryBudgetMillis`` lasts.
     static let attempts = 5
+    /// A transaction is run again only this long (ms) after its first
+    /// try: with ``ClusterWorker/lockTimeoutMillis`` a worker stalls behind
+    /// a held lock for at most this plus one lock timeout per input.
+    static let retryBudgetMillis: UInt64 = 2000
     /// Due timers one maintenance round fires at most (the next round takes the rest).
     static let timersPerRound = 64
     /// Failed transactions after which a timer is quarantined: it is tried
     /// once a lease at most, so what fails for that long is not passing.
     static let timerAttempts = 3
 
-    /// Runs `transaction` on the worker. `failed` gets the error when it
-    /// could not commit (the database is unreachable, or failed); it runs
-    /// on the worker's thread.
-    func submit(_ transaction: ClusterTransaction, failed: @escaping @Sendable (StoreError) -> Void) {
-        worker.submit { [self] db in
+    /// Queues `transaction` on the worker of `key`. `failed` gets the error
+    /// when it could not commit (the database is unreachable, or failed);
+    /// it runs on the worker's thread. False, and nothing queued, when the
+    /// input is `sheddable` and the workers' queue is full.
+    func submit(
+        _ transaction: ClusterTransaction, key: String, sheddable: Bool,
+        failed: @escaping @Sendable (StoreError, _ connectionLost: Bool) -> Void
+    ) -> Bool {
+        workers.submitInput(on: workers.worker(for: key), sheddable: sheddable) { [self] db in
             guard let db, let service, number != 0 else {
-                return failed(StoreError(.database, "the cluster node has no database connection"))
+                return failed(StoreError(.database, "the cluster node has no database connection"), false)
             }
-            if let error = run(transaction, on: db, for: service) { failed(error) }
+            if let error = run(transaction, on: db, for: service) { failed(error, !db.isAlive) }
         }
     }
 
-    /// Runs `transaction` now (on the worker), retrying deadlocks; the error if it did not commit.
+    /// Runs `transaction` now (on a worker), retrying deadlocks and lock
+    /// waits within ``retryBudgetMillis``; the error if it did not commit.
     func run(_ transaction: ClusterTransaction, on db: PostgresConnection, for service: SignalingService) -> StoreError?
     {
+        let started = DispatchTime.now().uptimeNanoseconds
         for attempt in 1 ... Self.attempts {
             do throws(StoreError) {
                 let outcome = try transaction.run(
@@ -37,7 +49,10 @@ extension ClusterNode {
                 }
                 for ring in outcome.rings { service.pushes?.ring(ring.call, connected: ring.connected) }
                 return nil
-            } catch  where error.code == .retry && attempt < Self.attempts {
+            } catch
+                where error.code == .retry && attempt < Self.attempts
+                && DispatchTime.now().uptimeNanoseconds - started < Self.retryBudgetMillis * 1_000_000
+            {
                 continue
             } catch {
                 return error
@@ -51,12 +66,12 @@ extension ClusterNode {
         failedDisconnects.withLock { $0.append(device) }
     }
 
-    /// Queues one maintenance round on the worker unless one is queued:
+    /// Queues one maintenance round on the first worker unless one is queued:
     /// disconnects that failed before, the devices of nodes whose lease
     /// lapsed (`leases`, every third of the lease), and due timers.
     func maintain(leases: Bool) {
         guard !maintenanceQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        worker.submit { [self] db in
+        workers.first.submit { [self] db in
             defer { maintenanceQueued.store(false, ordering: .releasing) }
             guard let db, let service, number != 0 else { return }
             for device in failedDisconnects.withLock({ pending in
@@ -165,18 +180,51 @@ extension ClusterNode {
         }
     }
 
-    /// Runs `read` on the worker, after what is queued; it gets nil when
-    /// the database cannot be reached.
+    /// Runs `read` on the first worker, after what is queued there; it
+    /// gets nil when the database cannot be reached.
     func read(_ read: @escaping @Sendable (PostgresConnection?) -> Void) {
-        worker.submit(read)
+        workers.first.submit(read)
     }
 
-    /// Runs `body` on the worker, after what is queued, and completes with
-    /// its answer, or a failure when the database cannot be reached.
+    /// Runs `body` on the worker of `key` (a uid: after that user's inputs
+    /// queued before it; nil: the first worker), and completes with its
+    /// answer, or a failure when the database cannot be reached.
     func read<T>(
+        key: String? = nil,
         _ body: @escaping @Sendable (PostgresConnection) throws(StoreError) -> T,
         completion: @escaping @Sendable (Result<T, StoreError>) -> Void
     ) {
-        worker.submit(body, completion: completion)
+        (key.map(workers.worker(for:)) ?? workers.first).submit(body, completion: completion)
+    }
+
+    /// Runs `read` on the worker of `device`'s user, after the inputs it
+    /// sent before, and answers its request `id` the way those inputs'
+    /// results travel: a notification on this node's own channel, which the
+    /// listener hands over after theirs (notifications arrive in commit
+    /// order). Answered directly, the read could overtake the result of an
+    /// earlier request still on its way. It costs the read a notification.
+    /// Like a request, it is refused while the workers' queue is full.
+    func answer(
+        _ device: Device, id: String, for service: SignalingService,
+        _ read: @escaping @Sendable (PostgresConnection) throws(StoreError) -> ResultData
+    ) {
+        let queued = workers.submitInput(on: workers.worker(for: device.uid), sheddable: true) { [self] db in
+            guard let db else {
+                return service.reply(to: device, id: id, .failure(Refusal.clusterUnavailable))
+            }
+            let reply = Result { () throws(StoreError) in try read(db) }.mapError(\.signalError)
+            let frame = service.resultFrame(id: id, reply.map(\.json))
+            var message = NodeMessage()
+            message.send(frame, to: [device.address])
+            let number = self.number
+            do throws(PostgresError) {
+                guard number != 0 else { throw PostgresError(sqlState: nil, message: "the node has no number") }
+                try db.notify(ClusterChannel.node(number), node: number, body: message.body, now: service.clock.wall())
+            } catch {
+                // Better late in order than not at all: the device hears it now.
+                service.deliver([(device.address, .frame(frame))])
+            }
+        }
+        if !queued { service.reply(to: device, id: id, .failure(overloaded(workers.retryAfterMillis))) }
     }
 }

@@ -7,7 +7,7 @@ import Synchronization
     import Glibc
 #endif
 
-/// This ringd's part in a cluster (docs/CLUSTER.md): the worker that runs
+/// This ringd's part in a cluster (docs/CLUSTER.md): the workers that run
 /// its transitions as PostgreSQL transactions, the listener that hears
 /// what other transactions send its devices, its lease, and the timers it
 /// fires for the whole cluster.
@@ -21,8 +21,8 @@ public final class ClusterNode: Sendable {
     let name: String
     /// The token secret every node shares when none is configured.
     let sharedTokenSecret: [UInt8]
-    let worker: ClusterWorker
-    /// The webhook outbox in the database, read and written on the worker.
+    let workers: ClusterWorkers
+    /// The webhook outbox in the database, read and written on the first worker.
     let webhookStore: ClusterWebhookStore
     private let listener: ClusterListener
     private let serviceRef = Mutex<SignalingService?>(nil)
@@ -52,8 +52,10 @@ public final class ClusterNode: Sendable {
             return try db.sharedTokenSecret(proposing: TokenSecret.generate())
         }
         numberState = Atomic(0)
-        worker = ClusterWorker(url: url, leaseSeconds: settings.leaseSeconds)
-        webhookStore = ClusterWebhookStore(worker: worker)
+        workers = ClusterWorkers(
+            count: settings.workers, url: url, leaseSeconds: settings.leaseSeconds,
+            maxQueuedInputs: settings.maxQueuedInputs)
+        webhookStore = ClusterWebhookStore(worker: workers.first)
         listener = ClusterListener(url: url, settings: settings)
     }
 
@@ -76,7 +78,7 @@ public final class ClusterNode: Sendable {
     func start(for service: SignalingService, webhooks: ClusterWebhooks?) throws(StoreError) {
         serviceRef.withLock { $0 = service }
         webhooksRef.withLock { $0 = webhooks }
-        worker.start()
+        workers.start()
         guard listener.start(node: self, timeout: 30) else {
             throw StoreError(.database, "the cluster node could not register in PostgreSQL within 30 s")
         }
@@ -128,22 +130,20 @@ public final class ClusterNode: Sendable {
     }
 
     /// Leaves the cluster (``leave()``, if the server did not already),
-    /// runs what is queued, takes its remaining devices away through the
-    /// disconnect rules (their users' grace periods start, so calls go on
-    /// when they reconnect to another node), deletes its row, and stops the
-    /// worker. A database that cannot be reached leaves that to the node
-    /// that finds the lease lapsed.
+    /// runs what is queued on every worker, takes its remaining devices
+    /// away through the disconnect rules (their users' grace periods start,
+    /// so calls go on when they reconnect to another node), deletes its
+    /// row, and stops the workers. A database that cannot be reached leaves
+    /// that to the node that finds the lease lapsed.
     func stop() {
         leave()
         let number = self.number
-        if number != 0 {
-            worker.submit { [self] db in
-                // Again: leave() may have found the database unreachable.
-                guard let db, (try? db.declareDead(number)) != nil else { return }
-                reap(number, lapsedAt: nil, on: db)
-            }
+        guard number != 0 else { return workers.stop() }
+        workers.stop { [self] db in
+            // Again: leave() may have found the database unreachable.
+            guard let db, (try? db.declareDead(number)) != nil else { return }
+            reap(number, lapsedAt: nil, on: db)
         }
-        worker.stop()
     }
 
     /// The database or the lease was lost: this node may have missed

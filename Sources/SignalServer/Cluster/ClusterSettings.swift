@@ -18,6 +18,14 @@ public struct ClusterSettings: Sendable {
     /// as dead once it is this old (`cluster.leaseSeconds`). Shorter finds
     /// a dead node sooner and costs a write per node more often.
     public var leaseSeconds = 10.0
+    /// Worker threads, each with a connection of its own, that run the
+    /// node's transactions side by side (`cluster.workers`); one user's
+    /// inputs always go to the same one, so they keep their order.
+    public var workers = 4
+    /// Inputs queued on the node's workers at most before requests and
+    /// connects are refused for a while (`cluster.maxQueuedInputs`); a
+    /// disconnect or a timer is queued whatever the depth.
+    public var maxQueuedInputs = 10_000
 
     public init() {}
 
@@ -43,6 +51,8 @@ extension ConfigLoader {
             return true
         },
         seconds("cluster.leaseSeconds", \.cluster.leaseSeconds, 1 ... 300),
+        integer("cluster.workers", \.cluster.workers, 1 ... 64),
+        integer("cluster.maxQueuedInputs", \.cluster.maxQueuedInputs, 1 ... 1_000_000),
     ]
 
     /// What cluster mode needs, and what it does not carry yet.

@@ -84,7 +84,7 @@ final class ClusterWebhooks: Sendable {
     }
 }
 
-/// The outbox in the cluster's PostgreSQL, on the node's worker: what the
+/// The outbox in the cluster's PostgreSQL, on the node's first worker: what the
 /// dispatcher and the REST routes use in cluster mode. Claims and attempts
 /// go by the leader's term, so a node that stopped leading neither takes
 /// rows nor overwrites what the new leader records.

@@ -1,11 +1,20 @@
 import Foundation
 import Synchronization
 
-/// The thread that runs this node's PostgreSQL transactions, one at a
-/// time, in the order they were submitted (so one device's requests are
-/// decided in the order it sent them), on a connection of its own. Loops
-/// only queue work here; nothing on a loop waits for the database.
+/// One of the threads that run this node's PostgreSQL transactions
+/// (``ClusterWorkers``): one at a time, in the order they were submitted
+/// (so one device's requests are decided in the order it sent them), on a
+/// connection of its own. Loops only queue work here; nothing on a loop
+/// waits for the database.
 final class ClusterWorker: Sendable {
+    /// How long a statement of this worker waits for a lock before
+    /// PostgreSQL fails it (`lock_timeout`; the cluster sessions' default
+    /// is 5 s). Locks are held for one transaction, a few round trips, so
+    /// a wait this long means a stalled holder; the transaction is tried
+    /// again within ``ClusterNode/retryBudgetMillis`` and then refused, so
+    /// one held lock cannot stall the users queued behind it for longer.
+    static let lockTimeoutMillis = 500
+
     /// Work for the connection; it runs on the worker's thread.
     typealias Job = @Sendable (PostgresConnection?) -> Void
 
@@ -16,6 +25,8 @@ final class ClusterWorker: Sendable {
 
     private let url: String
     private let leaseSeconds: Double
+    /// Its place among the node's workers, for its thread's name and logs.
+    let index: Int
     private let queue = Mutex(Queue())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
@@ -23,14 +34,15 @@ final class ClusterWorker: Sendable {
     /// until one succeeds; nil while it has one (or has not needed one yet).
     private let outage = Mutex<String?>(nil)
 
-    init(url: String, leaseSeconds: Double) {
+    init(url: String, leaseSeconds: Double, index: Int) {
         self.url = url
         self.leaseSeconds = leaseSeconds
+        self.index = index
     }
 
     func start() {
         let thread = Thread { [self] in run() }
-        thread.name = "ringd-cluster"
+        thread.name = "ringd-cluster-\(index)"
         thread.start()
     }
 
@@ -103,12 +115,13 @@ final class ClusterWorker: Sendable {
     private func connect() -> PostgresConnection? {
         do throws(PostgresError) {
             let connection = try PostgresConnection.clusterSession(url: url, leaseSeconds: leaseSeconds)
+            try connection.execute("SET lock_timeout = \(Self.lockTimeoutMillis)")
             if outage.withLock({ $0.take() }) != nil {
-                Log.info("the cluster worker is connected to the database again")
+                Log.info("the cluster worker is connected to the database again (worker \(index))")
             }
             return connection
         } catch {
-            let reason = "the cluster worker cannot connect to the database: \(error.description)"
+            let reason = "the cluster worker cannot connect to the database (worker \(index)): \(error.description)"
             let first = outage.withLock { outage in
                 defer { outage = reason }
                 return outage == nil

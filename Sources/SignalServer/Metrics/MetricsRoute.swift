@@ -40,6 +40,7 @@ enum MetricsRoute {
         writeCalls(service, into: &text)
         // The embedded store's; a cluster node has none (PostgreSQL has its own statistics).
         if let stats = service.backend.stats { writeStore(stats, into: &text) }
+        if case .cluster(let node) = service.backend { writeCluster(node.workers, into: &text) }
         writeOutbound(service, webhooks, into: &text)
         ProcessMetrics.read()?.write(to: &text)
         return text.text
@@ -121,6 +122,22 @@ enum MetricsRoute {
         text.sample(
             "ringd_store_batches_total", [("thread", "writer")],
             Double(stats.writerThreadBatches.load(ordering: .relaxed)))
+    }
+
+    /// A cluster node's workers: what waits for them, how long, and what was refused.
+    private static func writeCluster(_ workers: ClusterWorkers, into text: inout PrometheusText) {
+        text.single(
+            "ringd_cluster_queued_inputs", .gauge, "Inputs queued on the cluster node's workers, not yet started.",
+            Double(workers.depth))
+        text.family(
+            "ringd_cluster_queue_wait_seconds", .histogram,
+            "Time an input waited in the cluster node's worker queue before its transaction started.")
+        text.histogram(
+            "ringd_cluster_queue_wait_seconds", bounds: workers.waitSeconds.bounds, workers.waitSeconds.snapshot)
+        text.single(
+            "ringd_cluster_shed_total", .counter,
+            "Requests, auths and WebSocket upgrades refused because the worker queue was full (cluster.maxQueuedInputs).",
+            Double(workers.shed))
     }
 
     private static func writeOutbound(

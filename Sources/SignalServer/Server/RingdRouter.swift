@@ -27,6 +27,9 @@ public final class RingdRouter: HTTPRouter {
             if let unavailable = service.backend.unavailable {
                 return .respond(.error(.serviceUnavailable, unavailable))
             }
+            if let retryAfter = service.backend.overloadedRetryAfterMillis() {
+                return .respond(Self.overloaded(retryAfterMillis: retryAfter))
+            }
             guard let authorization = request.headers["Authorization"] else {
                 return .webSocket(
                     SignalingSession(loop: signaling, headerIdentity: nil, throughProxy: request.cameThroughProxy))
@@ -71,5 +74,13 @@ public final class RingdRouter: HTTPRouter {
             return AccessLog.logging(.respond(.error(.notFound, "no resource at \(request.path)")), for: request)
         }
         return AccessLog.logging(table.route(request), for: request)
+    }
+
+    /// A WebSocket upgrade refused while the node's queue is full: 503,
+    /// with Retry-After in whole seconds (RFC 9110 §10.2.3), rounded up.
+    static func overloaded(retryAfterMillis: Int64) -> HTTPResponse {
+        .error(
+            .serviceUnavailable, "the node has more queued than it can run soon; retry in \(retryAfterMillis) ms",
+            headers: HTTPHeaders([("Retry-After", String((retryAfterMillis + 999) / 1000))]))
     }
 }

@@ -15,7 +15,7 @@ extension SignalingService {
                 .failure(SignalError(.mediaNotConfigured, "this server has no media server (media.livekit.*)")))
         }
         let (settings, now) = (config.media, self.now)
-        backend.call(sessionId: sessionId) { result in
+        backend.call(sessionId: sessionId, askedBy: uid) { result in
             completion(
                 result.mapError(\.signalError).flatMap { call in
                     Self.mediaToken(for: call, sessionId: sessionId, uid: uid, now: now, settings: settings)

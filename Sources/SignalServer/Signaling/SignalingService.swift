@@ -151,6 +151,11 @@ public final class SignalingService: Sendable {
 
     /// A page of the device's user's call history, answered from the store.
     func callLogs(_ filter: CallLogFilter, id: String, from device: Device) {
+        if case .cluster(let node) = backend {
+            return node.answer(device, id: id, for: self) { db throws(StoreError) in
+                .callLogs(try db.callLogs(for: device.uid, query: filter))
+            }
+        }
         callLogs(for: device.uid, query: filter) { [self] result in
             reply(to: device, id: id, result.map(ResultData.callLogs).mapError(\.signalError))
         }

@@ -7,7 +7,7 @@ extension CallBackend {
         switch self {
         case .embedded(let store): store.user(uid: uid, completion: completion)
         case .cluster(let node):
-            node.read({ db throws(StoreError) in try db.user(uid: uid) }, completion: completion)
+            node.read(key: uid, { db throws(StoreError) in try db.user(uid: uid) }, completion: completion)
         }
     }
 
@@ -21,7 +21,9 @@ extension CallBackend {
         switch self {
         case .embedded(let store): store.updateUser(uid: uid, at: now, change, completion: completion)
         case .cluster(let node):
-            node.read({ db throws(StoreError) in try db.updateUser(uid: uid, at: now, change) }, completion: completion)
+            node.read(
+                key: uid, { db throws(StoreError) in try db.updateUser(uid: uid, at: now, change) },
+                completion: completion)
         }
     }
 }

@@ -40,7 +40,17 @@ public enum CallBackend: Sendable {
     var unavailable: String? {
         guard case .cluster(let node) = self else { return nil }
         guard node.number != 0 else { return "this node has no connection to the cluster's database; try another" }
-        return node.worker.unavailable.map { $0 + "; try another node" }
+        return node.workers.unavailable.map { $0 + "; try another node" }
+    }
+
+    /// When a WebSocket upgrade refused for load may come back (ms): a
+    /// cluster node whose workers' queue is full (``ClusterWorkers``)
+    /// takes no new device, whose `auth` would be one more input. Nil
+    /// when it takes them; counted as shed when not.
+    func overloadedRetryAfterMillis() -> Int64? {
+        guard case .cluster(let node) = self, node.workers.isFull else { return nil }
+        node.workers.countShed()
+        return node.workers.retryAfterMillis
     }
 
     /// Whether the service's own machine holds every live call, so a REST
@@ -69,16 +79,25 @@ public enum CallBackend: Sendable {
         switch self {
         case .embedded(let store): store.callLogs(for: uid, query: query, completion: completion)
         case .cluster(let node):
-            node.read({ db throws(StoreError) in try db.callLogs(for: uid, query: query) }, completion: completion)
+            // On the user's worker: after the inputs the user sent before.
+            node.read(
+                key: uid, { db throws(StoreError) in try db.callLogs(for: uid, query: query) }, completion: completion)
         }
     }
 
     /// A call as the store holds it, live or ended; nil if it never was.
-    func call(sessionId: String, completion: @escaping @Sendable (Result<Call?, StoreError>) -> Void) {
+    /// `uid` is who asks, when a user does: in a cluster the read runs
+    /// after the inputs that user sent before.
+    func call(
+        sessionId: String, askedBy uid: String? = nil,
+        completion: @escaping @Sendable (Result<Call?, StoreError>) -> Void
+    ) {
         switch self {
         case .embedded(let store): store.call(sessionId: sessionId, completion: completion)
         case .cluster(let node):
-            node.read({ db throws(StoreError) in try db.call(sessionId: sessionId) }, completion: completion)
+            node.read(
+                key: uid ?? sessionId, { db throws(StoreError) in try db.call(sessionId: sessionId) },
+                completion: completion)
         }
     }
 
@@ -90,6 +109,7 @@ public enum CallBackend: Sendable {
         case .embedded(let store): store.saveRevocation(uid: uid, revokedAt: at, completion: completion)
         case .cluster(let node):
             node.read(
+                key: uid,
                 { db throws(StoreError) in
                     try db.saveRevocation(uid: uid, revokedAt: at)
                     try reportingPostgresErrors { () throws(PostgresError) in

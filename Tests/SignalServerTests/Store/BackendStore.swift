@@ -48,7 +48,7 @@ final class BackendStore {
                 server.stop()
                 throw error
             }
-            node.worker.start()
+            node.workers.start()
             node.webhookStore.lead()
             opened = .postgres(server, node)
             seam = .cluster(node)
@@ -186,7 +186,7 @@ final class BackendStore {
         switch opened {
         case .sqlite(let test): test.close()
         case .postgres(let server, let node):
-            node.worker.stop()
+            node.workers.stop()
             server.stop()
         }
     }

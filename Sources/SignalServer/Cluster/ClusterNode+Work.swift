@@ -112,7 +112,12 @@ extension ClusterNode {
         do throws(PostgresError) {
             for (lapsed, lapsedAt) in try db.lapsedNodes(leaseMillis: Int64(settings.leaseSeconds * 1000)) {
                 guard lapsed != number else { return lose("its lease (another node found it lapsed)") }
-                try db.fence(lapsed)
+                if !(try db.fence(lapsed)) {
+                    Log.warning(
+                        "cluster node \(lapsed) is dead but its listening session is another role's, which this "
+                            + "node's role may not end: its session locks (the webhook leader's) stay until "
+                            + "PostgreSQL drops it (grant pg_signal_backend; docs/CLUSTER.md)")
+                }
                 reap(lapsed, lapsedAt: lapsedAt, on: db)
             }
             try db.dropStaleMessages(before: now - 60_000)

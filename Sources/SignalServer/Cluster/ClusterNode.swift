@@ -49,12 +49,24 @@ public final class ClusterNode: Sendable {
         sharedTokenSecret = try reportingPostgresErrors { () throws(PostgresError) in
             let db = try PostgresConnection(url: url)
             try PostgresSchema.migrate(db)
+            Self.checkFencing(db)
             return try db.sharedTokenSecret(proposing: TokenSecret.generate())
         }
         numberState = Atomic(0)
         worker = ClusterWorker(url: url, leaseSeconds: settings.leaseSeconds)
         webhookStore = ClusterWebhookStore(worker: worker)
         listener = ClusterListener(url: url, settings: settings)
+    }
+
+    /// Warns when this node's role could not end the listening session
+    /// of a node already running under another role, should it freeze
+    /// ("What PostgreSQL must provide" in docs/CLUSTER.md).
+    private static func checkFencing(_ db: PostgresConnection) {
+        guard let roles = try? db.rolesBeyondFencing(), !roles.isEmpty else { return }
+        Log.warning(
+            "cluster nodes run as \(roles.joined(separator: ", ")), whose sessions this node's role may not end: "
+                + "should one freeze, it keeps its session locks (the webhook leader's) until PostgreSQL drops its "
+                + "connection; grant pg_signal_backend to every node's role, or run every node as one role")
     }
 
     /// This host's name and the process id.

@@ -82,7 +82,7 @@ final class ClusterListener: Sendable {
                 for notification in try open.notifications(
                     waitingMillis: Int32(max(1, min(nextTimers, nextLease) - now)))
                 {
-                    handle(notification, node: node, on: open)
+                    try handle(notification, node: node, on: open)
                 }
             } catch {
                 connection = nil
@@ -142,7 +142,13 @@ final class ClusterListener: Sendable {
         }
     }
 
-    private func handle(_ notification: PostgresNotification, node: ClusterNode, on connection: PostgresConnection) {
+    /// Hands `notification` on. A message or tokens it names that cannot
+    /// be read fail the connection, as its loss would: the node then
+    /// registers again and its clients resume from the database, rather
+    /// than miss what the notification carried.
+    private func handle(
+        _ notification: PostgresNotification, node: ClusterNode, on connection: PostgresConnection
+    ) throws(PostgresError) {
         guard let service = node.service else { return }
         if notification.channel == PostgresConnection.webhookChannel {
             node.webhooks?.claim()
@@ -153,14 +159,14 @@ final class ClusterListener: Sendable {
             if let (uid, at) = ClusterBroadcast.revocation(from: document) {
                 service.tokens.revoke(uid: uid, at: at)
             } else {
-                ClusterBroadcast.handlePush(document, for: service, of: node, on: connection)
+                try ClusterBroadcast.handlePush(document, for: service, of: node, on: connection)
             }
             return
         }
         var body = notification.payload
         if body.hasPrefix("@") {
-            guard let stored = try? connection.takeMessage(String(body.dropFirst())) else {
-                return Log.warning("a cluster message row \(body) is gone")
+            guard let stored = try connection.takeMessage(String(body.dropFirst())) else {
+                throw PostgresError(sqlState: nil, message: "the cluster message row \(body) is gone")
             }
             body = stored
         }

@@ -71,4 +71,25 @@ struct ClusterRoleTests {
         #expect(cluster.nodes[1].log.contains("cluster nodes run as node_a, whose sessions"), "\(cluster.logs)")
         #expect(!cluster.nodes[0].log.contains("whose sessions"), "\(cluster.logs)")
     }
+
+    @Test("push tokens a node cannot read after a notification make it attach again, and then read them all")
+    func unreadableTokensReattach() throws {
+        let cluster = try TestCluster(nodes: 1)
+        let db = try cluster.postgres.migratedConnection()
+        try Self.createRoles(["node_b"], on: db)
+        try cluster.addNode(environment: Self.url(cluster, as: "node_b"))
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
+        try db.execute("REVOKE SELECT ON push_tokens FROM node_b")
+        let registered = try SignalingIntegration.rest(
+            port: cluster.port(0), "PUT", "/v1/users/erin/devices/watch/push-token",
+            body: #"{"platform":"fcm","token":"\#(RingdPushRig.pixelToken)"}"#)
+        #expect(registered.status == 200, "\(registered)")
+        // Node 1 heard that erin's tokens changed and cannot read them: it
+        // attaches again (dropping its clients) rather than keep stale ones.
+        #expect(try bob.nextClose(timeout: 5) == .goingAway, "\(cluster.logs)")
+        try db.execute("GRANT SELECT ON push_tokens TO node_b")
+        #expect(
+            waitUntil(timeout: 15) { ClusterPushTests.devices(of: "erin", on: 1, cluster) == ["watch"] },
+            "\(String(describing: ClusterPushTests.devices(of: "erin", on: 1, cluster))) \(cluster.logs)")
+    }
 }

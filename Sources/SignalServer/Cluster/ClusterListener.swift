@@ -5,9 +5,9 @@ import Synchronization
 /// The thread that `LISTEN`s for this node: it hands what transactions
 /// sent the node's devices to their loops, in commit order (PostgreSQL
 /// delivers notifications in the order their transactions committed),
-/// renews the node's lease every third of the lease time, and paces the
-/// worker's maintenance rounds: timers every ``timerRoundMillis``, lapsed
-/// nodes every third of the lease time.
+/// tries for the webhook leadership every third of the lease time, and
+/// paces the worker's maintenance rounds: timers every
+/// ``timerRoundMillis``, lapsed nodes every third of the lease time.
 final class ClusterListener: Sendable {
     /// How often due timers are looked for: a ring timeout or grace period
     /// fires at most this late.
@@ -50,7 +50,7 @@ final class ClusterListener: Sendable {
         var connection: PostgresConnection?
         var listening: Int64 = 0
         let leaseMillis = Int64(settings.leaseSeconds * 1000)
-        var nextLease: Int64 = 0, nextTimers: Int64 = 0, nextReap: Int64 = 0
+        var nextRound: Int64 = 0, nextTimers: Int64 = 0, nextReap: Int64 = 0
         while !stopping.load(ordering: .acquiring) {
             let now = node.service?.clock.monotonic() ?? 0
             if connection == nil || listening != node.number {
@@ -64,14 +64,9 @@ final class ClusterListener: Sendable {
             }
             guard let open = connection else { continue }
             do throws(PostgresError) {
-                if now >= nextLease {
-                    // Renewed here, not on the worker, so a busy worker cannot let the lease lapse.
-                    guard try open.renewLease(node: listening) else {
-                        node.lose("its lease (another node found it lapsed)")
-                        continue
-                    }
-                    node.renewed(at: now)
-                    nextLease = now + leaseMillis / 3
+                if now >= nextRound {
+                    // The lease is renewed elsewhere (ClusterLease); the webhook leadership goes at its pace.
+                    nextRound = now + leaseMillis / 3
                     try node.webhooks?.round(on: open)
                 }
                 if now >= nextTimers {
@@ -80,7 +75,7 @@ final class ClusterListener: Sendable {
                     nextTimers = now + Self.timerRoundMillis
                 }
                 for notification in try open.notifications(
-                    waitingMillis: Int32(max(1, min(nextTimers, nextLease) - now)))
+                    waitingMillis: Int32(max(1, min(nextTimers, nextRound) - now)))
                 {
                     try handle(notification, node: node, on: open)
                 }

@@ -25,6 +25,7 @@ public final class ClusterNode: Sendable {
     /// The webhook outbox in the database, read and written on the worker.
     let webhookStore: ClusterWebhookStore
     private let listener: ClusterListener
+    private let lease: ClusterLease
     private let serviceRef = Mutex<SignalingService?>(nil)
     private let webhooksRef = Mutex<ClusterWebhooks?>(nil)
     /// Stopping for good: a loss no longer makes the node register again.
@@ -56,6 +57,7 @@ public final class ClusterNode: Sendable {
         worker = ClusterWorker(url: url, leaseSeconds: settings.leaseSeconds)
         webhookStore = ClusterWebhookStore(worker: worker)
         listener = ClusterListener(url: url, settings: settings)
+        lease = ClusterLease(url: url, leaseSeconds: settings.leaseSeconds)
     }
 
     /// Warns when this node's role could not end the listening session
@@ -92,6 +94,7 @@ public final class ClusterNode: Sendable {
         guard listener.start(node: self, timeout: 30) else {
             throw StoreError(.database, "the cluster node could not register in PostgreSQL within 30 s")
         }
+        lease.start(node: self, clock: service.clock)
         let watchdog = Thread { [self] in fence(service.clock) }
         watchdog.name = "ringd-cluster-fence"
         watchdog.start()
@@ -100,8 +103,8 @@ public final class ClusterNode: Sendable {
     /// The lease was renewed at `now` (monotonic ms).
     func renewed(at now: Int64) { lastRenewal.store(now, ordering: .releasing) }
 
-    /// Watches the lease from a thread of its own, since the listener may
-    /// be stuck in a statement to a database that went silent: a node that
+    /// Watches the lease from a thread of its own, since the lease's thread
+    /// may be stuck in a connect to a database that went silent: a node that
     /// has not renewed for two thirds of its lease stops serving its devices
     /// before other nodes, after the whole lease, take them.
     private func fence(_ clock: SignalingClock) {
@@ -129,6 +132,7 @@ public final class ClusterNode: Sendable {
     /// cannot be reached leaves that to ``stop()``, or to the lease.
     func leave() {
         guard !leaving.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        lease.stop()
         listener.stop()
         let number = self.number
         guard number != 0, let url = settings.url else { return }

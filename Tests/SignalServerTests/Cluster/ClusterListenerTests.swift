@@ -6,8 +6,9 @@ import Testing
 @testable import SignalServer
 
 /// The listener's edges: what a notification names that cannot be read
-/// makes the node attach again rather than drop it.
-@Suite("Cluster: the listener's failed reads", .blocking)
+/// makes the node attach again rather than drop it, and a listener held up
+/// by a slow statement does not cost the node its lease.
+@Suite("Cluster: the listener's failed reads and the lease", .blocking)
 struct ClusterListenerTests {
     typealias TestCluster = SignalingIntegration.TestCluster
 
@@ -54,5 +55,44 @@ struct ClusterListenerTests {
         let back = try cluster.open(1, uid: "bob", deviceId: "b1")
         let active = try back.request("getActiveCall").data?["call"]
         #expect(active?["sessionId"] == .string(sessionId), "\(String(describing: active))")
+    }
+
+    @Test("a listener held up in a statement for twice the lease costs its node neither the lease nor its clients")
+    func slowListenerKeepsLease() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let db = try PostgresConnection(url: cluster.url)
+        let alice = try cluster.open(0, uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
+        // Node 1's listener takes a large message in a statement that lasts two leases.
+        try db.run(
+            script: """
+                CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN PERFORM pg_sleep(\(TestCluster.leaseSeconds * 2)); RETURN OLD; END $$;
+                CREATE TRIGGER slow BEFORE DELETE ON node_messages FOR EACH ROW
+                WHEN (OLD.node_id = \(try Self.secondNode(db))) EXECUTE FUNCTION slow();
+                """)
+        let sessionId = try Self.call(alice, bob)
+        #expect(try alice.signal(sessionId, Self.largeOffer).ok)
+        #expect(try bob.nextSignal(timeout: TestCluster.leaseSeconds * 2 + 5)["payload"] == Self.largeOffer)
+        #expect(!cluster.nodes[1].log.contains("registering again"), "\(cluster.logs)")
+        #expect(try bob.request("getActiveCall").ok)
+    }
+
+    @Test("the lease's connection: a short statement timeout, no wait for fsync, and a timeout only fails one renewal")
+    func leaseConnection() throws {
+        let cluster = try TestCluster(nodes: 1)
+        let db = try PostgresConnection(url: cluster.url)
+        let lease = try ClusterLease.session(url: cluster.url, leaseSeconds: TestCluster.leaseSeconds)
+        #expect(try lease.execute("SHOW statement_timeout").string(0, 0) == "333ms")
+        #expect(try lease.execute("SHOW synchronous_commit").string(0, 0) == "off")
+        let node = try #require(try db.execute("SELECT node_id FROM nodes WHERE NOT dead").int64(0, 0))
+        // Another session holds the node's row: the renewal gives up within its timeout, not the 10 s of others.
+        try db.execute("BEGIN")
+        try db.execute("SELECT 1 FROM nodes WHERE node_id = $1 FOR UPDATE", [String(node)])
+        let started = monotonicSeconds()
+        #expect(throws: PostgresError.self) { try lease.renewLease(node: node) }
+        #expect(monotonicSeconds() - started < 1)
+        try db.execute("COMMIT")
+        #expect(try lease.renewLease(node: node) != nil)
     }
 }

@@ -44,13 +44,14 @@ extension PostgresConnection {
         return node
     }
 
-    /// Renews `node`'s lease; false when another node declared it dead (it
-    /// stopped renewing for longer than the lease) or its row is gone.
-    func renewLease(node: Int64) throws(PostgresError) -> Bool {
+    /// Renews `node`'s lease and answers the database's time it wrote
+    /// (ms); nil when another node declared it dead (it stopped renewing
+    /// for longer than the lease) or its row is gone.
+    func renewLease(node: Int64) throws(PostgresError) -> Int64? {
         try execute(
-            "UPDATE nodes SET renewed_at = \(Self.databaseNow) WHERE node_id = $1 AND NOT dead",
+            "UPDATE nodes SET renewed_at = \(Self.databaseNow) WHERE node_id = $1 AND NOT dead RETURNING renewed_at",
             [String(node)]
-        ).affected > 0
+        ).int64(0, 0)
     }
 
     /// Declares dead every node whose lease is older than `leaseMillis` and

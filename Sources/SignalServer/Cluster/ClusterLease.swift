@@ -66,9 +66,11 @@ final class ClusterLease: Sendable {
                         open = try Self.session(url: url, leaseSeconds: leaseSeconds)
                         connection = open
                     }
-                    if try open.renewLease(node: number) != nil {
+                    let before = node.localClock.wall()
+                    if let written = try open.renewLease(node: number) {
                         // When the renewal started: the lease runs from no later than that.
                         node.renewed(at: now)
+                        node.databaseTime(written, between: before, and: node.localClock.wall())
                         next = now + period
                     } else {
                         node.lose("its lease (another node found it lapsed)")

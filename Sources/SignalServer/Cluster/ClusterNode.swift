@@ -35,6 +35,11 @@ public final class ClusterNode: Sendable {
     let maintenanceQueued = Atomic(false)
     /// When the lease was last renewed (monotonic ms), for the fence.
     private let lastRenewal = Atomic<Int64>(0)
+    /// This machine's clocks.
+    let localClock: SignalingClock
+    /// How far the database's clock is ahead of ``localClock``'s wall
+    /// clock (ms), measured at start and at each lease renewal.
+    private let databaseOffset: Atomic<Int64>
     /// Disconnects whose transaction failed, run again by the next rounds:
     /// presence must not keep a device that left.
     let failedDisconnects = Mutex<[Device]>([])
@@ -46,13 +51,19 @@ public final class ClusterNode: Sendable {
         guard let url = settings.url else { throw StoreError(.database, "\"store.url\" is not set") }
         self.settings = settings
         self.name = name
+        let localClock = SignalingClock.configured
+        self.localClock = localClock
         // Revocations and push tokens are read when the listener attaches, before the node serves.
-        sharedTokenSecret = try reportingPostgresErrors { () throws(PostgresError) in
+        let (secret, offset) = try reportingPostgresErrors { () throws(PostgresError) in
             let db = try PostgresConnection(url: url)
             try PostgresSchema.migrate(db)
             Self.checkFencing(db)
-            return try db.sharedTokenSecret(proposing: TokenSecret.generate())
+            let before = localClock.wall()
+            let now = try db.databaseTime()
+            return (try db.sharedTokenSecret(proposing: TokenSecret.generate()), now - (before + localClock.wall()) / 2)
         }
+        sharedTokenSecret = secret
+        databaseOffset = Atomic(offset)
         numberState = Atomic(0)
         worker = ClusterWorker(url: url, leaseSeconds: settings.leaseSeconds)
         webhookStore = ClusterWebhookStore(worker: worker)
@@ -98,6 +109,25 @@ public final class ClusterNode: Sendable {
         let watchdog = Thread { [self] in fence(service.clock) }
         watchdog.name = "ringd-cluster-fence"
         watchdog.start()
+    }
+
+    /// The clocks the node's service reads: the database's wall clock, as
+    /// near as this node can tell (to within half a round trip), so that
+    /// what nodes compare across the cluster (a call's ring deadline, a
+    /// token's issue and expiry against a revocation) does not depend on
+    /// which node's clock wrote it. Due timers and pruning go further and
+    /// compare on the database itself (``PostgresConnection/setTimer(_:dueInMillis:)``).
+    public var clock: SignalingClock {
+        SignalingClock(
+            wall: { [self] in localClock.wall() + databaseOffset.load(ordering: .relaxed) },
+            monotonic: localClock.monotonic)
+    }
+
+    /// The database answered `now` (its clock, ms) between `before` and
+    /// `after` (this node's wall clock): the offset between the two, which
+    /// also follows a step of this machine's clock.
+    func databaseTime(_ now: Int64, between before: Int64, and after: Int64) {
+        databaseOffset.store(now - (before + after) / 2, ordering: .relaxed)
     }
 
     /// The lease was renewed at `now` (monotonic ms).
@@ -156,7 +186,7 @@ public final class ClusterNode: Sendable {
             worker.submit { [self] db in
                 // Again: leave() may have found the database unreachable.
                 guard let db, (try? db.declareDead(number)) != nil else { return }
-                reap(number, lapsedAt: nil, on: db)
+                reap(number, lapsedMillisAgo: nil, on: db)
             }
         }
         worker.stop()

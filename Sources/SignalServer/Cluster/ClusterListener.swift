@@ -35,10 +35,12 @@ final class ClusterListener: Sendable {
         return attached.wait(timeout: .now() + timeout) == .success
     }
 
-    /// Stops the thread (within one wait) and waits for it.
-    func stop() {
+    /// Stops the thread (within one wait) and waits for it at most
+    /// `seconds`: it may be in a statement to a database that went silent,
+    /// and then ends with the process.
+    func stop(waitingAtMost seconds: Double) {
         stopping.store(true, ordering: .releasing)
-        done.wait()
+        _ = done.wait(timeout: .now() + seconds)
     }
 
     private func run(_ node: ClusterNode) {

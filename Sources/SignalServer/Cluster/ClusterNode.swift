@@ -30,6 +30,8 @@ public final class ClusterNode: Sendable {
     private let webhooksRef = Mutex<ClusterWebhooks?>(nil)
     /// Stopping for good: a loss no longer makes the node register again.
     private let leaving = Atomic(false)
+    /// When the node started leaving: its stop ends ``stopSeconds`` after.
+    private let leftAt = Mutex<DispatchTime?>(nil)
     /// A maintenance round is queued on the worker and not done: the
     /// listener does not queue another (a slow database must not pile them up).
     let maintenanceQueued = Atomic(false)
@@ -154,22 +156,45 @@ public final class ClusterNode: Sendable {
     /// transition, sent by the leader.
     var webhooks: ClusterWebhooks? { webhooksRef.withLock { $0 } }
 
+    /// How long a node's stop lasts at most, from ``leave()`` to the end
+    /// of ``stop()``, whatever the database does: well within the 30 s
+    /// Kubernetes gives a pod to stop (terminationGracePeriodSeconds).
+    static let stopSeconds = 15.0
+    /// How long ``leave()`` waits for the listener, then for the node to be declared dead.
+    static let listenerStopSeconds = 2.0
+    static let declareDeadSeconds = 5.0
+
     /// Starts leaving the cluster, before the server closes its
     /// connections: stops listening and renewing, and declares the node
     /// dead at once, on a connection of its own rather than behind what its
     /// worker has queued, so other nodes start taking its devices away at
-    /// their next lease round, not a whole lease later. A database that
-    /// cannot be reached leaves that to ``stop()``, or to the lease.
+    /// their next lease round, not a whole lease later. Each wait is
+    /// bounded: a database that cannot be reached leaves that to
+    /// ``stop()``, or to the lease.
     func leave() {
         guard !leaving.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        leftAt.withLock { $0 = .now() }
         lease.stop()
-        listener.stop()
+        listener.stop(waitingAtMost: Self.listenerStopSeconds)
         let number = self.number
         guard number != 0, let url = settings.url else { return }
-        do throws(PostgresError) {
-            try PostgresConnection.clusterSession(url: url, leaseSeconds: settings.leaseSeconds).declareDead(number)
-        } catch {
-            Log.warning("cluster node \(number) could not declare itself dead: \(error.description)")
+        let declared = DispatchSemaphore(value: 0)
+        let leaseSeconds = settings.leaseSeconds
+        // On a thread of its own, so that a connect or a statement that hangs cannot hold the stop up.
+        let thread = Thread {
+            do throws(PostgresError) {
+                try PostgresConnection.clusterSession(url: url, leaseSeconds: leaseSeconds).declareDead(number)
+            } catch {
+                Log.warning("cluster node \(number) could not declare itself dead: \(error.description)")
+            }
+            declared.signal()
+        }
+        thread.name = "ringd-cluster-leave"
+        thread.start()
+        if declared.wait(timeout: .now() + Self.declareDeadSeconds) == .timedOut {
+            Log.warning(
+                "cluster node \(number) could not declare itself dead within \(Self.declareDeadSeconds) s; "
+                    + "other nodes take its devices away once its lease lapses")
         }
     }
 
@@ -177,8 +202,10 @@ public final class ClusterNode: Sendable {
     /// runs what is queued, takes its remaining devices away through the
     /// disconnect rules (their users' grace periods start, so calls go on
     /// when they reconnect to another node), deletes its row, and stops the
-    /// worker. A database that cannot be reached leaves that to the node
-    /// that finds the lease lapsed.
+    /// worker, all within ``stopSeconds`` of leaving. What is not done by
+    /// then (a slow or unreachable database, many devices) is left to the
+    /// other nodes: the node is dead (declared, or its lease lapses), so
+    /// they take its devices away through the same rules.
     func stop() {
         leave()
         let number = self.number
@@ -189,7 +216,12 @@ public final class ClusterNode: Sendable {
                 reap(number, lapsedMillisAgo: nil, on: db)
             }
         }
-        worker.stop()
+        let deadline = (leftAt.withLock { $0 } ?? .now()) + Self.stopSeconds
+        if !worker.stop(by: deadline) {
+            Log.warning(
+                "cluster node \(number) stops with its worker's queue not done after \(Self.stopSeconds) s: "
+                    + "the other nodes take its remaining devices away once it is dead")
+        }
     }
 
     /// The database or the lease was lost: this node may have missed

@@ -16,7 +16,9 @@ extension ClusterBroadcast {
     }
 
     /// Acts on a push broadcast (anything else is left alone), reading
-    /// changed tokens on the listener's connection.
+    /// changed tokens on the listener's connection; a failed read throws,
+    /// so that the listener attaches again (reading every token) rather
+    /// than keep tokens it knows changed.
     ///
     /// A stop goes to the push worker through this node's cluster workers:
     /// the ring it stops was handed over by the job that committed it, on
@@ -26,14 +28,16 @@ extension ClusterBroadcast {
     static func handlePush(
         _ document: JSONValue, for service: SignalingService, of node: ClusterNode,
         on connection: PostgresConnection
-    ) {
+    ) throws(PostgresError) {
         if case .array(let members)? = document["pushTokens"] {
             let uids = members.compactMap(\.stringValue)
             do throws(StoreError) {
                 service.pushTokens.replace(tokensOf: Set(uids), with: try connection.pushTokens(of: uids))
             } catch {
-                Log.warning(
-                    "push: the tokens of \(uids.joined(separator: ", ")) changed and cannot be read: \(error.message)")
+                throw PostgresError(
+                    sqlState: nil,
+                    message: "the push tokens of \(uids.joined(separator: ", ")) changed and cannot be read: "
+                        + error.message)
             }
         } else if let sessionId = document["pushStopped"]?.stringValue,
             let status = document["status"]?.stringValue.flatMap(CallStatus.init(rawValue:))

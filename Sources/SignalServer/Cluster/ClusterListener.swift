@@ -5,9 +5,9 @@ import Synchronization
 /// The thread that `LISTEN`s for this node: it hands what transactions
 /// sent the node's devices to their loops, in commit order (PostgreSQL
 /// delivers notifications in the order their transactions committed),
-/// renews the node's lease every third of the lease time, and paces the
-/// worker's maintenance rounds: timers every ``timerRoundMillis``, lapsed
-/// nodes every third of the lease time.
+/// tries for the webhook leadership every third of the lease time, and
+/// paces the worker's maintenance rounds: timers every
+/// ``timerRoundMillis``, lapsed nodes every third of the lease time.
 final class ClusterListener: Sendable {
     /// How often due timers are looked for: a ring timeout or grace period
     /// fires at most this late.
@@ -35,10 +35,12 @@ final class ClusterListener: Sendable {
         return attached.wait(timeout: .now() + timeout) == .success
     }
 
-    /// Stops the thread (within one wait) and waits for it.
-    func stop() {
+    /// Stops the thread (within one wait) and waits for it at most
+    /// `seconds`: it may be in a statement to a database that went silent,
+    /// and then ends with the process.
+    func stop(waitingAtMost seconds: Double) {
         stopping.store(true, ordering: .releasing)
-        done.wait()
+        _ = done.wait(timeout: .now() + seconds)
     }
 
     private func run(_ node: ClusterNode) {
@@ -50,7 +52,7 @@ final class ClusterListener: Sendable {
         var connection: PostgresConnection?
         var listening: Int64 = 0
         let leaseMillis = Int64(settings.leaseSeconds * 1000)
-        var nextLease: Int64 = 0, nextTimers: Int64 = 0, nextReap: Int64 = 0
+        var nextRound: Int64 = 0, nextTimers: Int64 = 0, nextReap: Int64 = 0
         while !stopping.load(ordering: .acquiring) {
             let now = node.service?.clock.monotonic() ?? 0
             if connection == nil || listening != node.number {
@@ -64,14 +66,9 @@ final class ClusterListener: Sendable {
             }
             guard let open = connection else { continue }
             do throws(PostgresError) {
-                if now >= nextLease {
-                    // Renewed here, not on the worker, so a busy worker cannot let the lease lapse.
-                    guard try open.renewLease(node: listening) else {
-                        node.lose("its lease (another node found it lapsed)")
-                        continue
-                    }
-                    node.renewed(at: now)
-                    nextLease = now + leaseMillis / 3
+                if now >= nextRound {
+                    // The lease is renewed elsewhere (ClusterLease); the webhook leadership goes at its pace.
+                    nextRound = now + leaseMillis / 3
                     try node.webhooks?.round(on: open)
                 }
                 if now >= nextTimers {
@@ -80,9 +77,9 @@ final class ClusterListener: Sendable {
                     nextTimers = now + Self.timerRoundMillis
                 }
                 for notification in try open.notifications(
-                    waitingMillis: Int32(max(1, min(nextTimers, nextLease) - now)))
+                    waitingMillis: Int32(max(1, min(nextTimers, nextRound) - now)))
                 {
-                    handle(notification, node: node, on: open)
+                    try handle(notification, node: node, on: open)
                 }
             } catch {
                 connection = nil
@@ -142,7 +139,13 @@ final class ClusterListener: Sendable {
         }
     }
 
-    private func handle(_ notification: PostgresNotification, node: ClusterNode, on connection: PostgresConnection) {
+    /// Hands `notification` on. A message or tokens it names that cannot
+    /// be read fail the connection, as its loss would: the node then
+    /// registers again and its clients resume from the database, rather
+    /// than miss what the notification carried.
+    private func handle(
+        _ notification: PostgresNotification, node: ClusterNode, on connection: PostgresConnection
+    ) throws(PostgresError) {
         guard let service = node.service else { return }
         if notification.channel == PostgresConnection.webhookChannel {
             node.webhooks?.claim()
@@ -153,14 +156,14 @@ final class ClusterListener: Sendable {
             if let (uid, at) = ClusterBroadcast.revocation(from: document) {
                 service.tokens.revoke(uid: uid, at: at)
             } else {
-                ClusterBroadcast.handlePush(document, for: service, of: node, on: connection)
+                try ClusterBroadcast.handlePush(document, for: service, of: node, on: connection)
             }
             return
         }
         var body = notification.payload
         if body.hasPrefix("@") {
-            guard let stored = try? connection.takeMessage(String(body.dropFirst())) else {
-                return Log.warning("a cluster message row \(body) is gone")
+            guard let stored = try connection.takeMessage(String(body.dropFirst())) else {
+                throw PostgresError(sqlState: nil, message: "the cluster message row \(body) is gone")
             }
             body = stored
         }

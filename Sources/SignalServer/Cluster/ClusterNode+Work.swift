@@ -79,7 +79,7 @@ extension ClusterNode {
             }) {
                 if run(disconnect(device), on: db, for: service) != nil { disconnectLater(device) }
             }
-            if leases { reapLapsedNodes(on: db, now: service.clock.wall()) }
+            if leases { reapLapsedNodes(on: db) }
             fireTimers(on: db, for: service)
         }
     }
@@ -94,7 +94,7 @@ extension ClusterNode {
         let claim = Int64(settings.leaseSeconds * 1000)
         let due: [SignalingTimer]
         do throws(PostgresError) {
-            due = try db.claimDueTimers(by: service.clock.wall(), limit: Self.timersPerRound, claimMillis: claim)
+            due = try db.claimDueTimers(limit: Self.timersPerRound, claimMillis: claim)
         } catch {
             return Log.warning("cluster timers cannot be claimed: \(error.description)")
         }
@@ -123,14 +123,19 @@ extension ClusterNode {
         }
     }
 
-    private func reapLapsedNodes(on db: PostgresConnection, now: Int64) {
+    private func reapLapsedNodes(on db: PostgresConnection) {
         do throws(PostgresError) {
-            for (lapsed, lapsedAt) in try db.lapsedNodes(leaseMillis: Int64(settings.leaseSeconds * 1000)) {
+            for (lapsed, ago) in try db.lapsedNodes(leaseMillis: Int64(settings.leaseSeconds * 1000)) {
                 guard lapsed != number else { return lose("its lease (another node found it lapsed)") }
-                try db.fence(lapsed)
-                reap(lapsed, lapsedAt: lapsedAt, on: db)
+                if !(try db.fence(lapsed)) {
+                    Log.warning(
+                        "cluster node \(lapsed) is dead but its listening session is another role's, which this "
+                            + "node's role may not end: its session locks (the webhook leader's) stay until "
+                            + "PostgreSQL drops it (grant pg_signal_backend; docs/CLUSTER.md)")
+                }
+                reap(lapsed, lapsedMillisAgo: ago, on: db)
             }
-            try db.dropStaleMessages(before: now - 60_000)
+            try db.dropStaleMessages(olderThanMillis: 60_000)
         } catch {
             Log.warning("cluster maintenance failed: \(error.description)")
         }
@@ -139,13 +144,13 @@ extension ClusterNode {
     /// Takes every device of the dead `node` away, then its row: those of
     /// users without a live call in one statement (their disconnect
     /// changes nothing else), the others as disconnects, each in its own
-    /// transaction (grace rules apply, from `lapsedAt`, the database's time
-    /// when its lease ran out, when known). Any node may do this, several
+    /// transaction (grace rules apply from when its lease ran out,
+    /// `lapsedMillisAgo`, when known). Any node may do this, several
     /// at once even: a device already gone is no change, and each goes
     /// through them in its own order so they share the work. What fails
     /// is left to the next round. Meanwhile the devices count as
     /// connected nowhere (``ClusterTransaction``).
-    func reap(_ node: Int64, lapsedAt: Int64?, on db: PostgresConnection) {
+    func reap(_ node: Int64, lapsedMillisAgo: Int64?, on db: PostgresConnection) {
         guard let service else { return }
         let idle: Int, inCalls: [Device]
         do throws(PostgresError) {
@@ -160,7 +165,7 @@ extension ClusterNode {
             )
         }
         for device in inCalls.shuffled() {
-            if let error = run(disconnect(device, since: lapsedAt), on: db, for: service) {
+            if let error = run(disconnect(device, millisAgo: lapsedMillisAgo), on: db, for: service) {
                 Log.warning(
                     "disconnecting \(device.uid)/\(device.deviceId) of node \(node) failed (tried again later): "
                         + error.message)
@@ -169,14 +174,15 @@ extension ClusterNode {
         _ = try? db.removeNode(node)
     }
 
-    /// The disconnect of `device`, as if at `since` (wall clock, ms) when
-    /// given: a dead node's devices left when its lease ran out, not when
-    /// another node noticed, so their grace ends when it would have.
-    private func disconnect(_ device: Device, since: Int64? = nil) -> ClusterTransaction {
+    /// The disconnect of `device`, as if `millisAgo` ms ago when given: a
+    /// dead node's devices left when its lease ran out, not when another
+    /// node noticed, so their grace ends when it would have. An interval
+    /// the database measured, not a time: this node's clock cannot move it.
+    private func disconnect(_ device: Device, millisAgo: Int64? = nil) -> ClusterTransaction {
         ClusterTransaction(description: .disconnect(device)) { machine, now in
-            guard let since, since < now.wall else { return machine.disconnect(device, now: now) }
+            guard let millisAgo, millisAgo > 0 else { return machine.disconnect(device, now: now) }
             return machine.disconnect(
-                device, now: SignalingTime(wall: since, monotonic: now.monotonic - (now.wall - since)))
+                device, now: SignalingTime(wall: now.wall - millisAgo, monotonic: now.monotonic - millisAgo))
         }
     }
 
@@ -219,7 +225,7 @@ extension ClusterNode {
             let number = self.number
             do throws(PostgresError) {
                 guard number != 0 else { throw PostgresError(sqlState: nil, message: "the node has no number") }
-                try db.notify(ClusterChannel.node(number), node: number, body: message.body, now: service.clock.wall())
+                try db.notify(ClusterChannel.node(number), node: number, body: message.body)
             } catch {
                 // Better late in order than not at all: the device hears it now.
                 service.deliver([(device.address, .frame(frame))])

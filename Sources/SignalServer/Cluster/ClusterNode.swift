@@ -25,15 +25,23 @@ public final class ClusterNode: Sendable {
     /// The webhook outbox in the database, read and written on the first worker.
     let webhookStore: ClusterWebhookStore
     private let listener: ClusterListener
+    private let lease: ClusterLease
     private let serviceRef = Mutex<SignalingService?>(nil)
     private let webhooksRef = Mutex<ClusterWebhooks?>(nil)
     /// Stopping for good: a loss no longer makes the node register again.
     private let leaving = Atomic(false)
+    /// When the node started leaving: its stop ends ``stopSeconds`` after.
+    private let leftAt = Mutex<DispatchTime?>(nil)
     /// A maintenance round is queued on the worker and not done: the
     /// listener does not queue another (a slow database must not pile them up).
     let maintenanceQueued = Atomic(false)
     /// When the lease was last renewed (monotonic ms), for the fence.
     private let lastRenewal = Atomic<Int64>(0)
+    /// This machine's clocks.
+    let localClock: SignalingClock
+    /// How far the database's clock is ahead of ``localClock``'s wall
+    /// clock (ms), measured at start and at each lease renewal.
+    private let databaseOffset: Atomic<Int64>
     /// Disconnects whose transaction failed, run again by the next rounds:
     /// presence must not keep a device that left.
     let failedDisconnects = Mutex<[Device]>([])
@@ -45,18 +53,37 @@ public final class ClusterNode: Sendable {
         guard let url = settings.url else { throw StoreError(.database, "\"store.url\" is not set") }
         self.settings = settings
         self.name = name
+        let localClock = SignalingClock.configured
+        self.localClock = localClock
         // Revocations and push tokens are read when the listener attaches, before the node serves.
-        sharedTokenSecret = try reportingPostgresErrors { () throws(PostgresError) in
+        let (secret, offset) = try reportingPostgresErrors { () throws(PostgresError) in
             let db = try PostgresConnection(url: url)
             try PostgresSchema.migrate(db)
-            return try db.sharedTokenSecret(proposing: TokenSecret.generate())
+            Self.checkFencing(db)
+            let before = localClock.wall()
+            let now = try db.databaseTime()
+            return (try db.sharedTokenSecret(proposing: TokenSecret.generate()), now - (before + localClock.wall()) / 2)
         }
+        sharedTokenSecret = secret
+        databaseOffset = Atomic(offset)
         numberState = Atomic(0)
         workers = ClusterWorkers(
             count: settings.workers, url: url, leaseSeconds: settings.leaseSeconds,
             maxQueuedInputs: settings.maxQueuedInputs)
         webhookStore = ClusterWebhookStore(worker: workers.first)
         listener = ClusterListener(url: url, settings: settings)
+        lease = ClusterLease(url: url, leaseSeconds: settings.leaseSeconds)
+    }
+
+    /// Warns when this node's role could not end the listening session
+    /// of a node already running under another role, should it freeze
+    /// ("What PostgreSQL must provide" in docs/CLUSTER.md).
+    private static func checkFencing(_ db: PostgresConnection) {
+        guard let roles = try? db.rolesBeyondFencing(), !roles.isEmpty else { return }
+        Log.warning(
+            "cluster nodes run as \(roles.joined(separator: ", ")), whose sessions this node's role may not end: "
+                + "should one freeze, it keeps its session locks (the webhook leader's) until PostgreSQL drops its "
+                + "connection; grant pg_signal_backend to every node's role, or run every node as one role")
     }
 
     /// This host's name and the process id.
@@ -82,16 +109,36 @@ public final class ClusterNode: Sendable {
         guard listener.start(node: self, timeout: 30) else {
             throw StoreError(.database, "the cluster node could not register in PostgreSQL within 30 s")
         }
+        lease.start(node: self, clock: service.clock)
         let watchdog = Thread { [self] in fence(service.clock) }
         watchdog.name = "ringd-cluster-fence"
         watchdog.start()
     }
 
+    /// The clocks the node's service reads: the database's wall clock, as
+    /// near as this node can tell (to within half a round trip), so that
+    /// what nodes compare across the cluster (a call's ring deadline, a
+    /// token's issue and expiry against a revocation) does not depend on
+    /// which node's clock wrote it. Due timers and pruning go further and
+    /// compare on the database itself (``PostgresConnection/setTimer(_:dueInMillis:)``).
+    public var clock: SignalingClock {
+        SignalingClock(
+            wall: { [self] in localClock.wall() + databaseOffset.load(ordering: .relaxed) },
+            monotonic: localClock.monotonic)
+    }
+
+    /// The database answered `now` (its clock, ms) between `before` and
+    /// `after` (this node's wall clock): the offset between the two, which
+    /// also follows a step of this machine's clock.
+    func databaseTime(_ now: Int64, between before: Int64, and after: Int64) {
+        databaseOffset.store(now - (before + after) / 2, ordering: .relaxed)
+    }
+
     /// The lease was renewed at `now` (monotonic ms).
     func renewed(at now: Int64) { lastRenewal.store(now, ordering: .releasing) }
 
-    /// Watches the lease from a thread of its own, since the listener may
-    /// be stuck in a statement to a database that went silent: a node that
+    /// Watches the lease from a thread of its own, since the lease's thread
+    /// may be stuck in a connect to a database that went silent: a node that
     /// has not renewed for two thirds of its lease stops serving its devices
     /// before other nodes, after the whole lease, take them.
     private func fence(_ clock: SignalingClock) {
@@ -111,21 +158,45 @@ public final class ClusterNode: Sendable {
     /// transition, sent by the leader.
     var webhooks: ClusterWebhooks? { webhooksRef.withLock { $0 } }
 
+    /// How long a node's stop lasts at most, from ``leave()`` to the end
+    /// of ``stop()``, whatever the database does: well within the 30 s
+    /// Kubernetes gives a pod to stop (terminationGracePeriodSeconds).
+    static let stopSeconds = 15.0
+    /// How long ``leave()`` waits for the listener, then for the node to be declared dead.
+    static let listenerStopSeconds = 2.0
+    static let declareDeadSeconds = 5.0
+
     /// Starts leaving the cluster, before the server closes its
     /// connections: stops listening and renewing, and declares the node
     /// dead at once, on a connection of its own rather than behind what its
     /// worker has queued, so other nodes start taking its devices away at
-    /// their next lease round, not a whole lease later. A database that
-    /// cannot be reached leaves that to ``stop()``, or to the lease.
+    /// their next lease round, not a whole lease later. Each wait is
+    /// bounded: a database that cannot be reached leaves that to
+    /// ``stop()``, or to the lease.
     func leave() {
         guard !leaving.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        listener.stop()
+        leftAt.withLock { $0 = .now() }
+        lease.stop()
+        listener.stop(waitingAtMost: Self.listenerStopSeconds)
         let number = self.number
         guard number != 0, let url = settings.url else { return }
-        do throws(PostgresError) {
-            try PostgresConnection.clusterSession(url: url, leaseSeconds: settings.leaseSeconds).declareDead(number)
-        } catch {
-            Log.warning("cluster node \(number) could not declare itself dead: \(error.description)")
+        let declared = DispatchSemaphore(value: 0)
+        let leaseSeconds = settings.leaseSeconds
+        // On a thread of its own, so that a connect or a statement that hangs cannot hold the stop up.
+        let thread = Thread {
+            do throws(PostgresError) {
+                try PostgresConnection.clusterSession(url: url, leaseSeconds: leaseSeconds).declareDead(number)
+            } catch {
+                Log.warning("cluster node \(number) could not declare itself dead: \(error.description)")
+            }
+            declared.signal()
+        }
+        thread.name = "ringd-cluster-leave"
+        thread.start()
+        if declared.wait(timeout: .now() + Self.declareDeadSeconds) == .timedOut {
+            Log.warning(
+                "cluster node \(number) could not declare itself dead within \(Self.declareDeadSeconds) s; "
+                    + "other nodes take its devices away once its lease lapses")
         }
     }
 
@@ -133,16 +204,26 @@ public final class ClusterNode: Sendable {
     /// runs what is queued on every worker, takes its remaining devices
     /// away through the disconnect rules (their users' grace periods start,
     /// so calls go on when they reconnect to another node), deletes its
-    /// row, and stops the workers. A database that cannot be reached leaves
-    /// that to the node that finds the lease lapsed.
+    /// row, and stops the workers, all within ``stopSeconds`` of leaving.
+    /// What is not done by then (a slow or unreachable database, many
+    /// devices) is left to the other nodes: the node is dead (declared, or
+    /// its lease lapses), so they take its devices away through the same rules.
     func stop() {
         leave()
         let number = self.number
-        guard number != 0 else { return workers.stop() }
-        workers.stop { [self] db in
-            // Again: leave() may have found the database unreachable.
-            guard let db, (try? db.declareDead(number)) != nil else { return }
-            reap(number, lapsedAt: nil, on: db)
+        let deadline = (leftAt.withLock { $0 } ?? .now()) + Self.stopSeconds
+        let reapLast: ClusterWorker.Job? =
+            number == 0
+            ? nil
+            : { @Sendable [self] (db: PostgresConnection?) in
+                // Again: leave() may have found the database unreachable.
+                guard let db, (try? db.declareDead(number)) != nil else { return }
+                reap(number, lapsedMillisAgo: nil, on: db)
+            }
+        if !workers.stop(by: deadline, last: reapLast) {
+            Log.warning(
+                "cluster node \(number) stops with its workers' queues not done after \(Self.stopSeconds) s: "
+                    + "the other nodes take its remaining devices away once it is dead")
         }
     }
 

@@ -95,7 +95,7 @@ struct ClusterTransaction {
             )
         }
         if case .timer(let timer) = description {
-            guard try reportingPostgresErrors({ () throws(PostgresError) in try db.takeTimer(timer, dueBy: now.wall) })
+            guard try reportingPostgresErrors({ () throws(PostgresError) in try db.takeTimer(timer) })
             else { return nil }
         }
         var machine = CallStateMachine(settings: settings)
@@ -140,7 +140,7 @@ struct ClusterTransaction {
         }
         try reportingPostgresErrors { () throws(PostgresError) in
             for (target, message) in messages.sorted(by: { $0.key < $1.key }) where !message.isEmpty {
-                try db.notify(ClusterChannel.node(target), node: target, body: message.body, now: now.wall)
+                try db.notify(ClusterChannel.node(target), node: target, body: message.body)
             }
             // To every node: the one that pushed the ring may be another.
             for call in plan.ringsStopped {
@@ -239,7 +239,8 @@ struct ClusterTransaction {
         for timer in timers {
             switch timer {
             case .schedule(let timer, let at):
-                try db.setTimer(timer, due: now.wall + (at - now.monotonic))
+                // Due on the database's clock (PostgresConnection.setTimer), not this node's.
+                try db.setTimer(timer, dueInMillis: at - now.monotonic)
             case .cancel(let timer):
                 let row = PostgresConnection.row(of: timer)
                 try db.deleteTimer(kind: row.kind, subject: row.subject)

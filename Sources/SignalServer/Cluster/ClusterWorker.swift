@@ -75,11 +75,14 @@ final class ClusterWorker: Sendable {
     /// failed), for `/readyz`; nil while it can.
     var unavailable: String? { outage.withLock { $0 } }
 
-    /// Runs what is queued, then stops the thread and waits for it.
-    func stop() {
+    /// Runs what is queued, then stops the thread; waits for it until
+    /// `deadline`, and answers whether it finished (if not, it goes on
+    /// until the process exits).
+    @discardableResult
+    func stop(by deadline: DispatchTime = .distantFuture) -> Bool {
         queue.withLock { $0.stopping = true }
         wake.signal()
-        done.wait()
+        return done.wait(timeout: deadline) == .success
     }
 
     private func run() {

@@ -121,13 +121,15 @@ final class ClusterWorkers: Sendable {
         }
     }
 
-    /// Stops every worker after what is queued on it; `last` runs on the
-    /// first worker once the others stopped (so after every input they
-    /// had), before that one stops.
-    func stop(last: ClusterWorker.Job? = nil) {
-        for worker in all.dropFirst() { worker.stop() }
+    /// Stops every worker after what is queued on it, or at `deadline`;
+    /// `last` runs on the first worker once the others stopped (so after
+    /// every input they had), before that one stops. Whether all of it
+    /// was done by the deadline.
+    func stop(by deadline: DispatchTime = .distantFuture, last: ClusterWorker.Job? = nil) -> Bool {
+        var done = true
+        for worker in all.dropFirst() where !worker.stop(by: deadline) { done = false }
         if let last { first.submit(last) }
-        first.stop()
+        return first.stop(by: deadline) && done
     }
 }
 

@@ -81,7 +81,7 @@ public final class Ringd: ServerApplication {
             keys: try AccessKeys(
                 authKeys: config.authKeys, apiKeys: config.apiKeys, metricsKey: config.metricsKey,
                 developmentKeysAllowed: config.allowDevelopmentKeys),
-            clock: testing?.clock.signalingClock ?? .system,
+            clock: testing?.clock.signalingClock ?? backend.clusterNode?.clock ?? .configured,
             // A cluster's transactions write the outbox themselves (ClusterWebhooks).
             consumers: (store != nil ? webhooks.map { [$0.outbox] } ?? [] : []) + [metrics],
             pushTokens: pushTokens,

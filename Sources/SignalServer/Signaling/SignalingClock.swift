@@ -24,6 +24,19 @@ public struct SignalingClock: Sendable {
         wall: WallClock.milliseconds,
         monotonic: { Int64(Deadline.now().nanoseconds / 1_000_000) })
 
+    /// The system's clocks; in a debug build, with the wall clock moved by
+    /// `RINGD_TESTS_WALL_OFFSET_MS` when set, so that tests can run a
+    /// cluster node whose clock is off. A release build (what is deployed)
+    /// has no such setting.
+    static var configured: SignalingClock {
+        #if DEBUG
+            if let offset = getenv("RINGD_TESTS_WALL_OFFSET_MS").flatMap({ Int64(String(cString: $0)) }) {
+                return SignalingClock(wall: { WallClock.milliseconds() + offset }, monotonic: system.monotonic)
+            }
+        #endif
+        return .system
+    }
+
     /// Now, on both clocks.
     func now() -> SignalingTime { SignalingTime(wall: wall(), monotonic: monotonic()) }
 }

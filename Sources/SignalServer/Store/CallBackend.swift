@@ -24,6 +24,11 @@ public enum CallBackend: Sendable {
         if case .embedded(let store) = self { store } else { nil }
     }
 
+    /// The cluster node, in a cluster.
+    var clusterNode: ClusterNode? {
+        if case .cluster(let node) = self { node } else { nil }
+    }
+
     /// The number stamped into device addresses: this node's in a cluster,
     /// 0 on its own (``DeviceAddress/node``).
     var node: Int64 {

@@ -31,9 +31,10 @@ extension SignalingIntegration {
             for _ in 0 ..< count { try addNode() }
         }
 
-        /// Starts one more node; it serves once it registered in the database.
+        /// Starts one more node, with `extra` over the cluster's environment
+        /// (another `RINGD_STORE_URL`, say); it serves once it registered in the database.
         @discardableResult
-        func addNode() throws -> RingdProcess {
+        func addNode(environment extra: [String: String] = [:]) throws -> RingdProcess {
             let directory = root.path + "/node\(nodes.count)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
             // A node that does not start says why in the error: RingdProcess adds its log.
@@ -44,7 +45,7 @@ extension SignalingIntegration {
                     "RINGD_STORE_URL": url,
                     "RINGD_CLUSTER_LEASE_SECONDS": String(Self.leaseSeconds),
                     "RINGD_CALLS_RECONNECT_GRACE_SECONDS": String(Self.graceSeconds),
-                ].merging(environment) { $1 }, directory: directory)
+                ].merging(environment) { $1 }.merging(extra) { $1 }, directory: directory)
             nodes.append(node)
             return node
         }

@@ -25,58 +25,58 @@ extension PostgresConnection {
     static let databaseNow = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 
     /// A new node's number; its lease starts now.
-    /// Called on the node's listening connection, whose session it records
-    /// (see ``fence(_:)``).
+    /// Called on the node's listening connection, which it names with a
+    /// random token first (its `application_name`) and records by pid and
+    /// token (see ``fence(_:)``, in PostgresFenceRows.swift).
     func registerNode(name: String) throws(PostgresError) -> Int64 {
+        var random = SystemRandomNumberGenerator()
+        let token = "ringd listener " + (0 ..< 2).map { _ in String(random.next() as UInt64, radix: 16) }.joined()
+        try execute("SELECT set_config('application_name', $1, false)", [token])
         let rows = try execute(
             """
-            INSERT INTO nodes (started_at, renewed_at, name, listener_pid, listener_started)
-            SELECT \(Self.databaseNow), \(Self.databaseNow), $1, pid, backend_start
-            FROM pg_stat_activity WHERE pid = pg_backend_pid()
+            INSERT INTO nodes (started_at, renewed_at, name, listener_pid, listener_token)
+            VALUES (\(Self.databaseNow), \(Self.databaseNow), $1, pg_backend_pid(), $2)
             RETURNING node_id
-            """, [name])
+            """, [name, token])
         guard let node = rows.int64(0, 0) else {
             throw PostgresError(sqlState: nil, message: "no node number returned")
         }
         return node
     }
 
-    /// Renews `node`'s lease; false when another node declared it dead (it
-    /// stopped renewing for longer than the lease) or its row is gone.
-    func renewLease(node: Int64) throws(PostgresError) -> Bool {
+    /// Renews `node`'s lease and answers the database's time it wrote
+    /// (ms); nil when another node declared it dead (it stopped renewing
+    /// for longer than the lease) or its row is gone.
+    func renewLease(node: Int64) throws(PostgresError) -> Int64? {
         try execute(
-            "UPDATE nodes SET renewed_at = \(Self.databaseNow) WHERE node_id = $1 AND NOT dead",
+            "UPDATE nodes SET renewed_at = \(Self.databaseNow) WHERE node_id = $1 AND NOT dead RETURNING renewed_at",
             [String(node)]
-        ).affected > 0
+        ).int64(0, 0)
+    }
+
+    /// The database's clock now, in ms.
+    func databaseTime() throws(PostgresError) -> Int64 {
+        guard let now = try execute("SELECT \(Self.databaseNow)").int64(0, 0) else {
+            throw PostgresError(sqlState: nil, message: "the database's time was not returned")
+        }
+        return now
     }
 
     /// Declares dead every node whose lease is older than `leaseMillis` and
-    /// returns the dead nodes still holding devices or rows, with the time
-    /// (database clock, ms) their lease ran out. Once dead, a node stays
-    /// dead: it can neither renew nor take devices again.
-    func lapsedNodes(leaseMillis: Int64) throws(PostgresError) -> [(node: Int64, lapsedAt: Int64)] {
+    /// returns the dead nodes still holding devices or rows, with how long
+    /// ago (ms, on the database's clock, so a node's own clock does not
+    /// move it) their lease ran out. Once dead, a node stays dead: it can
+    /// neither renew nor take devices again.
+    func lapsedNodes(leaseMillis: Int64) throws(PostgresError) -> [(node: Int64, lapsedMillisAgo: Int64)] {
         let rows = try execute(
             """
             UPDATE nodes SET dead = true WHERE dead OR renewed_at < \(Self.databaseNow) - $1
-            RETURNING node_id, renewed_at + $1
+            RETURNING node_id, greatest(0, \(Self.databaseNow) - (renewed_at + $1))
             """, [String(leaseMillis)])
         return (0 ..< rows.count).compactMap { row in
-            guard let node = rows.int64(row, 0), let lapsedAt = rows.int64(row, 1) else { return nil }
-            return (node, lapsedAt)
+            guard let node = rows.int64(row, 0), let ago = rows.int64(row, 1) else { return nil }
+            return (node, ago)
         }.sorted { $0.node < $1.node }
-    }
-
-    /// Ends the dead `node`'s listening session if it still has one (the
-    /// node froze, or is cut off but its connection lingers): its
-    /// session locks go with it (the webhook leader's among them), and
-    /// when it thaws it finds its connection gone and registers anew. The
-    /// session's start time tells it from a later one with the same pid.
-    func fence(_ node: Int64) throws(PostgresError) {
-        try execute(
-            """
-            SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a JOIN nodes n
-            ON a.pid = n.listener_pid AND a.backend_start = n.listener_started WHERE n.node_id = $1 AND n.dead
-            """, [String(node)])
     }
 
     /// Declares `node` dead: it stops for good, and every node takes its
@@ -219,49 +219,53 @@ extension PostgresConnection {
         return generations
     }
 
-    /// Starts or replaces `timer`, due at `due` (wall clock, ms).
-    func setTimer(_ timer: SignalingTimer, due: Int64) throws(PostgresError) {
+    /// Starts or replaces `timer`, due in `dueInMillis` on the database's
+    /// clock: every node compares due times with that one clock, so a
+    /// node whose clock is off moves no deadline.
+    func setTimer(_ timer: SignalingTimer, dueInMillis: Int64) throws(PostgresError) {
         let (kind, subject, generation) = Self.row(of: timer)
         try execute(
             """
-            INSERT INTO timers (kind, subject, due_at, generation) VALUES ($1, $2, $3, $4)
+            INSERT INTO timers (kind, subject, due_at, generation) VALUES ($1, $2, \(Self.databaseNow) + $3, $4)
             ON CONFLICT (kind, subject) DO UPDATE
-            SET due_at = $3, generation = $4, claimed_until = NULL, attempts = 0, failed_at = NULL
-            """, [kind, subject, String(due), String(generation)])
+            SET due_at = excluded.due_at, generation = $4, claimed_until = NULL, attempts = 0, failed_at = NULL
+            """, [kind, subject, String(dueInMillis), String(generation)])
     }
 
     func deleteTimer(kind: String, subject: String) throws(PostgresError) {
         try execute("DELETE FROM timers WHERE kind = $1 AND subject = $2", [kind, subject])
     }
 
-    /// Takes `timer` if it is still set and due by `now`: whichever node
-    /// deletes the row fires it, once.
-    func takeTimer(_ timer: SignalingTimer, dueBy now: Int64) throws(PostgresError) -> Bool {
+    /// Takes `timer` if it is still set and due (database clock):
+    /// whichever node deletes the row fires it, once.
+    func takeTimer(_ timer: SignalingTimer) throws(PostgresError) -> Bool {
         let (kind, subject, generation) = Self.row(of: timer)
         return try execute(
-            "DELETE FROM timers WHERE kind = $1 AND subject = $2 AND generation = $3 AND due_at <= $4",
-            [kind, subject, String(generation), String(now)]
+            """
+            DELETE FROM timers WHERE kind = $1 AND subject = $2 AND generation = $3
+            AND due_at <= \(Self.databaseNow)
+            """, [kind, subject, String(generation)]
         ).affected > 0
     }
 
-    /// Claims up to `limit` timers due by `now`, earliest first, for
+    /// Claims up to `limit` timers due (database clock), earliest first, for
     /// `claimMillis`: other nodes pass them over meanwhile, so one node
     /// runs the transaction of each. `SKIP LOCKED`: two nodes claiming at
     /// once take different rows rather than wait for each other.
     /// Quarantined timers are not taken.
-    func claimDueTimers(by now: Int64, limit: Int, claimMillis: Int64) throws(PostgresError) -> [SignalingTimer] {
+    func claimDueTimers(limit: Int, claimMillis: Int64) throws(PostgresError) -> [SignalingTimer] {
         let rows = try execute(
             """
-            UPDATE timers t SET claimed_until = \(Self.databaseNow) + $3
+            UPDATE timers t SET claimed_until = \(Self.databaseNow) + $2
             FROM (
                 SELECT kind, subject FROM timers
-                WHERE due_at <= $1 AND failed_at IS NULL
+                WHERE due_at <= \(Self.databaseNow) AND failed_at IS NULL
                     AND (claimed_until IS NULL OR claimed_until <= \(Self.databaseNow))
-                ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED
+                ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED
             ) due
             WHERE t.kind = due.kind AND t.subject = due.subject
             RETURNING t.kind, t.subject, t.generation
-            """, [String(now), String(limit), String(claimMillis)])
+            """, [String(limit), String(claimMillis)])
         return (0 ..< rows.count).compactMap { row in
             guard let subject = rows.string(row, 1), let generation = rows.int64(row, 2) else { return nil }
             switch rows.string(row, 0) {
@@ -317,24 +321,28 @@ extension PostgresConnection {
 
     /// Sends `body` to `channel` when the transaction commits: in the
     /// notification, or a row the notification names when it is too large.
-    func notify(_ channel: String, node: Int64, body: String, now: Int64) throws(PostgresError) {
+    /// A row's `created_at` is the database's clock, as is the cutoff
+    /// that prunes it (``dropStaleMessages(olderThanMillis:)``).
+    func notify(_ channel: String, node: Int64, body: String) throws(PostgresError) {
         var payload = body
         if body.utf8.count > Self.inlineMessageLimit {
             let rows = try execute(
-                "INSERT INTO node_messages (node_id, created_at, body) VALUES ($1, $2, $3) RETURNING id",
-                [String(node), String(now), body])
+                """
+                INSERT INTO node_messages (node_id, created_at, body) VALUES ($1, \(Self.databaseNow), $2)
+                RETURNING id
+                """, [String(node), body])
             payload = "@" + (rows.string(0, 0) ?? "")
         }
         try execute("SELECT pg_notify($1, $2)", [channel, payload])
     }
 
-    /// Messages older than `cutoff` (wall clock, ms) that nobody took: their
-    /// notification went to a node that was gone.
-    func dropStaleMessages(before cutoff: Int64) throws(PostgresError) {
-        try execute("DELETE FROM node_messages WHERE created_at < $1", [String(cutoff)])
+    /// Messages older than `age` ms (database clock) that nobody took:
+    /// their notification went to a node that was gone.
+    func dropStaleMessages(olderThanMillis age: Int64) throws(PostgresError) {
+        try execute("DELETE FROM node_messages WHERE created_at < \(Self.databaseNow) - $1", [String(age)])
     }
 
-    /// Takes the message row `id` names (see ``notify(_:node:body:now:)``).
+    /// Takes the message row `id` names (see ``notify(_:node:body:)``).
     func takeMessage(_ id: String) throws(PostgresError) -> String? {
         try execute("DELETE FROM node_messages WHERE id = $1 RETURNING body", [id]).string(0, 0)
     }

@@ -223,6 +223,16 @@ enum PostgresSchema {
                 DROP INDEX timers_due;
                 CREATE INDEX timers_due ON timers (due_at) WHERE failed_at IS NULL;
                 """),
+        Migration(
+            version: 8,
+            sql: """
+                -- The application_name a node's listening session carries, a
+                -- random token: fencing finds that session by pid and token,
+                -- both of which pg_stat_activity shows every role (the
+                -- session's start time, listener_started, it shows only the
+                -- session's own role, so it is no longer written).
+                ALTER TABLE nodes ADD COLUMN listener_token TEXT;
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

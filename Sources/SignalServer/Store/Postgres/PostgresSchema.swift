@@ -223,6 +223,34 @@ enum PostgresSchema {
                 DROP INDEX timers_due;
                 CREATE INDEX timers_due ON timers (due_at) WHERE failed_at IS NULL;
                 """),
+        Migration(
+            version: 8,
+            sql: """
+                -- The store's epoch, which auth results carry so that a device
+                -- never resumes from a position the database may have lost
+                -- (docs/CLUSTER.md, "Failover"): a random id made with the
+                -- schema, the cluster's system identifier and the timeline
+                -- it writes on (a promoted replica writes on a new one). A role
+                -- not allowed pg_control_system() gets the server's start time
+                -- instead, which changes on every restart and so on every
+                -- failover too.
+                INSERT INTO cluster_settings (name, value)
+                VALUES ('store_id', left(replace(gen_random_uuid()::text, '-', ''), 16))
+                ON CONFLICT (name) DO NOTHING;
+                CREATE FUNCTION ringd_store_epoch() RETURNS text LANGUAGE plpgsql AS $$
+                DECLARE
+                    identity text;
+                BEGIN
+                    BEGIN
+                        SELECT system_identifier::text || '.'
+                               || ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::bigint
+                          INTO identity FROM pg_control_system();
+                    EXCEPTION WHEN insufficient_privilege THEN
+                        identity := 'started.' || (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint;
+                    END;
+                    RETURN (SELECT value FROM cluster_settings WHERE name = 'store_id') || '.' || identity;
+                END $$;
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

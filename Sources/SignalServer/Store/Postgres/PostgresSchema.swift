@@ -255,13 +255,18 @@ enum PostgresSchema {
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
+    /// The transaction advisory lock migrations run under.
+    static let migrationLock: Int64 = 4242001
+
     /// Brings the database up to ``latestVersion``: the version table, then
     /// each missing migration in a transaction of its own. Concurrent nodes
     /// starting together serialize on an advisory lock.
     static func migrate(_ connection: PostgresConnection) throws(PostgresError) {
-        try connection.execute("CREATE TABLE IF NOT EXISTS ringd_schema (version INT NOT NULL)")
         try connection.transaction { () throws(PostgresError) in
-            try connection.execute("SELECT pg_advisory_xact_lock(4242001)")
+            try connection.execute("SELECT pg_advisory_xact_lock(\(migrationLock))")
+            // Under the lock: two sessions creating it at once can collide in
+            // the catalog (a unique violation) though both say IF NOT EXISTS.
+            try connection.execute("CREATE TABLE IF NOT EXISTS ringd_schema (version INT NOT NULL)")
             let current = try connection.execute("SELECT coalesce(max(version), 0) FROM ringd_schema").int64(0, 0) ?? 0
             guard current <= latestVersion else {
                 throw PostgresError(

@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 import Testing
 
 @testable import SignalServer
@@ -22,5 +24,41 @@ import Testing
                 "SELECT count(*) FROM pg_tables WHERE tablename IN ('calls', 'nodes', 'presence', 'timers', 'users')"
             )
             .int64(0, 0) == 5)
+    }
+
+    /// Nothing of the schema, the version table included, is made before
+    /// the migration lock is held: nodes starting together would otherwise
+    /// create it at once, and one could fail in the catalog.
+    @Test func theVersionTableIsMadeUnderTheMigrationLock() throws {
+        let server = try ThrowawayPostgres()
+        defer { server.stop() }
+        let holder = try PostgresConnection(url: server.url), observer = try PostgresConnection(url: server.url)
+        try holder.execute("BEGIN")
+        try holder.execute("SELECT pg_advisory_xact_lock($1)", [String(PostgresSchema.migrationLock)])
+        final class Outcome: Sendable {
+            let failure = Mutex<String?>(nil)
+            let done = DispatchSemaphore(value: 0)
+        }
+        let outcome = Outcome(), url = server.url
+        Thread {
+            do {
+                try PostgresSchema.migrate(try PostgresConnection(url: url))
+            } catch {
+                outcome.failure.withLock { $0 = "\(error)" }
+            }
+            outcome.done.signal()
+        }.start()
+        #expect(
+            waitUntil(timeout: 10) {
+                (try? observer.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"))?
+                    .int64(0, 0) == 1
+            }, "the migration waits for the lock")
+        #expect(try observer.execute("SELECT to_regclass('ringd_schema') IS NULL").string(0, 0) == "t")
+        try holder.execute("COMMIT")
+        #expect(outcome.done.wait(timeout: .now() + 30) == .success)
+        #expect(outcome.failure.withLock { $0 } == nil)
+        #expect(
+            try observer.execute("SELECT max(version) FROM ringd_schema").int64(0, 0)
+                == Int64(PostgresSchema.latestVersion))
     }
 }

@@ -251,6 +251,22 @@ enum PostgresSchema {
                     RETURN (SELECT value FROM cluster_settings WHERE name = 'store_id') || '.' || identity;
                 END $$;
                 """),
+        Migration(
+            version: 9,
+            sql: """
+                -- The generated token secret, apart from the settings: whoever
+                -- reads it can mint a token for any user, so only the nodes'
+                -- roles should (docs/CLUSTER.md, "Database roles"). The REVOKE
+                -- undoes default privileges that give every role every table.
+                CREATE TABLE cluster_secrets (
+                    name TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                );
+                REVOKE ALL ON cluster_secrets FROM PUBLIC;
+                INSERT INTO cluster_secrets (name, value)
+                SELECT name, value FROM cluster_settings WHERE name = 'token_secret';
+                DELETE FROM cluster_settings WHERE name = 'token_secret';
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -26,6 +26,32 @@ import Testing
             .int64(0, 0) == 5)
     }
 
+    /// The generated token secret mints any user's token: a role that
+    /// default privileges give every table (a reporting role) does not get
+    /// it, and the nodes' role does.
+    @Test func theTokenSecretIsNotReadableByEveryRole() throws {
+        let server = try ThrowawayPostgres()
+        defer { server.stop() }
+        let owner = try PostgresConnection(url: server.url)
+        try owner.run(
+            script: """
+                ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO PUBLIC;
+                CREATE ROLE reporter LOGIN;
+                """)
+        try PostgresSchema.migrate(owner)
+        let secret = try owner.sharedTokenSecret(proposing: Array(repeating: 7, count: 32))
+        #expect(secret == Array(repeating: 7, count: 32))
+        #expect(try owner.sharedTokenSecret(proposing: Array(repeating: 9, count: 32)) == secret, "one for all")
+
+        let reporter = try PostgresConnection(
+            url: server.url.replacingOccurrences(of: "user=ringd", with: "user=reporter"))
+        #expect(try reporter.execute("SELECT count(*) FROM calls").int64(0, 0) == 0, "it reads what it was given")
+        #expect(
+            try reporter.execute("SELECT count(*) FROM cluster_settings WHERE value = $1", [TokenSecret.hex(secret)])
+                .int64(0, 0) == 0)
+        #expect(throws: PostgresError.self) { try reporter.execute("SELECT value FROM cluster_secrets") }
+    }
+
     /// Nothing of the schema, the version table included, is made before
     /// the migration lock is held: nodes starting together would otherwise
     /// create it at once, and one could fail in the catalog.

@@ -52,6 +52,26 @@ import Testing
         #expect(throws: PostgresError.self) { try reporter.execute("SELECT value FROM cluster_secrets") }
     }
 
+    /// A database whose secret a node generated before the secrets had a
+    /// table of their own keeps it: the migration moves it there.
+    @Test func anUpgradeMovesTheGeneratedSecret() throws {
+        let server = try ThrowawayPostgres()
+        defer { server.stop() }
+        let db = try server.migratedConnection()
+        let secrets = try #require(
+            PostgresSchema.migrations.first { $0.sql.contains("CREATE TABLE cluster_secrets") }?.version)
+        // As a node of the schema before that migration left it.
+        try db.run(
+            script: """
+                DROP TABLE cluster_secrets;
+                INSERT INTO cluster_settings (name, value) VALUES ('token_secret', 'c0ffee');
+                DELETE FROM ringd_schema WHERE version >= \(secrets);
+                """)
+        try PostgresSchema.migrate(db)
+        #expect(try db.sharedTokenSecret(proposing: [1, 2, 3]) == [0xC0, 0xFF, 0xEE])
+        #expect(try db.execute("SELECT count(*) FROM cluster_settings WHERE name = 'token_secret'").int64(0, 0) == 0)
+    }
+
     /// Nothing of the schema, the version table included, is made before
     /// the migration lock is held: nodes starting together would otherwise
     /// create it at once, and one could fail in the catalog.

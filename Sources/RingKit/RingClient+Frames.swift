@@ -68,9 +68,11 @@ extension RingClient {
     private func adopt(
         _ auth: Authentication, credentials: Credentials, _ state: inout RingClientState
     ) -> [String] {
-        let lastSeq = max(state.session?.lastSeq ?? auth.seq, auth.seq)
+        // Positions of another store epoch say nothing about this one's.
+        let lastSeq =
+            state.session.map { $0.epoch == auth.epoch ? max($0.lastSeq, auth.seq) : auth.seq } ?? auth.seq
         state.session = RingClientState.Session(
-            credentials: credentials, uid: auth.uid, deviceId: auth.deviceId, lastSeq: lastSeq)
+            credentials: credentials, uid: auth.uid, deviceId: auth.deviceId, lastSeq: lastSeq, epoch: auth.epoch)
         state.authenticated = true
         state.reconnect = nil
         if let resume = auth.resume, resume.resumed {

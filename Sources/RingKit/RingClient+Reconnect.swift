@@ -21,7 +21,10 @@ extension RingClient {
     private func reconnectAttempt(failures: inout Int) async -> Bool {
         let resume = core.withLock { state -> (Credentials, ResumePoint)? in
             guard state.reconnect != nil, let session = state.session else { return nil }
-            return (session.credentials, ResumePoint(deviceId: session.deviceId, afterSeq: session.lastSeq))
+            return (
+                session.credentials,
+                ResumePoint(deviceId: session.deviceId, afterSeq: session.lastSeq, epoch: session.epoch)
+            )
         }
         guard let (credentials, point) = resume else { return false }
         do throws(RingError) {

@@ -15,6 +15,8 @@ struct RingClientState {
         var deviceId: String
         /// The largest `seq` seen: a reconnect asks for what changed after it.
         var lastSeq: Int64
+        /// The store epoch `lastSeq` is of (`auth`'s `epoch`), which a reconnect names with it.
+        var epoch: String?
     }
 
     /// A request waiting for its result.

@@ -120,7 +120,7 @@ final class ClientWebSocket: ClientSocketDelegate {
         }
         phase = .authenticating
         let resume = options.deviceId.flatMap { id in
-            options.resumeAfter.map { ResumePoint(deviceId: id, afterSeq: $0) }
+            options.resumeAfter.map { ResumePoint(deviceId: id, afterSeq: $0, epoch: options.resumeEpoch) }
         }
         send(
             .text,

@@ -32,6 +32,8 @@ public struct ConnectOptions: Sendable {
     public var compression: Bool
     /// Where a reconnect resumes (the largest `seq` seen); set by the client itself.
     var resumeAfter: Int64?
+    /// The store epoch of that position (``Authentication/epoch``); set by the client itself.
+    var resumeEpoch: String?
 
     /// Options; every one has a default.
     public init(

@@ -33,7 +33,7 @@ extension SignalClient {
         guard left > 0 else { return giveUp(lastError) }
         var attemptOptions = options
         attemptOptions.deviceId = deviceId
-        attemptOptions.resumeAfter = state.withLock { $0.lastSeq }
+        (attemptOptions.resumeAfter, attemptOptions.resumeEpoch) = state.withLock { ($0.lastSeq, $0.epoch) }
         attemptOptions.connectTimeout = min(options.connectTimeout, left)
         ClientConnection.open(endpoints[index], credentials: credentials, options: attemptOptions) {
             [weak self] result in
@@ -69,7 +69,10 @@ extension SignalClient {
         let adopted = state.withLock { state -> Bool in
             guard case .reconnecting = state.phase, !state.closing else { return false }
             state.enter(.connected(connection))
-            state.lastSeq = max(state.lastSeq, connection.auth.seq)
+            // Positions of another store epoch say nothing about this one's.
+            state.lastSeq =
+                connection.auth.epoch == state.epoch ? max(state.lastSeq, connection.auth.seq) : connection.auth.seq
+            state.epoch = connection.auth.epoch
             state.endpointIndex = index
             return true
         }

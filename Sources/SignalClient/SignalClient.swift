@@ -72,6 +72,9 @@ public final class SignalClient: Sendable {
         /// The largest sequence position seen (``Call/seq``): a reconnect
         /// asks the server for what changed after it.
         var lastSeq: Int64
+        /// The store epoch ``lastSeq`` is of (``Authentication/epoch``),
+        /// which a reconnect names with it.
+        var epoch: String?
         /// Where the latest connection went, in ``endpoints``.
         var endpointIndex: Int
         /// Requests waiting for the next connection (``connection(after:)``).
@@ -145,7 +148,10 @@ public final class SignalClient: Sendable {
         (events, eventSink) = AsyncStream.makeStream(of: ClientEvent.self, bufferingPolicy: .unbounded)
         (notifications, notificationSink) = AsyncStream.makeStream(
             of: CallNotification.self, bufferingPolicy: .bufferingNewest(Self.notificationBufferSize))
-        state = Mutex(ClientState(phase: .connected(connection), lastSeq: connection.auth.seq, endpointIndex: index))
+        state = Mutex(
+            ClientState(
+                phase: .connected(connection), lastSeq: connection.auth.seq, epoch: connection.auth.epoch,
+                endpointIndex: index))
     }
 
     deinit {

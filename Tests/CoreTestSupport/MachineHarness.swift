@@ -156,14 +156,16 @@ public final class MachineHarness {
 
     /// A start on a store that holds `calls` live (`calls.onRestart: resume`).
     @discardableResult
-    public func restore(_ calls: [Call], graceDeadlines: [String: Int64] = [:], lastSeq: Int64 = 0) -> SignalingOutput {
-        machine.continueSequence(after: lastSeq)
+    public func restore(
+        _ calls: [Call], graceDeadlines: [String: Int64] = [:], lastSeq: Int64 = 0, epoch: String? = nil
+    ) -> SignalingOutput {
+        machine.continueSequence(after: lastSeq, epoch: epoch)
         return record(machine.restore(calls, graceDeadlines: graceDeadlines, now: time))
     }
 
     @discardableResult
-    public func connect(_ device: Device, resumingAfter seq: Int64) -> SignalingOutput {
-        record(machine.connect(device, requestId: "auth", resumingAfter: seq, now: time))
+    public func connect(_ device: Device, resumingAfter seq: Int64, epoch: String? = nil) -> SignalingOutput {
+        record(machine.connect(device, requestId: "auth", resumingAfter: seq, resumingEpoch: epoch, now: time))
     }
 
     // MARK: Clock

@@ -183,6 +183,8 @@ test("a dropped client resumes after its last seq and hears the end it missed", 
     await incoming;
     await bob.acceptCall(call.sessionId);
     const seqBefore = bob.lastSeq;
+    const epoch = bob.epoch;
+    assert.equal(typeof epoch, "string");
 
     // Bob's socket dies; his next connection waits until alice has hung up.
     let open;
@@ -201,7 +203,7 @@ test("a dropped client resumes after its last seq and hears the end it missed", 
     assert.equal(auth.resumed, true);
     assert.equal((await missed).endedBy, aliceId);
     const resumeFrame = bobSocket.sent.filter((frame) => frame.type === "auth").at(-1);
-    assert.deepEqual(resumeFrame.resume, {deviceId: `${bobId}-device`, afterSeq: seqBefore});
+    assert.deepEqual(resumeFrame.resume, {deviceId: `${bobId}-device`, afterSeq: seqBefore, epoch});
     assert.ok(bob.lastSeq > seqBefore);
   } finally {
     alice.close();

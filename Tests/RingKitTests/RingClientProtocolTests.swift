@@ -13,7 +13,7 @@ struct RingClientProtocolTests {
 
     /// A client logged in as bob on device phone, at `seq`, and its connection.
     static func loggedIn(
-        _ transport: ScriptedTransport, policy: ReconnectPolicy = fast, seq: Int64 = 5
+        _ transport: ScriptedTransport, policy: ReconnectPolicy = fast, seq: Int64 = 5, epoch: String? = nil
     ) async throws -> (RingClient, ScriptedConnection) {
         let client = RingClient(
             url: "ws://ringd.test:8787", transport: RingTransportFactory(transport), reconnect: policy)
@@ -22,7 +22,8 @@ struct RingClientProtocolTests {
         let auth = try #require(await connection.nextRequest())
         #expect(auth.request == .auth(.authKey(uid: "bob", key: "key"), deviceId: "phone"))
         connection.reply(
-            auth.id, .authenticated(Authentication(uid: "bob", deviceId: "phone", activeCall: nil, seq: seq)))
+            auth.id,
+            .authenticated(Authentication(uid: "bob", deviceId: "phone", activeCall: nil, seq: seq, epoch: epoch)))
         try await login
         #expect(client.state == .connected(loggedIn: true))
         #expect(client.uid == "bob" && client.deviceId == "phone")
@@ -142,6 +143,40 @@ struct RingClientProtocolTests {
             initiatedAt: 2_000, timeoutMs: 30_000, seq: 13, clientCallId: clientCallId)
         second.reply(resent.id, .initiated(call, ringing: 1, replayed: true))
         #expect(try await placed == call)
+    }
+
+    @Test("a reconnect names the epoch of its position; an auth of another epoch starts the positions over")
+    func resumesWithinAnEpoch() async throws {
+        let transport = ScriptedTransport()
+        let (client, first) = try await Self.loggedIn(transport, seq: 50, epoch: "e1")
+        let events = EventRecorder(client)
+        first.drop(code: nil)
+        #expect(await events.waitFor(.reconnecting))
+        let second = try #require(await transport.opened.next())
+        let auth = try #require(await second.nextRequest())
+        #expect(
+            auth.request
+                == .auth(
+                    .authKey(uid: "bob", key: "key"), deviceId: "phone",
+                    resume: ResumePoint(deviceId: "phone", afterSeq: 50, epoch: "e1")))
+        second.reply(
+            auth.id,
+            .authenticated(
+                Authentication(
+                    uid: "bob", deviceId: "phone", activeCall: nil, seq: 3, epoch: "e2",
+                    resume: ResumeOutcome(resumed: false, calls: []))))
+        #expect(await events.waitFor(.connected(loggedIn: true)))
+
+        second.drop(code: nil)
+        #expect(await events.waitFor(.reconnecting))
+        let third = try #require(await transport.opened.next())
+        let again = try #require(await third.nextRequest())
+        #expect(
+            again.request
+                == .auth(
+                    .authKey(uid: "bob", key: "key"), deviceId: "phone",
+                    resume: ResumePoint(deviceId: "phone", afterSeq: 3, epoch: "e2")),
+            "50 was a position of e1, which says nothing of e2's")
     }
 
     @Test("reconnecting gives up after the policy's attempts, failing what waited")

@@ -145,6 +145,14 @@ struct FailoverTests {
                 #expect(back.endpoint == second.endpoint && Self.connectedEndpoint(of: alice) == second.endpoint)
                 // The second store never gave out the first one's positions: no resume, and no call there.
                 #expect(Self.resume(of: alice) == ResumeOutcome(resumed: false, calls: []))
+                // Its positions are of another epoch: the client starts over from its auth's.
+                let kept = alice.state.withLock { state -> (Int64, String?, Authentication?) in
+                    guard case .connected(let connection) = state.phase else {
+                        return (state.lastSeq, state.epoch, nil)
+                    }
+                    return (state.lastSeq, state.epoch, connection.auth)
+                }
+                #expect(kept.1 != nil && kept.1 == kept.2?.epoch && kept.0 == kept.2?.seq && kept.0 < call.seq)
                 #expect(back.activeCall == nil)
                 #expect(alice.deviceId == "laptop")
                 #expect(try await alice.getActiveCall() == nil)

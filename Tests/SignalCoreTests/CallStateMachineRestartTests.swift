@@ -156,6 +156,25 @@ import Testing
             ])
     }
 
+    @Test func aPositionOfAnotherStoreEpochIsNotResumedFrom() {
+        let h = MachineHarness(settings: Self.settings)
+        h.restore([], lastSeq: 40, epoch: "e2")
+        let a1 = h.newDevice("alice", "a1")
+        let auth = Authentication(uid: "alice", deviceId: "a1", activeCall: nil, seq: 40, epoch: "e2")
+        var refused = auth
+        refused.resume = ResumeOutcome(resumed: false, calls: [])
+        #expect(
+            h.connect(a1, resumingAfter: 12, epoch: "e1").actions
+                == [.reply(a1.address, id: "auth", .success(.authenticated(refused)))],
+            "the store may have lost what came after position 12 of e1: nothing to read")
+        #expect(
+            h.connect(a1, resumingAfter: 12, epoch: "e2").actions
+                == [.replyResuming(a1.address, id: "auth", auth, afterSeq: 12)])
+        #expect(
+            h.connect(a1, resumingAfter: 12).actions == [.replyResuming(a1.address, id: "auth", auth, afterSeq: 12)],
+            "a client that knows no epochs resumes as before")
+    }
+
     @Test func everyChangeTakesTheNextPositionReservedABlockAtATime() {
         let (call, h) = Self.ongoingCall()
         #expect(h.allSaves.map(\.seq) == [1, 2])

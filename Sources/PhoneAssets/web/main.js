@@ -42,7 +42,7 @@ class Phone {
     this.authentications = 0;
 
     this.client.on("connection", (change) => this.connectionChanged(change));
-    this.client.on("seq", (seq) => Storage.saveSeq(seq));
+    this.client.on("seq", (seq) => Storage.saveSeq(seq, this.client.epoch));
     this.client.on("call", (call) => this.applyCall(call));
     this.client.on("signal", (frame) => this.receiveSignal(frame));
     window.addEventListener("online", () => this.client.reconnectNow());
@@ -84,12 +84,14 @@ class Phone {
     this.ui.setSigningIn(true);
     const deviceId = Storage.deviceId();
     const afterSeq = Storage.seqFor({uid, method, authToken, deviceId});
+    const epoch = Storage.epochFor({uid, method, authToken, deviceId});
     const attempt = ++this.signIns;
     try {
       // A reload while ringd restarts (or offline) keeps trying; only a refusal forgets the credential.
       const data = await this.client.login(method === "token" ? {token: authToken} : {uid, authKey},
-        {deviceId, afterSeq, retry: automatic});
-      Storage.saveSession({uid: data.user.uid, method, authKey, authToken, deviceId: data.deviceId}, this.client.lastSeq);
+        {deviceId, afterSeq, epoch, retry: automatic});
+      Storage.saveSession({uid: data.user.uid, method, authKey, authToken, deviceId: data.deviceId},
+        this.client.lastSeq, this.client.epoch);
       this.ui.setSigningIn(false);
     } catch (error) {
       if (attempt !== this.signIns) return; // a newer sign-in (or sign-out) took over

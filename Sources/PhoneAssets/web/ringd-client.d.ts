@@ -89,6 +89,8 @@ export interface AuthResult {
   deviceId: string;
   activeCall: Call | null;
   seq: number;
+  /** The store epoch `seq` and the call objects' positions are of. */
+  epoch?: string;
   resumed?: boolean;
   calls?: Call[];
   doNotDisturb?: DoNotDisturb;
@@ -141,6 +143,8 @@ export interface LoginOptions {
   deviceId?: string | null;
   /** Resume after this position (a seq kept from before, e.g. across a page reload). */
   afterSeq?: number | null;
+  /** The store epoch afterSeq is of (the auth result's epoch). */
+  epoch?: string | null;
   /** Keep trying a server that cannot be reached instead of rejecting. */
   retry?: boolean;
 }
@@ -161,6 +165,8 @@ export declare class RingdClient extends EventTarget {
   readonly deviceId: string | null;
   /** The largest seq seen: what a reconnect resumes after. */
   readonly lastSeq: number | null;
+  /** The store epoch lastSeq is of. */
+  readonly epoch: string | null;
 
   on<K extends keyof RingdEvents>(name: K, listener: (detail: RingdEvents[K]) => void): () => void;
 

@@ -102,6 +102,9 @@ export class RingdClient extends EventBase {
     // The largest `seq` seen in any call object or auth result: what a
     // reconnect names in `resume.afterSeq` so that no change is missed.
     this.lastSeq = null;
+    // The store epoch those positions are of (the auth result's `epoch`),
+    // named with them: a store that may have lost changes has another.
+    this.epoch = null;
     this._Socket = WebSocket;
     this._ws = null;
     this._credentials = null;
@@ -127,10 +130,10 @@ export class RingdClient extends EventBase {
   /**
    * Connects and authenticates; resolves with the auth result's data.
    * credentials: {uid, authKey} or {token}. afterSeq resumes from a position
-   * kept from before (a page reload). retry: a server that cannot be reached
+   * kept from before (a page reload), of the store epoch `epoch` when known. retry: a server that cannot be reached
    * is tried again with backoff instead of rejecting (only a refusal rejects).
    */
-  login(credentials, {deviceId = null, afterSeq = null, retry = false} = {}) {
+  login(credentials, {deviceId = null, afterSeq = null, epoch = null, retry = false} = {}) {
     const {uid, authKey, token} = credentials || {};
     if (!token && !(uid && authKey)) {
       return Promise.reject(new RingdError("CLIENT_USAGE", "login needs {uid, authKey} or {token}"));
@@ -141,6 +144,7 @@ export class RingdClient extends EventBase {
     this.uid = null;
     this.deviceId = deviceId;
     this.lastSeq = afterSeq;
+    this.epoch = epoch;
     this._wanted = true;
     this._attempt = 0;
     return new Promise((resolve, reject) => {
@@ -310,8 +314,10 @@ export class RingdClient extends EventBase {
 
   async _authenticate(ws) {
     const frame = {type: "auth", ...this._credentials};
-    if (this.lastSeq !== null && this.deviceId) frame.resume = {deviceId: this.deviceId, afterSeq: this.lastSeq};
-    else if (this.deviceId) frame.deviceId = this.deviceId;
+    if (this.lastSeq !== null && this.deviceId) {
+      frame.resume = {deviceId: this.deviceId, afterSeq: this.lastSeq};
+      if (this.epoch !== null) frame.resume.epoch = this.epoch;
+    } else if (this.deviceId) frame.deviceId = this.deviceId;
     let data;
     try {
       data = await this._send(frame, ws);
@@ -333,6 +339,9 @@ export class RingdClient extends EventBase {
     this._attempt = 0;
     this.uid = data.user.uid;
     this.deviceId = data.deviceId;
+    // Positions of another store epoch say nothing about this one's.
+    if ((data.epoch ?? null) !== this.epoch) this.lastSeq = null;
+    this.epoch = data.epoch ?? null;
     this._noteSeq(data.seq);
     // Resumed changes first, oldest first, as if they had come as events.
     for (const call of data.calls || []) this._emitCall(call);

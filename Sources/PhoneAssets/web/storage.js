@@ -47,14 +47,14 @@ export const Storage = {
     return read(sessionStorage, SESSION);
   },
 
-  saveSession({uid, method, authKey, authToken, deviceId}, seq) {
+  saveSession({uid, method, authKey, authToken, deviceId}, seq, epoch) {
     write(localStorage, FORM, {uid, method});
-    write(sessionStorage, SESSION, {uid, method, authKey, authToken, deviceId, seq});
+    write(sessionStorage, SESSION, {uid, method, authKey, authToken, deviceId, seq, epoch});
   },
 
-  saveSeq(seq) {
+  saveSeq(seq, epoch) {
     const session = read(sessionStorage, SESSION);
-    if (session) write(sessionStorage, SESSION, {...session, seq});
+    if (session) write(sessionStorage, SESSION, {...session, seq, epoch});
   },
 
   /** The seq to resume from: only for the same user, credential and device. */
@@ -63,6 +63,13 @@ export const Storage = {
     if (!session || typeof session.seq !== "number" || session.deviceId !== deviceId) return null;
     const same = method === "token" ? session.authToken === authToken : session.uid === uid;
     return same ? session.seq : null;
+  },
+
+  /** The store epoch of that seq, or null (kept by an older page, or none). */
+  epochFor(who) {
+    if (this.seqFor(who) === null) return null;
+    const epoch = read(sessionStorage, SESSION).epoch;
+    return typeof epoch === "string" ? epoch : null;
   },
 
   clearSession() {

@@ -26,14 +26,11 @@ extension ClientRequest {
             }
             if let deviceId { members.append(("deviceId", .string(deviceId))) }
             if let resume {
-                members.append(
-                    (
-                        "resume",
-                        .object([
-                            ("deviceId", .string(resume.deviceId)),
-                            ("afterSeq", .integer(resume.afterSeq)),
-                        ])
-                    ))
+                var point: [(key: String, value: JSONValue)] = [
+                    ("deviceId", .string(resume.deviceId)), ("afterSeq", .integer(resume.afterSeq)),
+                ]
+                if let epoch = resume.epoch { point.append(("epoch", .string(epoch))) }
+                members.append(("resume", .object(point)))
             }
             return members
         case .initiateCall(let receiverId, let callType, let timeout, let metadata, let clientCallId):

@@ -34,6 +34,8 @@ public struct ClientFrame: Hashable, Sendable {
     /// The largest `signal` payload accepted, serialized: an SDP offer with
     /// many candidates fits.
     public static let maxSignalPayloadBytes = 16 * 1024
+    /// The longest `resume.epoch` taken, in bytes (the server's are far shorter).
+    public static let maxEpochBytes = 128
 
     /// Parses a text frame.
     public static func parse(_ bytes: [UInt8]) throws(ParseError) -> ClientFrame {
@@ -139,8 +141,9 @@ public struct ClientFrame: Hashable, Sendable {
         }
     }
 
-    /// `auth`'s optional `resume`: `{"deviceId", "afterSeq"}`, a valid device
-    /// id and a sequence position of 0 or more.
+    /// `auth`'s optional `resume`: `{"deviceId", "afterSeq", "epoch"}`, a
+    /// valid device id, a sequence position of 0 or more and, optionally,
+    /// the store epoch the position is of.
     private static func resumePoint(_ fields: JSONFields) throws(SignalError) -> ResumePoint? {
         guard fields.has("resume") else { return nil }
         let resume = try fields.nested("resume")
@@ -150,7 +153,12 @@ public struct ClientFrame: Hashable, Sendable {
         }
         let afterSeq = try resume.integer("afterSeq")
         guard afterSeq >= 0 else { throw SignalError(.validation, "resume.afterSeq must be an integer of 0 or more") }
-        return ResumePoint(deviceId: deviceId, afterSeq: afterSeq)
+        guard resume.has("epoch") else { return ResumePoint(deviceId: deviceId, afterSeq: afterSeq) }
+        let epoch = try resume.string("epoch")
+        guard !epoch.isEmpty, epoch.utf8.count <= maxEpochBytes else {
+            throw SignalError(.validation, "resume.epoch must be a string of 1 to \(maxEpochBytes) bytes")
+        }
+        return ResumePoint(deviceId: deviceId, afterSeq: afterSeq, epoch: epoch)
     }
 
     private static func metadata(_ fields: JSONFields) throws(SignalError) -> JSONValue? {

@@ -43,14 +43,18 @@ public enum Credentials: Hashable, Sendable {
 }
 
 /// Where a reconnecting device left off (`auth`'s `resume`): the largest
-/// `seq` it has seen.
+/// `seq` it has seen, and the store epoch of the connection it heard it on
+/// (nil from a client that does not know epochs: then the position is taken
+/// as the store's own).
 public struct ResumePoint: Hashable, Sendable {
     public var deviceId: String
     public var afterSeq: Int64
+    public var epoch: String?
 
-    public init(deviceId: String, afterSeq: Int64) {
+    public init(deviceId: String, afterSeq: Int64, epoch: String? = nil) {
         self.deviceId = deviceId
         self.afterSeq = afterSeq
+        self.epoch = epoch
     }
 }
 

@@ -38,6 +38,7 @@ public enum ResultData: Hashable, Sendable {
                 ("activeCall", authentication.activeCall?.json ?? .null),
                 ("seq", .integer(authentication.seq)),
             ]
+            if let epoch = authentication.epoch { members.append(("epoch", .string(epoch))) }
             if let setting = authentication.doNotDisturb { members.append(("doNotDisturb", setting.json)) }
             if let resume = authentication.resume {
                 members.append(("resumed", .bool(resume.resumed)))
@@ -97,7 +98,8 @@ public enum ResultData: Hashable, Sendable {
                     uid: try fields.nested("user").string("uid"),
                     deviceId: try fields.string("deviceId"),
                     activeCall: try Self.optionalCall(json["activeCall"], "activeCall"),
-                    seq: try fields.optionalInteger("seq") ?? 0, resume: resume,
+                    seq: try fields.optionalInteger("seq") ?? 0,
+                    epoch: fields.has("epoch") ? try fields.string("epoch") : nil, resume: resume,
                     doNotDisturb: fields.has("doNotDisturb")
                         ? try DoNotDisturb(fields: try fields.nested("doNotDisturb")) : nil))
         case .initiateCall:
@@ -154,19 +156,25 @@ public struct Authentication: Hashable, Sendable {
     /// every later change of the user's calls reaches it as an event, so
     /// this is where it resumes from until it sees a larger `seq`.
     public var seq: Int64
+    /// The store's epoch: the positions this connection hears (`seq`) are
+    /// of it, and a resume names it. It changes when the store could have
+    /// lost changes it acknowledged (another store, a database failover),
+    /// so positions of another epoch are not resumed from.
+    public var epoch: String?
     /// What the device missed, when it asked to resume.
     public var resume: ResumeOutcome?
     /// The user's do-not-disturb, when it is on.
     public var doNotDisturb: DoNotDisturb?
 
     public init(
-        uid: String, deviceId: String, activeCall: Call?, seq: Int64 = 0, resume: ResumeOutcome? = nil,
-        doNotDisturb: DoNotDisturb? = nil
+        uid: String, deviceId: String, activeCall: Call?, seq: Int64 = 0, epoch: String? = nil,
+        resume: ResumeOutcome? = nil, doNotDisturb: DoNotDisturb? = nil
     ) {
         self.uid = uid
         self.deviceId = deviceId
         self.activeCall = activeCall
         self.seq = seq
+        self.epoch = epoch
         self.resume = resume
         self.doNotDisturb = doNotDisturb
     }

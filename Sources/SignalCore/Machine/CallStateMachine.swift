@@ -40,6 +40,9 @@ public struct CallStateMachine: Sendable {
     private(set) var reservedSeq: Int64 = 0
     /// Positions reserved at once.
     static let seqReservationBlock: Int64 = 1000
+    /// The store's epoch (``Authentication/epoch``): what positions are of.
+    /// Nil before the store said (a machine that never saw one).
+    package private(set) var storeEpoch: String?
     /// Each user's recently placed calls, for replays and the per-user limit.
     package internal(set) var recentInitiates: [String: RecentInitiates] = [:]
     /// When (wall clock) forgetting what ``recentInitiates`` no longer needs is due.
@@ -66,9 +69,14 @@ public struct CallStateMachine: Sendable {
     /// (closing the old connection with 4003), refuses one over the per-user
     /// limit (error result, then close 4001), ends the user's grace period,
     /// and replies with the user's live call, and with what changed after
-    /// `resumingAfter` when the device resumes.
+    /// `resumingAfter` when the device resumes. A position of another store
+    /// epoch than ``storeEpoch`` (`resumingEpoch`; nil: the store's own, as
+    /// clients that know no epochs send) is not resumed from: the store may
+    /// have lost changes it had acknowledged, or never made them, so the
+    /// device gets `resumed: false` and goes by the snapshot.
     public mutating func connect(
-        _ device: Device, requestId: String?, resumingAfter: Int64? = nil, now: SignalingTime
+        _ device: Device, requestId: String?, resumingAfter: Int64? = nil, resumingEpoch: String? = nil,
+        now: SignalingTime
     ) -> SignalingOutput {
         var output = SignalingOutput()
         var userDevices = devices[device.uid] ?? [:]
@@ -95,8 +103,13 @@ public struct CallStateMachine: Sendable {
         let doNotDisturb = users[device.uid]?.doNotDisturb
         let authentication = Authentication(
             uid: device.uid, deviceId: device.deviceId, activeCall: liveCall(of: device.uid),
-            seq: lastSeq, doNotDisturb: doNotDisturb.flatMap { $0.mode(at: now.wall) == .off ? nil : $0 })
-        if let resumingAfter {
+            seq: lastSeq, epoch: storeEpoch,
+            doNotDisturb: doNotDisturb.flatMap { $0.mode(at: now.wall) == .off ? nil : $0 })
+        if resumingAfter != nil, let resumingEpoch, resumingEpoch != storeEpoch {
+            var answer = authentication
+            answer.resume = ResumeOutcome(resumed: false, calls: [])
+            output.actions.append(.reply(device.address, id: requestId, .success(.authenticated(answer))))
+        } else if let resumingAfter {
             output.actions.append(
                 .replyResuming(device.address, id: requestId, authentication, afterSeq: resumingAfter))
         } else {
@@ -232,9 +245,11 @@ public struct CallStateMachine: Sendable {
     /// Continues the sequence after `seq`, the highest position the store
     /// holds as handed out or reserved; the next change reserves anew.
     /// Also after a failed commit, whose reservation may be lost.
-    package mutating func continueSequence(after seq: Int64) {
+    /// `epoch`: the store's (``storeEpoch``), when it has one.
+    package mutating func continueSequence(after seq: Int64, epoch: String? = nil) {
         lastSeq = max(lastSeq, seq)
         reservedSeq = lastSeq
+        if let epoch { storeEpoch = epoch }
     }
 
     /// Drops every live call (before adopting the store's), and the
@@ -254,11 +269,12 @@ public struct CallStateMachine: Sendable {
     /// their devices on every node and their grace periods. Positions after
     /// `seq` up to `reservedThrough` are the transaction's to hand out, and
     /// so are grace generations after `seq`, which no other transaction uses.
+    /// `epoch`: the store's, as the transaction's connection found it.
     /// `recentInitiates`: what the store says of the users' recently placed calls.
     package mutating func seed(
         calls: [Call], devices: [String: [String: DeviceAddress]], graceGenerations: [String: UInt64],
-        users: [UserRecord] = [], after seq: Int64, reservedThrough: Int64, now: SignalingTime,
-        recentInitiates: [String: RecentInitiates] = [:]
+        users: [UserRecord] = [], after seq: Int64, reservedThrough: Int64, epoch: String? = nil,
+        now: SignalingTime, recentInitiates: [String: RecentInitiates] = [:]
     ) {
         for call in calls { adopt(call, now: now) }
         for record in users { remember(record) }
@@ -267,6 +283,7 @@ public struct CallStateMachine: Sendable {
         self.graceGenerations = graceGenerations
         lastSeq = seq
         reservedSeq = reservedThrough
+        storeEpoch = epoch
         lastGraceGeneration = UInt64(max(0, seq))
     }
 

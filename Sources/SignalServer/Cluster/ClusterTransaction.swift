@@ -103,7 +103,7 @@ struct ClusterTransaction {
         machine.seed(
             calls: calls, devices: devices, graceGenerations: graces,
             users: readsUsers ? try db.users(ofAny: locked.sorted()) : [], after: seq - 1,
-            reservedThrough: seq + positions - 1, now: now,
+            reservedThrough: seq + positions - 1, epoch: try epoch(on: db), now: now,
             recentInitiates: try recentInitiates(on: db, settings: settings, now: now))
         let output = input(&machine, now)
         guard output.changes.count <= positions else {
@@ -155,6 +155,13 @@ struct ClusterTransaction {
     /// leave through disconnects).
     private var disconnectedNode: Int64? {
         if case .disconnect(let device) = description { device.address.node } else { nil }
+    }
+
+    /// The store's epoch, for a connect (its auth result carries it, and a
+    /// resume compares it); other inputs hand out no position to resume from.
+    private func epoch(on db: PostgresConnection) throws(StoreError) -> String? {
+        guard case .connect = description else { return nil }
+        return try reportingPostgresErrors { () throws(PostgresError) in try db.storeEpoch() }
     }
 
     /// Whether the machine reads users' records for the input: a call

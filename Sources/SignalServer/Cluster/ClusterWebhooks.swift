@@ -92,6 +92,10 @@ final class ClusterWebhookStore: WebhookStore {
     private let worker: ClusterWorker
     /// The term this node leads in; nil while it does not.
     private let termState = Mutex<Int64?>(nil)
+    /// Attempts whose record failed (the database was unreachable), by
+    /// endpoint and change: their rows stay claimed by this term, which
+    /// never claims them again, so each claim round records them first.
+    private let unsaved = Mutex<[String: WebhookDelivery]>([:])
 
     init(worker: ClusterWorker) { self.worker = worker }
 
@@ -103,9 +107,11 @@ final class ClusterWebhookStore: WebhookStore {
         termState.withLock { $0 = Int64.random(in: 1 ... Int64.max) }
     }
 
-    /// Ends the term; false when there was none.
+    /// Ends the term; false when there was none. A later leader claims
+    /// the rows whose attempt this term could not record, and sends them again.
     func resign() -> Bool {
-        termState.withLock { term in
+        unsaved.withLock { $0 = [:] }
+        return termState.withLock { term in
             defer { term = nil }
             return term != nil
         }
@@ -117,7 +123,9 @@ final class ClusterWebhookStore: WebhookStore {
         completion: @escaping @Sendable (Result<[WebhookDelivery], StoreError>) -> Void
     ) {
         run(completion) { [self] db throws(StoreError) in
-            guard let term, limit > 0 else { return [] }
+            guard let term else { return [] }
+            recordUnsaved(on: db, term: term)
+            guard limit > 0 else { return [] }
             return try db.claimWebhookDeliveries(term: term, limit: limit)
         }
     }
@@ -127,7 +135,33 @@ final class ClusterWebhookStore: WebhookStore {
     ) {
         run(completion) { [self] db throws(StoreError) in
             guard let term else { return }
+            try save(delivery, on: db, term: term)
+        }
+    }
+
+    /// Records an attempt, or keeps it to record at the next claim round.
+    private func save(_ delivery: WebhookDelivery, on db: PostgresConnection, term: Int64) throws(StoreError) {
+        let key = delivery.endpoint + " " + String(delivery.seq)
+        do throws(StoreError) {
             try db.saveWebhookAttempt(delivery, term: term)
+            unsaved.withLock { unsaved in
+                // A later attempt recorded supersedes an earlier one that was not.
+                if let kept = unsaved[key], kept.attempts <= delivery.attempts { unsaved[key] = nil }
+            }
+        } catch {
+            unsaved.withLock { unsaved in
+                if (unsaved[key]?.attempts ?? 0) <= delivery.attempts { unsaved[key] = delivery }
+            }
+            throw error
+        }
+    }
+
+    /// Records the attempts whose record failed before. One that fails
+    /// again stays kept for the next round (its first failure was logged),
+    /// and holds up neither the others nor the claim.
+    private func recordUnsaved(on db: PostgresConnection, term: Int64) {
+        for delivery in unsaved.withLock({ $0.values.sorted { $0.seq < $1.seq } }) {
+            _ = Result { () throws(StoreError) in try save(delivery, on: db, term: term) }
         }
     }
 

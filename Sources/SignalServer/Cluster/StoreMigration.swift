@@ -230,7 +230,7 @@ public enum StoreMigrator {
         guard let secret else { return .noneKept }
         let stored = try step("reading PostgreSQL's token secret") { () throws(PostgresError) in
             let rows = try target.execute(
-                "SELECT value FROM cluster_settings WHERE name = $1",
+                "SELECT value FROM \(PostgresConnection.secretsTable) WHERE name = $1",
                 [PostgresConnection.tokenSecretSetting])
             return rows.count > 0 ? rows.string(0, 0) : nil
         }
@@ -238,16 +238,17 @@ public enum StoreMigrator {
             guard PostgresConnection.tokenSecret(stored: stored) == secret else {
                 throw StoreMigrationError(
                     """
-                    PostgreSQL's cluster_settings holds another token secret (a cluster node generated it): with it, \
-                    the tokens the single node issued stop working. If no token the cluster issued must stay valid, \
-                    delete it (DELETE FROM cluster_settings WHERE name = '\(PostgresConnection.tokenSecretSetting)') and migrate again
+                    PostgreSQL's \(PostgresConnection.secretsTable) holds another token secret (a cluster node generated it): \
+                    with it, the tokens the single node issued stop working. If no token the cluster issued must stay valid, \
+                    delete it (DELETE FROM \(PostgresConnection.secretsTable) WHERE name = '\(PostgresConnection.tokenSecretSetting)') \
+                    and migrate again
                     """)
             }
             return .alreadyThere
         }
         try step("storing the token secret") { () throws(PostgresError) in
             try target.execute(
-                "INSERT INTO cluster_settings (name, value) VALUES ($1, $2)",
+                "INSERT INTO \(PostgresConnection.secretsTable) (name, value) VALUES ($1, $2)",
                 [PostgresConnection.tokenSecretSetting, TokenSecret.hex(secret)])
         }
         return .copied

@@ -20,7 +20,7 @@ extension SignalingService {
         // database, and its machines are seeded there (``CallBackend``).
         guard let store = backend.embeddedStore else { return StartReport(restored: 0, ended: 0) }
         let (output, live) = core.withLock { core in
-            core.machine.continueSequence(after: continuity.lastSeq)
+            core.machine.continueSequence(after: continuity.lastSeq, epoch: continuity.epoch)
             for record in continuity.users { core.machine.remember(record) }
             let output =
                 switch config.onRestart {

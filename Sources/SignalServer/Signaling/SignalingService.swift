@@ -124,14 +124,16 @@ public final class SignalingService: Sendable {
     // MARK: Inputs
 
     /// A device authenticated (on `loop`, its connection's), resuming after
-    /// a position of the change sequence or not.
-    func connect(_ device: Device, requestId: String?, resumingAfter seq: Int64? = nil, on loop: SignalingLoop) {
+    /// a position of the change sequence (of a store epoch) or not.
+    func connect(_ device: Device, requestId: String?, resuming: ResumePoint? = nil, on loop: SignalingLoop) {
         apply(
             .presence(refusing: (device.address, requestId)),
-            .connect(device, requestId: requestId, resumingAfter: seq),
+            .connect(device, requestId: requestId, resumingAfter: resuming?.afterSeq),
             on: loop
         ) { machine, now in
-            machine.connect(device, requestId: requestId, resumingAfter: seq, now: now)
+            machine.connect(
+                device, requestId: requestId, resumingAfter: resuming?.afterSeq, resumingEpoch: resuming?.epoch,
+                now: now)
         }
     }
 

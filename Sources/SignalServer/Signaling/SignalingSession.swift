@@ -90,7 +90,7 @@ final class SignalingSession: WebSocketResponder {
             }
             switch verify(credentials) {
             case .success(let uid):
-                authenticate(uid: uid, deviceId: deviceId, requestId: frame.id, resumingAfter: resume?.afterSeq)
+                authenticate(uid: uid, deviceId: deviceId, requestId: frame.id, resuming: resume)
             case .failure(let error): refuse(id: frame.id, error)
             }
         case .authenticated(let device):
@@ -169,14 +169,14 @@ final class SignalingSession: WebSocketResponder {
         }
     }
 
-    private func authenticate(uid: String, deviceId: String?, requestId: String?, resumingAfter seq: Int64? = nil) {
+    private func authenticate(uid: String, deviceId: String?, requestId: String?, resuming: ResumePoint? = nil) {
         guard let address else { return }
         if case .awaitingAuth(let timer?) = state { socket?.loop.cancel(timer) }
         let device = Device(
             uid: uid, deviceId: deviceId ?? "d-" + String(SessionID.random().prefix(16)), address: address)
         state = .authenticated(device)
         socket?.markAuthenticated()
-        service.connect(device, requestId: requestId, resumingAfter: seq, on: loopState)
+        service.connect(device, requestId: requestId, resuming: resuming, on: loopState)
     }
 
     /// Answers an unauthenticated connection's failure, then closes it with 4001.

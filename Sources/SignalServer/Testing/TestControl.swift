@@ -142,7 +142,7 @@ public final class TestControl: Sendable {
             }
             return { core in
                 core.machine = CallStateMachine(settings: core.machine.settings)
-                core.machine.continueSequence(after: continuity.lastSeq)
+                core.machine.continueSequence(after: continuity.lastSeq, epoch: continuity.epoch)
                 for record in continuity.users { core.machine.remember(record) }
                 let onRestart = service.config.onRestart
                 service.run(
@@ -176,10 +176,10 @@ public final class TestControl: Sendable {
             () throws(TestControlError) in
             let store = try store()
             store.flush()
-            let lastSeq: Int64
+            let continuity: StoreContinuity
             do throws(StoreError) {
                 try store.reset()
-                lastSeq = try store.loadContinuity().lastSeq
+                continuity = try store.loadContinuity()
             } catch {
                 throw TestControlError(.storeFailed, "emptying the store failed: \(error)")
             }
@@ -194,7 +194,7 @@ public final class TestControl: Sendable {
             return { core in
                 ringing.withLock { $0 = core.machine.liveCalls.values.filter { $0.status == .initiated } }
                 core.machine = CallStateMachine(settings: core.machine.settings)
-                core.machine.continueSequence(after: lastSeq)
+                core.machine.continueSequence(after: continuity.lastSeq, epoch: continuity.epoch)
             }
         }
         for call in ringing.withLock({ $0 }) { service.pushes?.stopped(call) }

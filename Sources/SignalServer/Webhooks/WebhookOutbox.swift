@@ -17,11 +17,27 @@ final class WebhookOutbox: CallChangeConsumer {
         self.dispatcher = dispatcher
     }
 
+    /// The event of `change`: nil for a change that reports nothing (its
+    /// status stayed: a ringing acknowledgement); a failure for one that
+    /// should have reported something and cannot (no trigger for its
+    /// status, or no position), which only a bug makes.
+    static func event(of change: CallChange) -> Result<WebhookEvent?, WebhookError> {
+        if let before = change.before, before.status == change.after.status { return .success(nil) }
+        return Result { () throws(WebhookError) in try WebhookEvent(change: change) }
+    }
+
     /// The pending deliveries of `change`: one per endpoint that wants its event.
     func deliveries(of change: CallChange) -> [WebhookDelivery] {
-        // Every change the machine makes has a trigger; one that had none
-        // would be a bug of the trigger table, not a reason to fail a call.
-        guard let event = try? WebhookEvent(change: change) else { return [] }
+        let event: WebhookEvent
+        switch Self.event(of: change) {
+        case .success(let reported?): event = reported
+        case .success(nil): return []
+        case .failure(let error):
+            // A bug of the trigger table, not a reason to fail the call:
+            // the change commits without its event, which the log tells.
+            Log.repeated(.error, "webhook-event-dropped", "webhook event dropped: \(error.message)")
+            return []
+        }
         return endpoints.filter { $0.wants(event.trigger) }.map { endpoint in
             WebhookDelivery(
                 endpoint: endpoint.url, seq: event.seq, eventId: event.id, sessionId: event.sessionId,

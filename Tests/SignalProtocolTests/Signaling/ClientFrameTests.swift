@@ -13,6 +13,9 @@ import Testing
         .auth(.authKey(uid: "alice", key: "ringd-dev-auth-key"), deviceId: "a-phone"),
         .auth(.token("v1.abc.def"), deviceId: nil),
         .auth(.token("v1.abc.def"), deviceId: "a-phone", resume: ResumePoint(deviceId: "a-phone", afterSeq: 41)),
+        .auth(
+            .token("v1.abc.def"), deviceId: "a-phone",
+            resume: ResumePoint(deviceId: "a-phone", afterSeq: 41, epoch: "9b1deb4d3b7d4bad.7715139306624029838.2")),
         .initiateCall(
             receiverId: "bob", callType: .video, timeout: 30,
             metadata: .object([("topic", .string("standup")), ("n", .integer(3))])),
@@ -75,6 +78,10 @@ import Testing
             (
                 .auth(.token("t"), deviceId: "a1", resume: ResumePoint(deviceId: "a1", afterSeq: 7)),
                 #"{"type":"auth","id":"1","authToken":"t","deviceId":"a1","resume":{"deviceId":"a1","afterSeq":7}}"#
+            ),
+            (
+                .auth(.token("t"), deviceId: nil, resume: ResumePoint(deviceId: "a1", afterSeq: 7, epoch: "e1")),
+                #"{"type":"auth","id":"1","authToken":"t","resume":{"deviceId":"a1","afterSeq":7,"epoch":"e1"}}"#
             ),
             (
                 .initiateCall(receiverId: "bob", callType: .audio, timeout: 30, metadata: nil),
@@ -164,6 +171,15 @@ import Testing
         ) {
             try ClientFrame.parse(
                 Array(#"{"type":"auth","id":"4","authToken":"t","resume":{"deviceId":"b","afterSeq":-1}}"#.utf8))
+        }
+        let tooLong = String(repeating: "e", count: ClientFrame.maxEpochBytes + 1)
+        for epoch in [#""""#, "7", #""\#(tooLong)""#] {
+            #expect(throws: ClientFrame.ParseError.self) {
+                try ClientFrame.parse(
+                    Array(
+                        #"{"type":"auth","id":"5","authToken":"t","resume":{"deviceId":"b","afterSeq":1,"epoch":\#(epoch)}}"#
+                            .utf8))
+            }
         }
     }
 

@@ -33,6 +33,12 @@ import Testing
                     uid: "alice", deviceId: "a1", activeCall: nil, seq: 12,
                     resume: ResumeOutcome(resumed: false, calls: []))), .auth
         ),
+        (
+            .authenticated(
+                Authentication(
+                    uid: "alice", deviceId: "a1", activeCall: nil, seq: 12, epoch: "9b1deb4d3b7d4bad",
+                    resume: ResumeOutcome(resumed: false, calls: []))), .auth
+        ),
         (.initiated(ringing, ringing: 2), .initiateCall),
         (.initiated(placedWithId, ringing: 1, replayed: true), .initiateCall),
         (.call(placedWithId), .cancelCall),

@@ -121,4 +121,34 @@ struct ClusterFailureTests {
         #expect(try aliceBack.end(sessionId).ok)
         #expect(try bobBack.waitForEvent(sessionId, .ended).endReason == .hangup)
     }
+
+    @Test("a failover to a new timeline: a resume from before it answers resumed false, one after it resumes")
+    func resumeAcrossFailover() throws {
+        let cluster = try TestCluster(nodes: 2)
+        let alice = try Device.connect(port: cluster.port(0))
+        let auth = try alice.auth(uid: "alice", deviceId: "a1")
+        let bob = try cluster.open(1, uid: "bob", deviceId: "b1")
+        guard case .string(let before)? = auth.data?["epoch"] else {
+            Issue.record("no epoch: \(auth)")
+            return
+        }
+        let sessionId = try Self.ongoingCall(alice, bob)
+        let seq = try #require(try alice.request("getActiveCall").data?["call"]?["seq"]?.integerValue)
+
+        // What a promoted replica looks like: the same data, the next timeline.
+        try cluster.postgres.nextTimeline()
+        #expect(cluster.becomesReady(0) && cluster.becomesReady(1), "\(cluster.logs)")
+        let back = try Device.connect(port: cluster.port(1))
+        let stale = try SignalingIntegration.ResumeTests.resume(back, "alice", "a1", after: seq, epoch: before)
+        #expect(stale.data?["resumed"] == .bool(false) && stale.data?["calls"] == .array([]), "\(stale)")
+        #expect(stale.data?["activeCall"]?["sessionId"] == .string(sessionId), "the snapshot instead: \(stale)")
+        guard case .string(let after)? = stale.data?["epoch"], after != before else {
+            Issue.record("the epoch did not change: \(stale)")
+            return
+        }
+        let now = try #require(stale.data?["seq"]?.integerValue)
+        let again = try SignalingIntegration.ResumeTests.resume(
+            try Device.connect(port: cluster.port(0)), "alice", "a1", after: now, epoch: after)
+        #expect(again.data?["resumed"] == .bool(true), "\(again)")
+    }
 }

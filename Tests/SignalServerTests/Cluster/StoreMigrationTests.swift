@@ -162,7 +162,7 @@ import Testing
             "the cluster sends what was pending")
         let secret = try #require(try TokenSecret.kept(in: directory.file("data")))
         #expect(
-            try postgres.execute("SELECT value FROM cluster_settings WHERE name = 'token_secret'").string(0, 0)
+            try postgres.execute("SELECT value FROM cluster_secrets WHERE name = 'token_secret'").string(0, 0)
                 == TokenSecret.hex(secret))
         #expect(try postgres.nextSeq() > summary.highestPosition)
     }
@@ -204,11 +204,11 @@ import Testing
         func callCount() throws -> Int64? { try postgres.execute("SELECT count(*) FROM calls").int64(0, 0) }
 
         try postgres.execute(
-            "INSERT INTO cluster_settings (name, value) VALUES ('token_secret', $1)",
+            "INSERT INTO cluster_secrets (name, value) VALUES ('token_secret', $1)",
             [String(repeating: "ab", count: 32)])
         #expect(try refusal().contains("holds another token secret"))
         #expect(try callCount() == 0, "the refused transaction copied nothing")
-        try postgres.execute("DELETE FROM cluster_settings")
+        try postgres.execute("DELETE FROM cluster_secrets")
 
         let renewed = String(Self.migratedAt - 20_000)
         try postgres.execute("INSERT INTO nodes (started_at, renewed_at, name) VALUES ($1, $1, 'node-a')", [renewed])

@@ -9,13 +9,20 @@ extension SignalingIntegration {
     @Suite("SignalingIntegration: resume", .blocking)
     struct ResumeTests {
         /// Authenticates `device` as `uid`/`deviceId` resuming after `seq`.
-        static func resume(_ device: Device, _ uid: String, _ deviceId: String, after seq: Int64) throws -> Reply {
-            try device.authenticate(
+        /// `epoch`: the store epoch the position is of (none: as a client that knows none).
+        static func resume(
+            _ device: Device, _ uid: String, _ deviceId: String, after seq: Int64, epoch: String? = nil
+        ) throws -> Reply {
+            var point: [(key: String, value: JSONValue)] = [
+                ("deviceId", .string(deviceId)), ("afterSeq", .integer(seq)),
+            ]
+            if let epoch { point.append(("epoch", .string(epoch))) }
+            return try device.authenticate(
                 try device.request(
                     "auth",
                     [
                         ("uid", .string(uid)), ("authKey", .string(SignalingIntegration.authKey)),
-                        ("resume", .object([("deviceId", .string(deviceId)), ("afterSeq", .integer(seq))])),
+                        ("resume", .object(point)),
                     ]))
         }
 
@@ -44,6 +51,29 @@ extension SignalingIntegration {
             let again = try h.connect()
             let nothing = try Self.resume(again, "carol", "c1", after: next.seq)
             #expect(nothing.data?["resumed"] == .bool(true) && nothing.data?["calls"] == .array([]))
+        }
+
+        @Test("auth results carry the store's epoch; a position of another epoch gets resumed false")
+        func epochs() throws {
+            let h = try Harness()
+            defer { h.finish() }
+            let a1 = try h.device("alice", "a1"), b1 = try h.device("bob", "b1")
+            let first = try Self.resume(try h.connect(), "carol", "c1", after: 0)
+            guard case .string(let epoch)? = first.data?["epoch"] else {
+                Issue.record("no epoch: \(first)")
+                return
+            }
+            let sessionId = try a1.initiate(to: "bob").call().sessionId
+            let ringing = try b1.waitForEvent(sessionId, .initiated)
+            b1.drop()
+            let accepted = try a1.request("getActiveCall")
+
+            let same = try Self.resume(try h.connect(), "bob", "b1", after: ringing.seq - 1, epoch: epoch)
+            #expect(same.data?["resumed"] == .bool(true) && same.data?["epoch"] == .string(epoch), "\(same)")
+            let other = try Self.resume(try h.connect(), "bob", "b1", after: ringing.seq - 1, epoch: "another")
+            #expect(other.ok && other.data?["resumed"] == .bool(false) && other.data?["calls"] == .array([]))
+            #expect(other.data?["epoch"] == .string(epoch), "it names the epoch to resume from next")
+            #expect(other.data?["activeCall"] == accepted.data?["call"], "and gives the snapshot")
         }
 
         @Test("a position the store never gave out gets resumed false, and the snapshot")

@@ -182,6 +182,17 @@ final class BackendStore {
             .get()
     }
 
+    /// The store's epoch, as a start (SQLite) or a connect's transaction (PostgreSQL) reads it.
+    func epoch() throws -> String? {
+        switch opened {
+        case .sqlite(let test): try test.store.loadContinuity().epoch
+        case .postgres(_, let node):
+            try onWorker(node) { db throws(StoreError) in
+                try reportingPostgresErrors { () throws(PostgresError) in try db.storeEpoch() }
+            }
+        }
+    }
+
     func close() {
         switch opened {
         case .sqlite(let test): test.close()

@@ -42,6 +42,22 @@ import Testing
         func finish() { backing.close() }
     }
 
+    /// Every store has an epoch, the same however often it is read, and a
+    /// store made anew has another: positions of one are never taken for
+    /// the other's.
+    @Test(arguments: StoreBackend.allCases)
+    func everyStoreHasAnEpochOfItsOwn(_ backend: StoreBackend) throws {
+        let store = try BackendStore(backend), other = try BackendStore(backend)
+        defer {
+            store.close()
+            other.close()
+        }
+        let epoch = try #require(try store.epoch())
+        #expect(!epoch.isEmpty && epoch.utf8.count <= ClientFrame.maxEpochBytes)
+        #expect(try store.epoch() == epoch)
+        #expect(try other.epoch() != epoch)
+    }
+
     @Test(arguments: StoreBackend.allCases)
     func theCallLiveAtThePositionAndTheCallsCreatedSinceOldestChangeFirst(_ backend: StoreBackend) throws {
         let l = try Ledger(backend)

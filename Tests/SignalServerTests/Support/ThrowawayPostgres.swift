@@ -17,6 +17,7 @@ final class ThrowawayPostgres {
     /// A libpq connection string for database `postgres`.
     let url: String
     private let pgCtl: String
+    private let binDirectory: String
     private let asUser: [String]
 
     init() throws {
@@ -24,6 +25,7 @@ final class ThrowawayPostgres {
             throw TestSocketError("PostgreSQL is not installed (make deps installs postgresql)")
         }
         pgCtl = bin + "/pg_ctl"
+        binDirectory = bin
         directory = "/tmp/ringd-pg-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         asUser = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "nobody", "--"] : []
@@ -47,6 +49,22 @@ final class ThrowawayPostgres {
     /// committed is kept: the log is replayed at the next start).
     func crash() throws {
         try run(pgCtl, ["-D", directory + "/data", "-m", "immediate", "-w", "stop"])
+    }
+
+    /// What a failover to a promoted replica looks like to the nodes: the
+    /// server goes away (cleanly: `pg_resetwal` needs that), and comes back
+    /// writing on the next timeline, with what committed kept.
+    func nextTimeline() throws {
+        let file = try PostgresConnection(url: url).execute("SELECT pg_walfile_name(pg_current_wal_lsn())")
+            .string(0, 0)
+        guard let file, file.count == 24, let timeline = UInt32(file.prefix(8), radix: 16),
+            let log = UInt32(file.dropFirst(8).prefix(8), radix: 16)
+        else { throw TestSocketError("an unexpected WAL file name: \(file ?? "none")") }
+        try run(pgCtl, ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
+        // A segment past every one written, on the next timeline.
+        let next = [timeline + 1, log + 1, 0].map { String(format: "%08X", $0) }.joined()
+        try run(binDirectory + "/pg_resetwal", ["-l", next, directory + "/data"])
+        try start()
     }
 
     /// Stops the server at once and removes the directory.

@@ -162,6 +162,36 @@ import Testing
         )
     }
 
+    /// The outbox tells a change that reports nothing (its status stayed)
+    /// from one that should and cannot, which it drops with an error logged
+    /// rather than in silence.
+    @Test func aChangeWithNoTriggerIsAnErrorAndAnAcknowledgementIsNothing() throws {
+        let ringing = Call(
+            sessionId: "s1", callType: .audio, status: .initiated, initiator: "alice", receiver: "bob",
+            initiatedAt: 1_000, timeoutMs: 45_000, seq: 1)
+        var acknowledged = ringing
+        acknowledged.ringingDevices = ["d1"]
+        acknowledged.seq = 2
+        let ack = CallChange(before: ringing, after: acknowledged, transition: nil, actor: .server)
+        guard case .success(nil) = WebhookOutbox.event(of: ack) else {
+            Issue.record("an acknowledgement reports nothing: \(WebhookOutbox.event(of: ack))")
+            return
+        }
+        var ongoing = try ringing.applying(.accept(deviceId: "d1"), by: .device(uid: "bob", deviceId: "d1"), at: 2_000)
+        ongoing.seq = 3
+        let created = CallChange.created(ongoing, by: .server)
+        guard case .failure(let error) = WebhookOutbox.event(of: created) else {
+            Issue.record("a call created ongoing has no trigger: \(WebhookOutbox.event(of: created))")
+            return
+        }
+        #expect(error.code == .noTrigger)
+        guard case .success(let placed?) = WebhookOutbox.event(of: .created(ringing, by: .server)) else {
+            Issue.record("a placed call is reported")
+            return
+        }
+        #expect(placed.trigger == .callInitiated)
+    }
+
     /// The raw values are the names docs/WEBHOOKS.md gives, in its order.
     @Test func rawValuesAreTheDocumentedNames() {
         #expect(

@@ -347,21 +347,25 @@ extension PostgresConnection {
         try execute("DELETE FROM node_messages WHERE id = $1 RETURNING body", [id]).string(0, 0)
     }
 
-    /// The value every node shares under `name`: the first node to ask
-    /// stores `proposed`; later ones read it.
-    func sharedValue(_ name: String, proposing proposed: String) throws(PostgresError) -> String {
+    /// The value every node shares under `name` in `table`: the first node
+    /// to ask stores `proposed`; later ones read it.
+    func sharedValue(_ name: String, in table: String, proposing proposed: String) throws(PostgresError) -> String {
         try execute(
-            "INSERT INTO cluster_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-            [name, proposed])
-        return try execute("SELECT value FROM cluster_settings WHERE name = $1", [name]).string(0, 0) ?? proposed
+            "INSERT INTO \(table) (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING", [name, proposed])
+        return try execute("SELECT value FROM \(table) WHERE name = $1", [name]).string(0, 0) ?? proposed
     }
 
-    /// The `cluster_settings` name of the token secret every node shares, kept in hex.
+    /// The table of what only the nodes' roles may read (PostgresSchema migration 10).
+    static let secretsTable = "cluster_secrets"
+
+    /// The ``secretsTable`` name of the token secret every node shares, kept in hex.
     static let tokenSecretSetting = "token_secret"
 
     /// The token secret every node shares: the one stored, or `proposed`, stored, when there is none.
     func sharedTokenSecret(proposing proposed: [UInt8]) throws(PostgresError) -> [UInt8] {
-        Self.tokenSecret(stored: try sharedValue(Self.tokenSecretSetting, proposing: TokenSecret.hex(proposed)))
+        Self.tokenSecret(
+            stored: try sharedValue(
+                Self.tokenSecretSetting, in: Self.secretsTable, proposing: TokenSecret.hex(proposed)))
     }
 
     /// A stored token secret's bytes: hex, as nodes and `migrate-store` write

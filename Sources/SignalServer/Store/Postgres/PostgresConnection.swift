@@ -40,6 +40,8 @@ func reportingPostgresErrors<Value>(_ body: () throws(PostgresError) -> Value) t
 /// the SQL.
 final class PostgresConnection {
     fileprivate let handle: OpaquePointer
+    /// The store's epoch as this session found it (``storeEpoch()``).
+    private var epoch: String?
 
     /// What a connection uses unless the URL says otherwise: a bounded
     /// connect, and TCP keepalives with a user timeout, so that a database
@@ -179,6 +181,16 @@ final class PostgresConnection {
 
     /// Whether a statement of the open transaction failed: it can only roll back.
     var transactionFailed: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
+
+    /// The store's epoch (``Authentication/epoch``), read once per
+    /// session: a failover or a restore breaks the session, and the next
+    /// one reads it again.
+    func storeEpoch() throws(PostgresError) -> String {
+        if let epoch { return epoch }
+        let read = try execute("SELECT ringd_store_epoch()").string(0, 0) ?? ""
+        epoch = read
+        return read
+    }
 
     /// Whether a transaction is open on the connection.
     var isInTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }

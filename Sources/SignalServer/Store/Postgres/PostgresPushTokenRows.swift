@@ -86,19 +86,47 @@ extension PostgresConnection {
         .count > 0
     }
 
+    /// How many tokens one statement of ``pushTokens(of:page:)`` reads.
+    static let pushTokenPage = 1000
+
     /// The stored tokens of `uids`, or every one. A row this build cannot
     /// read is skipped with a warning, as SQLite's are.
-    func pushTokens(of uids: [String]? = nil) throws(StoreError) -> [RegisteredPushToken] {
-        let rows = try reportingPostgresErrors { () throws(PostgresError) in
-            if let uids {
-                try execute(
-                    "SELECT \(Self.pushTokenColumns) FROM push_tokens WHERE uid = ANY($1::text[])",
-                    [Self.textArray(uids)])
-            } else {
-                try execute("SELECT \(Self.pushTokenColumns) FROM push_tokens")
-            }
+    ///
+    /// Every one is read `page` at a time, in the primary key's order, each
+    /// page a statement of its own: one statement over the whole table
+    /// would have to finish within the statement timeout however many
+    /// tokens there are. The pages are not one snapshot; the listener reads
+    /// them after it listens, so a token that changes meanwhile is read
+    /// again on its notification.
+    func pushTokens(of uids: [String]? = nil, page: Int = pushTokenPage) throws(StoreError) -> [RegisteredPushToken] {
+        if let uids {
+            return try Self.pushTokens(
+                in: try reportingPostgresErrors { () throws(PostgresError) in
+                    try execute(
+                        "SELECT \(Self.pushTokenColumns) FROM push_tokens WHERE uid = ANY($1::text[])",
+                        [Self.textArray(uids)])
+                })
         }
-        return (0 ..< rows.count).compactMap { row in
+        var tokens: [RegisteredPushToken] = []
+        var after: (uid: String, deviceId: String)?
+        while true {
+            let rows = try reportingPostgresErrors { () throws(PostgresError) in
+                try execute(
+                    """
+                    SELECT \(Self.pushTokenColumns) FROM push_tokens
+                    WHERE $1::text IS NULL OR (uid, device_id) > ($1, $2) ORDER BY uid, device_id LIMIT $3
+                    """, [after?.uid, after?.deviceId, String(page)])
+            }
+            tokens += Self.pushTokens(in: rows)
+            guard rows.count == page, let uid = rows.string(rows.count - 1, 0),
+                let deviceId = rows.string(rows.count - 1, 1)
+            else { return tokens }
+            after = (uid, deviceId)
+        }
+    }
+
+    private static func pushTokens(in rows: PostgresRows) -> [RegisteredPushToken] {
+        (0 ..< rows.count).compactMap { row in
             PushTokenRowValues(
                 uid: rows.string(row, 0) ?? "", deviceId: rows.string(row, 1) ?? "",
                 platform: rows.string(row, 2), token: rows.string(row, 3), topic: rows.string(row, 4),

@@ -233,17 +233,66 @@ enum PostgresSchema {
                 -- session's own role, so it is no longer written).
                 ALTER TABLE nodes ADD COLUMN listener_token TEXT;
                 """),
+        Migration(
+            version: 9,
+            sql: """
+                -- The store's epoch, which auth results carry so that a device
+                -- never resumes from a position the database may have lost
+                -- (docs/CLUSTER.md, "Failover"): a random id made with the
+                -- schema, the cluster's system identifier and the timeline
+                -- it writes on (a promoted replica writes on a new one). A role
+                -- not allowed pg_control_system() gets the server's start time
+                -- instead, which changes on every restart and so on every
+                -- failover too.
+                INSERT INTO cluster_settings (name, value)
+                VALUES ('store_id', left(replace(gen_random_uuid()::text, '-', ''), 16))
+                ON CONFLICT (name) DO NOTHING;
+                CREATE FUNCTION ringd_store_epoch() RETURNS text LANGUAGE plpgsql AS $$
+                DECLARE
+                    identity text;
+                BEGIN
+                    BEGIN
+                        SELECT system_identifier::text || '.'
+                               || ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::bigint
+                          INTO identity FROM pg_control_system();
+                    EXCEPTION WHEN insufficient_privilege THEN
+                        identity := 'started.' || (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint;
+                    END;
+                    RETURN (SELECT value FROM cluster_settings WHERE name = 'store_id') || '.' || identity;
+                END $$;
+                """),
+        Migration(
+            version: 10,
+            sql: """
+                -- The generated token secret, apart from the settings: whoever
+                -- reads it can mint a token for any user, so only the nodes'
+                -- roles should (docs/CLUSTER.md, "Database roles"). The REVOKE
+                -- undoes default privileges that give every role every table.
+                CREATE TABLE cluster_secrets (
+                    name TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                );
+                REVOKE ALL ON cluster_secrets FROM PUBLIC;
+                INSERT INTO cluster_secrets (name, value)
+                SELECT name, value FROM cluster_settings WHERE name = 'token_secret';
+                DELETE FROM cluster_settings WHERE name = 'token_secret';
+                """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// The transaction advisory lock migrations run under.
+    static let migrationLock: Int64 = 4242001
 
     /// Brings the database up to ``latestVersion``: the version table, then
     /// each missing migration in a transaction of its own. Concurrent nodes
     /// starting together serialize on an advisory lock.
     static func migrate(_ connection: PostgresConnection) throws(PostgresError) {
-        try connection.execute("CREATE TABLE IF NOT EXISTS ringd_schema (version INT NOT NULL)")
         try connection.transaction { () throws(PostgresError) in
-            try connection.execute("SELECT pg_advisory_xact_lock(4242001)")
+            try connection.execute("SELECT pg_advisory_xact_lock(\(migrationLock))")
+            // Under the lock: two sessions creating it at once can collide in
+            // the catalog (a unique violation) though both say IF NOT EXISTS.
+            try connection.execute("CREATE TABLE IF NOT EXISTS ringd_schema (version INT NOT NULL)")
             let current = try connection.execute("SELECT coalesce(max(version), 0) FROM ringd_schema").int64(0, 0) ?? 0
             guard current <= latestVersion else {
                 throw PostgresError(

@@ -273,15 +273,16 @@ public final class CallStore: Sendable {
     }
 
     /// What a start continues from: the live calls (oldest first), the
-    /// restart grace deadlines and the highest position of the change
-    /// sequence handed out or reserved.
+    /// restart grace deadlines, the highest position of the change
+    /// sequence handed out or reserved, and the store's epoch.
     /// Blocks until read.
     public func loadContinuity() throws(StoreError) -> StoreContinuity {
         try wait(writes: false) { connection throws(StoreError) in
             StoreContinuity(
                 liveCalls: try connection.liveCalls(),
                 restartGraceDeadlines: try connection.restartGraceDeadlines(),
-                lastSeq: try connection.lastChangeSeq(), users: try connection.users())
+                lastSeq: try connection.lastChangeSeq(), epoch: try connection.storeEpoch(),
+                users: try connection.users())
         }
     }
 

@@ -9,6 +9,8 @@ public struct StoreContinuity: Sendable {
     public var restartGraceDeadlines: [String: Int64]
     /// The highest position of the change sequence handed out or reserved.
     public var lastSeq: Int64
+    /// The store's epoch, which positions are of (``Authentication/epoch``).
+    public var epoch: String? = nil
     /// Every user's profile and do-not-disturb, which the machine keeps.
     public var users: [UserRecord] = []
 }
@@ -70,6 +72,14 @@ extension StoreConnection {
     /// The highest position handed out or reserved: a start continues above it.
     func lastChangeSeq() throws(StoreError) -> Int64 {
         try database.scalarInt64("SELECT value FROM counters WHERE name = 'change_seq'") ?? 0
+    }
+
+    /// The store's epoch (``Authentication/epoch``): 16 hex digits of the
+    /// number its schema made.
+    func storeEpoch() throws(StoreError) -> String {
+        let number = UInt64(try database.scalarInt64("SELECT value FROM counters WHERE name = 'epoch'") ?? 0)
+        let digits = String(number, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
     }
 
     /// Reserves the positions up to `seq` (the counter only grows).

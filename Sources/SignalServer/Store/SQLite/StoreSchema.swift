@@ -252,6 +252,15 @@ enum StoreSchema {
                 -- alert for that device.
                 ALTER TABLE push_tokens ADD COLUMN alert_token TEXT;
                 """),
+        StoreMigration(
+            version: 14,
+            sql: """
+                -- The store's epoch: a random number made with the store (a
+                -- store made anew, or in memory, gets another), which auth
+                -- results carry so that a device never resumes from a
+                -- position of another store.
+                INSERT INTO counters (name, value) VALUES ('epoch', random() & 9223372036854775807);
+                """),
     ]
 
     /// The schema version this build writes.

@@ -179,7 +179,12 @@ final class ClusterListener: Sendable {
 enum ClusterBroadcast {
     /// Sends `payload` to every node when the transaction `db` is in commits (at once outside one).
     static func send(_ payload: String, on db: PostgresConnection) throws(PostgresError) {
-        try db.execute("SELECT pg_notify($1, $2)", [ClusterChannel.all, payload])
+        try db.execute(statement(payload))
+    }
+
+    /// What ``send(_:on:)`` runs, for a pipeline.
+    static func statement(_ payload: String) -> PostgresPipeline.Statement {
+        .init("SELECT pg_notify($1, $2)", [ClusterChannel.all, payload])
     }
 
     static func revocation(uid: String, at: Int64) -> String {

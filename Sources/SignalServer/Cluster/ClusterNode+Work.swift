@@ -225,7 +225,7 @@ extension ClusterNode {
             let number = self.number
             do throws(PostgresError) {
                 guard number != 0 else { throw PostgresError(sqlState: nil, message: "the node has no number") }
-                try db.notify(ClusterChannel.node(number), node: number, body: message.body)
+                _ = try db.execute(PostgresConnection.notify(ClusterChannel.node(number), node: number, body: message.body))
             } catch {
                 // Better late in order than not at all: the device hears it now.
                 service.deliver([(device.address, .frame(frame))])

@@ -2,14 +2,20 @@ import SignalCore
 import SignalProtocol
 
 /// One input to the machine, run as one PostgreSQL transaction on the
-/// node that received it (docs/CLUSTER.md, "How it works"):
+/// node that received it (docs/CLUSTER.md, "How it works"), in two round
+/// trips:
 ///
-/// 1. lock the users the input touches, and the other parties of their live
-///    calls, with transaction advisory locks in one global order;
-/// 2. read their live calls, their devices on every node and their grace
-///    periods into a new ``CallStateMachine``, which decides as on one node;
-/// 3. write what it changed: calls, presence, timer rows, webhook deliveries;
-/// 4. `NOTIFY` each node with a device to tell, and commit.
+/// 1. read: one pipeline, `BEGIN` and a call of `ringd_transition`, which
+///    locks the users the input touches and the other parties of their live
+///    calls with transaction advisory locks in one global order, and returns
+///    their live calls, their devices on every node, their grace periods and
+///    the transition's change positions (``PostgresTransitionRead``);
+/// 2. a new ``CallStateMachine``, seeded with that, decides as on one node:
+///    the rules stay in one place, the machine, rather than in a copy in
+///    PL/pgSQL that could drift from it;
+/// 3. write: one pipeline of what it changed (calls, presence, timer rows,
+///    webhook deliveries), a `NOTIFY` to each node with a device to tell,
+///    and `COMMIT`.
 ///
 /// Every transition that can change what a user sees holds that user's
 /// lock, so two nodes never decide about one user at once: busy, glare
@@ -34,9 +40,9 @@ struct ClusterTransaction {
     /// Runs the transaction; throws what PostgreSQL or the store reported,
     /// after rolling back. `frame` encodes a result (counting failures);
     /// devices of a node whose lease of `leaseMillis` lapsed are not
-    /// connected for it (``PostgresConnection/presence(of:leaseMillis:keeping:)``).
+    /// connected for it (``PostgresTransitionRead/devices``).
     ///
-    /// Locks are taken in one global order (``PostgresConnection/lockUsers(_:)``):
+    /// Locks are taken in one global order (``PostgresConnection/lockKey(_:)``):
     /// the users to lock are read first without locks, and when a live call
     /// read under the locks names another user, the transaction rolls back
     /// and starts again with that user too, rather than lock out of order
@@ -46,108 +52,171 @@ struct ClusterTransaction {
         leaseMillis: Int64, webhooks: ClusterWebhooks?,
         frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
     ) throws(StoreError) -> Outcome {
-        let first = try reportingPostgresErrors { () throws(PostgresError) in try initialUsers(db) }
-        var wanted = first.union(Self.parties(of: try db.liveCalls(ofAny: first.sorted())))
-        for _ in 0 ..< Self.lockRounds {
-            try reportingPostgresErrors { () throws(PostgresError) in try db.execute("BEGIN") }
-            do throws(StoreError) {
-                try reportingPostgresErrors { () throws(PostgresError) in try db.lockUsers(wanted) }
-                let calls = try db.liveCalls(ofAny: wanted.sorted())
-                let needed = wanted.union(Self.parties(of: calls))
-                guard needed.isSubset(of: wanted) else {
-                    try reportingPostgresErrors { () throws(PostgresError) in try db.execute("ROLLBACK") }
-                    wanted = needed
+        var request = readRequest(settings: settings, now: now, leaseMillis: leaseMillis)
+        do throws(StoreError) {
+            for _ in 0 ..< Self.lockRounds {
+                var reads = PostgresPipeline()
+                // The round before found more users to lock: it ends first.
+                if db.isInTransaction { reads.append("ROLLBACK") }
+                reads.append("BEGIN")
+                let readIndex = reads.append(PostgresTransitionRead.statement(request))
+                var timerIndex: Int?
+                if case .timer(let timer) = description {
+                    timerIndex = reads.append(PostgresConnection.takeTimer(timer))
+                }
+                // A device arriving needs this node alive until the commit.
+                var aliveIndex: Int?
+                if case .connect = description { aliveIndex = reads.append(PostgresConnection.holdAlive(node: node)) }
+                let results = try reportingPostgresErrors { () throws(PostgresError) in try db.run(reads) }
+                let read = try PostgresTransitionRead(results[readIndex])
+                guard read.retry.isEmpty else {
+                    request.users = read.retry
                     continue
                 }
-                let outcome = try decide(
-                    on: db, users: wanted, calls: calls, settings: settings, now: now, node: node,
-                    leaseMillis: leaseMillis, webhooks: webhooks, frame: frame)
+                // A timer another node fired first: nothing to commit.
+                if let timerIndex, results[timerIndex].affected == 0 {
+                    try reportingPostgresErrors { () throws(PostgresError) in try db.execute("ROLLBACK") }
+                    return Outcome()
+                }
+                let (writes, outcome) = try decide(
+                    read, of: request, aliveHeld: aliveIndex.map { results[$0].count > 0 }, on: db, settings: settings,
+                    now: now, node: node, webhooks: webhooks, frame: frame)
                 guard !db.transactionFailed else {
                     throw StoreError(.database, "a statement of the transaction failed; it was rolled back")
                 }
-                try reportingPostgresErrors { () throws(PostgresError) in
-                    try db.execute(outcome == nil ? "ROLLBACK" : "COMMIT")
-                }
-                return outcome ?? Outcome()
-            } catch {
-                _ = try? db.execute("ROLLBACK")
-                throw error
+                try Self.run(writes, on: db)
+                return outcome
             }
+        } catch {
+            if db.isInTransaction { _ = try? db.execute("ROLLBACK") }
+            throw error
         }
-        throw StoreError(.retry, "the users to lock kept growing (\(wanted.count) after \(Self.lockRounds) rounds)")
+        if db.isInTransaction { _ = try? db.execute("ROLLBACK") }
+        throw StoreError(
+            .retry, "the users to lock kept growing (\(request.users.count) after \(Self.lockRounds) rounds)")
     }
 
-    private static func parties(of calls: [Call]) -> Set<String> {
-        Set(calls.flatMap { [$0.initiator, $0.receiver] })
+    /// Runs `pipeline` in the transaction; a call whose session id is taken
+    /// is the store's ``StoreErrorCode/callConflict``, as on one node.
+    private static func run(_ pipeline: PostgresPipeline, on db: PostgresConnection) throws(StoreError) {
+        do throws(PostgresError) {
+            _ = try db.run(pipeline)
+        } catch  where PostgresConnection.isCallConflict(error) {
+            throw StoreError(.callConflict, "a new call's session id is taken: \(error.message)")
+        } catch {
+            throw StoreError(error)
+        }
     }
 
-    /// Steps 2 to 4 inside the transaction, the users' locks held; nil when
-    /// there is nothing to commit (a timer another node fired first).
+    /// Step 2 inside the transaction, the users' locks held: the pipeline
+    /// of step 3, which ends with `COMMIT`, and what is left to do after it.
+    /// `aliveHeld` tells whether this node's row is held alive, when it was read.
     private func decide(
-        on db: PostgresConnection, users locked: Set<String>, calls: [Call], settings: SignalingSettings,
-        now: SignalingTime, node: Int64, leaseMillis: Int64, webhooks: ClusterWebhooks?,
+        _ read: PostgresTransitionRead, of request: PostgresTransitionRead.Request, aliveHeld: Bool?,
+        on db: PostgresConnection, settings: SignalingSettings,
+        now: SignalingTime, node: Int64, webhooks: ClusterWebhooks?,
         frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
-    ) throws(StoreError) -> Outcome? {
-        let (devices, graces, seq) = try reportingPostgresErrors { () throws(PostgresError) in
-            (
-                try db.presence(of: locked, leaseMillis: leaseMillis, keeping: disconnectedNode),
-                try db.graceGenerations(of: locked), try db.nextSeq()
-            )
-        }
-        if case .timer(let timer) = description {
-            guard try reportingPostgresErrors({ () throws(PostgresError) in try db.takeTimer(timer) })
-            else { return nil }
-        }
+    ) throws(StoreError) -> (PostgresPipeline, Outcome) {
         var machine = CallStateMachine(settings: settings)
         let positions = PostgresConnection.positionsPerTransition
         machine.seed(
-            calls: calls, devices: devices, graceGenerations: graces,
-            users: readsUsers ? try db.users(ofAny: locked.sorted()) : [], after: seq - 1,
-            reservedThrough: seq + positions - 1, epoch: try epoch(on: db), now: now,
-            recentInitiates: try recentInitiates(on: db, settings: settings, now: now))
+            calls: read.calls, devices: read.devices, graceGenerations: read.graces, users: read.users,
+            after: read.seq - 1, reservedThrough: read.seq + positions - 1, epoch: try epoch(on: db), now: now,
+            recentInitiates: request.initiator.map { [$0: read.recent] } ?? [:])
         let output = input(&machine, now)
         guard output.changes.count <= positions else {
             throw StoreError(
                 .database,
                 "a transition made \(output.changes.count) changes; a cluster transition makes at most \(positions)")
         }
-        for change in output.changes { try db.save(change.after) }
+        var writes = PostgresPipeline()
+        for change in output.changes { writes.append(PostgresConnection.save(change)) }
         let plan = DeliveryPlan(output.actions)
+        // The outbox: an event exists exactly when its change commits.
+        webhooks?.record(output.changes, in: &writes)
         try reportingPostgresErrors { () throws(PostgresError) in
-            // The outbox: an event exists exactly when its change commits.
-            try webhooks?.record(output.changes, on: db)
-            try writePresence(before: devices, after: machine.devices, users: locked, node: node, on: db)
-            try writeTimers(
-                plan.timers, graces: graces, after: machine.graceGenerations, users: locked, now: now, on: db)
+            try writePresence(
+                before: read.devices, after: machine.devices, users: read.locked, node: node, aliveHeld: aliveHeld,
+                on: db, into: &writes)
         }
+        writeTimers(
+            plan.timers, graces: read.graces, after: machine.graceGenerations, users: read.locked, now: now,
+            into: &writes)
         var messages: [Int64: NodeMessage] = [:]
         for step in plan.steps { add(step, to: &messages, frame: frame) }
         // What a node answers from its store after the commit is read here,
-        // in the transaction, and follows the steps as it does there.
+        // in the transaction, and follows the steps as it does there: a
+        // resume reads what this transition wrote, so the writes go first.
         for resume in plan.resumes {
+            try Self.run(writes, on: db)
+            writes = PostgresPipeline()
             let answer = try resumed(resume, on: db, now: now)
             messages[resume.address.node, default: NodeMessage()]
                 .send(frame(resume.id, .success(answer)), to: [resume.address])
         }
         for lookup in plan.lookups {
             let error =
-                switch Result(catching: { () throws(StoreError) in try db.call(sessionId: lookup.sessionId) }) {
+                switch Result(catching: { () throws(StoreError) in
+                    try stored(lookup.sessionId, read: read, changes: output.changes, request: request, on: db)
+                }) {
                 case .success(let stored): SignalError.notLive(lookup.sessionId, stored: stored, askedBy: lookup.uid)
                 case .failure(let failure): failure.signalError
                 }
             messages[lookup.address.node, default: NodeMessage()]
                 .send(frame(lookup.id, .failure(error)), to: [lookup.address])
         }
-        try reportingPostgresErrors { () throws(PostgresError) in
-            for (target, message) in messages.sorted(by: { $0.key < $1.key }) where !message.isEmpty {
-                try db.notify(ClusterChannel.node(target), node: target, body: message.body)
-            }
-            // To every node: the one that pushed the ring may be another.
-            for call in plan.ringsStopped {
-                try ClusterBroadcast.send(ClusterBroadcast.pushStopped(call), on: db)
-            }
+        for (target, message) in messages.sorted(by: { $0.key < $1.key }) where !message.isEmpty {
+            writes.append(
+                PostgresConnection.notify(ClusterChannel.node(target), node: target, body: message.body))
         }
-        return Outcome(changes: output.changes, rings: plan.rings)
+        // To every node: the one that pushed the ring may be another.
+        for call in plan.ringsStopped { writes.append(ClusterBroadcast.statement(ClusterBroadcast.pushStopped(call))) }
+        writes.append("COMMIT")
+        return (writes, Outcome(changes: output.changes, rings: plan.rings))
+    }
+
+    /// The call `sessionId` as the transaction leaves it: what it changed,
+    /// else what the read returned for the input's session, else read now.
+    private func stored(
+        _ sessionId: String, read: PostgresTransitionRead, changes: [CallChange],
+        request: PostgresTransitionRead.Request, on db: PostgresConnection
+    ) throws(StoreError) -> Call? {
+        if let changed = changes.last(where: { $0.after.sessionId == sessionId }) { return changed.after }
+        guard sessionId == request.sessionId else { return try db.call(sessionId: sessionId) }
+        return read.calls.first { $0.sessionId == sessionId } ?? read.stored
+    }
+
+    /// What the read of step 1 asks for this input.
+    private func readRequest(
+        settings: SignalingSettings, now: SignalingTime, leaseMillis: Int64
+    ) -> PostgresTransitionRead.Request {
+        var request = PostgresTransitionRead.Request(
+            users: [], leaseMillis: leaseMillis, keptNode: disconnectedNode, readsUsers: readsUsers, now: now.wall)
+        switch description {
+        case .request(let named, _, let device):
+            request.users = [device.uid]
+            if case .initiateCall(let receiver, _, _, _, let clientCallId) = named {
+                request.users.insert(receiver)
+                // What the caller's recent calls on every node say (a
+                // retry's call, the per-user limit), read under its lock.
+                if clientCallId != nil || settings.initiatesPerMinute > 0 {
+                    request.initiator = device.uid
+                    request.clientCallId = clientCallId
+                    request.initiateLimit = settings.initiatesPerMinute
+                }
+            } else {
+                request.sessionId = CallStateMachine.sessionId(of: named)
+            }
+        case .connect(let device, _, _), .disconnect(let device):
+            request.users = [device.uid]
+        case .timer(.ring(let sessionId)), .unreachable(let sessionId):
+            request.sessionId = sessionId
+        case .timer(.grace(let uid, _)):
+            request.users = [uid]
+        case .rebuild, .restart, .shutdown:
+            break
+        }
+        return request
     }
 
     /// The node of the device a disconnect takes away, whose presence the
@@ -174,62 +243,28 @@ struct ClusterTransaction {
         }
     }
 
-    /// For an `initiateCall`, what the caller's recent calls on every node
-    /// say (a retry's call, the per-user limit), read under the caller's lock.
-    private func recentInitiates(
-        on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime
-    ) throws(StoreError) -> [String: RecentInitiates] {
-        guard case .request(.initiateCall(_, _, _, _, let clientCallId), _, let device) = description,
-            clientCallId != nil || settings.initiatesPerMinute > 0
-        else { return [:] }
-        return [
-            device.uid: try db.recentInitiates(
-                of: device.uid, clientCallId: clientCallId, limit: settings.initiatesPerMinute, now: now.wall)
-        ]
-    }
-
-    /// The users the input names before anything is locked.
-    private func initialUsers(_ db: PostgresConnection) throws(PostgresError) -> Set<String> {
-        switch description {
-        case .request(let request, _, let device):
-            if case .initiateCall(let receiver, _, _, _, _) = request { return [device.uid, receiver] }
-            guard let sessionId = CallStateMachine.sessionId(of: request) else { return [device.uid] }
-            return try parties(of: sessionId, db).union([device.uid])
-        case .connect(let device, _, _), .disconnect(let device):
-            return [device.uid]
-        case .timer(.ring(let sessionId)), .unreachable(let sessionId):
-            return try parties(of: sessionId, db)
-        case .timer(.grace(let uid, _)):
-            return [uid]
-        case .rebuild, .restart, .shutdown:
-            return []
-        }
-    }
-
-    /// A call's parties (which never change, so reading them unlocked is safe).
-    private func parties(of sessionId: String, _ db: PostgresConnection) throws(PostgresError) -> Set<String> {
-        let rows = try db.execute("SELECT initiator, receiver FROM calls WHERE session_id = $1", [sessionId])
-        guard rows.count > 0, let initiator = rows.string(0, 0), let receiver = rows.string(0, 1) else { return [] }
-        return [initiator, receiver]
-    }
-
     /// Presence rows as the machine left the devices. A device arriving
     /// here needs this node alive: a node another one declared dead (it
-    /// stalled past its lease) must not take devices until it registered again.
+    /// stalled past its lease) must not take devices until it registered
+    /// again. `aliveHeld` says whether the read held it, nil when it did
+    /// not look (an input other than a connect adding a device: asked now).
     private func writePresence(
         before: [String: [String: DeviceAddress]], after: [String: [String: DeviceAddress]],
-        users: Set<String>, node: Int64, on db: PostgresConnection
+        users: Set<String>, node: Int64, aliveHeld: Bool?, on db: PostgresConnection,
+        into writes: inout PostgresPipeline
     ) throws(PostgresError) {
+        var aliveHeld = aliveHeld
         for uid in users.sorted() {
             let old = before[uid] ?? [:], new = after[uid] ?? [:]
             for (deviceId, address) in new.sorted(by: { $0.key < $1.key }) where old[deviceId] != address {
-                guard address.node == node, try db.holdAlive(node: node) else {
+                if aliveHeld == nil { aliveHeld = try db.execute(PostgresConnection.holdAlive(node: node)).count > 0 }
+                guard address.node == node, aliveHeld == true else {
                     throw PostgresError(sqlState: nil, message: "node \(address.node) is not registered as alive")
                 }
-                try db.setPresence(uid: uid, deviceId: deviceId, at: address)
+                writes.append(PostgresConnection.setPresence(uid: uid, deviceId: deviceId, at: address))
             }
             for deviceId in old.keys.sorted() where new[deviceId] == nil {
-                try db.removePresence(uid: uid, deviceId: deviceId)
+                writes.append(PostgresConnection.removePresence(uid: uid, deviceId: deviceId))
             }
         }
     }
@@ -238,19 +273,19 @@ struct ClusterTransaction {
     /// periods it ended without a word (a device came back).
     private func writeTimers(
         _ timers: [TimerChange], graces: [String: UInt64], after: [String: UInt64],
-        users: Set<String>, now: SignalingTime, on db: PostgresConnection
-    ) throws(PostgresError) {
+        users: Set<String>, now: SignalingTime, into writes: inout PostgresPipeline
+    ) {
         for uid in users.sorted() where graces[uid] != nil && after[uid] == nil {
-            try db.deleteTimer(kind: "grace", subject: uid)
+            writes.append(PostgresConnection.deleteTimer(kind: "grace", subject: uid))
         }
         for timer in timers {
             switch timer {
             case .schedule(let timer, let at):
                 // Due on the database's clock (PostgresConnection.setTimer), not this node's.
-                try db.setTimer(timer, dueInMillis: at - now.monotonic)
+                writes.append(PostgresConnection.setTimer(timer, dueInMillis: at - now.monotonic))
             case .cancel(let timer):
                 let row = PostgresConnection.row(of: timer)
-                try db.deleteTimer(kind: row.kind, subject: row.subject)
+                writes.append(PostgresConnection.deleteTimer(kind: row.kind, subject: row.subject))
             }
         }
     }

@@ -24,9 +24,12 @@ final class ClusterWebhooks: Sendable {
         self.store = store
     }
 
-    /// Writes the deliveries of `changes` (inside their transaction) and notifies the leader.
-    func record(_ changes: [CallChange], on db: PostgresConnection) throws(PostgresError) {
-        try db.insert(changes.flatMap(webhooks.outbox.deliveries(of:)))
+    /// Queues the writing of the deliveries of `changes` (inside their
+    /// transaction) and the leader's notification.
+    func record(_ changes: [CallChange], in pipeline: inout PostgresPipeline) {
+        if let insert = PostgresConnection.insert(changes.flatMap(webhooks.outbox.deliveries(of:))) {
+            pipeline.append(insert)
+        }
     }
 
     /// Each lease round, on the listener's connection: takes the leader's

@@ -51,6 +51,20 @@ extension PostgresConnection {
         }
     }
 
+    /// The statement that saves a transition's `change` in a pipeline: an
+    /// update when the call was read (under its parties' locks, so its
+    /// row is there and names them), an insert when the change created it,
+    /// which fails as a unique violation when the session id is taken
+    /// (``isCallConflict(_:)``).
+    static func save(_ change: CallChange) -> PostgresPipeline.Statement {
+        .init(change.before == nil ? insertCallSQL : updateCallSQL, parameters(of: change.after))
+    }
+
+    /// Whether `error` is that of a call ``save(_:)`` inserted whose session id is taken.
+    static func isCallConflict(_ error: PostgresError) -> Bool {
+        error.statement == insertCallSQL && error.sqlState == PostgresError.uniqueViolation
+    }
+
     func call(sessionId: String) throws(StoreError) -> Call? {
         let rows = try reportingPostgresErrors { () throws(PostgresError) in
             try execute("SELECT \(Self.callColumns) FROM calls WHERE session_id = $1", [sessionId])

@@ -86,16 +86,16 @@ extension PostgresConnection {
     }
 
     /// Locks `node`'s row against being declared dead until the
-    /// transaction ends; false when it is dead or gone.
-    func holdAlive(node: Int64) throws(PostgresError) -> Bool {
-        try execute("SELECT 1 FROM nodes WHERE node_id = $1 AND NOT dead FOR SHARE", [String(node)]).count > 0
+    /// transaction ends; no row when it is dead or gone.
+    static func holdAlive(node: Int64) -> PostgresPipeline.Statement {
+        .init(sql: "SELECT 1 FROM nodes WHERE node_id = $1 AND NOT dead FOR SHARE", parameters: [String(node)])
     }
 
     /// Deletes, in one statement, the presence of the dead `node`'s devices
     /// whose users have no live call: their disconnect changes nothing else
     /// (no grace period starts, nobody is told), so it need not go through
     /// the machine one transaction at a time. A call placed meanwhile did
-    /// not count them either (``presence(of:leaseMillis:keeping:)``).
+    /// not count them either (``PostgresTransitionRead/devices``).
     func removeIdlePresence(onNode node: Int64) throws(PostgresError) -> Int {
         try execute(
             """
@@ -160,71 +160,31 @@ extension PostgresConnection {
 
     // MARK: Presence
 
-    /// The connected devices of `uids` on the nodes whose lease of
-    /// `leaseMillis` holds. A device of a node whose lease lapsed, declared
-    /// dead or not yet, lost its connection with the node: it counts for
-    /// nothing (push, `ringing`, device limits) from the moment the lease
-    /// ran out, before any node has taken it away. The devices of the node
-    /// `keeping` are read all the same: a disconnect's, so that taking a
-    /// dead node's device away still runs the disconnect rules.
-    func presence(
-        of uids: some Collection<String>, leaseMillis: Int64, keeping kept: Int64?
-    ) throws(PostgresError) -> [String: [String: DeviceAddress]] {
-        // Node numbers start at 1: 0 keeps no node's devices.
-        let rows = try execute(
-            """
-            SELECT p.uid, p.device_id, p.node_id, p.loop, p.connection FROM presence p
-            JOIN nodes n ON n.node_id = p.node_id
-            WHERE p.uid = ANY($1::text[])
-            AND (p.node_id = $3::bigint OR (NOT n.dead AND n.renewed_at >= \(Self.databaseNow) - $2::bigint))
-            """, [Self.textArray(Array(uids)), String(leaseMillis), String(kept ?? 0)])
-        var devices: [String: [String: DeviceAddress]] = [:]
-        for row in 0 ..< rows.count {
-            guard let uid = rows.string(row, 0), let deviceId = rows.string(row, 1), let node = rows.int64(row, 2),
-                let loop = rows.int64(row, 3), let connection = rows.int64(row, 4)
-            else { continue }
-            devices[uid, default: [:]][deviceId] = DeviceAddress(
-                node: node, loop: Int(loop), connection: UInt64(connection))
-        }
-        return devices
-    }
-
     func setPresence(uid: String, deviceId: String, at address: DeviceAddress) throws(PostgresError) {
-        try execute(
-            """
-            INSERT INTO presence (uid, device_id, node_id, loop, connection) VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (uid, device_id) DO UPDATE SET node_id = $3, loop = $4, connection = $5
-            """, [uid, deviceId, String(address.node), String(address.loop), String(address.connection)])
+        try execute(Self.setPresence(uid: uid, deviceId: deviceId, at: address))
     }
 
-    func removePresence(uid: String, deviceId: String) throws(PostgresError) {
-        try execute("DELETE FROM presence WHERE uid = $1 AND device_id = $2", [uid, deviceId])
+    static func setPresence(uid: String, deviceId: String, at address: DeviceAddress) -> PostgresPipeline.Statement {
+        .init(
+            sql: """
+                INSERT INTO presence (uid, device_id, node_id, loop, connection) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (uid, device_id) DO UPDATE SET node_id = $3, loop = $4, connection = $5
+                """,
+            parameters: [uid, deviceId, String(address.node), String(address.loop), String(address.connection)])
+    }
+
+    static func removePresence(uid: String, deviceId: String) -> PostgresPipeline.Statement {
+        .init(sql: "DELETE FROM presence WHERE uid = $1 AND device_id = $2", parameters: [uid, deviceId])
     }
 
     // MARK: Timers
 
-    /// The running grace period of each of `uids` that has one.
-    func graceGenerations(of uids: some Collection<String>) throws(PostgresError) -> [String: UInt64] {
-        let rows = try execute(
-            """
-            SELECT subject, generation FROM timers
-            WHERE kind = 'grace' AND subject = ANY($1::text[])
-            """, [Self.textArray(Array(uids))])
-        var generations: [String: UInt64] = [:]
-        for row in 0 ..< rows.count {
-            if let uid = rows.string(row, 0), let generation = rows.int64(row, 1) {
-                generations[uid] = UInt64(bitPattern: generation)
-            }
-        }
-        return generations
-    }
-
     /// Starts or replaces `timer`, due in `dueInMillis` on the database's
     /// clock: every node compares due times with that one clock, so a
     /// node whose clock is off moves no deadline.
-    func setTimer(_ timer: SignalingTimer, dueInMillis: Int64) throws(PostgresError) {
+    static func setTimer(_ timer: SignalingTimer, dueInMillis: Int64) -> PostgresPipeline.Statement {
         let (kind, subject, generation) = Self.row(of: timer)
-        try execute(
+        return .init(
             """
             INSERT INTO timers (kind, subject, due_at, generation) VALUES ($1, $2, \(Self.databaseNow) + $3, $4)
             ON CONFLICT (kind, subject) DO UPDATE
@@ -232,20 +192,20 @@ extension PostgresConnection {
             """, [kind, subject, String(dueInMillis), String(generation)])
     }
 
-    func deleteTimer(kind: String, subject: String) throws(PostgresError) {
-        try execute("DELETE FROM timers WHERE kind = $1 AND subject = $2", [kind, subject])
+    static func deleteTimer(kind: String, subject: String) -> PostgresPipeline.Statement {
+        .init("DELETE FROM timers WHERE kind = $1 AND subject = $2", [kind, subject])
     }
 
-    /// Takes `timer` if it is still set and due (database clock):
-    /// whichever node deletes the row fires it, once.
-    func takeTimer(_ timer: SignalingTimer) throws(PostgresError) -> Bool {
+    /// Takes `timer` if it is still set and due (database clock): whichever
+    /// node deletes the row fires it, once (it deleted a row: `affected`).
+    static func takeTimer(_ timer: SignalingTimer) -> PostgresPipeline.Statement {
         let (kind, subject, generation) = Self.row(of: timer)
-        return try execute(
+        return .init(
             """
             DELETE FROM timers WHERE kind = $1 AND subject = $2 AND generation = $3
             AND due_at <= \(Self.databaseNow)
             """, [kind, subject, String(generation)]
-        ).affected > 0
+        )
     }
 
     /// Claims up to `limit` timers due (database clock), earliest first, for
@@ -306,34 +266,25 @@ extension PostgresConnection {
     /// increment, fixed by schema migration 1.
     static let positionsPerTransition: Int64 = 8
 
-    /// The first of the ``positionsPerTransition`` positions of the change
-    /// sequence the transition may hand out.
-    func nextSeq() throws(PostgresError) -> Int64 {
-        guard let seq = try execute("SELECT nextval('change_seq')").int64(0, 0) else {
-            throw PostgresError(sqlState: nil, message: "nextval returned nothing")
-        }
-        return seq
-    }
-
     /// The largest body sent in the notification itself; PostgreSQL's
     /// payload limit is 8000 bytes.
     static let inlineMessageLimit = 7900
 
     /// Sends `body` to `channel` when the transaction commits: in the
-    /// notification, or a row the notification names when it is too large.
-    /// A row's `created_at` is the database's clock, as is the cutoff
-    /// that prunes it (``dropStaleMessages(olderThanMillis:)``).
-    func notify(_ channel: String, node: Int64, body: String) throws(PostgresError) {
-        var payload = body
-        if body.utf8.count > Self.inlineMessageLimit {
-            let rows = try execute(
-                """
-                INSERT INTO node_messages (node_id, created_at, body) VALUES ($1, \(Self.databaseNow), $2)
-                RETURNING id
-                """, [String(node), body])
-            payload = "@" + (rows.string(0, 0) ?? "")
+    /// notification, or a row the notification names when it is too large
+    /// (one statement either way, for a pipeline). A row's `created_at` is
+    /// the database's clock, as is the cutoff that prunes it
+    /// (``dropStaleMessages(olderThanMillis:)``).
+    static func notify(_ channel: String, node: Int64, body: String) -> PostgresPipeline.Statement {
+        guard body.utf8.count > Self.inlineMessageLimit else {
+            return .init("SELECT pg_notify($1, $2)", [channel, body])
         }
-        try execute("SELECT pg_notify($1, $2)", [channel, payload])
+        return .init(
+            """
+            WITH message AS (
+                INSERT INTO node_messages (node_id, created_at, body) VALUES ($2, \(Self.databaseNow), $3) RETURNING id)
+            SELECT pg_notify($1, '@' || id) FROM message
+            """, [channel, String(node), body])
     }
 
     /// Messages older than `age` ms (database clock) that nobody took:

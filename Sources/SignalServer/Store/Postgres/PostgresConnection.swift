@@ -10,6 +10,15 @@ public struct PostgresError: Error, Hashable, Sendable, CustomStringConvertible 
     /// The five-character SQLSTATE, nil for failures of the connection itself.
     public let sqlState: String?
     public let message: String
+    /// The SQL of the statement that failed, when one of a pipeline did
+    /// (``PostgresConnection/run(_:)``): which of them is otherwise unknown.
+    public let statement: String?
+
+    public init(sqlState: String?, message: String, statement: String? = nil) {
+        self.sqlState = sqlState
+        self.message = message
+        self.statement = statement
+    }
 
     /// `unique_violation`: the row exists (a second live call of one user, say).
     public static let uniqueViolation = "23505"
@@ -20,7 +29,12 @@ public struct PostgresError: Error, Hashable, Sendable, CustomStringConvertible 
     /// `serialization_failure`: retry the transaction.
     public static let serializationFailure = "40001"
 
-    public var description: String { sqlState.map { "\($0): \(message)" } ?? message }
+    public var description: String {
+        let text = sqlState.map { "\($0): \(message)" } ?? message
+        // The statement's first line says which it was; the rest would flood the log.
+        guard let line = statement?.split(separator: "\n").first else { return text }
+        return text + " (in `\(line.prefix(80))`)"
+    }
 }
 
 /// Runs `body`, reporting a PostgreSQL failure as a ``StoreError`` (a
@@ -39,9 +53,16 @@ func reportingPostgresErrors<Value>(_ body: () throws(PostgresError) -> Value) t
 /// ``SQLiteDatabase``. Parameters go as text in `$1…`, never spliced into
 /// the SQL.
 final class PostgresConnection {
-    fileprivate let handle: OpaquePointer
+    let handle: OpaquePointer
     /// The store's epoch as this session found it (``storeEpoch()``).
     private var epoch: String?
+    /// The statements ``run(_:)`` prepared on this connection, by SQL text: their names.
+    var preparedStatements: [String: String] = [:]
+    /// The statements the pipeline being sent prepares, cached once the server answered.
+    var pendingPrepares: [String: String] = [:]
+    /// How many times this connection waited for the server: each
+    /// statement run alone, each pipeline (what a transition costs in latency).
+    var roundTrips = 0
 
     /// What a connection uses unless the URL says otherwise: a bounded
     /// connect, and TCP keepalives with a user timeout, so that a database
@@ -93,6 +114,7 @@ final class PostgresConnection {
                     handle, sql, Int32(values.count), nil, values.isEmpty ? nil : values.baseAddress, nil, nil, 0)
             }
         }
+        roundTrips += 1
         guard let result else {
             throw PostgresError(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)))
         }
@@ -101,15 +123,21 @@ final class PostgresConnection {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
             return rows
         default:
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            throw PostgresError(sqlState: state, message: Self.trimmed(PQresultErrorMessage(result)))
+            throw Self.error(of: result)
         }
+    }
+
+    /// The failure a result reports, with the statement's SQL when given.
+    static func error(of result: OpaquePointer, statement: String? = nil) -> PostgresError {
+        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+        return PostgresError(sqlState: state, message: trimmed(PQresultErrorMessage(result)), statement: statement)
     }
 
     /// Runs `script`, one or more statements without parameters (a
     /// migration), through the simple query protocol, which
     /// ``execute(_:_:)``'s one-statement extended protocol is not.
     func run(script: String) throws(PostgresError) {
+        roundTrips += 1
         guard let result = PQexec(handle, script) else {
             throw PostgresError(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)))
         }
@@ -118,8 +146,7 @@ final class PostgresConnection {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
             return
         default:
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            throw PostgresError(sqlState: state, message: Self.trimmed(PQresultErrorMessage(result)))
+            throw Self.error(of: result)
         }
     }
 
@@ -209,7 +236,7 @@ final class PostgresConnection {
     /// Whether the connection is still usable (a server restart breaks it).
     var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
 
-    fileprivate static func trimmed(_ text: UnsafePointer<CChar>?) -> String {
+    static func trimmed(_ text: UnsafePointer<CChar>?) -> String {
         guard let text else { return "unknown libpq error" }
         var message = String(cString: text)
         while message.last?.isWhitespace == true { message.removeLast() }
@@ -222,7 +249,7 @@ final class PostgresConnection {
 final class PostgresRows {
     private let result: OpaquePointer
 
-    fileprivate init(_ result: OpaquePointer) { self.result = result }
+    init(_ result: OpaquePointer) { self.result = result }
 
     deinit { PQclear(result) }
 

@@ -1,9 +1,8 @@
 import SignalProtocol
 
-/// What a device or a node continues from, read from PostgreSQL: the calls
-/// of a user changed after a position (resume, as
-/// ``StoreConnection/changedCalls(of:after:limit:)`` in ContinuityRows.swift)
-/// and the live calls of some users.
+/// What a device continues from, read from PostgreSQL: the calls of a user
+/// changed after a position (resume, as
+/// ``StoreConnection/changedCalls(of:after:limit:)`` in ContinuityRows.swift).
 extension PostgresConnection {
     /// The calls of $1 created after position $2 (their seq is their first
     /// change's position), at most $3 per party column.
@@ -21,16 +20,6 @@ extension PostgresConnection {
         (SELECT \(callColumns), seq FROM calls WHERE receiver = $1 AND seq <= $2 AND initiator != $1
          ORDER BY seq DESC LIMIT $3)
         ORDER BY seq DESC LIMIT $3
-        """
-
-    /// The live calls with a party in $1 (a text array), oldest first; the
-    /// status condition is that of calls_live_by_initiator and
-    /// calls_live_by_receiver word for word, so the planner can use those
-    /// partial indexes.
-    private static let liveCallsOfAnySQL = """
-        SELECT \(callColumns) FROM calls
-        WHERE (status = 'initiated' OR status = 'ongoing') AND (initiator = ANY($1::text[]) OR receiver = ANY($1::text[]))
-        ORDER BY seq
         """
 
     /// The calls `uid` is a party of that changed after position `seq`,
@@ -59,19 +48,10 @@ extension PostgresConnection {
             after: seq, limit: limit)
     }
 
-    /// The calls still `initiated` or `ongoing` that one of `uids` is a
-    /// party of, oldest first: what a node serving those users continues.
-    func liveCalls(ofAny uids: [String]) throws(StoreError) -> [Call] {
-        try Self.decodeCalls(
-            reportingPostgresErrors { () throws(PostgresError) in
-                try execute(Self.liveCallsOfAnySQL, [Self.textArray(uids)])
-            })
-    }
-
     /// The rows of a result selecting ``callColumns`` first, as calls, up
     /// to and including the first that `last` returns true for: the rest
     /// need not be decoded.
-    private static func decodeCalls(
+    static func decodeCalls(
         _ rows: PostgresRows,
         through last: (Call) -> Bool = { _ in false }
     ) throws(StoreError) -> [Call] {

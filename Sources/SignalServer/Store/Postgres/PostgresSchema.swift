@@ -277,6 +277,7 @@ enum PostgresSchema {
                 SELECT name, value FROM cluster_settings WHERE name = 'token_secret';
                 DELETE FROM cluster_settings WHERE name = 'token_secret';
                 """),
+        Migration(version: 11, sql: transitionFunctions),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -15,17 +15,19 @@ extension PostgresConnection {
             try execute(Self.usersOfAnySQL, [Self.textArray(uids)])
         }
         var records: [UserRecord] = []
-        for row in 0 ..< rows.count {
-            guard let uid = rows.string(row, 0), let updatedAt = rows.int64(row, 6) else {
-                throw StoreError(.corruptRow, "a users row lacks its uid or time")
-            }
-            records.append(
-                try UserRowValues(
-                    uid: uid, name: rows.string(row, 1), avatarUrl: rows.string(row, 2), metadata: rows.string(row, 3),
-                    doNotDisturbMode: rows.string(row, 4), doNotDisturbUntil: rows.int64(row, 5), updatedAt: updatedAt
-                ).decoded())
-        }
+        for row in 0 ..< rows.count { records.append(try Self.decodeUser(rows, row)) }
         return records
+    }
+
+    /// The ``UserRecord`` in row `row` of a result selecting ``UserRowValues/columns``.
+    static func decodeUser(_ rows: PostgresRows, _ row: Int) throws(StoreError) -> UserRecord {
+        guard let uid = rows.string(row, 0), let updatedAt = rows.int64(row, 6) else {
+            throw StoreError(.corruptRow, "a users row lacks its uid or time")
+        }
+        return try UserRowValues(
+            uid: uid, name: rows.string(row, 1), avatarUrl: rows.string(row, 2), metadata: rows.string(row, 3),
+            doNotDisturbMode: rows.string(row, 4), doNotDisturbUntil: rows.int64(row, 5), updatedAt: updatedAt
+        ).decoded()
     }
 
     /// Applies `change` to `uid`'s record in a transaction holding the

@@ -12,11 +12,16 @@ extension PostgresConnection {
     /// The channel a transaction that wrote deliveries notifies; the leader listens on it.
     static let webhookChannel = "ringd_webhooks"
 
-    /// Adds pending deliveries (in the transaction of the changes they tell
-    /// of) and notifies the leader, in one statement: one round trip
-    /// whatever their number.
+    /// Adds pending deliveries and notifies the leader, in one statement.
     func insert(_ deliveries: [WebhookDelivery]) throws(PostgresError) {
-        guard !deliveries.isEmpty else { return }
+        if let statement = Self.insert(deliveries) { try execute(statement) }
+    }
+
+    /// The statement that adds pending deliveries (in the transaction of
+    /// the changes they tell of) and notifies the leader: one whatever
+    /// their number; nil for none.
+    static func insert(_ deliveries: [WebhookDelivery]) -> PostgresPipeline.Statement? {
+        guard !deliveries.isEmpty else { return nil }
         var values: [String] = []
         var parameters: [String?] = []
         for delivery in deliveries {
@@ -24,7 +29,7 @@ extension PostgresConnection {
             values.append("(" + (1 ... 13).map { "$\(base + $0)" }.joined(separator: ", ") + ")")
             parameters += Self.fields(delivery)
         }
-        try execute(
+        return .init(
             """
             WITH added AS (INSERT INTO webhook_deliveries (\(Self.columns)) VALUES \(values.joined(separator: ", ")))
             SELECT pg_notify('\(Self.webhookChannel)', '')

@@ -54,8 +54,8 @@ func reportingPostgresErrors<Value>(_ body: () throws(PostgresError) -> Value) t
 /// the SQL.
 final class PostgresConnection {
     let handle: OpaquePointer
-    /// The store's epoch as this session found it (``storeEpoch()``).
-    private var epoch: String?
+    /// The store's epoch as this session found it (``storeEpoch()``), nil until read.
+    private(set) var knownEpoch: String?
     /// The statements ``run(_:)`` prepared on this connection, by SQL text: their names.
     var preparedStatements: [String: String] = [:]
     /// The statements the pipeline being sent prepares, cached once the server answered.
@@ -213,10 +213,19 @@ final class PostgresConnection {
     /// session: a failover or a restore breaks the session, and the next
     /// one reads it again.
     func storeEpoch() throws(PostgresError) -> String {
-        if let epoch { return epoch }
-        let read = try execute("SELECT ringd_store_epoch()").string(0, 0) ?? ""
-        epoch = read
-        return read
+        if let knownEpoch { return knownEpoch }
+        return remember(epoch: try execute(Self.storeEpochQuery))
+    }
+
+    /// The query of the store's epoch, for a pipeline to run along (then ``remember(epoch:)``).
+    static let storeEpochQuery = "SELECT ringd_store_epoch()"
+
+    /// Keeps the epoch ``storeEpochQuery`` answered for this session.
+    @discardableResult
+    func remember(epoch rows: PostgresRows) -> String {
+        let epoch = rows.string(0, 0) ?? ""
+        knownEpoch = epoch
+        return epoch
     }
 
     /// Whether a transaction is open on the connection.
@@ -229,7 +238,13 @@ final class PostgresConnection {
         guard isOpen else { return false }
         var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
         if descriptor.fd < 0 { return false }
-        if poll(&descriptor, 1, 0) > 0 && PQconsumeInput(handle) == 0 { return false }
+        // A server that shuts down sends its FATAL, then closes: the first
+        // read takes the message and the connection still looks fine, the
+        // next finds the end of the stream.
+        for _ in 0 ..< 3 where isOpen {
+            guard poll(&descriptor, 1, 0) > 0 else { break }
+            if PQconsumeInput(handle) == 0 { return false }
+        }
         return isOpen
     }
 

@@ -68,8 +68,10 @@ extension ClusterNode {
 
     /// Queues one maintenance round on the first worker unless one is queued:
     /// disconnects that failed before, the devices of nodes whose lease
-    /// lapsed (`leases`, every third of the lease), and due timers.
+    /// lapsed (`leases`, every third of the lease), and due timers; and a
+    /// connect attempt on each worker that cannot connect (``ClusterWorker/probe()``).
     func maintain(leases: Bool) {
+        for worker in workers.all { worker.probe() }
         guard !maintenanceQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
         workers.first.submit { [self] db in
             defer { maintenanceQueued.store(false, ordering: .releasing) }
@@ -225,7 +227,8 @@ extension ClusterNode {
             let number = self.number
             do throws(PostgresError) {
                 guard number != 0 else { throw PostgresError(sqlState: nil, message: "the node has no number") }
-                _ = try db.execute(PostgresConnection.notify(ClusterChannel.node(number), node: number, body: message.body))
+                _ = try db.execute(
+                    PostgresConnection.notify(ClusterChannel.node(number), node: number, body: message.body))
             } catch {
                 // Better late in order than not at all: the device hears it now.
                 service.deliver([(device.address, .frame(frame))])

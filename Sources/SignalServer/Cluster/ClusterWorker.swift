@@ -33,6 +33,8 @@ final class ClusterWorker: Sendable {
     /// Why the worker has no connection, from its first failed connect
     /// until one succeeds; nil while it has one (or has not needed one yet).
     private let outage = Mutex<String?>(nil)
+    /// A connect attempt is queued for an outage (``probe()``).
+    private let probing = Atomic(false)
 
     init(url: String, leaseSeconds: Double, index: Int) {
         self.url = url
@@ -44,6 +46,14 @@ final class ClusterWorker: Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "ringd-cluster-\(index)"
         thread.start()
+    }
+
+    /// Queues a connect attempt while the worker cannot connect, unless
+    /// one is queued: a worker with no job in sight would otherwise stay in
+    /// its outage, and its node unready, after the database came back.
+    func probe() {
+        guard unavailable != nil, !probing.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        submit { [self] _ in probing.store(false, ordering: .releasing) }
     }
 
     /// Queues `job`; it gets the connection, or nil when the database

@@ -67,7 +67,13 @@ struct ClusterTransaction {
                 // A device arriving needs this node alive until the commit.
                 var aliveIndex: Int?
                 if case .connect = description { aliveIndex = reads.append(PostgresConnection.holdAlive(node: node)) }
+                // Read once per session, with the first connect's read rather than in a round trip of its own.
+                var epochIndex: Int?
+                if case .connect = description, db.knownEpoch == nil {
+                    epochIndex = reads.append(PostgresConnection.storeEpochQuery)
+                }
                 let results = try reportingPostgresErrors { () throws(PostgresError) in try db.run(reads) }
+                if let epochIndex { db.remember(epoch: results[epochIndex]) }
                 let read = try PostgresTransitionRead(results[readIndex])
                 guard read.retry.isEmpty else {
                     request.users = read.retry

@@ -149,6 +149,6 @@ struct ClusterFailureTests {
         let now = try #require(stale.data?["seq"]?.integerValue)
         let again = try SignalingIntegration.ResumeTests.resume(
             try Device.connect(port: cluster.port(0)), "alice", "a1", after: now, epoch: after)
-        #expect(again.data?["resumed"] == .bool(true), "\(again)")
+        #expect(again.data?["resumed"] == .bool(true), "\(again) \(cluster.logs)")
     }
 }

@@ -42,6 +42,6 @@ struct ClusterStopTests {
         cluster.nodes[0].signal(SIGTERM)
         #expect(cluster.nodes[0].waitForExit(timeout: ClusterNode.stopSeconds + 5), "\(cluster.logs)")
         #expect(monotonicSeconds() - started < 30)
-        #expect(cluster.nodes[0].log.contains("worker's queue not done"), "\(cluster.logs)")
+        #expect(cluster.nodes[0].log.contains("queues not done"), "\(cluster.logs)")
     }
 }

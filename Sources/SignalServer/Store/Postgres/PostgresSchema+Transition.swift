@@ -6,7 +6,7 @@ extension PostgresSchema {
         -- UTF-8 bytes, as a signed 64-bit number (numeric, as bigint
         -- arithmetic would overflow), so that locks taken here and
         -- by the nodes are the same locks, in the same order.
-        CREATE FUNCTION ringd_lock_key(uid text) RETURNS bigint
+        CREATE OR REPLACE FUNCTION ringd_lock_key(uid text) RETURNS bigint
         LANGUAGE plpgsql IMMUTABLE STRICT AS $$
         DECLARE
             bytes bytea := convert_to(uid, 'UTF8');
@@ -44,7 +44,7 @@ extension PostgresSchema {
         -- Plain statements only, no SQL-language helpers: PL/pgSQL keeps
         -- the plans of its statements for the session, where a SQL
         -- function plans again at every call.
-        CREATE FUNCTION ringd_transition(
+        CREATE OR REPLACE FUNCTION ringd_transition(
             p_users text[], p_session text, p_lease_ms bigint, p_kept_node bigint, p_read_users boolean,
             p_initiator text, p_client_call text, p_initiate_limit int, p_placed_since bigint, p_now bigint)
         RETURNS TABLE (

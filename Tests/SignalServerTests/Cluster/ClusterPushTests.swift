@@ -147,6 +147,12 @@ struct ClusterPushTests {
                 .ok)
         carol.close()
         #expect(waitUntil(timeout: 10) { Self.devices(of: "carol", on: 0, cluster) == ["tablet"] })
+        // Her disconnect runs on her user's worker, the call below on the
+        // caller's: until it commits she counts as connected, and is not pushed.
+        #expect(
+            waitUntil(timeout: 10) {
+                (try? PostgresRows.count(url: cluster.url, "SELECT count(*) FROM presence WHERE uid = 'carol'")) == 0
+            })
         let second = try alice.initiate(to: "bob").call()
         _ = try back.waitForEvent(second.sessionId, .initiated)
         _ = try rig.mock.waitForRequests(count: 2, kind: .apns, timeout: 15)

@@ -1,4 +1,5 @@
 import SignalProtocol
+import TestSupport
 import Testing
 
 @testable import SignalCore
@@ -6,7 +7,7 @@ import Testing
 
 /// What a cluster transition costs in waits for PostgreSQL: one pipeline
 /// that locks and reads, one that writes, notifies and commits.
-@Suite("Cluster: round trips per transition", .serialized)
+@Suite("Cluster: round trips per transition", .serialized, .blocking)
 struct ClusterRoundTripTests {
     @Test("connect, initiate, accept, signal and end take two round trips each")
     func twoRoundTripsPerTransition() throws {

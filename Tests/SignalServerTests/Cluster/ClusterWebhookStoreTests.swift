@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import SignalServer
 
 /// The webhook leader's outbox on its worker (``ClusterWebhookStore``):
 /// what happens to a row whose attempt the database would not record.
-@Suite(.serialized) struct ClusterWebhookStoreTests {
+@Suite(.serialized, .blocking) struct ClusterWebhookStoreTests {
     /// A leading node's store over a throwaway database, and a connection of the test's own.
     static func leading() throws -> (ThrowawayPostgres, ClusterNode, PostgresConnection) {
         let server = try ThrowawayPostgres()

@@ -12,7 +12,7 @@ import Testing
 /// all), revocations, a generated token secret. PostgreSQL must then serve
 /// the history, cursors and resume answers the node would have served after
 /// a restart with `calls.onRestart: end`.
-@Suite(.serialized) struct StoreMigrationTests {
+@Suite(.serialized, .blocking) struct StoreMigrationTests {
     static let users = ["alice", "bob", "carol", "dave", "erin", "frank"]
     /// When the migration runs: live calls end then.
     static let migratedAt = MachineHarness.start + 3_600_000

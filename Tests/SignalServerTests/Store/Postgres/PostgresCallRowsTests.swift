@@ -1,4 +1,5 @@
 import SignalProtocol
+import TestSupport
 import Testing
 
 @testable import SignalCore
@@ -7,7 +8,7 @@ import Testing
 /// PostgreSQL's own of calls (reading them back, updates and parties are
 /// ``CallBackendTests``', on every backend): a row this build cannot read
 /// fails the read, and a call's seq is its first position.
-@Suite(.serialized) struct PostgresCallRowsTests {
+@Suite(.serialized, .blocking) struct PostgresCallRowsTests {
     @Test func aRowWithAnUnknownStatusFailsTheRead() throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import SignalServer
@@ -5,7 +6,7 @@ import Testing
 /// The libpq wrapper against a real PostgreSQL: parameters bound as text,
 /// NULLs both ways, rows and affected counts, SQLSTATEs, and a refused
 /// connection that says why.
-@Suite(.serialized) struct PostgresConnectionTests {
+@Suite(.serialized, .blocking) struct PostgresConnectionTests {
     @Test func runsStatementsWithParametersAndReportsSQLState() throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }

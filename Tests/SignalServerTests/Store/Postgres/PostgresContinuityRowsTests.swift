@@ -1,4 +1,5 @@
 import SignalProtocol
+import TestSupport
 import Testing
 
 @testable import SignalServer
@@ -6,7 +7,7 @@ import Testing
 /// Continuity reads only PostgreSQL has (CallStoreResumeTests runs resume's
 /// cases on it too): the live calls of a set of users, whatever characters
 /// their uids hold, and the snapshot a changed-calls read opens.
-@Suite(.serialized) struct PostgresContinuityRowsTests {
+@Suite(.serialized, .blocking) struct PostgresContinuityRowsTests {
     /// The uids go as one array parameter: quotes, commas, backslashes,
     /// braces, spaces, NULL and an empty uid are each one element, matching
     /// only themselves.

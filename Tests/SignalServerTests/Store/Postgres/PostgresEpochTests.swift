@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SignalServer
@@ -7,7 +8,7 @@ import Testing
 /// random id, the system identifier and the timeline the server writes on,
 /// read once per session; a role not allowed `pg_control_system()` gets
 /// the server's start time in their place.
-@Suite(.serialized) struct PostgresEpochTests {
+@Suite(.serialized, .blocking) struct PostgresEpochTests {
     @Test func theEpochNamesTheStoreTheClusterAndItsTimelineAndChangesWithTheTimeline() throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }

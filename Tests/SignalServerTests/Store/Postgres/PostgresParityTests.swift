@@ -1,4 +1,5 @@
 import SignalProtocol
+import TestSupport
 import Testing
 
 @testable import SignalServer
@@ -8,7 +9,7 @@ import Testing
 /// queries, the errors of invalid ones, the calls changed after every
 /// position, and the live calls. A client, or a device resuming, cannot
 /// tell which backend served it.
-@Suite(.serialized) struct PostgresParityTests {
+@Suite(.serialized, .blocking) struct PostgresParityTests {
     static let users = ["alice", "bob", "carol", "dave", "erin"]
 
     /// A deterministic history as the machine writes it: calls created

@@ -1,4 +1,5 @@
 import SignalProtocol
+import TestSupport
 import Testing
 
 @testable import SignalCore
@@ -7,7 +8,7 @@ import Testing
 /// Statements sent together (``PostgresPipeline``): one round trip, results
 /// in order, each statement prepared once, and a failure that names its
 /// statement and leaves the connection usable.
-@Suite(.serialized) struct PostgresPipelineTests {
+@Suite(.serialized, .blocking) struct PostgresPipelineTests {
     @Test func resultsComeInOrderInOneRoundTrip() throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }

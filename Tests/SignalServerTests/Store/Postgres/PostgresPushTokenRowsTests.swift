@@ -1,4 +1,5 @@
 import SignalProtocol
+import TestSupport
 import Testing
 
 @testable import SignalServer
@@ -6,7 +7,7 @@ import Testing
 /// Every push token read a page at a time (the listener does on each
 /// attach), each page a statement of its own, so that no one statement
 /// has to read the whole table within the statement timeout.
-@Suite(.serialized) struct PostgresPushTokenRowsTests {
+@Suite(.serialized, .blocking) struct PostgresPushTokenRowsTests {
     static func token(_ uid: String, _ deviceId: String, _ n: Int) throws -> RegisteredPushToken {
         RegisteredPushToken(
             uid: uid, deviceId: deviceId,

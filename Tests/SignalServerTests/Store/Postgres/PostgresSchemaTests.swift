@@ -1,12 +1,13 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import SignalServer
 
 /// The PostgreSQL schema: nodes starting together migrate once, and a
 /// second migration changes nothing.
-@Suite(.serialized) struct PostgresSchemaTests {
+@Suite(.serialized, .blocking) struct PostgresSchemaTests {
     @Test func migratesOnce() throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import SignalServer
@@ -6,7 +7,7 @@ import Testing
 /// back what throws, refuses to nest, fails a transaction whose statement
 /// failed even when the body caught it, and reads one snapshot in
 /// `readOnlySnapshot` mode.
-@Suite(.serialized) struct PostgresTransactionTests {
+@Suite(.serialized, .blocking) struct PostgresTransactionTests {
     @Test func commitsRollsBackAndRefusesToNest() throws {
         let server = try ThrowawayPostgres()
         defer { server.stop() }

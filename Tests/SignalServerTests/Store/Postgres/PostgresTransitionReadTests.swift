@@ -1,6 +1,7 @@
 import Foundation
 import SignalProtocol
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import SignalCore
@@ -9,7 +10,7 @@ import Testing
 /// `ringd_transition` (schema migration 11), what a cluster transition reads
 /// in one round trip: the same users locked, and the same rows as the
 /// separate queries it replaces return on the same data.
-@Suite(.serialized) struct PostgresTransitionReadTests {
+@Suite(.serialized, .blocking) struct PostgresTransitionReadTests {
     static let now: Int64 = 1_700_000_100_000
 
     /// Two nodes (one whose lease lapsed), calls live and ended, devices,

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import SignalServer
@@ -6,7 +7,7 @@ import Testing
 /// every backend does is ``CallBackendTests``'): writes and retries notify
 /// the leader, rows are claimed once per term, a new term takes over an
 /// old one's rows, and an attempt is recorded only by the term holding the row.
-@Suite(.serialized) struct PostgresWebhookRowsTests {
+@Suite(.serialized, .blocking) struct PostgresWebhookRowsTests {
     static func database() throws -> (ThrowawayPostgres, PostgresConnection, PostgresConnection) {
         let server = try ThrowawayPostgres()
         let connection = try server.migratedConnection(), other = try PostgresConnection(url: server.url)

@@ -25,25 +25,46 @@ extension ClusterNode {
         _ transaction: ClusterTransaction, key: String, sheddable: Bool,
         failed: @escaping @Sendable (StoreError, _ connectionLost: Bool) -> Void
     ) -> Bool {
-        workers.submitInput(on: workers.worker(for: key), sheddable: sheddable) { [self] db in
+        let work = ClusterWorker.Transaction { [self] db in
+            guard let service, number != 0 else { return nil }
+            return start(transaction, on: db, for: service)
+        } run: { [self] db, prefetched, next in
             guard let db, let service, number != 0 else {
                 return failed(StoreError(.database, "the cluster node has no database connection"), false)
             }
-            if let error = run(transaction, on: db, for: service) { failed(error, !db.isAlive) }
+            if let error = run(transaction, on: db, for: service, prefetched: prefetched, next: next) {
+                failed(error, !db.isAlive)
+            }
         }
+        return workers.submitInput(on: workers.worker(for: key), sheddable: sheddable, .transaction(work))
+    }
+
+    /// How `transaction` starts now on `db`.
+    private func start(
+        _ transaction: ClusterTransaction, on db: PostgresConnection, for service: SignalingService
+    ) -> ClusterTransaction.Start {
+        transaction.start(
+            on: db, settings: service.machineSettings, now: service.clock.now(), node: number,
+            leaseMillis: Int64(settings.leaseSeconds * 1000))
     }
 
     /// Runs `transaction` now (on a worker), retrying deadlocks and lock
     /// waits within ``retryBudgetMillis``; the error if it did not commit.
-    func run(_ transaction: ClusterTransaction, on db: PostgresConnection, for service: SignalingService) -> StoreError?
-    {
+    /// `prefetched` is its read, when it came with the previous commit (its
+    /// first try uses it); `next`, the worker's next transaction, whose
+    /// read goes with this one's commit (``ClusterLookahead``).
+    func run(
+        _ transaction: ClusterTransaction, on db: PostgresConnection, for service: SignalingService,
+        prefetched: ClusterTransaction.Prefetched? = nil, next: ClusterLookahead? = nil
+    ) -> StoreError? {
         let started = DispatchTime.now().uptimeNanoseconds
+        var prefetched = prefetched
         for attempt in 1 ... Self.attempts {
             do throws(StoreError) {
+                let ahead = prefetched.take()
                 let outcome = try transaction.run(
-                    on: db, settings: service.machineSettings, now: service.clock.now(),
-                    node: number, leaseMillis: Int64(settings.leaseSeconds * 1000), webhooks: webhooks,
-                    frame: service.resultFrame)
+                    ahead?.start ?? start(transaction, on: db, for: service), received: ahead?.results, on: db,
+                    webhooks: webhooks, frame: service.resultFrame, next: next)
                 if !outcome.changes.isEmpty {
                     for consumer in service.consumers { consumer.committed(outcome.changes) }
                 }

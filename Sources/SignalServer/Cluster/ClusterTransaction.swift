@@ -17,6 +17,10 @@ import SignalProtocol
 ///    webhook deliveries), a `NOTIFY` to each node with a device to tell,
 ///    and `COMMIT`.
 ///
+/// A worker with the next transaction queued sends that one's step 1
+/// after this one's `COMMIT`, in step 3's round trip (``ClusterLookahead``):
+/// under load a transition costs about one round trip.
+///
 /// Every transition that can change what a user sees holds that user's
 /// lock, so two nodes never decide about one user at once: busy, glare
 /// and two devices accepting on two nodes are decided one after the other,
@@ -41,6 +45,22 @@ struct ClusterTransaction {
     /// after rolling back. `frame` encodes a result (counting failures);
     /// devices of a node whose lease of `leaseMillis` lapsed are not
     /// connected for it (``PostgresTransitionRead/devices``).
+    func run(
+        on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64,
+        leaseMillis: Int64, webhooks: ClusterWebhooks?,
+        frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
+    ) throws(StoreError) -> Outcome {
+        try run(
+            start(on: db, settings: settings, now: now, node: node, leaseMillis: leaseMillis), on: db,
+            webhooks: webhooks, frame: frame)
+    }
+
+    /// Runs the transaction from `start` (``start(on:settings:now:node:leaseMillis:)``).
+    /// `received` holds the results of its read when they came with the
+    /// previous transaction's commit (``ClusterLookahead``): the first round
+    /// uses them rather than send the read again. `next`, the worker's
+    /// next transaction, has its read sent after this one's `COMMIT`, in
+    /// the same round trip.
     ///
     /// Locks are taken in one global order (``PostgresConnection/lockKey(_:)``):
     /// the users to lock are read first without locks, and when a live call
@@ -48,49 +68,43 @@ struct ClusterTransaction {
     /// and starts again with that user too, rather than lock out of order
     /// and wait in a cycle.
     func run(
-        on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64,
-        leaseMillis: Int64, webhooks: ClusterWebhooks?,
-        frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
+        _ start: Start, received: [PostgresRows]? = nil, on db: PostgresConnection, webhooks: ClusterWebhooks?,
+        frame: (String?, Result<JSONValue, SignalError>) -> [UInt8], next: ClusterLookahead? = nil
     ) throws(StoreError) -> Outcome {
-        var request = readRequest(settings: settings, now: now, leaseMillis: leaseMillis)
+        var request = start.request
+        var received = received
         do throws(StoreError) {
-            for _ in 0 ..< Self.lockRounds {
-                var reads = PostgresPipeline()
-                // The round before found more users to lock: it ends first.
-                if db.isInTransaction { reads.append("ROLLBACK") }
-                reads.append("BEGIN")
-                let readIndex = reads.append(PostgresTransitionRead.statement(request))
-                var timerIndex: Int?
-                if case .timer(let timer) = description {
-                    timerIndex = reads.append(PostgresConnection.takeTimer(timer))
+            for round in 0 ..< Self.lockRounds {
+                let (reads, at) = round == 0 ? (start.reads, start.at) : readPipeline(request, node: start.node, on: db)
+                let results: [PostgresRows]
+                if let prefetched = received.take() {
+                    results = prefetched
+                } else {
+                    var pipeline = PostgresPipeline()
+                    // The round before found more users to lock: it ends first.
+                    if db.isInTransaction { pipeline.append("ROLLBACK") }
+                    let offset = pipeline.append(contentsOf: reads)
+                    results = Array(
+                        try reportingPostgresErrors { () throws(PostgresError) in try db.run(pipeline) }[offset...])
                 }
-                // A device arriving needs this node alive until the commit.
-                var aliveIndex: Int?
-                if case .connect = description { aliveIndex = reads.append(PostgresConnection.holdAlive(node: node)) }
-                // Read once per session, with the first connect's read rather than in a round trip of its own.
-                var epochIndex: Int?
-                if case .connect = description, db.knownEpoch == nil {
-                    epochIndex = reads.append(PostgresConnection.storeEpochQuery)
-                }
-                let results = try reportingPostgresErrors { () throws(PostgresError) in try db.run(reads) }
-                if let epochIndex { db.remember(epoch: results[epochIndex]) }
-                let read = try PostgresTransitionRead(results[readIndex])
+                if let epoch = at.epoch { db.remember(epoch: results[epoch]) }
+                let read = try PostgresTransitionRead(results[at.read])
                 guard read.retry.isEmpty else {
                     request.users = read.retry
                     continue
                 }
                 // A timer another node fired first: nothing to commit.
-                if let timerIndex, results[timerIndex].affected == 0 {
+                if let timer = at.timer, results[timer].affected == 0 {
                     try reportingPostgresErrors { () throws(PostgresError) in try db.execute("ROLLBACK") }
                     return Outcome()
                 }
                 let (writes, outcome) = try decide(
-                    read, of: request, aliveHeld: aliveIndex.map { results[$0].count > 0 }, on: db, settings: settings,
-                    now: now, node: node, webhooks: webhooks, frame: frame)
+                    read, of: request, aliveHeld: at.alive.map { results[$0].count > 0 }, on: db,
+                    settings: start.settings, now: start.now, node: start.node, webhooks: webhooks, frame: frame)
                 guard !db.transactionFailed else {
                     throw StoreError(.database, "a statement of the transaction failed; it was rolled back")
                 }
-                try Self.run(writes, on: db)
+                try Self.commit(writes, on: db, next: next)
                 return outcome
             }
         } catch {
@@ -107,11 +121,33 @@ struct ClusterTransaction {
     private static func run(_ pipeline: PostgresPipeline, on db: PostgresConnection) throws(StoreError) {
         do throws(PostgresError) {
             _ = try db.run(pipeline)
-        } catch  where PostgresConnection.isCallConflict(error) {
-            throw StoreError(.callConflict, "a new call's session id is taken: \(error.message)")
         } catch {
-            throw StoreError(error)
+            throw storeError(error)
         }
+    }
+
+    /// Runs step 3's `writes`, which end with `COMMIT`, and after them the
+    /// read of `next`, if any, in the same round trip. Only this
+    /// transaction's failure is thrown: when `next`'s read fails (or the
+    /// connection breaks) after the `COMMIT` was answered, this one
+    /// committed, and `next` reads again by itself (after rolling back
+    /// what its read began).
+    private static func commit(
+        _ writes: PostgresPipeline, on db: PostgresConnection, next: ClusterLookahead?
+    ) throws(StoreError) {
+        var pipeline = writes
+        let ahead = next?.start(on: db)
+        if let ahead { pipeline.append(contentsOf: ahead.reads) }
+        let (completed, failure) = db.runUntilFailure(pipeline)
+        if let failure, completed.count < writes.statements.count { throw storeError(failure) }
+        if failure == nil, let ahead, let next {
+            next.received(ahead, results: Array(completed[writes.statements.count...]))
+        }
+    }
+
+    private static func storeError(_ error: PostgresError) -> StoreError {
+        guard PostgresConnection.isCallConflict(error) else { return StoreError(error) }
+        return StoreError(.callConflict, "a new call's session id is taken: \(error.message)")
     }
 
     /// Step 2 inside the transaction, the users' locks held: the pipeline
@@ -192,61 +228,11 @@ struct ClusterTransaction {
         return read.calls.first { $0.sessionId == sessionId } ?? read.stored
     }
 
-    /// What the read of step 1 asks for this input.
-    private func readRequest(
-        settings: SignalingSettings, now: SignalingTime, leaseMillis: Int64
-    ) -> PostgresTransitionRead.Request {
-        var request = PostgresTransitionRead.Request(
-            users: [], leaseMillis: leaseMillis, keptNode: disconnectedNode, readsUsers: readsUsers, now: now.wall)
-        switch description {
-        case .request(let named, _, let device):
-            request.users = [device.uid]
-            if case .initiateCall(let receiver, _, _, _, let clientCallId) = named {
-                request.users.insert(receiver)
-                // What the caller's recent calls on every node say (a
-                // retry's call, the per-user limit), read under its lock.
-                if clientCallId != nil || settings.initiatesPerMinute > 0 {
-                    request.initiator = device.uid
-                    request.clientCallId = clientCallId
-                    request.initiateLimit = settings.initiatesPerMinute
-                }
-            } else {
-                request.sessionId = CallStateMachine.sessionId(of: named)
-            }
-        case .connect(let device, _, _), .disconnect(let device):
-            request.users = [device.uid]
-        case .timer(.ring(let sessionId)), .unreachable(let sessionId):
-            request.sessionId = sessionId
-        case .timer(.grace(let uid, _)):
-            request.users = [uid]
-        case .rebuild, .restart, .shutdown:
-            break
-        }
-        return request
-    }
-
-    /// The node of the device a disconnect takes away, whose presence the
-    /// transaction reads even when its lease lapsed (a dead node's devices
-    /// leave through disconnects).
-    private var disconnectedNode: Int64? {
-        if case .disconnect(let device) = description { device.address.node } else { nil }
-    }
-
     /// The store's epoch, for a connect (its auth result carries it, and a
     /// resume compares it); other inputs hand out no position to resume from.
     private func epoch(on db: PostgresConnection) throws(StoreError) -> String? {
         guard case .connect = description else { return nil }
         return try reportingPostgresErrors { () throws(PostgresError) in try db.storeEpoch() }
-    }
-
-    /// Whether the machine reads users' records for the input: a call
-    /// placed (profiles, do-not-disturb) and a device arriving (its user's
-    /// do-not-disturb); other inputs skip the query.
-    private var readsUsers: Bool {
-        switch description {
-        case .request(.initiateCall, _, _), .connect: true
-        default: false
-        }
     }
 
     /// Presence rows as the machine left the devices. A device arriving

@@ -18,8 +18,37 @@ final class ClusterWorker: Sendable {
     /// Work for the connection; it runs on the worker's thread.
     typealias Job = @Sendable (PostgresConnection?) -> Void
 
+    /// A job that runs one transaction, whose read can go with the
+    /// previous transaction's commit (``ClusterLookahead``).
+    struct Transaction: Sendable {
+        /// Its start on the connection, computed when its read is sent
+        /// ahead; nil when it will run none.
+        let start: @Sendable (PostgresConnection) -> ClusterTransaction.Start?
+        /// Runs it on the connection (nil: none), from its prefetched
+        /// read when that came with the previous commit, with the worker's
+        /// next transaction to send the read of after its own commit.
+        let run: @Sendable (PostgresConnection?, ClusterTransaction.Prefetched?, ClusterLookahead?) -> Void
+    }
+
+    /// What the queue holds: the worker knows which jobs are transactions,
+    /// so it can hand the next one's read to the one running. Any other
+    /// job between two transactions (a read, a webhook's, maintenance)
+    /// runs on its own, nothing sent ahead across it.
+    enum Work: Sendable {
+        case job(Job)
+        case transaction(Transaction)
+
+        /// Runs it with nothing sent ahead: no connection, or in order.
+        func run(_ db: PostgresConnection?) {
+            switch self {
+            case .job(let job): job(db)
+            case .transaction(let transaction): transaction.run(db, nil, nil)
+            }
+        }
+    }
+
     private struct Queue {
-        var jobs: [Job] = []
+        var jobs: [Work] = []
         var stopping = false
     }
 
@@ -58,13 +87,17 @@ final class ClusterWorker: Sendable {
 
     /// Queues `job`; it gets the connection, or nil when the database
     /// cannot be reached right now.
-    func submit(_ job: @escaping Job) {
+    func submit(_ job: @escaping Job) { submit(.job(job)) }
+
+    /// Queues `work`; it gets the connection, or nil when the database
+    /// cannot be reached right now.
+    func submit(_ work: Work) {
         let accepted = queue.withLock { queue in
             guard !queue.stopping else { return false }
-            queue.jobs.append(job)
+            queue.jobs.append(work)
             return true
         }
-        if accepted { wake.signal() } else { job(nil) }
+        if accepted { wake.signal() } else { work.run(nil) }
     }
 
     /// Queues `body` and completes with its answer, or with a
@@ -100,23 +133,66 @@ final class ClusterWorker: Sendable {
         var connection: PostgresConnection?
         while true {
             wake.wait()
-            let (jobs, stopping) = queue.withLock { queue in
+            let (taken, stopping) = queue.withLock { queue in
                 defer { queue.jobs = [] }
                 return (queue.jobs, queue.stopping)
             }
+            var jobs = taken
             // One connect at most per batch: each may block for the connect
             // timeout, and a node that lost the database queues a job per device.
             var connectTried = false
-            for job in jobs {
+            // The next transaction's read, sent with the last one's commit:
+            // that transaction is open on `connection`, and runs next.
+            var prefetched: ClusterTransaction.Prefetched?
+            var index = 0
+            while index < jobs.count {
+                let work = jobs[index]
+                index += 1
+                // A transaction last in the batch looks at what was queued
+                // meanwhile, taken now as the next batch, for the one after it.
+                var more: [Work] = []
+                if index == jobs.count, case .transaction = work {
+                    more = queue.withLock { queue in
+                        defer { queue.jobs = [] }
+                        return queue.jobs
+                    }
+                }
+                var ahead = prefetched.take()
                 // A server that restarted closed the connection while it was idle: a new one, before the job fails on it.
-                if let open = connection, !open.isAlive { connection = nil }
+                if let open = connection, !open.isAlive {
+                    connection = nil
+                    ahead = nil
+                }
                 if connection == nil && !connectTried {
                     connectTried = true
                     connection = connect()
                 }
                 // A job that fails on a broken connection answers for itself
                 // (a failed disconnect makes the node start over).
-                job(connection)
+                switch work {
+                case .job(let job):
+                    job(connection)
+                case .transaction(let transaction):
+                    let following = index < jobs.count ? jobs[index] : more.first
+                    var next: ClusterLookahead?
+                    if connection != nil, case .transaction(let after)? = following {
+                        next = ClusterLookahead(after.start)
+                    }
+                    transaction.run(connection, ahead, next)
+                    prefetched = next?.prefetched
+                }
+                // No transaction outlives its job but the next one's, whose
+                // read went with a commit: a read that went ahead and failed,
+                // or one whose job did not run it, is rolled back, its locks
+                // released, before anything else runs or the worker waits.
+                if prefetched == nil, let open = connection, open.isOpen, open.isInTransaction {
+                    _ = try? open.execute("ROLLBACK")
+                }
+                if !more.isEmpty {
+                    jobs = more
+                    index = 0
+                    connectTried = false
+                }
             }
             if stopping && queue.withLock({ $0.jobs.isEmpty }) { return }
         }

@@ -81,6 +81,11 @@ final class ClusterWorkers: Sendable {
     /// it starts. A `sheddable` one (a request, a connect) is not queued,
     /// and false returned, while ``depth`` is at the limit.
     func submitInput(on worker: ClusterWorker, sheddable: Bool, _ job: @escaping ClusterWorker.Job) -> Bool {
+        submitInput(on: worker, sheddable: sheddable, .job(job))
+    }
+
+    /// Queues `work`, an input, on `worker`, as the job of one is above.
+    func submitInput(on worker: ClusterWorker, sheddable: Bool, _ work: ClusterWorker.Work) -> Bool {
         if sheddable {
             var current = queuedInputs.load(ordering: .relaxed)
             while true {
@@ -97,18 +102,30 @@ final class ClusterWorkers: Sendable {
             queuedInputs.add(1, ordering: .relaxed)
         }
         let queuedAt = DispatchTime.now().uptimeNanoseconds
-        worker.submit { [self] db in
-            queuedInputs.subtract(1, ordering: .relaxed)
-            let started = DispatchTime.now().uptimeNanoseconds
-            waitSeconds.observe(Double(started - queuedAt) / 1e9)
-            job(db)
-            let ran = Int((DispatchTime.now().uptimeNanoseconds - started) / 1000)
-            // A moving average over about the last 16 jobs: steady, yet following a slower database soon.
-            // Workers race on it; an update lost to another only slows how fast it follows.
-            let average = runMicros.load(ordering: .relaxed)
-            runMicros.store(average + (ran - average) / 16, ordering: .relaxed)
+        switch work {
+        case .job(let job):
+            worker.submit { [self] db in counted(queuedAt: queuedAt) { job(db) } }
+        case .transaction(let transaction):
+            worker.submit(
+                .transaction(
+                    ClusterWorker.Transaction(start: transaction.start) { [self] db, prefetched, next in
+                        counted(queuedAt: queuedAt) { transaction.run(db, prefetched, next) }
+                    }))
         }
         return true
+    }
+
+    /// Runs an input's `body`, counting it out of ``depth`` and into the wait and run times.
+    private func counted(queuedAt: UInt64, _ body: () -> Void) {
+        queuedInputs.subtract(1, ordering: .relaxed)
+        let started = DispatchTime.now().uptimeNanoseconds
+        waitSeconds.observe(Double(started - queuedAt) / 1e9)
+        body()
+        let ran = Int((DispatchTime.now().uptimeNanoseconds - started) / 1000)
+        // A moving average over about the last 16 jobs: steady, yet following a slower database soon.
+        // Workers race on it; an update lost to another only slows how fast it follows.
+        let average = runMicros.load(ordering: .relaxed)
+        runMicros.store(average + (ran - average) / 16, ordering: .relaxed)
     }
 
     /// Runs `body` once every worker has run what was queued on it before

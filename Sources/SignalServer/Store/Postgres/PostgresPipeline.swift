@@ -38,6 +38,14 @@ struct PostgresPipeline {
     mutating func append(_ sql: String, _ parameters: [String?] = []) -> Int {
         append(Statement(sql: sql, parameters: parameters))
     }
+
+    /// Queues every statement of `other` after these; returns the index
+    /// of the first one's result.
+    @discardableResult
+    mutating func append(contentsOf other: PostgresPipeline) -> Int {
+        statements += other.statements
+        return statements.count - other.statements.count
+    }
 }
 
 extension PostgresConnection {
@@ -58,8 +66,19 @@ extension PostgresConnection {
     /// results fewer, well within the socket buffers, so the server never
     /// waits for this side to read while this side is still sending.
     func run(_ pipeline: PostgresPipeline) throws(PostgresError) -> [PostgresRows] {
-        guard !pipeline.isEmpty else { return [] }
-        guard PQenterPipelineMode(handle) == 1 else { throw lastError("entering pipeline mode") }
+        let (completed, failure) = runUntilFailure(pipeline)
+        if let failure { throw failure }
+        return completed
+    }
+
+    /// Runs `pipeline` as ``run(_:)`` does, and returns the results of the
+    /// statements that ran, in order, with the failure that stopped the
+    /// rest: a pipeline that holds a `COMMIT` and something after it tells
+    /// whether that `COMMIT` was answered, so committed, when a later
+    /// statement failed (or the connection broke after it).
+    func runUntilFailure(_ pipeline: PostgresPipeline) -> (completed: [PostgresRows], failure: PostgresError?) {
+        guard !pipeline.isEmpty else { return ([], nil) }
+        guard PQenterPipelineMode(handle) == 1 else { return ([], lastError("entering pipeline mode")) }
         // What was sent, in order: each new statement's Parse, then its execution.
         var sent: [(statement: Int, prepares: String?)] = []
         var sendFailure: PostgresError?
@@ -87,13 +106,13 @@ extension PostgresConnection {
             pendingPrepares = [:]
             PQexitPipelineMode(handle)
         }
-        if let sendFailure { throw sendFailure }
+        if let sendFailure { return ([], sendFailure) }
         var results: [PostgresRows] = []
         var failure: PostgresError?
         for (index, prepares) in sent {
             let sql = pipeline.statements[index].sql
             guard let result = PQgetResult(handle) else {
-                throw failure ?? lastError("reading a pipeline's results", statement: sql)
+                return (results, failure ?? lastError("reading a pipeline's results", statement: sql))
             }
             let rows = PostgresRows(result)
             while let extra = PQgetResult(handle) { PQclear(extra) }
@@ -111,10 +130,9 @@ extension PostgresConnection {
         let sync = PQgetResult(handle)
         defer { if let sync { PQclear(sync) } }
         guard let sync, PQresultStatus(sync) == PGRES_PIPELINE_SYNC else {
-            throw failure ?? lastError("reading a pipeline's end")
+            return (results, failure ?? lastError("reading a pipeline's end"))
         }
-        if let failure { throw failure }
-        return results
+        return (results, failure)
     }
 
     /// Queues the execution of the prepared statement `name`.

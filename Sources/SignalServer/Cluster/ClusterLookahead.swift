@@ -34,7 +34,9 @@ extension ClusterTransaction {
         let results: [PostgresRows]
     }
 
-    /// The start of this transaction on `db`, at `now`, with `settings`.
+    /// The start of this transaction on `db`, at `now`, with `settings`;
+    /// devices of a node whose lease of `leaseMillis` lapsed are not
+    /// connected for it (``PostgresTransitionRead/devices``).
     func start(
         on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64, leaseMillis: Int64
     ) -> Start {

@@ -41,21 +41,9 @@ struct ClusterTransaction {
     /// user it had not locked (each time with more users), at most.
     static let lockRounds = 4
 
-    /// Runs the transaction; throws what PostgreSQL or the store reported,
-    /// after rolling back. `frame` encodes a result (counting failures);
-    /// devices of a node whose lease of `leaseMillis` lapsed are not
-    /// connected for it (``PostgresTransitionRead/devices``).
-    func run(
-        on db: PostgresConnection, settings: SignalingSettings, now: SignalingTime, node: Int64,
-        leaseMillis: Int64, webhooks: ClusterWebhooks?,
-        frame: (String?, Result<JSONValue, SignalError>) -> [UInt8]
-    ) throws(StoreError) -> Outcome {
-        try run(
-            start(on: db, settings: settings, now: now, node: node, leaseMillis: leaseMillis), on: db,
-            webhooks: webhooks, frame: frame)
-    }
-
-    /// Runs the transaction from `start` (``start(on:settings:now:node:leaseMillis:)``).
+    /// Runs the transaction from `start` (``start(on:settings:now:node:leaseMillis:)``);
+    /// throws what PostgreSQL or the store reported, after rolling back.
+    /// `frame` encodes a result (counting failures).
     /// `received` holds the results of its read when they came with the
     /// previous transaction's commit (``ClusterLookahead``): the first round
     /// uses them rather than send the read again. `next`, the worker's

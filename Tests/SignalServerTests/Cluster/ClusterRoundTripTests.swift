@@ -25,10 +25,12 @@ struct ClusterRoundTripTests {
         ) throws -> Int {
             step += 1
             let before = db.roundTrips
-            _ = try ClusterTransaction(description: description, input: input).run(
+            let transaction = ClusterTransaction(description: description, input: input)
+            let start = transaction.start(
                 on: db, settings: SignalingSettings(),
                 now: SignalingTime(wall: clock.wall + Int64(step), monotonic: clock.monotonic + Int64(step)),
-                node: node, leaseMillis: 10_000, webhooks: nil, frame: { _, _ in [] })
+                node: node, leaseMillis: 10_000)
+            _ = try transaction.run(start, on: db, webhooks: nil, frame: { _, _ in [] })
             return db.roundTrips - before
         }
         func request(_ request: ClientRequest, from device: Device) throws -> Int {
